@@ -1,0 +1,129 @@
+// Helpers for integration tests that talk to the throw-away MediaWiki made by scripts/wiki/setup.sh
+// (URL and data folder come from inject('wikiUrl') / inject('wikiData'), see
+// test/integration/global-setup.ts).
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+/** Accounts created by scripts/wiki/setup.sh (same env overrides as the script). */
+export const ADMIN_USER = process.env['WIKI_ADMIN_USER'] ?? 'Admin';
+export const ADMIN_PASS = process.env['WIKI_ADMIN_PASS'] ?? 'Adm1n-Lab-Passw0rd!';
+export const LAB_USER = process.env['WIKI_USER_NAME'] ?? 'LabUser';
+export const LAB_USER_PASS = process.env['WIKI_USER_PASS'] ?? 'User-Lab-Passw0rd!';
+
+/** Runtime toggles kept in DATA/lab.json (read by the wiki on every request, no restart). */
+export interface WikiToggles {
+  /** $wgDebugToolbar: adds "debuginfo" to successful API results. */
+  debug?: boolean;
+  /** Badge item ids answered by action=wbavailablebadges, in order. */
+  badges?: string[];
+  /** $wgCdnServers (HOST:PORT): MediaWiki sends PURGE through these. */
+  cdn?: string[];
+  /** $wgCdnServersNoPurge (IP): trusted for X-Forwarded-For. */
+  trustProxy?: string[];
+  /** $wgUseCdn (note: true disables debuginfo). */
+  useCdn?: boolean;
+  /** wfDebug() output to DATA/logs/debug.log. */
+  debugLog?: boolean;
+}
+
+/** The lines of DATA/logs/requests.log: one `METHOD URI` per request that reached the wiki. */
+export async function upstreamRequests(wikiData: string): Promise<string[]> {
+  let text: string;
+  try {
+    text = await readFile(path.join(wikiData, 'logs', 'requests.log'), 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  return text.split('\n').filter((line) => line !== '');
+}
+
+/** How many requests reached the wiki so far (optionally only lines matching `filter`). */
+export async function upstreamRequestCount(
+  wikiData: string,
+  filter?: (line: string) => boolean,
+): Promise<number> {
+  const lines = await upstreamRequests(wikiData);
+  return filter ? lines.filter(filter).length : lines.length;
+}
+
+/** Merge `toggles` into DATA/lab.json atomically (temp file + rename); effective for the next request. */
+export async function setWikiToggle(wikiData: string, toggles: WikiToggles): Promise<void> {
+  const file = path.join(wikiData, 'lab.json');
+  const current = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+  const next: Record<string, unknown> = { ...current };
+  for (const [key, value] of Object.entries(toggles)) {
+    if (value !== undefined) next[key] = value;
+  }
+  const tmp = `${file}.tmp.${process.pid}.${Date.now()}`;
+  await writeFile(tmp, `${JSON.stringify(next, null, 2)}\n`);
+  await rename(tmp, file);
+}
+
+/** `http://host:port` or a full `.../api.php` URL -> the api.php URL. */
+function apiUrl(baseUrl: string): string {
+  const trimmed = baseUrl.replace(/\/+$/, '');
+  return trimmed.endsWith('/api.php') ? trimmed : `${trimmed}/w/api.php`;
+}
+
+/** Apply Set-Cookie headers to a name -> value jar (deletions remove the cookie). */
+function applySetCookies(jar: Map<string, string>, setCookies: string[]): void {
+  for (const header of setCookies) {
+    const [pair = '', ...attrs] = header.split(';');
+    const eq = pair.indexOf('=');
+    if (eq <= 0) continue;
+    const name = pair.slice(0, eq).trim();
+    const value = pair.slice(eq + 1).trim();
+    const expired = attrs.some((a) => {
+      const [k = '', v = ''] = a.split('=').map((s) => s.trim());
+      if (k.toLowerCase() === 'max-age') return Number(v) <= 0;
+      if (k.toLowerCase() === 'expires') return Date.parse(v) <= Date.now();
+      return false;
+    });
+    if (expired || value === 'deleted') jar.delete(name);
+    else jar.set(name, value);
+  }
+}
+
+function cookieHeader(jar: Map<string, string>): string {
+  return [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
+}
+
+/**
+ * Log in for real: `action=query&meta=tokens&type=login`, then POST `action=clientlogin`.
+ * Returns a Cookie header value (e.g. `wiki_session=…; wikiUserID=3; wikiUserName=LabUser`).
+ * `baseUrl` is the wiki's (or the gateway's) origin, or a full api.php URL.
+ */
+export async function loginCookies(baseUrl: string, user: string, pass: string): Promise<string> {
+  const api = apiUrl(baseUrl);
+  const jar = new Map<string, string>();
+
+  const tokenRes = await fetch(`${api}?action=query&meta=tokens&type=login&format=json`, {
+    redirect: 'manual',
+  });
+  applySetCookies(jar, tokenRes.headers.getSetCookie());
+  const tokenBody = (await tokenRes.json()) as { query?: { tokens?: { logintoken?: string } } };
+  const logintoken = tokenBody.query?.tokens?.logintoken;
+  if (!logintoken) throw new Error(`no login token from ${api}: ${JSON.stringify(tokenBody)}`);
+
+  const form = new URLSearchParams({
+    action: 'clientlogin',
+    username: user,
+    password: pass,
+    logintoken,
+    loginreturnurl: `${new URL(api).origin}/`,
+    format: 'json',
+  });
+  const loginRes = await fetch(api, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookieHeader(jar) },
+    body: form.toString(),
+  });
+  applySetCookies(jar, loginRes.headers.getSetCookie());
+  const loginBody = (await loginRes.json()) as { clientlogin?: { status?: string; message?: string } };
+  if (loginBody.clientlogin?.status !== 'PASS') {
+    throw new Error(`clientlogin as ${user} failed: ${JSON.stringify(loginBody)}`);
+  }
+  return cookieHeader(jar);
+}
