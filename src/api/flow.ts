@@ -1,0 +1,530 @@
+/**
+ * The path of an api.php request through the gateway, top to bottom, like Varnish's
+ * vcl_recv → vcl_hash → vcl_hit/vcl_miss → vcl_backend_response → vcl_deliver:
+ *
+ *   recv     parse the query as PHP will, decide identity, classify (pass or lookup)
+ *   hash     canonical query + identity slot + keyed headers
+ *   lookup   fresh → hit; in grace → stale + one background refresh; dead → miss
+ *   coalesce wait for an identical request already on its way (bounded)
+ *   fetch    ask the wiki (with the smaxage probe), read the body, strip debuginfo
+ *   store    only what policy.ts allows, where it allows
+ *   deliver  the stored headers, X-Cache, Age, the request id
+ *
+ * Decisions live in request.ts and policy.ts; this module only sequences them and does the I/O.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { decodeContent, readBounded } from '../body.js';
+import type { CacheEntry } from '../cache/store.js';
+import { DebuginfoStripError, mayCarryDebuginfo, stripDebuginfo } from '../debuginfo/strip.js';
+import {
+  GatewayError,
+  fromUpstreamFailure,
+  failureKind,
+  renderApiError,
+  type ErrorFormat,
+} from '../errors.js';
+import {
+  downstreamResponseHeaders,
+  effectiveForwardedProto,
+  headerString,
+  upstreamRequestHeaders,
+} from '../forwarding.js';
+import { type Identity, identityFromHeaders, requestCookieNames } from '../identity.js';
+import type { Disposition } from '../metrics.js';
+import { type PhpArray, parsePhpQuery, phpStringParam } from '../php/php-input.js';
+import { normalizeSetCookies } from '../set-cookie.js';
+import type { Gateway, RequestTarget } from '../gateway.js';
+import {
+  evaluateAnswer,
+  type NoStoreReason,
+  sessionCacheControl,
+  type Tier,
+  unprobedCacheHeaders,
+} from './policy.js';
+import {
+  applicableRule,
+  cacheKey,
+  canonicalQuery,
+  classify,
+  type KeyedHeaders,
+  modulesOf,
+  shouldProbe,
+  upstreamTarget,
+} from './request.js';
+
+/** Upper bound for reading an api.php answer to strip debuginfo from it (not a cache limit). */
+const MAX_INSPECT_BYTES = 64 * 1024 * 1024;
+
+/** What the wiki answered, ready to deliver: headers already rewritten for the client. */
+interface Answer {
+  readonly status: number;
+  readonly headers: Record<string, string | string[]>;
+  readonly setCookies: readonly string[];
+  readonly body: Buffer | NodeJS.ReadableStream;
+  readonly stored: CacheEntry | undefined;
+}
+
+interface ApiRequest {
+  readonly target: RequestTarget;
+  readonly query: PhpArray;
+  readonly identity: Identity;
+  readonly modules: readonly string[];
+  readonly errorFormat: ErrorFormat;
+}
+
+// ------------------------------------------------------------------------------------------ recv
+export async function serveApi(
+  gw: Gateway,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  target: RequestTarget,
+) {
+  const query = parsePhpQuery(target.rawQuery);
+  const identity = identityFromHeaders(request.headers, query, gw.identityRules);
+  const modules = modulesOf(query);
+  const rule = applicableRule(modules, gw.config.modules);
+  const api: ApiRequest = { target, query, identity, modules, errorFormat: errorFormatOf(query) };
+  request.edge.module = gw.moduleLabel(modules);
+
+  const classification = classify({
+    method: request.method,
+    canonicalPath: target.rawPath === gw.config.apiPath,
+    query,
+    identity,
+    hasBody: hasRequestBody(request),
+    rule,
+  });
+  try {
+    if (classification.verdict === 'pass') {
+      request.edge.passReason = classification.reason;
+      return await pass(gw, request, reply, api);
+    }
+    return await lookupOrFetch(gw, request, reply, api);
+  } catch (err) {
+    const gatewayError = err instanceof GatewayError ? err : fromUpstreamFailure(err);
+    return deliverError(gw, request, reply, api, gatewayError);
+  }
+}
+
+// ---------------------------------------------------------------------------- hash + lookup
+async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: FastifyReply, api: ApiRequest) {
+  const urlKey = `${gw.config.apiPath}?${canonicalQuery(api.query)}`;
+  const key = cacheKey(urlKey, api.identity, keyedHeaders(gw, request, api.query));
+  const tier: Tier = api.identity.kind === 'session' ? 'session' : 'shared';
+  // A session holder may force a fresh answer for itself; a client's no-cache never touches
+  // (and so never evicts) what everyone shares.
+  const bypass = tier === 'session' && clientNoCache(request);
+
+  let staleFallback: CacheEntry | undefined;
+  if (!bypass) {
+    const entry = gw.store.get(tier, key);
+    if (entry) {
+      switch (gw.store.freshness(entry)) {
+        case 'fresh':
+          return deliverEntry(gw, request, reply, entry, 'hit');
+        case 'grace':
+          refreshInBackground(gw, request, api, key, urlKey, tier);
+          return deliverEntry(gw, request, reply, entry, 'stale');
+        case 'stale-if-error':
+          staleFallback = entry;
+          break;
+        case 'dead':
+          gw.store.delete(tier, key);
+      }
+    }
+    const pending = gw.coalescer.pending(key);
+    if (pending) {
+      gw.metrics.coalescedWaiters.inc();
+      const shared = await pending;
+      if (shared) return deliverEntry(gw, request, reply, shared, 'coalesced');
+      // The leader's answer was not for sharing (or it failed, or took too long): ask ourselves.
+    }
+  }
+
+  // ---------------------------------------------------------------------------------- fetch
+  const work = fetchAndStore(gw, request, api, key, urlKey, tier, 'miss');
+  gw.coalescer.lead(key, () =>
+    work.then(
+      (a) => a.stored,
+      () => undefined,
+    ),
+  );
+  let answer: Answer;
+  try {
+    answer = await work;
+  } catch (err) {
+    if (staleFallback) return deliverEntry(gw, request, reply, staleFallback, 'stale');
+    throw err;
+  }
+  if (staleFallback && answer.status >= 500) return deliverEntry(gw, request, reply, staleFallback, 'stale');
+  const disposition: Disposition = answer.stored ? (bypass ? 'bypass' : 'miss') : 'pass';
+  return deliverAnswer(gw, request, reply, answer, disposition);
+}
+
+function refreshInBackground(
+  gw: Gateway,
+  request: FastifyRequest,
+  api: ApiRequest,
+  key: string,
+  urlKey: string,
+  tier: Tier,
+) {
+  if (gw.coalescer.pending(key)) return;
+  const work = fetchAndStore(gw, request, api, key, urlKey, tier, 'refresh');
+  gw.coalescer.lead(key, () =>
+    work.then(
+      (a) => a.stored,
+      () => undefined,
+    ),
+  );
+  work.then(
+    (a) => {
+      // Nobody reads a refresh's body; release a streamed one.
+      if (!Buffer.isBuffer(a.body)) (a.body as NodeJS.ReadableStream & { resume(): void }).resume();
+    },
+    (err: unknown) => request.log.warn({ err: String(err) }, 'background refresh failed'),
+  );
+}
+
+// ------------------------------------------------------------------------------- fetch + store
+async function fetchAndStore(
+  gw: Gateway,
+  request: FastifyRequest,
+  api: ApiRequest,
+  key: string,
+  urlKey: string,
+  tier: Tier,
+  reason: 'miss' | 'refresh',
+): Promise<Answer> {
+  const probe = shouldProbe(api.query);
+  const headers = upstreamRequestHeaders(request.headers, {
+    peerAddress: request.socket.remoteAddress ?? '',
+    peerTrusted: request.edge.peerTrusted,
+    protocol: 'http',
+    requestId: request.id,
+    sharedFetch: true,
+  });
+  const started = gw.now();
+  gw.metrics.upstreamRequests.inc({ reason });
+  let res: Awaited<ReturnType<Gateway['upstream']['request']>>;
+  try {
+    // HEAD is fetched as GET so the answer can serve both (RFC 9110 §9.3.2).
+    res = await gw.upstream.request({
+      method: 'GET',
+      path: upstreamTarget(gw.config.apiPath, api.target.rawQuery, probe),
+      headers,
+    });
+  } catch (err) {
+    throw upstreamFailed(gw, err);
+  }
+  const read = await readUpstreamBody(gw, res.body, res.headers, gw.config.cacheMaxEntryBytes).catch(
+    (err: unknown) => {
+      throw upstreamFailed(gw, err);
+    },
+  );
+  gw.metrics.upstreamDuration.observe({ outcome: 'ok' }, (gw.now() - started) / 1000);
+  request.edge.upstreamMs = gw.now() - started;
+
+  const inspected = inspectDebuginfo(gw, read.body, res.headers, api);
+  const cookies = handleSetCookies(gw, request, api, res.headers['set-cookie']);
+  const rule = applicableRule(api.modules, gw.config.modules);
+  let verdict = evaluateAnswer(
+    { status: res.statusCode, headers: res.headers },
+    api.identity,
+    rule,
+    gw.config,
+    gw.random,
+  );
+  let notStored: NoStoreReason | undefined = verdict.store ? undefined : verdict.reason;
+  if (verdict.store && !Buffer.isBuffer(inspected.body)) notStored = 'too-large';
+  if (verdict.store && inspected.debuginfoKept) notStored = 'debuginfo';
+  if (notStored) verdict = { store: false, reason: notStored, mode: verdict.mode };
+
+  const clientHeaders = clientHeadersFor(res.headers, probe, verdict.store && verdict.tier === 'session');
+  if (res.headers['mediawiki-api-error'] !== undefined)
+    gw.metrics.apiError(String(res.headers['mediawiki-api-error']));
+  let stored: CacheEntry | undefined;
+  if (verdict.store && Buffer.isBuffer(inspected.body)) {
+    const entry: CacheEntry = {
+      status: res.statusCode,
+      headers: clientHeaders,
+      body: inspected.body,
+      storedAt: gw.now(),
+      ttlMs: verdict.ttlMs,
+      urlKey,
+      modules: api.modules,
+      slot: api.identity.kind === 'session' ? api.identity.slot : undefined,
+    };
+    if (gw.store.set(tier, key, entry)) stored = entry;
+    else notStored = 'too-large';
+  }
+  if (notStored) gw.metrics.notStored.inc({ reason: notStored });
+  request.edge.notStored = notStored;
+  return {
+    status: res.statusCode,
+    headers: clientHeaders,
+    setCookies: cookies,
+    body: inspected.body,
+    stored,
+  };
+}
+
+// -------------------------------------------------------------------------------------- pass
+/** Not cacheable: forward as the client sent it; the answer still loses debuginfo and stray cookies. */
+async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyReply, api: ApiRequest) {
+  const controller = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort();
+  });
+  const headers = upstreamRequestHeaders(request.headers, {
+    peerAddress: request.socket.remoteAddress ?? '',
+    peerTrusted: request.edge.peerTrusted,
+    protocol: 'http',
+    requestId: request.id,
+    // api.php answers are read to strip debuginfo: ask for them unencoded.
+    sharedFetch: gw.config.debuginfo !== 'off',
+  });
+  const started = gw.now();
+  gw.metrics.upstreamRequests.inc({ reason: 'pass' });
+  let res: Awaited<ReturnType<Gateway['upstream']['request']>>;
+  try {
+    res = await gw.upstream.request({
+      method: request.method,
+      path: api.target.upstreamPath,
+      headers,
+      body: hasRequestBody(request) ? request.raw : null,
+      signal: controller.signal,
+    });
+  } catch (err) {
+    throw upstreamFailed(gw, err);
+  }
+  const limit = gw.config.debuginfo === 'off' ? 0 : MAX_INSPECT_BYTES;
+  const read = await readUpstreamBody(gw, res.body, res.headers, limit).catch((err: unknown) => {
+    throw upstreamFailed(gw, err);
+  });
+  if (!read.complete && gw.config.debuginfo !== 'off') {
+    throw new GatewayError('wikiedge-upstream-bad-response', { info: 'The answer is too large to inspect.' });
+  }
+  gw.metrics.upstreamDuration.observe({ outcome: 'ok' }, (gw.now() - started) / 1000);
+  request.edge.upstreamMs = gw.now() - started;
+  const inspected = inspectDebuginfo(gw, read.body, res.headers, api);
+  const cookies = handleSetCookies(gw, request, api, res.headers['set-cookie']);
+  // A write by a session holder changes what that session sees: drop its entries.
+  if (api.identity.kind === 'session' && request.method !== 'GET' && request.method !== 'HEAD') {
+    gw.store.evictSession(api.identity.slot);
+  }
+  if (res.headers['mediawiki-api-error'] !== undefined)
+    gw.metrics.apiError(String(res.headers['mediawiki-api-error']));
+  const headersOut = downstreamResponseHeaders(res.headers, { dropLength: true });
+  delete headersOut['set-cookie'];
+  delete headersOut['x-request-id'];
+  if (inspected.decoded) delete headersOut['content-encoding'];
+  return deliverAnswer(
+    gw,
+    request,
+    reply,
+    {
+      status: res.statusCode,
+      headers: headersOut,
+      setCookies: cookies,
+      body: inspected.body,
+      stored: undefined,
+    },
+    'pass',
+  );
+}
+
+// ------------------------------------------------------------------------------------ helpers
+function upstreamFailed(gw: Gateway, err: unknown): GatewayError {
+  const gatewayError = fromUpstreamFailure(err);
+  gw.metrics.upstreamFailure(failureKind(gatewayError));
+  return gatewayError;
+}
+
+interface ReadAnswer {
+  readonly complete: boolean;
+  readonly body: Buffer | NodeJS.ReadableStream;
+  readonly decoded: boolean;
+}
+
+async function readUpstreamBody(
+  gw: Gateway,
+  body: NodeJS.ReadableStream & AsyncIterable<Buffer>,
+  headers: Record<string, string | string[] | undefined>,
+  limit: number,
+): Promise<ReadAnswer> {
+  const encoding = headerString(headers['content-encoding']);
+  const read = await readBounded(body as never, limit);
+  if (!read.complete) return { complete: false, body: read.stream, decoded: false };
+  if (encoding && gw.config.debuginfo !== 'off') {
+    return {
+      complete: true,
+      body: await decodeContent(read.body, encoding, MAX_INSPECT_BYTES),
+      decoded: true,
+    };
+  }
+  return { complete: true, body: read.body, decoded: false };
+}
+
+/** strip: record, then remove; pass: record and keep (never stored); off: never parsed. */
+function inspectDebuginfo(
+  gw: Gateway,
+  body: Buffer | NodeJS.ReadableStream,
+  headers: Record<string, string | string[] | undefined>,
+  api: ApiRequest,
+): { body: Buffer | NodeJS.ReadableStream; debuginfoKept: boolean; decoded: boolean } {
+  const decoded =
+    Buffer.isBuffer(body) && headers['content-encoding'] !== undefined && gw.config.debuginfo !== 'off';
+  if (gw.config.debuginfo === 'off' || !Buffer.isBuffer(body) || !mayCarryDebuginfo(body)) {
+    return { body, debuginfoKept: false, decoded };
+  }
+  let result: ReturnType<typeof stripDebuginfo>;
+  try {
+    result = stripDebuginfo(body, headerString(headers['content-type']));
+  } catch (err) {
+    if (err instanceof DebuginfoStripError) {
+      // Fail closed: an answer that may echo the request's cookies is never sent half-understood.
+      throw new GatewayError('wikiedge-upstream-bad-response', {
+        cause: err,
+        info: 'The answer could not be cleaned of debuginfo.',
+      });
+    }
+    throw err;
+  }
+  if (!result.debuginfo) return { body, debuginfoKept: false, decoded };
+  gw.debuginfoMetrics.record(result.debuginfo, gw.moduleLabel(api.modules));
+  if (gw.config.debuginfo === 'pass') return { body, debuginfoKept: true, decoded };
+  if (result.format) gw.debuginfoMetrics.countStripped(result.format);
+  return { body: result.body, debuginfoKept: false, decoded };
+}
+
+function handleSetCookies(
+  gw: Gateway,
+  request: FastifyRequest,
+  api: ApiRequest,
+  raw: string | string[] | undefined,
+): string[] {
+  if (raw === undefined) return [];
+  const lines = Array.isArray(raw) ? raw : [raw];
+  const outcome = normalizeSetCookies(
+    lines,
+    requestCookieNames(request.headers.cookie),
+    gw.cookieNames,
+    Date.now(),
+  );
+  for (const e of outcome.events) gw.metrics.cookie(e.event, e.cookie);
+  if (outcome.sessionEnded && api.identity.kind === 'session') {
+    const evicted = gw.store.evictSession(api.identity.slot);
+    gw.metrics.cookie('logout_eviction', 'session');
+    request.log.info({ evicted }, 'session ended: its cache entries were evicted');
+  }
+  return outcome.relay;
+}
+
+/** The headers the client gets, as the wiki would have sent them for the client's own request. */
+function clientHeadersFor(
+  upstream: Record<string, string | string[] | undefined>,
+  probed: boolean,
+  perSession: boolean,
+): Record<string, string | string[]> {
+  const out = downstreamResponseHeaders(upstream, { dropLength: true });
+  delete out['set-cookie'];
+  delete out['x-request-id'];
+  delete out['content-encoding'];
+  if (probed) {
+    const unprobed = unprobedCacheHeaders(headerString(out['cache-control']), headerString(out['expires']));
+    if (unprobed.cacheControl === undefined) delete out['cache-control'];
+    else out['cache-control'] = unprobed.cacheControl;
+    if (unprobed.expires === undefined) delete out['expires'];
+    else out['expires'] = unprobed.expires;
+  }
+  if (perSession) {
+    const cc = sessionCacheControl(headerString(out['cache-control']));
+    if (cc !== undefined) out['cache-control'] = cc;
+    if (cc?.startsWith('private')) delete out['expires'];
+  }
+  return out;
+}
+
+function keyedHeaders(gw: Gateway, request: FastifyRequest, query: PhpArray): KeyedHeaders {
+  return {
+    treatAsUntrusted: headerString(request.headers['treat-as-untrusted']),
+    forwardedProto: effectiveForwardedProto(request.headers, {
+      peerAddress: request.socket.remoteAddress ?? '',
+      peerTrusted: request.edge.peerTrusted,
+      protocol: 'http',
+    }),
+    origin: query.has('origin') ? headerString(request.headers.origin) : undefined,
+  };
+}
+
+function clientNoCache(request: FastifyRequest): boolean {
+  const cc = headerString(request.headers['cache-control']) ?? '';
+  return /(^|,)\s*no-cache\s*(,|$)/i.test(cc) || /no-cache/i.test(headerString(request.headers.pragma) ?? '');
+}
+
+export function hasRequestBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+function errorFormatOf(query: PhpArray): ErrorFormat {
+  return {
+    format: phpStringParam(query, 'format'),
+    formatversion: phpStringParam(query, 'formatversion'),
+    callback: phpStringParam(query, 'callback'),
+    errorformat: phpStringParam(query, 'errorformat'),
+  };
+}
+
+// ------------------------------------------------------------------------------------ deliver
+function deliverEntry(
+  gw: Gateway,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  entry: CacheEntry,
+  disposition: Disposition,
+) {
+  request.edge.disposition = disposition;
+  const age = Math.max(0, Math.floor((gw.now() - entry.storedAt) / 1000));
+  reply.code(entry.status).headers(entry.headers);
+  reply.header('age', String(age));
+  reply.header('x-cache', disposition);
+  reply.header('x-request-id', request.id);
+  return reply.send(entry.body);
+}
+
+function deliverAnswer(
+  gw: Gateway,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  answer: Answer,
+  disposition: Disposition,
+) {
+  request.edge.disposition = disposition;
+  reply.code(answer.status).headers(answer.headers);
+  if (answer.setCookies.length > 0) reply.header('set-cookie', answer.setCookies);
+  reply.header('x-cache', disposition);
+  reply.header('x-request-id', request.id);
+  void gw;
+  return reply.send(answer.body);
+}
+
+function deliverError(
+  gw: Gateway,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  api: ApiRequest,
+  err: GatewayError,
+) {
+  request.edge.disposition = 'error';
+  request.edge.errorCode = err.code;
+  if (err.status >= 500)
+    request.log.warn({ code: err.code, cause: String(err.cause ?? '') }, 'upstream failure');
+  const rendered = renderApiError(err, api.errorFormat);
+  gw.metrics.apiError(err.code);
+  reply.code(rendered.status).headers(rendered.headers);
+  reply.header('x-cache', 'error');
+  reply.header('x-request-id', request.id);
+  return reply.send(rendered.body);
+}

@@ -1,0 +1,166 @@
+/**
+ * vcl_recv + vcl_hash for api.php: what the request is, whether it may be looked up, and its key.
+ * Pure: literal inputs in, a decision out.
+ */
+import type { Identity } from '../identity.js';
+import { hasArrayShapes, type PhpArray, phpStringParam } from '../php/php-input.js';
+import type { ModuleRule } from '../config.js';
+
+/**
+ * The `smaxage` we add when the client did not send one, so that MediaWiki tells us through
+ * `Cache-Control: public` whether it allows sharing (ApiMain::sendCacheHeaders: "If both are 0 →
+ * private"). An unusual value, so that a module's own setCacheMaxAge() (which wins over the
+ * parameter, capture 83) is told apart from our probe.
+ */
+export const SMAXAGE_PROBE = 4_242_424;
+
+/** Why a request goes to the wiki without a lookup: a closed set, used in logs and metrics. */
+export type PassReason =
+  | 'method'
+  | 'not-canonical-path'
+  | 'array-params'
+  | 'request-body'
+  | 'credentials-unclear'
+  | 'module-rule';
+
+/** Formats whose output is not an HTML page (everything else, and unknown values, render as HTML). */
+const NON_HTML_FORMATS = new Set(['json', 'xml', 'php', 'none']);
+
+/**
+ * ApiMain: the default format is jsonfm, and an unknown `format` value makes MediaWiki fall back
+ * to the HTML printer for its error page; the HTML echoes the request URL (capture 11, line 48).
+ */
+export function isHtmlFormat(query: PhpArray): boolean {
+  const format = phpStringParam(query, 'format');
+  return format === undefined || !NON_HTML_FORMATS.has(format);
+}
+
+/**
+ * ApiBase::explodeMultiValue(): a value starting with U+001F is split on U+001F, anything else
+ * on `|`.
+ */
+function multiValue(value: string): string[] {
+  return (value.startsWith('\x1f') ? value.slice(1).split('\x1f') : value.split('|')).filter(Boolean);
+}
+
+/** The modules a request runs: the action, and for action=query its list/prop/meta submodules. */
+export function modulesOf(query: PhpArray): string[] {
+  const action = phpStringParam(query, 'action') ?? 'help';
+  if (action !== 'query') return [action];
+  const out = ['query'];
+  // ApiQuery runs the generator as a module of its own (ApiQuery::executeGeneratorModule).
+  const generator = phpStringParam(query, 'generator');
+  if (generator) out.push(generator);
+  for (const group of ['list', 'prop', 'meta']) {
+    const value = phpStringParam(query, group);
+    if (value) out.push(...multiValue(value));
+  }
+  return out;
+}
+
+/** The module rules that apply: those of the action, or of every query submodule it runs. */
+export function applicableRule(
+  modules: readonly string[],
+  rules: Readonly<Record<string, ModuleRule>>,
+): ModuleRule {
+  const named = modules.length > 1 ? modules.slice(1) : modules;
+  let pass = false;
+  let ttlSeconds: number | undefined;
+  let shareAnonymousPrivate = named.length > 0;
+  for (const name of modules) {
+    const rule = rules[name];
+    if (rule?.pass) pass = true;
+    if (rule?.ttlSeconds !== undefined) ttlSeconds = Math.min(ttlSeconds ?? Infinity, rule.ttlSeconds);
+  }
+  for (const name of named) if (!rules[name]?.shareAnonymousPrivate) shareAnonymousPrivate = false;
+  return { pass, shareAnonymousPrivate, ...(ttlSeconds !== undefined && { ttlSeconds }) };
+}
+
+export interface ApiRequestFacts {
+  readonly method: string;
+  /** The path is exactly the configured api.php path (not `/w/api.php/x.css`, `//w/api.php`, …). */
+  readonly canonicalPath: boolean;
+  readonly query: PhpArray;
+  readonly identity: Identity;
+  readonly hasBody: boolean;
+  readonly rule: ModuleRule;
+}
+
+export type Classification =
+  | { readonly verdict: 'pass'; readonly reason: PassReason }
+  | { readonly verdict: 'lookup' };
+
+export function classify(facts: ApiRequestFacts): Classification {
+  // Only GET and HEAD are ever answered from the cache; POST carries logins and edits.
+  if (facts.method !== 'GET' && facts.method !== 'HEAD') return pass('method');
+  // Cacheability never follows a path shape: only the one canonical path is keyed.
+  if (!facts.canonicalPath) return pass('not-canonical-path');
+  // `a[]=1&a[]=2` and `a[x]=` mean different things in different orders; not worth the risk.
+  if (hasArrayShapes(facts.query)) return pass('array-params');
+  // A GET with a body: nothing here knows how the wiki's stack reads it, so do not share it.
+  if (facts.hasBody) return pass('request-body');
+  if (facts.identity.kind === 'unsure') return pass('credentials-unclear');
+  if (facts.rule.pass) return pass('module-rule');
+  return { verdict: 'lookup' };
+}
+
+function pass(reason: PassReason): Classification {
+  return { verdict: 'pass', reason };
+}
+
+/**
+ * The query as PHP will see it, in a canonical order: `$_GET` already applied PHP's rules (last
+ * duplicate wins, `.`/space in names → `_`, url-decoding), so sorting its string entries gives one
+ * spelling per meaning. Two URLs share a key only if MediaWiki sees the same parameters.
+ */
+export function canonicalQuery(query: PhpArray): string {
+  const names = [...query.keys()].sort();
+  let out = '';
+  for (const name of names) {
+    const value = query.get(name);
+    if (typeof value !== 'string') continue; // classify() already refused array shapes
+    out += `${out ? '&' : ''}${encodeURIComponent(name)}=${encodeURIComponent(value)}`;
+  }
+  return out;
+}
+
+/** Request headers other than Cookie that MediaWiki's Vary names and that we key on. */
+export interface KeyedHeaders {
+  readonly treatAsUntrusted: string | undefined;
+  readonly forwardedProto: string;
+  /** Only when the request has an `origin` parameter: ApiMain::handleCORS() reads the Origin header then. */
+  readonly origin: string | undefined;
+}
+
+/** The lookup key: path + canonical query + identity slot + keyed header values. */
+export function cacheKey(urlKey: string, identity: Identity, headers: KeyedHeaders): string {
+  const slot = identity.kind === 'session' ? `s:${identity.slot}:${identity.variant}` : 'anon';
+  // Present-but-empty differs from absent: WebRequest::getHeader() !== false is true for ''.
+  return `${slot}\n${urlKey}\n${headers.forwardedProto}\n${present(headers.treatAsUntrusted)}\n${present(headers.origin)}`;
+}
+
+function present(value: string | undefined): string {
+  return value === undefined ? '-' : `=${value}`;
+}
+
+/** Request headers named in a response's Vary that this key accounts for. */
+export const KEYED_VARY = new Set([
+  'cookie', // the identity slot
+  'authorization', // the identity slot
+  'accept-encoding', // normalised: shared fetches ask the wiki for the identity encoding
+  'treat-as-untrusted',
+  'x-forwarded-proto',
+  'origin',
+]);
+
+/** The upstream request target: the client's own, plus the smaxage probe where that is harmless. */
+export function upstreamTarget(apiPath: string, rawQuery: string, probe: boolean): string {
+  if (!probe) return rawQuery ? `${apiPath}?${rawQuery}` : apiPath;
+  const sep = rawQuery === '' || rawQuery.endsWith('&') ? '' : '&';
+  return `${apiPath}?${rawQuery}${sep}smaxage=${SMAXAGE_PROBE}`;
+}
+
+/** Whether to add the smaxage probe: never for HTML formats, which echo the URL in their body. */
+export function shouldProbe(query: PhpArray): boolean {
+  return !query.has('smaxage') && !isHtmlFormat(query);
+}

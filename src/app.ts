@@ -1,0 +1,258 @@
+/**
+ * build(config) returns the two Fastify instances (public and admin) without listening, so tests
+ * can use them on port 0 (Fastify's testing guide: build and listen are separate).
+ */
+import { randomBytes } from 'node:crypto';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
+import type { Logger } from 'pino';
+import { serveApi } from './api/flow.js';
+import { canonicalQuery } from './api/request.js';
+import type { Config } from './config.js';
+import { GatewayError, renderApiError, renderPlainError } from './errors.js';
+import { createGateway, type Gateway, type GatewayDeps, peerAddress } from './gateway.js';
+import type { Disposition } from './metrics.js';
+import { statusClass } from './metrics.js';
+import { streamThrough } from './passthrough.js';
+import { parsePhpQuery } from './php/php-input.js';
+import { isApiTarget, parseTarget } from './target.js';
+import type { RequestTarget } from './gateway.js';
+import type { NoStoreReason } from './api/policy.js';
+import type { PassReason } from './api/request.js';
+
+/** Per-request facts the steps record, read once by the response hook for the log line and metrics. */
+export interface EdgeState {
+  startedAt: number;
+  target: RequestTarget | undefined;
+  peerTrusted: boolean;
+  disposition: Disposition;
+  module: string;
+  passReason: PassReason | undefined;
+  notStored: NoStoreReason | undefined;
+  upstreamMs: number | undefined;
+  errorCode: string | undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    edge: EdgeState;
+  }
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
+const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH', 'PURGE'];
+
+export interface Built {
+  readonly gateway: Gateway;
+  readonly publicApp: FastifyInstance;
+  readonly adminApp: FastifyInstance;
+  /** Stop accepting, finish in-flight requests within the grace period, close upstream sockets. */
+  close(): Promise<void>;
+}
+
+export async function build(config: Config, log: Logger, deps: GatewayDeps = {}): Promise<Built> {
+  const gw = createGateway(config, log, deps);
+  const publicApp = buildPublic(gw);
+  const adminApp = buildAdmin(gw);
+  await Promise.all([publicApp.ready(), adminApp.ready()]);
+  return {
+    gateway: gw,
+    publicApp,
+    adminApp,
+    async close() {
+      const timer = setTimeout(() => {
+        log.warn(
+          { graceMs: config.shutdownGraceMs },
+          'shutdown grace period over: closing remaining connections',
+        );
+        publicApp.server.closeAllConnections();
+      }, config.shutdownGraceMs);
+      timer.unref();
+      await publicApp.close();
+      clearTimeout(timer);
+      await adminApp.close();
+      await gw.upstream.close();
+    },
+  };
+}
+
+function buildPublic(gw: Gateway): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: gw.log as FastifyBaseLogger,
+    // Fastify's own request logging costs ~23 µs per request (perf-anchors §2f): one line of ours instead.
+    disableRequestLogging: true,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomBytes(12).toString('hex');
+    },
+    requestIdLogLabel: 'reqId',
+    // Absolute-form targets (`PURGE http://wiki/w/index.php/X`, what $wgCdnServers senders use) route as origin-form.
+    rewriteUrl: (req) => parseTarget(req.url ?? '/').upstreamPath,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreDuplicateSlashes: false, maxParamLength: 10_000 },
+  });
+  app.addHttpMethod('PURGE');
+  app.decorateRequest('edge', null as unknown as EdgeState);
+  // Bodies are never parsed: they are streamed to the wiki as they come.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
+
+  app.addHook('onRequest', async (request, reply) => {
+    const peer = peerAddress(request.socket.remoteAddress);
+    request.edge = {
+      startedAt: gw.now(),
+      target: undefined,
+      peerTrusted: gw.trusted.has(peer),
+      disposition: 'pass',
+      module: '-',
+      passReason: undefined,
+      notStored: undefined,
+      upstreamMs: undefined,
+      errorCode: undefined,
+    };
+    const url = request.raw.url ?? '/';
+    if (Buffer.byteLength(url) > gw.config.maxUrlBytes) {
+      return sendGatewayError(gw, request, reply, new GatewayError('wikiedge-uri-too-long'));
+    }
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const edge = request.edge;
+    if (!edge) return;
+    const seconds = (gw.now() - edge.startedAt) / 1000;
+    gw.metrics.requests.inc({
+      disposition: edge.disposition,
+      module: edge.module,
+      method: gw.metrics.method(request.method),
+      status_class: statusClass(reply.statusCode),
+    });
+    gw.metrics.requestDuration.observe({ disposition: edge.disposition }, seconds);
+    if (edge.disposition === 'hit' && !gw.config.logHits) return;
+    request.log.info(
+      {
+        method: request.method,
+        path: edge.target?.rawPath,
+        module: edge.module,
+        status: reply.statusCode,
+        cache: edge.disposition,
+        ms: Math.round(seconds * 1e6) / 1e3,
+        upstreamMs: edge.upstreamMs,
+        ...(edge.passReason && { pass: edge.passReason }),
+        ...(edge.notStored && { notStored: edge.notStored }),
+        ...(edge.errorCode && { error: edge.errorCode }),
+      },
+      'request',
+    );
+  });
+
+  app.setErrorHandler((err, request, reply) => {
+    request.log.error({ err }, 'unhandled error');
+    const status = (err as { statusCode?: number }).statusCode;
+    const message = err instanceof Error ? err.message : String(err);
+    const gatewayError =
+      status && status >= 400 && status < 500
+        ? new GatewayError('wikiedge-bad-request', { cause: err, info: message })
+        : new GatewayError('wikiedge-internal', { cause: err });
+    return sendGatewayError(gw, request, reply, gatewayError);
+  });
+
+  app.route({
+    method: ALL_METHODS,
+    url: '*',
+    handler: async (request, reply) => {
+      const target = parseTarget(request.raw.url ?? '/');
+      request.edge.target = target;
+      if (request.method === 'PURGE') return purge(gw, request, reply, target);
+      if (isApiTarget(target, gw.config.apiPath)) return serveApi(gw, request, reply, target);
+      return streamThrough(gw, request, reply, target);
+    },
+  });
+  return app;
+}
+
+/**
+ * PURGE <url> from a trusted address removes every variant of that URL (what MediaWiki's
+ * CdnCacheUpdate::naivePurge sends through $wgCdnServers). Anyone else: 405, as Varnish answers.
+ */
+function purge(gw: Gateway, request: FastifyRequest, reply: FastifyReply, target: RequestTarget) {
+  request.edge.disposition = 'purge';
+  if (!request.edge.peerTrusted) {
+    const rendered = renderPlainError(new GatewayError('wikiedge-purge-forbidden'));
+    return reply.code(405).headers(rendered.headers).header('allow', 'GET, HEAD, POST').send(rendered.body);
+  }
+  let purged = 0;
+  if (target.rawPath === gw.config.apiPath) {
+    purged = gw.store.purgeUrl(`${gw.config.apiPath}?${canonicalQuery(parsePhpQuery(target.rawQuery))}`);
+  }
+  request.log.info({ purged, path: target.rawPath }, 'purge');
+  return reply.code(200).header('content-type', 'application/json').send({ purged });
+}
+
+function sendGatewayError(gw: Gateway, request: FastifyRequest, reply: FastifyReply, err: GatewayError) {
+  if (request.edge) {
+    request.edge.disposition = 'error';
+    request.edge.errorCode = err.code;
+  }
+  const target = parseTarget(request.raw.url ?? '/');
+  const rendered = isApiTarget(target, gw.config.apiPath) ? renderApiError(err, {}) : renderPlainError(err);
+  return reply
+    .code(rendered.status)
+    .headers(rendered.headers)
+    .header('x-request-id', request.id)
+    .send(rendered.body);
+}
+
+function buildAdmin(gw: Gateway): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: gw.log.child({ listener: 'admin' }) as FastifyBaseLogger,
+    disableRequestLogging: true,
+  });
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+
+  app.get('/readyz', async (_request, reply) => {
+    try {
+      const res = await gw.upstream.request({
+        method: 'GET',
+        path: `${gw.config.apiPath}?action=query&format=json`,
+        headers: { 'user-agent': 'wikiedge-readyz' },
+        signal: AbortSignal.timeout(gw.config.readyTimeoutMs),
+      });
+      await res.body.dump();
+      if (res.statusCode !== 200)
+        return reply.code(503).send({ status: 'unready', upstreamStatus: res.statusCode });
+      return { status: 'ready' };
+    } catch (err) {
+      return reply.code(503).send({ status: 'unready', error: (err as Error).name });
+    }
+  });
+
+  app.get('/metrics', async (_request, reply) => {
+    reply.header('content-type', gw.registry.contentType);
+    return gw.registry.metrics();
+  });
+
+  /** Admin purges: `?module=wbavailablebadges`, `?prefix=/w/api.php?action=query`, or `?all=1`. */
+  app.post('/purge', async (request, reply) => {
+    const q = request.query as Record<string, string | undefined>;
+    let purged: number;
+    if (q['all'] === '1') purged = gw.store.purgeWhere(() => true);
+    else if (q['module']) {
+      const module = q['module'];
+      purged = gw.store.purgeWhere((e) => e.modules.includes(module));
+    } else if (q['prefix']) {
+      const prefix = q['prefix'];
+      purged = gw.store.purgeWhere((e) => e.urlKey.startsWith(prefix));
+    } else {
+      return reply.code(400).send({ error: 'give one of module=, prefix= or all=1' });
+    }
+    gw.log.info({ purged, ...q }, 'admin purge');
+    return { purged };
+  });
+  return app;
+}

@@ -1,0 +1,192 @@
+/**
+ * The in-process tiers: one byte-budgeted LRU for shared entries and a separate one for
+ * per-session entries, so that many sessions cannot evict what everyone shares.
+ *
+ * lru-cache 11 semantics relied on (perf-anchors §3): sizes must be positive integers; an
+ * oversize set() is a no-op; `dispose` runs for evict/expire/delete/set. Entries live past their
+ * TTL for the grace and stale-if-error windows; freshness is decided here, with the injected clock.
+ */
+import { LRUCache } from 'lru-cache';
+import type { Tier } from '../api/policy.js';
+
+export interface CacheEntry {
+  readonly status: number;
+  /** Headers replayed on a hit, precomputed at store time (never Set-Cookie, never Age). */
+  readonly headers: Readonly<Record<string, string | string[]>>;
+  /** An exact-size buffer (never a slice of Node's shared pool: it would pin 8 KiB). */
+  readonly body: Buffer;
+  readonly storedAt: number;
+  readonly ttlMs: number;
+  readonly urlKey: string;
+  readonly modules: readonly string[];
+  /** The session slot for per-session entries (logout eviction). */
+  readonly slot: string | undefined;
+}
+
+export type Freshness = 'fresh' | 'grace' | 'stale-if-error' | 'dead';
+
+/** Approximate heap cost of an entry besides its body: key, header strings, object. */
+const ENTRY_OVERHEAD_BYTES = 512;
+
+export function entrySize(key: string, entry: CacheEntry): number {
+  let size = ENTRY_OVERHEAD_BYTES + key.length * 2 + entry.body.length + entry.urlKey.length * 2;
+  for (const name in entry.headers) {
+    const v = entry.headers[name]!;
+    size += name.length + (Array.isArray(v) ? v.join('').length : v.length);
+  }
+  return size;
+}
+
+export type EvictionReason = 'size' | 'expired' | 'purge' | 'logout' | 'replaced';
+
+export interface StoreOptions {
+  readonly sharedMaxBytes: number;
+  readonly sessionMaxBytes: number;
+  readonly maxEntries: number;
+  readonly graceMs: number;
+  readonly staleIfErrorMs: number;
+  readonly now: () => number;
+  readonly onEvict?: (tier: Tier, reason: EvictionReason, count: number) => void;
+}
+
+class Tiered {
+  readonly lru: LRUCache<string, CacheEntry>;
+  readonly byUrl = new Map<string, Set<string>>();
+  readonly bySlot = new Map<string, Set<string>>();
+  private removing: EvictionReason | undefined;
+
+  constructor(
+    readonly tier: Tier,
+    maxBytes: number,
+    opts: StoreOptions,
+  ) {
+    this.lru = new LRUCache<string, CacheEntry>({
+      max: opts.maxEntries,
+      maxSize: maxBytes,
+      sizeCalculation: (entry, key) => entrySize(key, entry),
+      // Kept past freshness for the grace and stale-if-error windows; see freshness().
+      ttlAutopurge: false,
+      perf: { now: opts.now },
+      dispose: (entry, key, reason) => {
+        this.unindex(key, entry);
+        const why: EvictionReason =
+          reason === 'evict'
+            ? 'size'
+            : reason === 'expire'
+              ? 'expired'
+              : reason === 'set'
+                ? 'replaced'
+                : (this.removing ?? 'purge');
+        opts.onEvict?.(this.tier, why, 1);
+      },
+    });
+  }
+
+  private index(map: Map<string, Set<string>>, id: string, key: string): void {
+    const set = map.get(id);
+    if (set) set.add(key);
+    else map.set(id, new Set([key]));
+  }
+
+  private unindexOne(map: Map<string, Set<string>>, id: string, key: string): void {
+    const set = map.get(id);
+    if (!set) return;
+    set.delete(key);
+    if (set.size === 0) map.delete(id);
+  }
+
+  private unindex(key: string, entry: CacheEntry): void {
+    this.unindexOne(this.byUrl, entry.urlKey, key);
+    if (entry.slot) this.unindexOne(this.bySlot, entry.slot, key);
+  }
+
+  set(key: string, entry: CacheEntry, lifetimeMs: number): boolean {
+    this.lru.set(key, entry, { ttl: lifetimeMs });
+    // An oversize set() is a no-op in lru-cache: only index what was kept.
+    if (this.lru.peek(key, { allowStale: true }) !== entry) return false;
+    this.index(this.byUrl, entry.urlKey, key);
+    if (entry.slot) this.index(this.bySlot, entry.slot, key);
+    return true;
+  }
+
+  deleteAll(keys: Iterable<string>, reason: EvictionReason): number {
+    let n = 0;
+    this.removing = reason;
+    try {
+      for (const key of [...keys]) if (this.lru.delete(key)) n++;
+    } finally {
+      this.removing = undefined;
+    }
+    return n;
+  }
+}
+
+export class CacheStore {
+  private readonly tiers: Record<Tier, Tiered>;
+
+  constructor(private readonly opts: StoreOptions) {
+    this.tiers = {
+      shared: new Tiered('shared', opts.sharedMaxBytes, opts),
+      session: new Tiered('session', opts.sessionMaxBytes, opts),
+    };
+  }
+
+  get(tier: Tier, key: string): CacheEntry | undefined {
+    // allowStale + noDeleteOnStaleGet: lru-cache's own ttl covers the stale windows too.
+    return this.tiers[tier].lru.get(key, { allowStale: true, noDeleteOnStaleGet: true });
+  }
+
+  freshness(entry: CacheEntry): Freshness {
+    const age = this.opts.now() - entry.storedAt;
+    if (age < entry.ttlMs) return 'fresh';
+    if (age < entry.ttlMs + this.opts.graceMs) return 'grace';
+    if (age < entry.ttlMs + this.opts.staleIfErrorMs) return 'stale-if-error';
+    return 'dead';
+  }
+
+  set(tier: Tier, key: string, entry: CacheEntry): boolean {
+    const lifetime = entry.ttlMs + Math.max(this.opts.graceMs, this.opts.staleIfErrorMs);
+    return this.tiers[tier].set(key, entry, lifetime);
+  }
+
+  /** Remove one entry (a dead one found on lookup). */
+  delete(tier: Tier, key: string): void {
+    this.tiers[tier].deleteAll([key], 'expired');
+  }
+
+  /** PURGE <url>: every variant (every slot, every keyed header) of that URL, in both tiers. */
+  purgeUrl(urlKey: string): number {
+    let n = 0;
+    for (const t of Object.values(this.tiers)) n += t.deleteAll(t.byUrl.get(urlKey) ?? [], 'purge');
+    return n;
+  }
+
+  /** Logout: every entry of a session. */
+  evictSession(slot: string): number {
+    const t = this.tiers.session;
+    return t.deleteAll(t.bySlot.get(slot) ?? [], 'logout');
+  }
+
+  /** Admin purges: by module, by URL prefix, or everything. */
+  purgeWhere(match: (entry: CacheEntry) => boolean): number {
+    let n = 0;
+    for (const t of Object.values(this.tiers)) {
+      const doomed: string[] = [];
+      for (const [key, entry] of t.lru.entries()) if (match(entry)) doomed.push(key);
+      // entries() skips stale ones; walk the URL index for those.
+      for (const keys of t.byUrl.values()) {
+        for (const key of keys) {
+          const e = t.lru.peek(key, { allowStale: true });
+          if (e && match(e)) doomed.push(key);
+        }
+      }
+      n += t.deleteAll(new Set(doomed), 'purge');
+    }
+    return n;
+  }
+
+  stats(tier: Tier): { entries: number; bytes: number; budget: number } {
+    const t = this.tiers[tier];
+    return { entries: t.lru.size, bytes: t.lru.calculatedSize, budget: t.lru.maxSize };
+  }
+}

@@ -1,0 +1,387 @@
+/**
+ * Configuration: read once at start from `WIKIEDGE_*` environment variables and an optional file
+ * named by `WIKIEDGE_CONFIG` (YAML or JSON; the environment overrides the file), validated, then
+ * deep-frozen. Every error names the key and the rule, as @fastify/http-proxy's options do.
+ *
+ * The README's configuration reference is generated from nothing: keep it in step with `FIELDS`.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { parse as parseYaml } from 'yaml';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+export type DebuginfoMode = 'strip' | 'pass' | 'off';
+
+/** Per-module override: `ttl` in seconds replaces the wiki's own, `pass` never stores. */
+export interface ModuleRule {
+  readonly pass?: boolean;
+  readonly ttlSeconds?: number;
+  /** Store anonymous answers that the wiki marks private (e.g. list=filearchive) in the shared tier. */
+  readonly shareAnonymousPrivate?: boolean;
+}
+
+export interface Config {
+  readonly upstream: URL;
+  readonly host: string;
+  readonly port: number;
+  readonly adminHost: string;
+  readonly adminPort: number;
+  readonly apiPath: string;
+  readonly cookiePrefix: string;
+  /** `$wgSessionName`; empty means `{cookiePrefix}_session`, as CookieSessionProvider does. */
+  readonly sessionName: string;
+  /** Whether `sessionJwt` counts as a credential (CookieSessionProvider with JWT sessions enabled). */
+  readonly sessionJwtCookie: boolean;
+  readonly logLevel: LogLevel;
+  /** Log one line per cache hit (misses, passes and errors are always logged). */
+  readonly logHits: boolean;
+  readonly upstreamConnectTimeoutMs: number;
+  readonly upstreamResponseTimeoutMs: number;
+  readonly upstreamConnections: number;
+  readonly readyTimeoutMs: number;
+  /** Addresses allowed to send PURGE and whose X-Forwarded-* headers are believed. */
+  readonly trustedProxies: readonly string[];
+  readonly identitySecret: Buffer;
+  readonly cacheSharedMaxBytes: number;
+  readonly cacheSessionMaxBytes: number;
+  readonly cacheMaxEntries: number;
+  readonly cacheMaxEntryBytes: number;
+  readonly ttlPublicSeconds: number;
+  readonly ttlSessionSeconds: number;
+  readonly ttlMaxSeconds: number;
+  readonly ttlJitterRatio: number;
+  readonly graceSeconds: number;
+  readonly staleIfErrorSeconds: number;
+  readonly coalesceWaitMs: number;
+  readonly maxUrlBytes: number;
+  readonly debuginfo: DebuginfoMode;
+  readonly modules: Readonly<Record<string, ModuleRule>>;
+  readonly shutdownGraceMs: number;
+  readonly redisUrl: string;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly key: string,
+    rule: string,
+  ) {
+    super(`${key}: ${rule}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Raw = Record<string, unknown>;
+
+interface Field<T> {
+  /** Environment variable; the file uses the same name without the prefix, in camelCase. */
+  env: string;
+  file: string;
+  parse: (value: unknown, key: string) => T;
+}
+
+const str =
+  (fallback?: string) =>
+  (v: unknown, key: string): string => {
+    if (v === undefined || v === '') {
+      if (fallback === undefined) throw new ConfigError(key, 'is required');
+      return fallback;
+    }
+    if (typeof v !== 'string') throw new ConfigError(key, 'must be a string');
+    return v;
+  };
+
+const int =
+  (fallback: number, min: number, max: number) =>
+  (v: unknown, key: string): number => {
+    if (v === undefined || v === '') return fallback;
+    const n = typeof v === 'number' ? v : typeof v === 'string' && /^-?\d+$/.test(v.trim()) ? Number(v) : NaN;
+    if (!Number.isSafeInteger(n) || n < min || n > max) {
+      throw new ConfigError(key, `must be an integer from ${min} to ${max}, got ${JSON.stringify(v)}`);
+    }
+    return n;
+  };
+
+const ratio =
+  (fallback: number) =>
+  (v: unknown, key: string): number => {
+    if (v === undefined || v === '') return fallback;
+    const n = typeof v === 'number' ? v : Number(v);
+    if (!Number.isFinite(n) || n < 0 || n > 0.5) throw new ConfigError(key, 'must be a number from 0 to 0.5');
+    return n;
+  };
+
+const bool =
+  (fallback: boolean) =>
+  (v: unknown, key: string): boolean => {
+    if (v === undefined || v === '') return fallback;
+    if (typeof v === 'boolean') return v;
+    if (v === 'true' || v === '1') return true;
+    if (v === 'false' || v === '0') return false;
+    throw new ConfigError(key, 'must be true or false');
+  };
+
+const oneOf =
+  <T extends string>(fallback: T, allowed: readonly T[]) =>
+  (v: unknown, key: string): T => {
+    if (v === undefined || v === '') return fallback;
+    if (typeof v !== 'string' || !(allowed as readonly string[]).includes(v)) {
+      throw new ConfigError(key, `must be one of ${allowed.join(', ')}`);
+    }
+    return v as T;
+  };
+
+const port = (fallback: number) => int(fallback, 0, 65535);
+const MiB = 1024 * 1024;
+
+function upstreamUrl(v: unknown, key: string): URL {
+  const s = str()(v, key);
+  let url: URL;
+  try {
+    url = new URL(s);
+  } catch {
+    throw new ConfigError(key, `must be an absolute http(s) URL, got ${JSON.stringify(s)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(key, 'must use http: or https:');
+  }
+  if (url.pathname !== '/' || url.search || url.hash || url.username || url.password) {
+    throw new ConfigError(
+      key,
+      'must be a bare origin such as http://wiki:80 (no path, query or credentials)',
+    );
+  }
+  return url;
+}
+
+function apiPath(v: unknown, key: string): string {
+  const s = str('/w/api.php')(v, key);
+  if (!/^\/[A-Za-z0-9._~/-]*$/.test(s) || s.includes('//') || s.includes('/./') || s.includes('/../')) {
+    throw new ConfigError(key, 'must be a normalised absolute path such as /w/api.php');
+  }
+  return s;
+}
+
+function cookieName(fallback: string) {
+  return (v: unknown, key: string): string => {
+    const s = str(fallback)(v, key);
+    // PHP rewrites `.` and space in cookie names; a prefix containing them could never match.
+    if (s !== '' && !/^[A-Za-z0-9_-]+$/.test(s)) throw new ConfigError(key, 'may hold only A-Z a-z 0-9 _ -');
+    return s;
+  };
+}
+
+function addressList(v: unknown, key: string): string[] {
+  if (v === undefined || v === '') return ['127.0.0.1', '::1'];
+  const items = Array.isArray(v) ? v : typeof v === 'string' ? v.split(',') : null;
+  if (!items) throw new ConfigError(key, 'must be a comma-separated list of IP addresses');
+  return items.map((item) => {
+    const s = String(item).trim();
+    if (isIP(s) === 0) throw new ConfigError(key, `must list IP addresses only, got ${JSON.stringify(s)}`);
+    return s;
+  });
+}
+
+function secret(v: unknown, key: string): Buffer {
+  if (v === undefined || v === '') return randomBytes(32);
+  if (typeof v !== 'string' || v.length < 16) throw new ConfigError(key, 'must be at least 16 characters');
+  return Buffer.from(v, 'utf8');
+}
+
+function moduleRules(v: unknown, key: string): Record<string, ModuleRule> {
+  if (v === undefined || v === '') return {};
+  let table: unknown = v;
+  if (typeof v === 'string') {
+    try {
+      table = JSON.parse(v);
+    } catch {
+      throw new ConfigError(key, 'must be a JSON object of module name to rule');
+    }
+  }
+  if (typeof table !== 'object' || table === null || Array.isArray(table)) {
+    throw new ConfigError(key, 'must be an object of module name to rule');
+  }
+  const out: Record<string, ModuleRule> = {};
+  for (const [name, rule] of Object.entries(table)) {
+    const where = `${key}.${name}`;
+    if (typeof rule !== 'object' || rule === null) throw new ConfigError(where, 'must be an object');
+    const r = rule as Raw;
+    for (const k of Object.keys(r)) {
+      if (!['pass', 'ttlSeconds', 'shareAnonymousPrivate'].includes(k)) {
+        throw new ConfigError(
+          `${where}.${k}`,
+          'is not a known rule (pass, ttlSeconds, shareAnonymousPrivate)',
+        );
+      }
+    }
+    out[name] = {
+      pass: bool(false)(r['pass'], `${where}.pass`),
+      ...(r['ttlSeconds'] !== undefined && {
+        ttlSeconds: int(0, 1, 86_400)(r['ttlSeconds'], `${where}.ttlSeconds`),
+      }),
+      shareAnonymousPrivate: bool(false)(r['shareAnonymousPrivate'], `${where}.shareAnonymousPrivate`),
+    };
+  }
+  return out;
+}
+
+/** Every key: environment name, file name, parser with its default. */
+const FIELDS = {
+  upstream: { env: 'WIKIEDGE_UPSTREAM', file: 'upstream', parse: upstreamUrl },
+  host: { env: 'WIKIEDGE_HOST', file: 'host', parse: str('0.0.0.0') },
+  port: { env: 'WIKIEDGE_PORT', file: 'port', parse: port(8080) },
+  adminHost: { env: 'WIKIEDGE_ADMIN_HOST', file: 'adminHost', parse: str('127.0.0.1') },
+  adminPort: { env: 'WIKIEDGE_ADMIN_PORT', file: 'adminPort', parse: port(8081) },
+  apiPath: { env: 'WIKIEDGE_API_PATH', file: 'apiPath', parse: apiPath },
+  cookiePrefix: { env: 'WIKIEDGE_COOKIE_PREFIX', file: 'cookiePrefix', parse: cookieName('wiki') },
+  sessionName: { env: 'WIKIEDGE_SESSION_NAME', file: 'sessionName', parse: cookieName('') },
+  sessionJwtCookie: { env: 'WIKIEDGE_SESSION_JWT_COOKIE', file: 'sessionJwtCookie', parse: bool(true) },
+  logLevel: {
+    env: 'WIKIEDGE_LOG_LEVEL',
+    file: 'logLevel',
+    parse: oneOf<LogLevel>('info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  },
+  logHits: { env: 'WIKIEDGE_LOG_HITS', file: 'logHits', parse: bool(true) },
+  upstreamConnectTimeoutMs: {
+    env: 'WIKIEDGE_UPSTREAM_CONNECT_TIMEOUT_MS',
+    file: 'upstreamConnectTimeoutMs',
+    parse: int(5_000, 1, 600_000),
+  },
+  upstreamResponseTimeoutMs: {
+    env: 'WIKIEDGE_UPSTREAM_RESPONSE_TIMEOUT_MS',
+    file: 'upstreamResponseTimeoutMs',
+    parse: int(30_000, 1, 3_600_000),
+  },
+  upstreamConnections: {
+    env: 'WIKIEDGE_UPSTREAM_CONNECTIONS',
+    file: 'upstreamConnections',
+    parse: int(64, 1, 4096),
+  },
+  readyTimeoutMs: { env: 'WIKIEDGE_READY_TIMEOUT_MS', file: 'readyTimeoutMs', parse: int(2_000, 1, 60_000) },
+  trustedProxies: { env: 'WIKIEDGE_TRUSTED_PROXIES', file: 'trustedProxies', parse: addressList },
+  identitySecret: { env: 'WIKIEDGE_IDENTITY_SECRET', file: 'identitySecret', parse: secret },
+  cacheSharedMaxBytes: {
+    env: 'WIKIEDGE_CACHE_SHARED_MAX_BYTES',
+    file: 'cacheSharedMaxBytes',
+    parse: int(256 * MiB, 1024, 2 ** 40),
+  },
+  cacheSessionMaxBytes: {
+    env: 'WIKIEDGE_CACHE_SESSION_MAX_BYTES',
+    file: 'cacheSessionMaxBytes',
+    parse: int(64 * MiB, 1024, 2 ** 40),
+  },
+  cacheMaxEntries: {
+    env: 'WIKIEDGE_CACHE_MAX_ENTRIES',
+    file: 'cacheMaxEntries',
+    parse: int(200_000, 1, 10_000_000),
+  },
+  cacheMaxEntryBytes: {
+    env: 'WIKIEDGE_CACHE_MAX_ENTRY_BYTES',
+    file: 'cacheMaxEntryBytes',
+    parse: int(1 * MiB, 1, 2 ** 31),
+  },
+  ttlPublicSeconds: {
+    env: 'WIKIEDGE_TTL_PUBLIC_SECONDS',
+    file: 'ttlPublicSeconds',
+    parse: int(60, 1, 86_400),
+  },
+  ttlSessionSeconds: {
+    env: 'WIKIEDGE_TTL_SESSION_SECONDS',
+    file: 'ttlSessionSeconds',
+    parse: int(10, 1, 3_600),
+  },
+  ttlMaxSeconds: { env: 'WIKIEDGE_TTL_MAX_SECONDS', file: 'ttlMaxSeconds', parse: int(3_600, 1, 604_800) },
+  ttlJitterRatio: { env: 'WIKIEDGE_TTL_JITTER_RATIO', file: 'ttlJitterRatio', parse: ratio(0.1) },
+  graceSeconds: { env: 'WIKIEDGE_GRACE_SECONDS', file: 'graceSeconds', parse: int(10, 0, 86_400) },
+  staleIfErrorSeconds: {
+    env: 'WIKIEDGE_STALE_IF_ERROR_SECONDS',
+    file: 'staleIfErrorSeconds',
+    parse: int(300, 0, 86_400),
+  },
+  coalesceWaitMs: {
+    env: 'WIKIEDGE_COALESCE_WAIT_MS',
+    file: 'coalesceWaitMs',
+    parse: int(10_000, 1, 600_000),
+  },
+  maxUrlBytes: { env: 'WIKIEDGE_MAX_URL_BYTES', file: 'maxUrlBytes', parse: int(8_192, 256, 1_048_576) },
+  debuginfo: {
+    env: 'WIKIEDGE_DEBUGINFO',
+    file: 'debuginfo',
+    parse: oneOf<DebuginfoMode>('strip', ['strip', 'pass', 'off']),
+  },
+  modules: { env: 'WIKIEDGE_MODULES', file: 'modules', parse: moduleRules },
+  shutdownGraceMs: {
+    env: 'WIKIEDGE_SHUTDOWN_GRACE_MS',
+    file: 'shutdownGraceMs',
+    parse: int(10_000, 0, 600_000),
+  },
+  redisUrl: { env: 'WIKIEDGE_REDIS_URL', file: 'redisUrl', parse: str('') },
+} satisfies { [K in keyof Config]: Field<Config[K]> };
+
+export const CONFIG_KEYS: readonly string[] = Object.values(FIELDS).map((f) => f.env);
+
+function readFile(path: string): Raw {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError('WIKIEDGE_CONFIG', `cannot read ${path}: ${(err as Error).message}`);
+  }
+  let doc: unknown;
+  try {
+    doc = path.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+  } catch (err) {
+    throw new ConfigError('WIKIEDGE_CONFIG', `${path} is not valid YAML/JSON: ${(err as Error).message}`);
+  }
+  if (doc === null || doc === undefined) return {};
+  if (typeof doc !== 'object' || Array.isArray(doc)) {
+    throw new ConfigError('WIKIEDGE_CONFIG', `${path} must hold a mapping of keys`);
+  }
+  const known = new Set(Object.values(FIELDS).map((f) => f.file));
+  for (const k of Object.keys(doc)) {
+    if (!known.has(k)) throw new ConfigError(k, `is not a known configuration key (in ${path})`);
+  }
+  return doc as Raw;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value) && !Buffer.isBuffer(value)) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** Validate and freeze. Throws ConfigError naming the first bad key. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  for (const name of Object.keys(env)) {
+    if (name.startsWith('WIKIEDGE_') && name !== 'WIKIEDGE_CONFIG' && !CONFIG_KEYS.includes(name)) {
+      // A typo in an operator's variable must not silently fall back to a default.
+      if (!name.startsWith('WIKIEDGE_TEST_')) throw new ConfigError(name, 'is not a known configuration key');
+    }
+  }
+  const file = env['WIKIEDGE_CONFIG'] ? readFile(env['WIKIEDGE_CONFIG']) : {};
+  const out: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(FIELDS) as [string, Field<unknown>][]) {
+    const fromEnv = env[field.env];
+    const value = fromEnv !== undefined && fromEnv !== '' ? fromEnv : file[field.file];
+    out[name] = field.parse(value, field.env);
+  }
+  const config = out as unknown as Config;
+  if (config.ttlPublicSeconds > config.ttlMaxSeconds) {
+    throw new ConfigError('WIKIEDGE_TTL_PUBLIC_SECONDS', 'must not exceed WIKIEDGE_TTL_MAX_SECONDS');
+  }
+  if (config.cacheMaxEntryBytes > config.cacheSharedMaxBytes) {
+    throw new ConfigError(
+      'WIKIEDGE_CACHE_MAX_ENTRY_BYTES',
+      'must not exceed WIKIEDGE_CACHE_SHARED_MAX_BYTES',
+    );
+  }
+  return deepFreeze(config);
+}
+
+/** What is logged at start: everything but the secret. */
+export function describeConfig(config: Config): Record<string, unknown> {
+  const { identitySecret: _secret, upstream, ...rest } = config;
+  return { ...rest, upstream: upstream.origin, identitySecret: '[redacted]' };
+}

@@ -1,0 +1,146 @@
+/**
+ * One home for the gateway's own errors: a stable code, an HTTP status, and a body in MediaWiki's
+ * own error shape so API clients handle a gateway failure with the code they already have.
+ *
+ * MediaWiki (ApiMain::handleException / ApiErrorFormatter_BackCompat) answers
+ *   formatversion=1: {"error":{"code":"…","info":"…","*":"See …"}}
+ *   formatversion=2: {"error":{"code":"…","info":"…","docref":"See …"}}
+ * with the header `MediaWiki-API-Error: <code>` and `Cache-Control: private, must-revalidate, max-age=0`.
+ */
+
+export const GATEWAY_ERRORS = {
+  'wikiedge-upstream-unreachable': { status: 502, info: 'The wiki could not be reached.' },
+  'wikiedge-upstream-reset': { status: 502, info: 'The wiki closed the connection before answering.' },
+  'wikiedge-upstream-bad-response': { status: 502, info: 'The wiki sent an answer the gateway cannot read.' },
+  'wikiedge-upstream-timeout': { status: 504, info: 'The wiki did not answer in time.' },
+  'wikiedge-bad-request': { status: 400, info: 'The request is malformed.' },
+  'wikiedge-uri-too-long': { status: 414, info: 'The request URL is too long.' },
+  'wikiedge-headers-too-large': { status: 431, info: 'The request headers are too large.' },
+  'wikiedge-purge-forbidden': { status: 405, info: 'PURGE is only accepted from trusted addresses.' },
+  'wikiedge-internal': { status: 500, info: 'The gateway failed to handle the request.' },
+} as const satisfies Record<string, { status: number; info: string }>;
+
+export type GatewayErrorCode = keyof typeof GATEWAY_ERRORS;
+
+export class GatewayError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: GatewayErrorCode,
+    options?: { cause?: unknown; info?: string },
+  ) {
+    super(options?.info ?? GATEWAY_ERRORS[code].info, options?.cause ? { cause: options.cause } : undefined);
+    this.name = 'GatewayError';
+    this.status = GATEWAY_ERRORS[code].status;
+  }
+}
+
+/** The bits of the request that choose the error's shape (from PHP's view of the query). */
+export interface ErrorFormat {
+  format?: string | undefined;
+  formatversion?: string | undefined;
+  callback?: string | undefined;
+  errorformat?: string | undefined;
+}
+
+/** ApiFormatJson::execute(): a callback must match this or MediaWiki refuses it (no reflected script). */
+const JSONP_CALLBACK = /^[\][.'"_A-Za-z0-9]*$/;
+const DOCREF = 'This error was produced by the wikiedge gateway in front of the wiki.';
+
+export interface RenderedError {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Render a gateway error as MediaWiki would render an API error for this request's format. */
+export function renderApiError(err: GatewayError, fmt: ErrorFormat): RenderedError {
+  const headers: Record<string, string> = {
+    'mediawiki-api-error': err.code,
+    'cache-control': 'private, must-revalidate, max-age=0',
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+  };
+  const fv2 = fmt.formatversion === '2' || fmt.formatversion === 'latest';
+  const modern = fmt.errorformat !== undefined && fmt.errorformat !== 'bc';
+  const payload = modern
+    ? fv2
+      ? { errors: [{ code: err.code, text: err.message, module: 'main' }], docref: DOCREF }
+      : { errors: [{ code: err.code, module: 'main', '*': err.message }], '*': DOCREF }
+    : {
+        error: fv2
+          ? { code: err.code, info: err.message, docref: DOCREF }
+          : { code: err.code, info: err.message, '*': DOCREF },
+      };
+
+  if (fmt.format === 'xml' || fmt.format === 'xmlfm') {
+    headers['content-type'] = 'text/xml; charset=utf-8';
+    const body = `<?xml version="1.0"?><api><error code="${xmlEscape(err.code)}" info="${xmlEscape(err.message)}" xml:space="preserve">${xmlEscape(DOCREF)}</error></api>`;
+    return { status: err.status, headers, body };
+  }
+  const json = JSON.stringify(payload);
+  if (fmt.callback !== undefined && JSONP_CALLBACK.test(fmt.callback)) {
+    headers['content-type'] = 'text/javascript; charset=utf-8';
+    return { status: err.status, headers, body: `/**/${fmt.callback}(${json})` };
+  }
+  headers['content-type'] = 'application/json; charset=utf-8';
+  return { status: err.status, headers, body: json };
+}
+
+/** Everything that is not api.php gets a plain-text error, as a generic proxy would send. */
+export function renderPlainError(err: GatewayError): RenderedError {
+  return {
+    status: err.status,
+    headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' },
+    body: `${err.status} ${err.message}\n`,
+  };
+}
+
+function xmlEscape(s: string): string {
+  return s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/**
+ * Map a transport failure (undici error codes) to a gateway error: one ladder, keeping the cause,
+ * as @fastify/reply-from's index.js does.
+ */
+export function fromUpstreamFailure(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  const code = (err as { code?: string } | null)?.code ?? '';
+  switch (code) {
+    case 'UND_ERR_CONNECT_TIMEOUT':
+    case 'UND_ERR_HEADERS_TIMEOUT':
+    case 'UND_ERR_BODY_TIMEOUT':
+    case 'ETIMEDOUT':
+      return new GatewayError('wikiedge-upstream-timeout', { cause: err });
+    case 'ECONNRESET':
+    case 'EPIPE':
+    case 'UND_ERR_SOCKET':
+    case 'UND_ERR_CLOSED':
+      return new GatewayError('wikiedge-upstream-reset', { cause: err });
+    case 'UND_ERR_INVALID_ARG':
+    case 'HPE_INVALID_CONSTANT':
+    case 'HPE_INVALID_HEADER_TOKEN':
+    case 'HPE_INVALID_CHUNK_SIZE':
+    case 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH':
+    case 'UND_ERR_RES_EXCEEDED_MAX_SIZE':
+      return new GatewayError('wikiedge-upstream-bad-response', { cause: err });
+    default:
+      if (code.startsWith('HPE_')) return new GatewayError('wikiedge-upstream-bad-response', { cause: err });
+      return new GatewayError('wikiedge-upstream-unreachable', { cause: err });
+  }
+}
+
+/** Failure kinds for metrics: a closed set. */
+export type UpstreamFailureKind = 'unreachable' | 'reset' | 'bad_response' | 'timeout';
+export function failureKind(err: GatewayError): UpstreamFailureKind {
+  switch (err.code) {
+    case 'wikiedge-upstream-timeout':
+      return 'timeout';
+    case 'wikiedge-upstream-reset':
+      return 'reset';
+    case 'wikiedge-upstream-bad-response':
+      return 'bad_response';
+    default:
+      return 'unreachable';
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * Header rules for what crosses the gateway, as pure functions over header maps.
+ *
+ * Requests: RFC 9110 §7.6.1 — hop-by-hop headers and every header named in `Connection` are not
+ * forwarded; `Proxy` is dropped (httpoxy, CVE-2016-5385). X-Forwarded-For is appended with the peer's
+ * address, and a client's own X-Forwarded-* are believed only when the peer is a configured trusted
+ * proxy (MediaWiki's WebRequest::getIP() then walks the chain itself, trusting $wgCdnServersNoPurge).
+ *
+ * `Host`: the upstream receives its own host (undici derives it from the origin), so a client's
+ * Host cannot steer what MediaWiki builds; the client's Host travels as X-Forwarded-Host.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  // Not hop-by-hop, but never forwarded: httpoxy; Host is replaced; Expect is answered by Node itself
+  // and undici refuses to send it.
+  'proxy',
+  'host',
+  'expect',
+  'http2-settings',
+]);
+
+/** Headers a shared answer must not depend on: the gateway fetches the full identity-encoded body. */
+const NOT_FOR_SHARED_FETCH = new Set([
+  'accept-encoding',
+  'if-none-match',
+  'if-match',
+  'if-modified-since',
+  'if-unmodified-since',
+  'if-range',
+  'range',
+]);
+
+export interface ForwardContext {
+  /** The TCP peer's address. */
+  peerAddress: string;
+  /** The peer is a configured trusted proxy (its X-Forwarded-* are believed). */
+  peerTrusted: boolean;
+  /** Protocol of our own listener. */
+  protocol: 'http' | 'https';
+  requestId: string;
+  /** The request is fetched to be stored: ask for the full, unencoded body. */
+  sharedFetch: boolean;
+}
+
+function connectionListed(value: string | string[] | undefined): Set<string> | undefined {
+  if (value === undefined) return undefined;
+  const listed = new Set<string>();
+  for (const part of (Array.isArray(value) ? value.join(',') : value).split(',')) {
+    const name = part.trim().toLowerCase();
+    if (name) listed.add(name);
+  }
+  return listed;
+}
+
+/** The headers to send upstream for a client's request. */
+export function upstreamRequestHeaders(
+  incoming: IncomingHttpHeaders,
+  ctx: ForwardContext,
+): Record<string, string | string[]> {
+  const listed = connectionListed(incoming.connection);
+  const out: Record<string, string | string[]> = {};
+  for (const name in incoming) {
+    const value = incoming[name];
+    if (value === undefined) continue;
+    if (HOP_BY_HOP.has(name) || listed?.has(name)) continue;
+    if (name.startsWith('x-forwarded-') || name === 'forwarded' || name === 'x-request-id') continue;
+    if (ctx.sharedFetch && NOT_FOR_SHARED_FETCH.has(name)) continue;
+    out[name] = value;
+  }
+  const clientXff = ctx.peerTrusted ? headerString(incoming['x-forwarded-for']) : undefined;
+  out['x-forwarded-for'] = clientXff ? `${clientXff}, ${ctx.peerAddress}` : ctx.peerAddress;
+  const proto = ctx.peerTrusted ? headerString(incoming['x-forwarded-proto']) : undefined;
+  out['x-forwarded-proto'] = proto === 'https' || proto === 'http' ? proto : ctx.protocol;
+  const forwardedHost = ctx.peerTrusted ? headerString(incoming['x-forwarded-host']) : undefined;
+  const host = forwardedHost ?? headerString(incoming.host);
+  if (host) out['x-forwarded-host'] = host;
+  out['x-request-id'] = ctx.requestId;
+  return out;
+}
+
+/** The effective X-Forwarded-Proto we send upstream: part of the cache key ($wgVaryOnXFP). */
+export function effectiveForwardedProto(
+  incoming: IncomingHttpHeaders,
+  ctx: Omit<ForwardContext, 'requestId' | 'sharedFetch'>,
+): string {
+  const proto = ctx.peerTrusted ? headerString(incoming['x-forwarded-proto']) : undefined;
+  return proto === 'https' || proto === 'http' ? proto : ctx.protocol;
+}
+
+/** Response headers from the wiki, minus hop-by-hop ones and those Node computes itself. */
+export function downstreamResponseHeaders(
+  upstream: Record<string, string | string[] | undefined>,
+  opts: { dropLength: boolean },
+): Record<string, string | string[]> {
+  const listed = connectionListed(upstream['connection']);
+  const out: Record<string, string | string[]> = {};
+  for (const name in upstream) {
+    const value = upstream[name];
+    if (value === undefined) continue;
+    if (HOP_BY_HOP.has(name) || listed?.has(name)) continue;
+    if (opts.dropLength && name === 'content-length') continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+export function headerString(value: string | string[] | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  return Array.isArray(value) ? value.join(', ') : value;
+}

@@ -1,0 +1,99 @@
+/**
+ * The gateway's parts, built once from the frozen config and handed to every step. I/O lives in
+ * `upstream` and `store`; everything else here is configuration or a pure function.
+ */
+import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
+import { Coalescer } from './cache/coalescer.js';
+import { type CacheEntry, CacheStore } from './cache/store.js';
+import type { Config } from './config.js';
+import { DebuginfoMetrics } from './debuginfo/record.js';
+import { type IdentityRules, identityRules } from './identity.js';
+import { Metrics, moduleLabeller } from './metrics.js';
+import type { CookieNames } from './set-cookie.js';
+import { Upstream } from './upstream.js';
+
+/** Where a request is going, computed once in onRequest. */
+export interface RequestTarget {
+  /** The request's path with dot segments and repeated slashes resolved (for routing only). */
+  readonly path: string;
+  /** The path exactly as received. */
+  readonly rawPath: string;
+  /** The query string as received, without `?`. */
+  readonly rawQuery: string;
+  /** The origin-form target forwarded to the wiki, byte for byte as received. */
+  readonly upstreamPath: string;
+}
+
+export interface Gateway {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly upstream: Upstream;
+  readonly store: CacheStore;
+  readonly coalescer: Coalescer<CacheEntry>;
+  readonly registry: Registry;
+  readonly metrics: Metrics;
+  readonly debuginfoMetrics: DebuginfoMetrics;
+  readonly identityRules: IdentityRules;
+  readonly cookieNames: CookieNames;
+  readonly moduleLabel: (modules: readonly string[]) => string;
+  /** Milliseconds; injected so tests control time. */
+  readonly now: () => number;
+  readonly random: () => number;
+  readonly trusted: ReadonlySet<string>;
+}
+
+export interface GatewayDeps {
+  readonly now?: () => number;
+  readonly random?: () => number;
+  readonly registry?: Registry;
+}
+
+export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {}): Gateway {
+  const now = deps.now ?? (() => performance.timeOrigin + performance.now());
+  const registry = deps.registry ?? new Registry();
+  let metrics: Metrics | undefined;
+  const store = new CacheStore({
+    sharedMaxBytes: config.cacheSharedMaxBytes,
+    sessionMaxBytes: config.cacheSessionMaxBytes,
+    maxEntries: config.cacheMaxEntries,
+    graceMs: config.graceSeconds * 1000,
+    staleIfErrorMs: config.staleIfErrorSeconds * 1000,
+    now,
+    onEvict: (tier, reason, count) => metrics?.evicted(tier, reason, count),
+  });
+  metrics = new Metrics(registry, { store });
+  const rules = identityRules({
+    cookiePrefix: config.cookiePrefix,
+    sessionName: config.sessionName,
+    sessionJwtCookie: config.sessionJwtCookie,
+    secret: config.identitySecret,
+  });
+  return {
+    config,
+    log,
+    upstream: new Upstream({
+      origin: config.upstream,
+      connectTimeoutMs: config.upstreamConnectTimeoutMs,
+      responseTimeoutMs: config.upstreamResponseTimeoutMs,
+      connections: config.upstreamConnections,
+    }),
+    store,
+    coalescer: new Coalescer<CacheEntry>(config.coalesceWaitMs),
+    registry,
+    metrics,
+    debuginfoMetrics: new DebuginfoMetrics(registry),
+    identityRules: rules,
+    cookieNames: { sessionCookie: rules.sessionCookie, cookiePrefix: config.cookiePrefix },
+    moduleLabel: moduleLabeller(Object.keys(config.modules)),
+    now,
+    random: deps.random ?? Math.random,
+    trusted: new Set(config.trustedProxies),
+  };
+}
+
+/** IPv4-mapped IPv6 peers (`::ffff:127.0.0.1`) compare as their IPv4 address. */
+export function peerAddress(remote: string | undefined): string {
+  if (!remote) return '';
+  return remote.startsWith('::ffff:') && remote.includes('.') ? remote.slice(7) : remote;
+}

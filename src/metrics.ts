@@ -1,0 +1,296 @@
+/**
+ * Every metric the gateway exports, declared once against an injected registry (never the global
+ * one, so tests do not collide), with labels whose values come from closed sets.
+ * Prometheus naming: one prefix, base units, `_total` on counters, `_info` for build metadata.
+ */
+import { Counter, Gauge, Histogram, type Registry, collectDefaultMetrics } from 'prom-client';
+import type { CacheStore, EvictionReason } from './cache/store.js';
+import type { Tier } from './api/policy.js';
+import type { CookieEvent, CookieLabel } from './set-cookie.js';
+import type { UpstreamFailureKind } from './errors.js';
+
+/** What happened to a request; the same words in `X-Cache`, logs and metrics. */
+export type Disposition = 'hit' | 'stale' | 'coalesced' | 'miss' | 'pass' | 'bypass' | 'error' | 'purge';
+export const DISPOSITIONS: readonly Disposition[] = [
+  'hit',
+  'stale',
+  'coalesced',
+  'miss',
+  'pass',
+  'bypass',
+  'error',
+  'purge',
+];
+
+/**
+ * Module label values: MediaWiki 1.39 core's API actions and query submodules, plus Wikibase's
+ * wbavailablebadges and whatever the operator's module table names. Anything else is `other`, so
+ * a client inventing module names cannot grow the series count.
+ */
+const KNOWN_MODULES = [
+  // actions
+  'block',
+  'changeauthenticationdata',
+  'changecontentmodel',
+  'checktoken',
+  'clearhasmsg',
+  'clientlogin',
+  'compare',
+  'createaccount',
+  'delete',
+  'edit',
+  'emailuser',
+  'expandtemplates',
+  'feedcontributions',
+  'feedrecentchanges',
+  'feedwatchlist',
+  'filerevert',
+  'help',
+  'imagerotate',
+  'import',
+  'linkaccount',
+  'login',
+  'logout',
+  'managetags',
+  'mergehistory',
+  'move',
+  'opensearch',
+  'options',
+  'paraminfo',
+  'parse',
+  'patrol',
+  'protect',
+  'purge',
+  'query',
+  'removeauthenticationdata',
+  'resetpassword',
+  'revisiondelete',
+  'rollback',
+  'rsd',
+  'setnotificationtimestamp',
+  'setpagelanguage',
+  'spamblacklist',
+  'tag',
+  'unblock',
+  'undelete',
+  'unlinkaccount',
+  'upload',
+  'userrights',
+  'validatepassword',
+  'watch',
+  'wbavailablebadges',
+  // query submodules (list, prop, meta)
+  'allcategories',
+  'alldeletedrevisions',
+  'allfileusages',
+  'allimages',
+  'alllinks',
+  'allpages',
+  'allredirects',
+  'allrevisions',
+  'alltransclusions',
+  'allusers',
+  'backlinks',
+  'blocks',
+  'categorymembers',
+  'deletedrevs',
+  'embeddedin',
+  'exturlusage',
+  'filearchive',
+  'imageusage',
+  'iwbacklinks',
+  'langbacklinks',
+  'logevents',
+  'mystashedfiles',
+  'pagepropnames',
+  'pageswithprop',
+  'prefixsearch',
+  'protectedtitles',
+  'querypage',
+  'random',
+  'recentchanges',
+  'search',
+  'tags',
+  'usercontribs',
+  'users',
+  'watchlist',
+  'watchlistraw',
+  'categories',
+  'categoryinfo',
+  'contributors',
+  'deletedrevisions',
+  'duplicatefiles',
+  'extlinks',
+  'fileusage',
+  'imageinfo',
+  'images',
+  'info',
+  'iwlinks',
+  'langlinks',
+  'links',
+  'linkshere',
+  'pageprops',
+  'redirects',
+  'revisions',
+  'stashimageinfo',
+  'templates',
+  'transcludedin',
+  'allmessages',
+  'authmanagerinfo',
+  'filerepoinfo',
+  'languageinfo',
+  'siteinfo',
+  'tokens',
+  'userinfo',
+];
+
+export function moduleLabeller(extra: readonly string[]): (modules: readonly string[]) => string {
+  const known = new Set([...KNOWN_MODULES, ...extra]);
+  return (modules) => {
+    const action = modules[0] ?? 'help';
+    if (!known.has(action)) return 'other';
+    if (action !== 'query' || modules.length === 1) return action;
+    // One series per query submodule; several at once are folded, so combinations cannot explode.
+    if (modules.length > 2) return 'query+multiple';
+    const sub = modules[1]!;
+    return known.has(sub) ? `query+${sub}` : 'query+other';
+  };
+}
+
+export function statusClass(status: number): string {
+  return status >= 100 && status < 600 ? `${Math.floor(status / 100)}xx` : 'other';
+}
+
+/** MediaWiki API error codes seen, bounded: after this many distinct codes the rest are `other`. */
+const MAX_ERROR_CODES = 64;
+
+export class Metrics {
+  readonly requests: Counter<'disposition' | 'module' | 'method' | 'status_class'>;
+  readonly requestDuration: Histogram<'disposition'>;
+  readonly upstreamDuration: Histogram<'outcome'>;
+  readonly upstreamRequests: Counter<'reason'>;
+  readonly upstreamFailures: Counter<'kind'>;
+  readonly evictions: Counter<'tier' | 'reason'>;
+  readonly coalescedWaiters: Counter;
+  readonly apiErrors: Counter<'code'>;
+  readonly cookieNormalisations: Counter<'event' | 'cookie'>;
+  readonly notStored: Counter<'reason'>;
+  private readonly errorCodes = new Set<string>();
+  private readonly methods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH', 'PURGE']);
+
+  constructor(
+    readonly registry: Registry,
+    opts: { store?: CacheStore; collectDefaults?: boolean } = {},
+  ) {
+    const registers = [registry];
+    if (opts.collectDefaults !== false) collectDefaultMetrics({ register: registry, prefix: 'wikiedge_' });
+    this.requests = new Counter({
+      name: 'wikiedge_requests_total',
+      help: 'Client requests by disposition (the X-Cache value), module, method and status class.',
+      labelNames: ['disposition', 'module', 'method', 'status_class'] as const,
+      registers,
+    });
+    this.requestDuration = new Histogram({
+      name: 'wikiedge_request_duration_seconds',
+      help: 'Time from request to the last byte handed to the socket, by disposition.',
+      labelNames: ['disposition'] as const,
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+      registers,
+    });
+    this.upstreamDuration = new Histogram({
+      name: 'wikiedge_upstream_duration_seconds',
+      help: 'Time the wiki took to answer (headers and body), by outcome.',
+      labelNames: ['outcome'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.upstreamRequests = new Counter({
+      name: 'wikiedge_upstream_requests_total',
+      help: 'Requests sent to the wiki, by why (miss, pass, refresh).',
+      labelNames: ['reason'] as const,
+      registers,
+    });
+    this.upstreamFailures = new Counter({
+      name: 'wikiedge_upstream_failures_total',
+      help: 'Requests to the wiki that failed, by kind.',
+      labelNames: ['kind'] as const,
+      registers,
+    });
+    this.evictions = new Counter({
+      name: 'wikiedge_cache_evictions_total',
+      help: 'Entries removed from a tier, by reason (size, expired, purge, logout, replaced).',
+      labelNames: ['tier', 'reason'] as const,
+      registers,
+    });
+    this.coalescedWaiters = new Counter({
+      name: 'wikiedge_coalesced_waiters_total',
+      help: 'Requests that waited for an identical request already on its way to the wiki.',
+      registers,
+    });
+    this.apiErrors = new Counter({
+      name: 'wikiedge_api_errors_total',
+      help: 'MediaWiki API errors (MediaWiki-API-Error header) by code.',
+      labelNames: ['code'] as const,
+      registers,
+    });
+    this.cookieNormalisations = new Counter({
+      name: 'wikiedge_cookie_normalisations_total',
+      help: 'Set-Cookie handling: dropped and relayed deletions, sessions started, logout evictions.',
+      labelNames: ['event', 'cookie'] as const,
+      registers,
+    });
+    this.notStored = new Counter({
+      name: 'wikiedge_not_stored_total',
+      help: 'Answers to cacheable requests that were not stored, by reason.',
+      labelNames: ['reason'] as const,
+      registers,
+    });
+    const store = opts.store;
+    const tiers: Tier[] = ['shared', 'session'];
+    const gauge = (name: string, help: string, pick: (s: ReturnType<CacheStore['stats']>) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['tier'] as const,
+        registers,
+        collect() {
+          if (!store) return;
+          for (const tier of tiers) this.set({ tier }, pick(store.stats(tier)));
+        },
+      });
+    gauge('wikiedge_cache_entries', 'Entries held, by tier.', (s) => s.entries);
+    gauge('wikiedge_cache_bytes', 'Bytes held (bodies, headers and overhead), by tier.', (s) => s.bytes);
+    gauge('wikiedge_cache_budget_bytes', 'Byte budget, by tier.', (s) => s.budget);
+  }
+
+  method(m: string): string {
+    return this.methods.has(m) ? m : 'other';
+  }
+
+  apiError(header: string): void {
+    for (const raw of header.split(',')) {
+      const code = raw.trim();
+      if (!code) continue;
+      if (!this.errorCodes.has(code) && this.errorCodes.size >= MAX_ERROR_CODES) {
+        this.apiErrors.inc({ code: 'other' });
+        continue;
+      }
+      // MediaWiki's codes are short identifiers; anything else is folded.
+      const label = /^[a-z0-9_-]{1,64}$/i.test(code) ? code : 'other';
+      this.errorCodes.add(label);
+      this.apiErrors.inc({ code: label });
+    }
+  }
+
+  cookie(event: CookieEvent, cookie: CookieLabel): void {
+    this.cookieNormalisations.inc({ event, cookie });
+  }
+
+  evicted(tier: Tier, reason: EvictionReason, count: number): void {
+    this.evictions.inc({ tier, reason }, count);
+  }
+
+  upstreamFailure(kind: UpstreamFailureKind): void {
+    this.upstreamFailures.inc({ kind });
+  }
+}

@@ -1,0 +1,48 @@
+// In-process stand-ins for the wiki, for faults a real wiki cannot produce on demand.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export interface FakeUpstream {
+  readonly url: string;
+  readonly server: Server;
+  readonly requests: IncomingMessage[];
+  openSockets(): number;
+  close(): Promise<void>;
+}
+
+export async function startFakeUpstream(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<FakeUpstream> {
+  const requests: IncomingMessage[] = [];
+  const sockets = new Set<Socket>();
+  const server = createServer((req, res) => {
+    requests.push(req);
+    handler(req, res);
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    server,
+    requests,
+    openSockets: () => sockets.size,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A port nothing listens on (bound, then released). */
+export async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return port;
+}

@@ -1,0 +1,55 @@
+// Start the real gateway (build() + listen on port 0) in this process, against any upstream.
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { type Built, build } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import type { GatewayDeps } from '../../src/gateway.js';
+import { createLogger } from '../../src/logging.js';
+
+export interface RunningGateway {
+  readonly url: string;
+  readonly apiUrl: string;
+  readonly adminUrl: string;
+  readonly built: Built;
+  /** Every log line written, parsed. */
+  readonly logs: Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+export async function startGateway(
+  upstream: string,
+  env: Record<string, string> = {},
+  deps: GatewayDeps = {},
+): Promise<RunningGateway> {
+  const config = loadConfig({
+    WIKIEDGE_UPSTREAM: upstream,
+    WIKIEDGE_HOST: '127.0.0.1',
+    WIKIEDGE_PORT: '0',
+    WIKIEDGE_ADMIN_PORT: '0',
+    WIKIEDGE_LOG_LEVEL: 'info',
+    // Deterministic TTLs in tests; jitter is tested in the policy unit tests.
+    WIKIEDGE_TTL_JITTER_RATIO: '0',
+    ...env,
+  });
+  const logs: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line) logs.push(JSON.parse(line));
+      done();
+    },
+  });
+  const built = await build(config, createLogger(config.logLevel, { destination: sink }), deps);
+  await built.publicApp.listen({ host: '127.0.0.1', port: 0 });
+  await built.adminApp.listen({ host: '127.0.0.1', port: 0 });
+  const port = (built.publicApp.server.address() as AddressInfo).port;
+  const adminPort = (built.adminApp.server.address() as AddressInfo).port;
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    apiUrl: `${url}${config.apiPath}`,
+    adminUrl: `http://127.0.0.1:${adminPort}`,
+    built,
+    logs,
+    close: () => built.close(),
+  };
+}

@@ -1,0 +1,41 @@
+// A small HTTP client for tests: raw header access, any method, body as text.
+import { request } from 'undici';
+
+export interface TestResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+export async function http(
+  url: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<TestResponse> {
+  const res = await request(url, {
+    method: (opts.method ?? 'GET') as 'GET',
+    headers: opts.headers ?? {},
+    body: opts.body ?? null,
+  });
+  const body = await res.body.text();
+  return { status: res.statusCode, headers: res.headers, body };
+}
+
+export function header(res: TestResponse, name: string): string | undefined {
+  const v = res.headers[name];
+  return Array.isArray(v) ? v.join(', ') : v;
+}
+
+export function setCookieNames(res: TestResponse): string[] {
+  const v = res.headers['set-cookie'];
+  const lines = v === undefined ? [] : Array.isArray(v) ? v : [v];
+  return lines.map((l) => l.slice(0, l.indexOf('='))).sort();
+}
+
+/** Fields that differ between two identical requests (timestamps, request ids, timings). */
+export function withoutVolatile(body: string): string {
+  return body
+    .replace(/"time":"[^"]*"/g, '"time":"-"')
+    .replace(/"wgRequestId":"[^"]*"/g, '"wgRequestId":"-"')
+    .replace(/"wgBackendResponseTime":\d+/g, '"wgBackendResponseTime":0')
+    .replace(/ time="[^"]*"/g, ' time="-"');
+}

@@ -1,0 +1,90 @@
+// The configuration is validated once; every error names the key and the rule.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, describeConfig, loadConfig } from '../../src/config.js';
+
+const base = { WIKIEDGE_UPSTREAM: 'http://127.0.0.1:8080' };
+
+function errorOf(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('configuration', () => {
+  it('has documented defaults', () => {
+    const c = loadConfig(base);
+    expect(c).toMatchObject({
+      host: '0.0.0.0',
+      port: 8080,
+      adminHost: '127.0.0.1',
+      adminPort: 8081,
+      apiPath: '/w/api.php',
+      cookiePrefix: 'wiki',
+      logLevel: 'info',
+      debuginfo: 'strip',
+      trustedProxies: ['127.0.0.1', '::1'],
+    });
+    expect(c.identitySecret.length).toBe(32);
+  });
+
+  it.each([
+    [{}, 'WIKIEDGE_UPSTREAM', 'is required'],
+    [{ WIKIEDGE_UPSTREAM: 'not a url' }, 'WIKIEDGE_UPSTREAM', 'absolute'],
+    [{ WIKIEDGE_UPSTREAM: 'ftp://wiki' }, 'WIKIEDGE_UPSTREAM', 'http'],
+    [{ ...base, WIKIEDGE_UPSTREAM: 'http://wiki/w' }, 'WIKIEDGE_UPSTREAM', 'bare origin'],
+    [{ ...base, WIKIEDGE_PORT: '70000' }, 'WIKIEDGE_PORT', 'from 0 to 65535'],
+    [{ ...base, WIKIEDGE_PORT: 'eighty' }, 'WIKIEDGE_PORT', 'integer'],
+    [{ ...base, WIKIEDGE_LOG_LEVEL: 'loud' }, 'WIKIEDGE_LOG_LEVEL', 'one of'],
+    [{ ...base, WIKIEDGE_API_PATH: 'w/api.php' }, 'WIKIEDGE_API_PATH', 'normalised absolute path'],
+    [{ ...base, WIKIEDGE_COOKIE_PREFIX: 'wiki.x' }, 'WIKIEDGE_COOKIE_PREFIX', 'A-Z'],
+    [
+      { ...base, WIKIEDGE_TRUSTED_PROXIES: '10.0.0.1,example.org' },
+      'WIKIEDGE_TRUSTED_PROXIES',
+      'IP addresses',
+    ],
+    [{ ...base, WIKIEDGE_IDENTITY_SECRET: 'short' }, 'WIKIEDGE_IDENTITY_SECRET', 'at least 16'],
+    [{ ...base, WIKIEDGE_MODULES: '{"query":{"ttl":5}}' }, 'WIKIEDGE_MODULES.query.ttl', 'not a known rule'],
+    [{ ...base, WIKIEDGE_TTL_PUBLIC_SECONDS: '7200' }, 'WIKIEDGE_TTL_PUBLIC_SECONDS', 'must not exceed'],
+    [{ ...base, WIKIEDGE_PORTT: '1' }, 'WIKIEDGE_PORTT', 'not a known configuration key'],
+  ])('%j → %s', (env, key, rule) => {
+    const err = errorOf(env as Record<string, string>);
+    expect(err.key).toBe(key);
+    expect(err.message).toContain(rule);
+  });
+
+  it('reads a YAML file named by WIKIEDGE_CONFIG; the environment overrides it', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'wikiedge-config-'));
+    const file = path.join(dir, 'wikiedge.yaml');
+    writeFileSync(
+      file,
+      'upstream: http://wiki:80\nport: 9000\nmodules:\n  wbavailablebadges:\n    ttlSeconds: 120\n',
+    );
+    const c = loadConfig({ WIKIEDGE_CONFIG: file, WIKIEDGE_PORT: '9001' });
+    expect(c.upstream.origin).toBe('http://wiki');
+    expect(c.port).toBe(9001);
+    expect(c.modules['wbavailablebadges']?.ttlSeconds).toBe(120);
+  });
+
+  it('rejects unknown keys in the file', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'wikiedge-config-'));
+    const file = path.join(dir, 'wikiedge.json');
+    writeFileSync(file, JSON.stringify({ upstream: 'http://wiki', prot: 1 }));
+    expect(errorOf({ WIKIEDGE_CONFIG: file }).key).toBe('prot');
+  });
+
+  it('is frozen, and the secret is never described', () => {
+    const c = loadConfig({ ...base, WIKIEDGE_IDENTITY_SECRET: 'a-very-secret-value-1234' });
+    expect(Object.isFrozen(c)).toBe(true);
+    expect(() => {
+      (c as { port: number }).port = 1;
+    }).toThrow();
+    expect(JSON.stringify(describeConfig(c))).not.toContain('a-very-secret-value-1234');
+  });
+});

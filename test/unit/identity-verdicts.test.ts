@@ -1,0 +1,267 @@
+/**
+ * Who is asking, from the request's Cookie header, Authorization, query and Treat-as-Untrusted,
+ * against what MediaWiki 1.39 decides:
+ *  - credentials are CookieSessionProvider::getVaryCookies(): `{prefix}Token`, `{prefix}LoggedOut`,
+ *    the session cookie, `forceHTTPS` (+ `sessionJwt` where enabled), looked up in PHP's `$_COOKIE`
+ *    (names with `.`/space mangled to `_`, first duplicate wins, names not url-decoded, values
+ *    raw-url-decoded), with 'deleted' and '' treated as absent (CookieSessionProvider::getCookie);
+ *  - `{prefix}UserID` / `{prefix}UserName` alone authenticate nobody (provideSessionInfo returns
+ *    null without a session id or token);
+ *  - ApiMain::lacksSameOriginSecurity() (SOURCE-NOTES §8): WebRequest::getVal('callback') !== null,
+ *    getVal('origin') === '*', or any Treat-as-Untrusted header → anonymous. getVal() returns the
+ *    default (null) for arrays, so `callback[]=x` does not suppress.
+ */
+import { describe, expect, it } from 'vitest';
+import { type Identity, identify, identityRules, isLoginSuppressed } from '../../src/identity.js';
+import { parsePhpQuery } from '../../src/php/php-input.js';
+
+const SECRET = Buffer.from('identity-verdicts secret one');
+const RULES = identityRules({
+  cookiePrefix: 'wiki',
+  sessionName: '',
+  sessionJwtCookie: true,
+  secret: SECRET,
+});
+const RULES_NO_JWT = identityRules({
+  cookiePrefix: 'wiki',
+  sessionName: '',
+  sessionJwtCookie: false,
+  secret: SECRET,
+});
+
+interface Req {
+  cookie?: string;
+  authorization?: string;
+  query?: string;
+  treatAsUntrusted?: boolean;
+}
+
+function who(req: Req, rules = RULES): Identity {
+  return identify(
+    {
+      cookieHeader: req.cookie,
+      authorization: req.authorization,
+      treatAsUntrusted: req.treatAsUntrusted ?? false,
+      query: parsePhpQuery(req.query ?? ''),
+    },
+    rules,
+  );
+}
+
+type Verdict = 'anonymous' | 'suppressed' | 'session' | 'unsure';
+
+function verdictOf(id: Identity): Verdict {
+  if (id.kind === 'anonymous') return id.loginSuppressed ? 'suppressed' : 'anonymous';
+  return id.kind;
+}
+
+// [what it shows, Cookie header as PHP receives it, MediaWiki's verdict].
+const COOKIE_TABLE: Array<[string, string, Verdict]> = [
+  ['the session cookie', 'wiki_session=abc', 'session'],
+  ["a '.' in the name: PHP makes `wiki.session` into wiki_session", 'wiki.session=abc', 'session'],
+  ['a space in the name: PHP makes `wiki session` into wiki_session', 'wiki session=abc', 'session'],
+  ['a space before `=` makes the name wiki_session_', 'wiki_session =abc', 'anonymous'],
+  ['leading spaces of a name are dropped', '   wiki_session=abc', 'session'],
+  ['no space after `;`', 'foo=1;wiki_session=abc', 'session'],
+  [
+    'duplicates: the first wins, and a first `deleted` means absent',
+    'wiki_session=deleted; wiki_session=abc',
+    'anonymous',
+  ],
+  ['duplicates: the first wins', 'wiki_session=abc; wiki_session=deleted', 'session'],
+  ["'deleted' is absent", 'wiki_session=deleted', 'anonymous'],
+  ['an empty value is absent', 'wiki_session=', 'anonymous'],
+  ['no `=` at all is an empty value', 'wiki_session', 'anonymous'],
+  ["'deleted' url-encoded is still 'deleted' after raw-url-decoding", 'wiki_session=%64eleted', 'anonymous'],
+  ['cookie names are not url-decoded', '%77iki_session=abc', 'anonymous'],
+  ['two Cookie header lines, joined by Node', ['foo=1', 'wiki_session=abc'].join('; '), 'session'],
+  ['another prefix is not a credential', 'otherwiki_session=abc', 'anonymous'],
+  ['another prefix is not a credential (Token)', 'otherwikiToken=abc', 'anonymous'],
+  ['wikiToken is a vary cookie', 'wikiToken=t', 'session'],
+  ['wikiLoggedOut is a vary cookie', 'wikiLoggedOut=20261120215525', 'session'],
+  ['forceHTTPS is a vary cookie', 'forceHTTPS=true', 'session'],
+  ['sessionJwt (JWT sessions enabled)', 'sessionJwt=eyJ0', 'session'],
+  ['wikiUserID alone authenticates nobody', 'wikiUserID=1', 'anonymous'],
+  ['wikiUserName alone authenticates nobody', 'wikiUserName=Admin', 'anonymous'],
+  ['wikiUserID + wikiUserName without token or session', 'wikiUserID=1; wikiUserName=Admin', 'anonymous'],
+  ['capture 39: foo + wikiUserName', 'foo=bar; wikiUserName=Bob', 'anonymous'],
+  [
+    'capture 30: wikiToken and forceHTTPS among them',
+    'wikiUserID=1; wikiUserName=Admin; wikiToken=0000; forceHTTPS=true',
+    'session',
+  ],
+  ['array-shaped session cookie: MediaWiki would get an array', 'wiki_session[a]=1', 'unsure'],
+  ['array-shaped token', 'wikiToken[]=1', 'unsure'],
+  ['array-shaped forceHTTPS', 'forceHTTPS[x]=1', 'unsure'],
+  ['array-shaped non-credential is ignored', 'wikiUserID[a]=1', 'anonymous'],
+  ['`wiki.session[a]` is wiki_session[a]: unsure', 'wiki.session[a]=1', 'unsure'],
+  ['unrelated cookies only', 'foo=bar; _ga=GA1.2.3', 'anonymous'],
+];
+
+describe('Cookie header → verdict', () => {
+  it.each(COOKIE_TABLE)('%s: %j → %s', (_what, cookie, expected) => {
+    expect(verdictOf(who({ cookie }))).toBe(expected);
+  });
+
+  it('sessionJwt is not a credential when JWT sessions are off', () => {
+    expect(verdictOf(who({ cookie: 'sessionJwt=eyJ0' }, RULES_NO_JWT))).toBe('anonymous');
+  });
+
+  it('$wgSessionName replaces {prefix}_session', () => {
+    const rules = identityRules({
+      cookiePrefix: 'wiki',
+      sessionName: 'mysess',
+      sessionJwtCookie: false,
+      secret: SECRET,
+    });
+    expect(verdictOf(who({ cookie: 'mysess=abc' }, rules))).toBe('session');
+    expect(verdictOf(who({ cookie: 'wiki_session=abc' }, rules))).toBe('anonymous');
+    expect(verdictOf(who({ cookie: 'wikiToken=abc' }, rules))).toBe('session');
+  });
+
+  it('no Cookie header, or an empty one', () => {
+    expect(verdictOf(who({}))).toBe('anonymous');
+    expect(verdictOf(who({ cookie: '' }))).toBe('anonymous');
+  });
+});
+
+describe('Authorization', () => {
+  it('any non-empty Authorization is a credential', () => {
+    expect(verdictOf(who({ authorization: 'Bearer abc' }))).toBe('session');
+  });
+  it('an empty Authorization is none', () => {
+    expect(verdictOf(who({ authorization: '' }))).toBe('anonymous');
+  });
+  it('login suppression wins over Authorization', () => {
+    expect(verdictOf(who({ authorization: 'Bearer abc', query: 'origin=*' }))).toBe('suppressed');
+  });
+});
+
+// [what it shows, query, Treat-as-Untrusted present, verdict for a request holding wiki_session].
+const SUPPRESSION_TABLE: Array<[string, string, boolean, Verdict]> = [
+  ['callback=x (JSONP)', 'action=query&callback=x', false, 'suppressed'],
+  ['callback= (empty string is not null)', 'action=query&callback=', false, 'suppressed'],
+  ['callback with no `=`', 'action=query&callback', false, 'suppressed'],
+  ['callback[]=x: getVal() returns null for arrays', 'action=query&callback[]=x', false, 'session'],
+  ['callback[a]=x: an array too', 'action=query&callback[a]=x', false, 'session'],
+  ['origin=*', 'action=query&origin=*', false, 'suppressed'],
+  ['origin=%2A decodes to *', 'action=query&origin=%2A', false, 'suppressed'],
+  [
+    'origin=https://a is credentialed CORS, not suppressed',
+    'action=query&origin=https://a',
+    false,
+    'session',
+  ],
+  ['origin[]=*: an array', 'action=query&origin[]=*', false, 'session'],
+  ['origin=** is not *', 'action=query&origin=**', false, 'session'],
+  ['a Treat-as-Untrusted header', 'action=query', true, 'suppressed'],
+  ['call.back is PHP`s call_back, not callback', 'action=query&call.back=x', false, 'session'],
+  [
+    'last duplicate wins in $_GET: origin=*&origin=https://a',
+    'action=query&origin=*&origin=https://a',
+    false,
+    'session',
+  ],
+  [
+    'last duplicate wins in $_GET: origin=https://a&origin=*',
+    'action=query&origin=https://a&origin=*',
+    false,
+    'suppressed',
+  ],
+];
+
+describe('login suppression (ApiMain::lacksSameOriginSecurity)', () => {
+  it.each(SUPPRESSION_TABLE)('%s: %j → %s', (_what, query, treatAsUntrusted, expected) => {
+    expect(verdictOf(who({ cookie: 'wiki_session=abc; wikiToken=t', query, treatAsUntrusted }))).toBe(
+      expected,
+    );
+    expect(isLoginSuppressed({ query: parsePhpQuery(query), treatAsUntrusted })).toBe(
+      expected === 'suppressed',
+    );
+  });
+
+  it('suppression also wins over an array-shaped credential (MediaWiki never reads it)', () => {
+    expect(verdictOf(who({ cookie: 'wiki_session[a]=1', query: 'callback=x' }))).toBe('suppressed');
+  });
+});
+
+describe('slot and variant', () => {
+  function sessionOf(req: Req, rules = RULES): { slot: string; variant: string } {
+    const id = who(req, rules);
+    if (id.kind !== 'session') throw new Error(`expected a session, got ${id.kind}`);
+    return { slot: id.slot, variant: id.variant };
+  }
+
+  it('same wiki_session, different wikiToken: same slot, different variant', () => {
+    const a = sessionOf({ cookie: 'wiki_session=s1; wikiToken=t1' });
+    const b = sessionOf({ cookie: 'wiki_session=s1; wikiToken=t2' });
+    expect(a.slot).toBe(b.slot);
+    expect(a.variant).not.toBe(b.variant);
+  });
+
+  it('wikiUserID/wikiUserName change neither slot nor variant (not credentials)', () => {
+    const a = sessionOf({ cookie: 'wiki_session=s1; wikiToken=t1' });
+    const b = sessionOf({ cookie: 'wiki_session=s1; wikiUserName=Admin; wikiUserID=1; wikiToken=t1' });
+    expect(b).toEqual(a);
+  });
+
+  it('different sessions: different slots', () => {
+    expect(sessionOf({ cookie: 'wiki_session=s1' }).slot).not.toBe(
+      sessionOf({ cookie: 'wiki_session=s2' }).slot,
+    );
+  });
+
+  it('the value PHP decodes is what counts: %61bc is abc, but + stays + in cookies', () => {
+    expect(sessionOf({ cookie: 'wiki_session=%61bc' })).toEqual(sessionOf({ cookie: 'wiki_session=abc' }));
+    expect(sessionOf({ cookie: 'wiki.session=abc' })).toEqual(sessionOf({ cookie: 'wiki_session=abc' }));
+    expect(sessionOf({ cookie: 'wiki_session=a+b' }).slot).not.toBe(
+      sessionOf({ cookie: 'wiki_session=a%20b' }).slot,
+    );
+  });
+
+  it('a duplicate later cookie changes nothing (first wins)', () => {
+    expect(sessionOf({ cookie: 'wiki_session=s1; wiki_session=s2' })).toEqual(
+      sessionOf({ cookie: 'wiki_session=s1' }),
+    );
+  });
+
+  it('raw cookie values never appear in the slot or variant', () => {
+    const session = 'RAWSESSIONVALUE0123456789abcdef';
+    const token = 'RAWTOKENVALUE0123456789abcdef';
+    const id = sessionOf({
+      cookie: `wiki_session=${session}; wikiToken=${token}`,
+      authorization: 'Bearer RAWAUTHVALUE',
+    });
+    for (const s of [id.slot, id.variant]) {
+      for (const raw of [session, token, 'RAWAUTHVALUE', 'wiki_session', 'wikiToken'])
+        expect(s).not.toContain(raw);
+      expect(s).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    }
+  });
+
+  it('different secrets give different slots and variants', () => {
+    const other = identityRules({
+      cookiePrefix: 'wiki',
+      sessionName: '',
+      sessionJwtCookie: true,
+      secret: Buffer.from('identity-verdicts secret two'),
+    });
+    const a = sessionOf({ cookie: 'wiki_session=s1; wikiToken=t1' });
+    const b = sessionOf({ cookie: 'wiki_session=s1; wikiToken=t1' }, other);
+    expect(a.slot).not.toBe(b.slot);
+    expect(a.variant).not.toBe(b.variant);
+  });
+
+  it('without a session cookie the slot is keyed on all credentials', () => {
+    const a = sessionOf({ cookie: 'wikiToken=t1' });
+    const b = sessionOf({ cookie: 'wikiToken=t2' });
+    expect(a.slot).not.toBe(b.slot);
+  });
+
+  it('name/value framing: moving characters between name and value never collides', () => {
+    // `wikiToken=ab` vs `forceHTTPS=ab`: same value, different credential.
+    expect(sessionOf({ cookie: 'wikiToken=ab' }).variant).not.toBe(
+      sessionOf({ cookie: 'forceHTTPS=ab' }).variant,
+    );
+  });
+});
