@@ -4,6 +4,8 @@ import { defineConfig } from 'vitest/config';
 // (Debian's package under php -S), brought up once by test/integration/global-setup.ts.
 export default defineConfig({
   test: {
+    // The JSON report feeds scripts/test-summary.mjs (one closing line for CI).
+    reporters: ['default', ['json', { outputFile: 'test-results.json' }]],
     projects: [
       {
         test: {

@@ -12,6 +12,7 @@ import { parse as parseYaml } from 'yaml';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 export type DebuginfoMode = 'strip' | 'pass' | 'off';
+export type LogFormat = 'json' | 'pretty';
 
 /** Per-module override: `ttl` in seconds replaces the wiki's own, `pass` never stores. */
 export interface ModuleRule {
@@ -34,6 +35,8 @@ export interface Config {
   /** Whether `sessionJwt` counts as a credential (CookieSessionProvider with JWT sessions enabled). */
   readonly sessionJwtCookie: boolean;
   readonly logLevel: LogLevel;
+  /** `pretty` is for a terminal (the demo); production logs are JSON lines. */
+  readonly logFormat: LogFormat;
   /** Log one line per cache hit (misses, passes and errors are always logged). */
   readonly logHits: boolean;
   readonly upstreamConnectTimeoutMs: number;
@@ -240,6 +243,11 @@ const FIELDS = {
     env: 'WIKIEDGE_LOG_LEVEL',
     file: 'logLevel',
     parse: oneOf<LogLevel>('info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  },
+  logFormat: {
+    env: 'WIKIEDGE_LOG_FORMAT',
+    file: 'logFormat',
+    parse: oneOf<LogFormat>('json', ['json', 'pretty']),
   },
   logHits: { env: 'WIKIEDGE_LOG_HITS', file: 'logHits', parse: bool(true) },
   upstreamConnectTimeoutMs: {

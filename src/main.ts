@@ -18,7 +18,7 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const log = createLogger(config.logLevel, { pretty: process.env['WIKIEDGE_TEST_PRETTY_LOGS'] === '1' });
+  const log = createLogger(config.logLevel, { pretty: config.logFormat === 'pretty' });
   log.info({ config: describeConfig(config) }, 'effective configuration');
   const gateway = await build(config, log);
   await gateway.publicApp.listen({ host: config.host, port: config.port });
