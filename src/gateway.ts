@@ -52,7 +52,8 @@ export interface GatewayDeps {
 export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {}): Gateway {
   const now = deps.now ?? (() => performance.timeOrigin + performance.now());
   const registry = deps.registry ?? new Registry();
-  let metrics: Metrics | undefined;
+  // The store reports evictions to the metrics, which read the store's sizes: tie the knot.
+  const late: { metrics?: Metrics } = {};
   const store = new CacheStore({
     sharedMaxBytes: config.cacheSharedMaxBytes,
     sessionMaxBytes: config.cacheSessionMaxBytes,
@@ -60,9 +61,10 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     graceMs: config.graceSeconds * 1000,
     staleIfErrorMs: config.staleIfErrorSeconds * 1000,
     now,
-    onEvict: (tier, reason, count) => metrics?.evicted(tier, reason, count),
+    onEvict: (tier, reason, count) => late.metrics?.evicted(tier, reason, count),
   });
-  metrics = new Metrics(registry, { store });
+  const metrics = new Metrics(registry, { store });
+  late.metrics = metrics;
   const rules = identityRules({
     cookiePrefix: config.cookiePrefix,
     sessionName: config.sessionName,

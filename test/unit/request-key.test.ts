@@ -256,7 +256,6 @@ describe('shouldProbe', () => {
 });
 
 describe('upstreamTarget', () => {
-  const q = (raw: string) => parsePhpQuery(raw);
   it('appends &smaxage=<probe>', () => {
     expect(upstreamTarget(API, 'action=query&format=json', true)).toBe(
       `/w/api.php?action=query&format=json&smaxage=${SMAXAGE_PROBE}`,
