@@ -25,7 +25,6 @@ const fcOptions = { numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS, markI
 // Pieces of a request target's query. Only what an HTTP request line can carry raw: php -S (and
 // Node) reject raw bytes >= 0x80, controls and space, and `#` starts a fragment, so those arrive
 // only percent-encoded.
-// biome-ignore format: a compact table
 const QUERY_PIECES = [
   'a', 'b', 'x', 'action', '_', '-', '0', '1', '5', '9223372036854775807', '9223372036854775808', '.',
   '[', ']', '[]', '][', '=', '==', '&', '&&', ';', ',', '+', '%', '%%', '~', '"', '\\', '|', '?', '/',
@@ -35,7 +34,6 @@ const QUERY_PIECES = [
 ] as const;
 
 // Pieces of a Cookie header value: anything but CR, LF and NUL can appear raw in a header.
-// biome-ignore format: a compact table
 const COOKIE_PIECES = [
   'a', 'b', 'x', 'session', '_', '-', '0', '1', '5', '05', '-3', '.', '[', ']', '[]', '][', '=', '==',
   ';', ';;', '; ', ',', ', ', ' ', '  ', '\t', '+', '%', '"', '$', '%20', '%2e', '%5b', '%5d', '%3d',
