@@ -13,6 +13,7 @@ import Fastify, {
 import type { Logger } from 'pino';
 import { serveApi } from './api/flow.js';
 import { canonicalQuery } from './api/request.js';
+import { type PurgeMessage, purgeEverywhere } from './cache/purge.js';
 import type { Config } from './config.js';
 import { GatewayError, renderApiError, renderPlainError } from './errors.js';
 import { createGateway, type Gateway, type GatewayDeps, peerAddress } from './gateway.js';
@@ -46,12 +47,14 @@ declare module 'fastify' {
 
 const REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH', 'PURGE'];
+/** How long build() waits for Redis at start before going on without it. */
+const REDIS_START_WAIT_MS = 2_000;
 
 export interface Built {
   readonly gateway: Gateway;
   readonly publicApp: FastifyInstance;
   readonly adminApp: FastifyInstance;
-  /** Stop accepting, finish in-flight requests within the grace period, close upstream sockets. */
+  /** Stop accepting, finish in-flight requests within the grace period, close upstream sockets and Redis. */
   close(): Promise<void>;
 }
 
@@ -60,6 +63,10 @@ export async function build(config: Config, log: Logger, deps: GatewayDeps = {})
   const publicApp = buildPublic(gw);
   const adminApp = buildAdmin(gw);
   await Promise.all([publicApp.ready(), adminApp.ready()]);
+  // Give Redis a moment to connect so the first requests already share; never wait longer.
+  if (gw.redis && !(await gw.redis.ready(REDIS_START_WAIT_MS))) {
+    log.warn({ waitedMs: REDIS_START_WAIT_MS }, 'redis not ready at start: starting without it, it is used as soon as it answers');
+  }
   return {
     gateway: gw,
     publicApp,
@@ -81,7 +88,7 @@ export async function build(config: Config, log: Logger, deps: GatewayDeps = {})
         clearInterval(reapIdle);
       }
       await adminApp.close();
-      await gw.upstream.close();
+      await Promise.all([gw.upstream.close(), gw.redis?.close()]);
     },
   };
 }
@@ -137,7 +144,7 @@ function buildPublic(gw: Gateway): FastifyInstance {
       status_class: statusClass(reply.statusCode),
     });
     gw.metrics.requestDuration.observe({ disposition: edge.disposition }, seconds);
-    if (edge.disposition === 'hit' && !gw.config.logHits) return;
+    if ((edge.disposition === 'hit' || edge.disposition === 'hit-shared') && !gw.config.logHits) return;
     request.log.info(
       {
         method: request.method,
@@ -184,18 +191,19 @@ function buildPublic(gw: Gateway): FastifyInstance {
  * PURGE <url> from a trusted address removes every variant of that URL (what MediaWiki's
  * CdnCacheUpdate::naivePurge sends through $wgCdnServers). Anyone else: 405, as Varnish answers.
  */
-function purge(gw: Gateway, request: FastifyRequest, reply: FastifyReply, target: RequestTarget) {
+async function purge(gw: Gateway, request: FastifyRequest, reply: FastifyReply, target: RequestTarget) {
   request.edge.disposition = 'purge';
   if (!request.edge.peerTrusted) {
     const rendered = renderPlainError(new GatewayError('wikiedge-purge-forbidden'));
     return reply.code(405).headers(rendered.headers).header('allow', 'GET, HEAD, POST').send(rendered.body);
   }
-  let purged = 0;
+  let result: { purged: number; redisPurged?: number | null } = { purged: 0 };
   if (target.rawPath === gw.config.apiPath) {
-    purged = gw.store.purgeUrl(`${gw.config.apiPath}?${canonicalQuery(parsePhpQuery(target.rawQuery))}`);
+    const urlKey = `${gw.config.apiPath}?${canonicalQuery(parsePhpQuery(target.rawQuery))}`;
+    result = await purgeEverywhere(gw.store, gw.redis, { kind: 'url', urlKey });
   }
-  request.log.info({ purged, path: target.rawPath }, 'purge');
-  return reply.code(200).header('content-type', 'application/json').send({ purged });
+  request.log.info({ ...result, path: target.rawPath }, 'purge');
+  return reply.code(200).header('content-type', 'application/json').send(result);
 }
 
 function sendGatewayError(gw: Gateway, request: FastifyRequest, reply: FastifyReply, err: GatewayError) {
@@ -245,19 +253,15 @@ function buildAdmin(gw: Gateway): FastifyInstance {
   /** Admin purges: `?module=wbavailablebadges`, `?prefix=/w/api.php?action=query`, or `?all=1`. */
   app.post('/purge', async (request, reply) => {
     const q = request.query as Record<string, string | undefined>;
-    let purged: number;
-    if (q['all'] === '1') purged = gw.store.purgeWhere(() => true);
-    else if (q['module']) {
-      const module = q['module'];
-      purged = gw.store.purgeWhere((e) => e.modules.includes(module));
-    } else if (q['prefix']) {
-      const prefix = q['prefix'];
-      purged = gw.store.purgeWhere((e) => e.urlKey.startsWith(prefix));
-    } else {
-      return reply.code(400).send({ error: 'give one of module=, prefix= or all=1' });
-    }
-    gw.log.info({ purged, ...q }, 'admin purge');
-    return { purged };
+    let message: PurgeMessage;
+    if (q['all'] === '1') message = { kind: 'all' };
+    else if (q['module']) message = { kind: 'module', module: q['module'] };
+    else if (q['prefix']) message = { kind: 'prefix', prefix: q['prefix'] };
+    else return reply.code(400).send({ error: 'give one of module=, prefix= or all=1' });
+    // With Redis: removed there too, and on every replica through the purge channel.
+    const result = await purgeEverywhere(gw.store, gw.redis, message);
+    gw.log.info({ ...result, ...q }, 'admin purge');
+    return result;
   });
   return app;
 }

@@ -61,7 +61,14 @@ export interface Config {
   readonly debuginfo: DebuginfoMode;
   readonly modules: Readonly<Record<string, ModuleRule>>;
   readonly shutdownGraceMs: number;
+  /** Empty: no shared tier. Else `redis://[user:pass@]host:port[/db]` (or `rediss://`). */
   readonly redisUrl: string;
+  /** Bound on every Redis call on a request's path; past it the request goes on without Redis. */
+  readonly redisTimeoutMs: number;
+  /** How long the cross-replica fetch lock lives at most (the winner deletes it when done). */
+  readonly redisLockMs: number;
+  /** Prefix of every Redis key and of the purge channel (several wikis can share one Redis). */
+  readonly redisKeyPrefix: string;
 }
 
 export class ConfigError extends Error {
@@ -189,6 +196,29 @@ function secret(v: unknown, key: string): Buffer {
   if (v === undefined || v === '') return randomBytes(32);
   if (typeof v !== 'string' || v.length < 16) throw new ConfigError(key, 'must be at least 16 characters');
   return Buffer.from(v, 'utf8');
+}
+
+function redisUrl(v: unknown, key: string): string {
+  const s = str('')(v, key);
+  if (s === '') return s;
+  let url: URL;
+  try {
+    url = new URL(s);
+  } catch {
+    throw new ConfigError(key, 'must be a redis:// or rediss:// URL');
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:')
+    throw new ConfigError(key, 'must be a redis:// or rediss:// URL');
+  if (!url.hostname) throw new ConfigError(key, 'must name a host');
+  if (url.pathname !== '' && url.pathname !== '/' && !/^\/\d{1,2}$/.test(url.pathname))
+    throw new ConfigError(key, 'may end only in a database number, e.g. /0');
+  return s;
+}
+
+function redisKeyPrefix(v: unknown, key: string): string {
+  const s = str('wikiedge:')(v, key);
+  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(s)) throw new ConfigError(key, 'may hold only A-Z a-z 0-9 _ . : - (1 to 64)');
+  return s;
 }
 
 function moduleRules(v: unknown, key: string): Record<string, ModuleRule> {
@@ -323,7 +353,10 @@ const FIELDS = {
     file: 'shutdownGraceMs',
     parse: int(10_000, 0, 600_000),
   },
-  redisUrl: { env: 'WIKIEDGE_REDIS_URL', file: 'redisUrl', parse: str('') },
+  redisUrl: { env: 'WIKIEDGE_REDIS_URL', file: 'redisUrl', parse: redisUrl },
+  redisTimeoutMs: { env: 'WIKIEDGE_REDIS_TIMEOUT_MS', file: 'redisTimeoutMs', parse: int(50, 1, 10_000) },
+  redisLockMs: { env: 'WIKIEDGE_REDIS_LOCK_MS', file: 'redisLockMs', parse: int(3_000, 10, 600_000) },
+  redisKeyPrefix: { env: 'WIKIEDGE_REDIS_KEY_PREFIX', file: 'redisKeyPrefix', parse: redisKeyPrefix },
 } satisfies { [K in keyof Config]: Field<Config[K]> };
 
 export const CONFIG_KEYS: readonly string[] = Object.values(FIELDS).map((f) => f.env);
@@ -390,6 +423,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 /** What is logged at start: everything but the secret. */
 export function describeConfig(config: Config): Record<string, unknown> {
-  const { identitySecret: _secret, upstream, ...rest } = config;
-  return { ...rest, upstream: upstream.origin, identitySecret: '[redacted]' };
+  const { identitySecret: _secret, upstream, redisUrl, ...rest } = config;
+  return {
+    ...rest,
+    upstream: upstream.origin,
+    identitySecret: '[redacted]',
+    redisUrl: redactUrlPassword(redisUrl),
+  };
+}
+
+/** `redis://user:secret@host` → `redis://user:REDACTED@host`. */
+export function redactUrlPassword(url: string): string {
+  if (url === '') return url;
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = 'REDACTED';
+    return u.toString();
+  } catch {
+    return '[unparseable]';
+  }
 }

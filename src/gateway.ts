@@ -5,11 +5,13 @@
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { Coalescer } from './cache/coalescer.js';
+import { applyLocalPurge } from './cache/purge.js';
+import { RedisTier } from './cache/redis-tier.js';
 import { type CacheEntry, CacheStore } from './cache/store.js';
 import type { Config } from './config.js';
 import { DebuginfoMetrics } from './debuginfo/record.js';
 import { type IdentityRules, identityRules } from './identity.js';
-import { Metrics, moduleLabeller } from './metrics.js';
+import { Metrics, RedisMetrics, moduleLabeller } from './metrics.js';
 import type { CookieNames } from './set-cookie.js';
 import { Upstream } from './upstream.js';
 
@@ -30,6 +32,8 @@ export interface Gateway {
   readonly log: Logger;
   readonly upstream: Upstream;
   readonly store: CacheStore;
+  /** The shared tier, when WIKIEDGE_REDIS_URL is set. */
+  readonly redis: RedisTier | undefined;
   readonly coalescer: Coalescer<CacheEntry>;
   readonly registry: Registry;
   readonly metrics: Metrics;
@@ -65,6 +69,19 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
   });
   const metrics = new Metrics(registry, { store });
   late.metrics = metrics;
+  const redis = config.redisUrl
+    ? new RedisTier({
+        url: config.redisUrl,
+        timeoutMs: config.redisTimeoutMs,
+        lockMs: config.redisLockMs,
+        keyPrefix: config.redisKeyPrefix,
+        windows: { graceMs: config.graceSeconds * 1000, staleIfErrorMs: config.staleIfErrorSeconds * 1000 },
+        now,
+        log: log.child({ component: 'redis' }),
+        metrics: new RedisMetrics(registry),
+        onPurge: (message) => applyLocalPurge(store, message),
+      })
+    : undefined;
   const rules = identityRules({
     cookiePrefix: config.cookiePrefix,
     sessionName: config.sessionName,
@@ -81,6 +98,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
       connections: config.upstreamConnections,
     }),
     store,
+    redis,
     coalescer: new Coalescer<CacheEntry>(config.coalesceWaitMs),
     registry,
     metrics,

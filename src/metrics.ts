@@ -10,9 +10,19 @@ import type { CookieEvent, CookieLabel } from './set-cookie.js';
 import type { UpstreamFailureKind } from './errors.js';
 
 /** What happened to a request; the same words in `X-Cache`, logs and metrics. */
-export type Disposition = 'hit' | 'stale' | 'coalesced' | 'miss' | 'pass' | 'bypass' | 'error' | 'purge';
+export type Disposition =
+  | 'hit'
+  | 'hit-shared'
+  | 'stale'
+  | 'coalesced'
+  | 'miss'
+  | 'pass'
+  | 'bypass'
+  | 'error'
+  | 'purge';
 export const DISPOSITIONS: readonly Disposition[] = [
   'hit',
+  'hit-shared',
   'stale',
   'coalesced',
   'miss',
@@ -159,6 +169,98 @@ export function moduleLabeller(extra: readonly string[]): (modules: readonly str
 
 export function statusClass(status: number): string {
   return status >= 100 && status < 600 ? `${Math.floor(status / 100)}xx` : 'other';
+}
+
+/** Redis operations, the `op` label of wikiedge_redis_errors_total. */
+export type RedisOp = 'get' | 'set' | 'lock' | 'unlock' | 'poll' | 'purge' | 'publish' | 'ping' | 'subscribe';
+export const REDIS_OPS: readonly RedisOp[] = [
+  'get',
+  'set',
+  'lock',
+  'unlock',
+  'poll',
+  'purge',
+  'publish',
+  'ping',
+  'subscribe',
+];
+/** Lookups in the Redis tier: found (any freshness), not found, or Redis not usable (down, timeout, bad entry). */
+export type RedisLookup = 'hit' | 'miss' | 'unavailable';
+/** The cross-replica fetch lock: won (we fetch), lost (another replica fetches), unavailable. */
+export type RedisLockOutcome = 'won' | 'lost' | 'unavailable';
+/** What a replica that lost the lock ended with: the winner's entry, or its own fetch. */
+export type RedisWaitOutcome = 'entry' | 'released' | 'timeout' | 'unavailable';
+
+/** The shared Redis tier's health and traffic; registered only when WIKIEDGE_REDIS_URL is set. */
+export class RedisMetrics {
+  readonly up: Gauge;
+  readonly errors: Counter<'op'>;
+  readonly lookups: Counter<'result'>;
+  readonly locks: Counter<'outcome'>;
+  readonly waits: Counter<'outcome'>;
+  readonly purgeMessages: Counter<'kind'>;
+  readonly stored: Counter<'tier'>;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.up = new Gauge({
+      name: 'wikiedge_redis_up',
+      help: '1 when the shared Redis tier is in use, 0 while it is down (requests then use the local tier and the wiki).',
+      registers,
+    });
+    this.errors = new Counter({
+      name: 'wikiedge_redis_errors_total',
+      help: 'Redis calls that failed or timed out, by operation.',
+      labelNames: ['op'] as const,
+      registers,
+    });
+    this.lookups = new Counter({
+      name: 'wikiedge_redis_lookups_total',
+      help: 'Lookups in the Redis tier after a local miss, by result (hit, miss, unavailable).',
+      labelNames: ['result'] as const,
+      registers,
+    });
+    this.locks = new Counter({
+      name: 'wikiedge_redis_locks_total',
+      help: 'Cross-replica fetch lock attempts, by outcome (won, lost, unavailable).',
+      labelNames: ['outcome'] as const,
+      registers,
+    });
+    this.waits = new Counter({
+      name: 'wikiedge_redis_lock_waits_total',
+      help: "Replicas that lost the lock, by how the wait ended (entry, released, timeout, unavailable).",
+      labelNames: ['outcome'] as const,
+      registers,
+    });
+    this.purgeMessages = new Counter({
+      name: 'wikiedge_redis_purge_messages_total',
+      help: 'Purge messages received on the Redis channel and applied to the local tier, by kind.',
+      labelNames: ['kind'] as const,
+      registers,
+    });
+    this.stored = new Counter({
+      name: 'wikiedge_redis_stored_total',
+      help: 'Entries written to the Redis tier, by tier.',
+      labelNames: ['tier'] as const,
+      registers,
+    });
+    this.up.set(0);
+    for (const op of REDIS_OPS) this.errors.inc({ op }, 0);
+    for (const result of ['hit', 'miss', 'unavailable']) this.lookups.inc({ result }, 0);
+  }
+
+  error(op: RedisOp): void {
+    this.errors.inc({ op });
+  }
+  lookup(result: RedisLookup): void {
+    this.lookups.inc({ result });
+  }
+  lock(outcome: RedisLockOutcome): void {
+    this.locks.inc({ outcome });
+  }
+  wait(outcome: RedisWaitOutcome): void {
+    this.waits.inc({ outcome });
+  }
 }
 
 /** MediaWiki API error codes seen, bounded: after this many distinct codes the rest are `other`. */

@@ -4,8 +4,11 @@
  *
  *   recv     parse the query as PHP will, decide identity, classify (pass or lookup)
  *   hash     canonical query + identity slot + keyed headers
- *   lookup   fresh → hit; in grace → stale + one background refresh; dead → miss
- *   coalesce wait for an identical request already on its way (bounded)
+ *   lookup   local LRU, then Redis when configured (a Redis hit fills the LRU: hit-shared);
+ *            fresh → hit; in grace → stale + one background refresh; dead → miss
+ *   coalesce wait for an identical request already on its way in this process (bounded), then
+ *            across replicas: one takes the Redis lock and fetches, the others poll Redis for
+ *            its entry (bounded) and else fetch themselves
  *   fetch    ask the wiki (with the smaxage probe), read the body, strip debuginfo
  *   store    only what policy.ts allows, where it allows
  *   deliver  the stored headers, X-Cache, Age, the request id
@@ -14,6 +17,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { decodeContent, readBounded } from '../body.js';
+import { ageSeconds } from '../cache/freshness.js';
+import { purgeEverywhere } from '../cache/purge.js';
 import type { CacheEntry } from '../cache/store.js';
 import { DebuginfoStripError, mayCarryDebuginfo, stripDebuginfo } from '../debuginfo/strip.js';
 import {
@@ -117,11 +122,12 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
 
   let staleFallback: CacheEntry | undefined;
   if (!bypass) {
-    const entry = gw.store.get(tier, key);
-    if (entry) {
+    const found = await lookup(gw, tier, key);
+    if (found) {
+      const entry = found.entry;
       switch (gw.store.freshness(entry)) {
         case 'fresh':
-          return deliverEntry(gw, request, reply, entry, 'hit');
+          return deliverEntry(gw, request, reply, entry, found.shared ? 'hit-shared' : 'hit');
         case 'grace':
           refreshInBackground(gw, request, api, key, urlKey, tier);
           return deliverEntry(gw, request, reply, entry, 'stale');
@@ -142,23 +148,88 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
   }
 
   // ---------------------------------------------------------------------------------- fetch
-  const work = fetchAndStore(gw, request, api, key, urlKey, tier, 'miss');
+  const work = fetchOnceAcrossReplicas(gw, request, api, key, urlKey, tier, bypass);
   gw.coalescer.lead(key, () =>
     work.then(
-      (a) => a.stored,
+      (led) => ('entry' in led ? led.entry : led.answer.stored),
       () => undefined,
     ),
   );
-  let answer: Answer;
+  let led: Led;
   try {
-    answer = await work;
+    led = await work;
   } catch (err) {
     if (staleFallback) return deliverEntry(gw, request, reply, staleFallback, 'stale');
     throw err;
   }
+  if ('entry' in led) return deliverEntry(gw, request, reply, led.entry, 'coalesced');
+  const answer = led.answer;
   if (staleFallback && answer.status >= 500) return deliverEntry(gw, request, reply, staleFallback, 'stale');
   const disposition: Disposition = answer.stored ? (bypass ? 'bypass' : 'miss') : 'pass';
   return deliverAnswer(gw, request, reply, answer, disposition);
+}
+
+/**
+ * Local tier first; on a local miss (or a local entry past its TTL) the Redis tier, whose entry
+ * is taken when it is newer than the local one and fills the local tier.
+ */
+async function lookup(
+  gw: Gateway,
+  tier: Tier,
+  key: string,
+): Promise<{ entry: CacheEntry; shared: boolean } | undefined> {
+  const local = gw.store.get(tier, key);
+  if (local && gw.store.freshness(local) === 'fresh') return { entry: local, shared: false };
+  const remote = gw.redis ? await gw.redis.get(tier, key) : undefined;
+  if (remote && (!local || remote.storedAt > local.storedAt) && gw.store.freshness(remote) !== 'dead') {
+    gw.store.set(tier, key, remote);
+    return { entry: remote, shared: true };
+  }
+  return local ? { entry: local, shared: false } : undefined;
+}
+
+/** What the leader of a miss ended with: its own answer, or the entry another replica stored. */
+type Led = { readonly answer: Answer } | { readonly entry: CacheEntry };
+
+/**
+ * Without Redis: fetch. With Redis: take the key's lock (SET NX PX); the winner fetches, stores
+ * (locally and in Redis) and releases it; a loser polls Redis for the winner's fresh entry, at
+ * most WIKIEDGE_COALESCE_WAIT_MS (and the lock's lifetime), then fetches itself. Redis failing
+ * at any step means fetching right away. A session holder's bypass never waits for anyone.
+ */
+async function fetchOnceAcrossReplicas(
+  gw: Gateway,
+  request: FastifyRequest,
+  api: ApiRequest,
+  key: string,
+  urlKey: string,
+  tier: Tier,
+  bypass: boolean,
+): Promise<Led> {
+  if (gw.redis && !bypass) {
+    const lock = await gw.redis.lock(key);
+    if (lock.kind === 'won') {
+      try {
+        return { answer: await fetchAndStore(gw, request, api, key, urlKey, tier, 'miss') };
+      } finally {
+        void gw.redis.unlock(key, lock.token);
+      }
+    }
+    if (lock.kind === 'lost') {
+      gw.metrics.coalescedWaiters.inc();
+      const waited = await gw.redis.waitForEntry(
+        tier,
+        key,
+        (e) => gw.store.freshness(e) === 'fresh',
+        gw.config.coalesceWaitMs,
+      );
+      if (waited.entry) {
+        gw.store.set(tier, key, waited.entry);
+        return { entry: waited.entry };
+      }
+    }
+  }
+  return { answer: await fetchAndStore(gw, request, api, key, urlKey, tier, 'miss') };
 }
 
 function refreshInBackground(
@@ -170,17 +241,30 @@ function refreshInBackground(
   tier: Tier,
 ) {
   if (gw.coalescer.pending(key)) return;
-  const work = fetchAndStore(gw, request, api, key, urlKey, tier, 'refresh');
+  const work = (async (): Promise<Answer | undefined> => {
+    let token: string | undefined;
+    if (gw.redis) {
+      const lock = await gw.redis.lock(key);
+      // Another replica refreshes this key; its entry reaches this one through Redis.
+      if (lock.kind === 'lost') return undefined;
+      if (lock.kind === 'won') token = lock.token;
+    }
+    try {
+      return await fetchAndStore(gw, request, api, key, urlKey, tier, 'refresh');
+    } finally {
+      if (token !== undefined) void gw.redis?.unlock(key, token);
+    }
+  })();
   gw.coalescer.lead(key, () =>
     work.then(
-      (a) => a.stored,
+      (a) => a?.stored,
       () => undefined,
     ),
   );
   work.then(
     (a) => {
       // Nobody reads a refresh's body; release a streamed one.
-      if (!Buffer.isBuffer(a.body)) (a.body as NodeJS.ReadableStream & { resume(): void }).resume();
+      if (a && !Buffer.isBuffer(a.body)) (a.body as NodeJS.ReadableStream & { resume(): void }).resume();
     },
     (err: unknown) => request.log.warn({ err: String(err) }, 'background refresh failed'),
   );
@@ -226,7 +310,7 @@ async function fetchAndStore(
   request.edge.upstreamMs = gw.now() - started;
 
   const inspected = inspectDebuginfo(gw, read.body, res.headers, api);
-  const cookies = handleSetCookies(gw, request, api, res.headers['set-cookie']);
+  const cookies = await handleSetCookies(gw, request, api, res.headers['set-cookie']);
   const rule = applicableRule(api.modules, gw.config.modules);
   let verdict = evaluateAnswer(
     { status: res.statusCode, headers: res.headers },
@@ -255,8 +339,11 @@ async function fetchAndStore(
       modules: api.modules,
       slot: api.identity.kind === 'session' ? api.identity.slot : undefined,
     };
-    if (gw.store.set(tier, key, entry)) stored = entry;
-    else notStored = 'too-large';
+    if (gw.store.set(tier, key, entry)) {
+      stored = entry;
+      // Bounded by WIKIEDGE_REDIS_TIMEOUT_MS; awaited so a replica asked next finds it.
+      if (gw.redis) await gw.redis.set(tier, key, entry);
+    } else notStored = 'too-large';
   }
   if (notStored) gw.metrics.notStored.inc({ reason: notStored });
   request.edge.notStored = notStored;
@@ -308,10 +395,10 @@ async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyReply, a
   gw.metrics.upstreamDuration.observe({ outcome: 'ok' }, (gw.now() - started) / 1000);
   request.edge.upstreamMs = gw.now() - started;
   const inspected = inspectDebuginfo(gw, read.body, res.headers, api);
-  const cookies = handleSetCookies(gw, request, api, res.headers['set-cookie']);
-  // A write by a session holder changes what that session sees: drop its entries.
+  const cookies = await handleSetCookies(gw, request, api, res.headers['set-cookie']);
+  // A write by a session holder changes what that session sees: drop its entries (everywhere).
   if (api.identity.kind === 'session' && request.method !== 'GET' && request.method !== 'HEAD') {
-    gw.store.evictSession(api.identity.slot);
+    await purgeEverywhere(gw.store, gw.redis, { kind: 'slot', slot: api.identity.slot });
   }
   if (res.headers['mediawiki-api-error'] !== undefined)
     gw.metrics.apiError(String(res.headers['mediawiki-api-error']));
@@ -398,12 +485,12 @@ function inspectDebuginfo(
   return { body: result.body, debuginfoKept: false, decoded };
 }
 
-function handleSetCookies(
+async function handleSetCookies(
   gw: Gateway,
   request: FastifyRequest,
   api: ApiRequest,
   raw: string | string[] | undefined,
-): string[] {
+): Promise<string[]> {
   if (raw === undefined) return [];
   const lines = Array.isArray(raw) ? raw : [raw];
   const outcome = normalizeSetCookies(
@@ -414,9 +501,13 @@ function handleSetCookies(
   );
   for (const e of outcome.events) gw.metrics.cookie(e.event, e.cookie);
   if (outcome.sessionEnded && api.identity.kind === 'session') {
-    const evicted = gw.store.evictSession(api.identity.slot);
+    // Locally, in Redis and, through the purge channel, on every other replica.
+    const result = await purgeEverywhere(gw.store, gw.redis, { kind: 'slot', slot: api.identity.slot });
     gw.metrics.cookie('logout_eviction', 'session');
-    request.log.info({ evicted }, 'session ended: its cache entries were evicted');
+    request.log.info(
+      { evicted: result.purged, ...(result.redisPurged !== undefined && { redisEvicted: result.redisPurged }) },
+      'session ended: its cache entries were evicted',
+    );
   }
   return outcome.relay;
 }
@@ -486,7 +577,7 @@ function deliverEntry(
   disposition: Disposition,
 ) {
   request.edge.disposition = disposition;
-  const age = Math.max(0, Math.floor((gw.now() - entry.storedAt) / 1000));
+  const age = ageSeconds(entry, gw.now());
   reply.code(entry.status).headers(entry.headers);
   reply.header('age', String(age));
   reply.header('x-cache', disposition);

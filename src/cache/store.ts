@@ -8,6 +8,9 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { Tier } from '../api/policy.js';
+import { type Freshness, freshnessAt, remainingKeepMs } from './freshness.js';
+
+export type { Freshness } from './freshness.js';
 
 export interface CacheEntry {
   readonly status: number;
@@ -22,8 +25,6 @@ export interface CacheEntry {
   /** The session slot for per-session entries (logout eviction). */
   readonly slot: string | undefined;
 }
-
-export type Freshness = 'fresh' | 'grace' | 'stale-if-error' | 'dead';
 
 /** Approximate heap cost of an entry besides its body: key, header strings, object. */
 const ENTRY_OVERHEAD_BYTES = 512;
@@ -137,15 +138,17 @@ export class CacheStore {
   }
 
   freshness(entry: CacheEntry): Freshness {
-    const age = this.opts.now() - entry.storedAt;
-    if (age < entry.ttlMs) return 'fresh';
-    if (age < entry.ttlMs + this.opts.graceMs) return 'grace';
-    if (age < entry.ttlMs + this.opts.staleIfErrorMs) return 'stale-if-error';
-    return 'dead';
+    return freshnessAt(entry, this.opts.now(), this.opts);
   }
 
+  /**
+   * Keep `entry` until storedAt + ttl + the longer stale window (for an entry fetched just now,
+   * that is its whole lifetime; for one copied from Redis, what is left of it). False when it
+   * was not kept (too large, or already past every window).
+   */
   set(tier: Tier, key: string, entry: CacheEntry): boolean {
-    const lifetime = entry.ttlMs + Math.max(this.opts.graceMs, this.opts.staleIfErrorMs);
+    const lifetime = remainingKeepMs(entry, this.opts.now(), this.opts);
+    if (lifetime === 0) return false;
     return this.tiers[tier].set(key, entry, lifetime);
   }
 

@@ -1,0 +1,53 @@
+/**
+ * Freshness and lifetimes, as pure functions of an entry's own storedAt/ttlMs and the clock, so
+ * the local tier, the Redis tier and every replica decide them the same way.
+ *
+ *   age < ttl                          fresh
+ *   ttl ≤ age < ttl + grace            grace (served stale while one refresh runs)
+ *   ttl ≤ age < ttl + staleIfError     stale-if-error (served only when the wiki fails)
+ *   otherwise                          dead
+ *
+ * An entry is kept (locally and in Redis) until storedAt + ttl + max(grace, staleIfError).
+ */
+export type Freshness = 'fresh' | 'grace' | 'stale-if-error' | 'dead';
+
+export interface StaleWindows {
+  readonly graceMs: number;
+  readonly staleIfErrorMs: number;
+}
+
+interface Timed {
+  readonly storedAt: number;
+  readonly ttlMs: number;
+}
+
+export function freshnessAt(entry: Timed, now: number, w: StaleWindows): Freshness {
+  // A replica whose clock is behind the writer's sees a negative age: fresh, never "older".
+  const age = now - entry.storedAt;
+  if (age < entry.ttlMs) return 'fresh';
+  if (age < entry.ttlMs + w.graceMs) return 'grace';
+  if (age < entry.ttlMs + w.staleIfErrorMs) return 'stale-if-error';
+  return 'dead';
+}
+
+/** How long an entry is worth keeping at all, from its storedAt: TTL plus the longer stale window. */
+export function keepMs(entry: Timed, w: StaleWindows): number {
+  return entry.ttlMs + Math.max(w.graceMs, w.staleIfErrorMs);
+}
+
+/**
+ * Milliseconds left to keep `entry` as of `now` (a whole number ≥ 1), or 0 when it is no longer
+ * worth keeping. Used for the local LRU's ttl and for Redis' PX, so an entry copied from Redis
+ * into a replica, or written to Redis after a slow fetch, expires at the same instant everywhere.
+ */
+export function remainingKeepMs(entry: Timed, now: number, w: StaleWindows): number {
+  const left = entry.storedAt + keepMs(entry, w) - now;
+  if (!(left > 0)) return 0;
+  // Past the writer's clock (skew): never keep longer than the whole window.
+  return Math.max(1, Math.ceil(Math.min(left, keepMs(entry, w))));
+}
+
+/** Whole seconds for the Age header (never negative: another replica's clock may be ahead). */
+export function ageSeconds(entry: Timed, now: number): number {
+  return Math.max(0, Math.floor((now - entry.storedAt) / 1000));
+}

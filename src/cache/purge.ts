@@ -1,0 +1,47 @@
+/**
+ * Purges, in one place for PURGE, the admin listener and session evictions: Redis first (so a
+ * lookup racing with the purge cannot refill this replica from Redis afterwards), then this
+ * replica's local tier, while the message published on the Redis channel reaches the others
+ * (and this one again: applying a purge twice is harmless).
+ */
+import type { CacheStore } from './store.js';
+import type { PurgeMessage, RedisTier } from './redis-tier.js';
+
+export type { PurgeMessage } from './redis-tier.js';
+
+export interface PurgeResult {
+  /** Entries removed from this replica's local tier. */
+  readonly purged: number;
+  /** Entries removed from Redis; null when Redis could not be reached; absent without Redis. */
+  readonly redisPurged?: number | null;
+}
+
+/** Apply a purge to a local tier. Returns how many entries it removed. */
+export function applyLocalPurge(store: CacheStore, message: PurgeMessage): number {
+  switch (message.kind) {
+    case 'url':
+      return store.purgeUrl(message.urlKey);
+    case 'slot':
+      return store.evictSession(message.slot);
+    case 'module': {
+      const module = message.module;
+      return store.purgeWhere((e) => e.modules.includes(module));
+    }
+    case 'prefix': {
+      const prefix = message.prefix;
+      return store.purgeWhere((e) => e.urlKey.startsWith(prefix));
+    }
+    case 'all':
+      return store.purgeWhere(() => true);
+  }
+}
+
+export async function purgeEverywhere(
+  store: CacheStore,
+  redis: RedisTier | undefined,
+  message: PurgeMessage,
+): Promise<PurgeResult> {
+  if (!redis) return { purged: applyLocalPurge(store, message) };
+  const redisPurged = await redis.purge(message);
+  return { purged: applyLocalPurge(store, message), redisPurged };
+}

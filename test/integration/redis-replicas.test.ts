@@ -1,0 +1,307 @@
+// Two gateway replicas (in this process) sharing one real redis-server, against the real wiki:
+// shared entries, purge and logout fan-out, the cross-replica fetch lock, and Redis failing
+// (stopped, killed, restarted) without a client request failing or waiting.
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type RunningGateway, startGateway } from '../support/gateway.js';
+import { header, http, type TestResponse } from '../support/http.js';
+import { startRedis, type TestRedis } from '../support/redis.js';
+import { LAB_USER, LAB_USER_PASS, loginCookies, upstreamRequestCount } from '../support/wiki.js';
+
+const wiki = inject('wikiUrl');
+const wikiData = inject('wikiData');
+const SECRET = 'replicas-share-this-identity-secret';
+
+const unique = () => `requestid=${randomUUID()}`;
+const reachedWiki = (id: string) => upstreamRequestCount(wikiData, (line) => line.includes(id.split('=')[1]!));
+
+async function metric(gw: RunningGateway, line: RegExp): Promise<number | undefined> {
+  const body = (await http(`${gw.adminUrl}/metrics`)).body;
+  const m = line.exec(body);
+  return m ? Number(m[1]) : undefined;
+}
+const redisUp = (gw: RunningGateway) => metric(gw, /^wikiedge_redis_up (\d+)/m);
+const redisLogs = (gw: RunningGateway, state: 'up' | 'down') => gw.logs.filter((l) => l['redis'] === state).length;
+
+describe('two replicas sharing one Redis', () => {
+  let redis: TestRedis;
+  let a: RunningGateway;
+  let b: RunningGateway;
+  let inspect: Redis;
+  let user: string;
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    const env = { WIKIEDGE_REDIS_URL: redis.url, WIKIEDGE_IDENTITY_SECRET: SECRET };
+    [a, b] = await Promise.all([startGateway(wiki, env), startGateway(wiki, env)]);
+    inspect = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    inspect.on('error', () => undefined);
+    await inspect.connect();
+    user = await loginCookies(wiki, LAB_USER, LAB_USER_PASS);
+  });
+  afterAll(async () => {
+    inspect?.disconnect();
+    await Promise.all([a?.close(), b?.close()]);
+    await redis?.stop();
+  });
+
+  const get = (gw: RunningGateway, q: string, headers: Record<string, string> = {}) =>
+    http(`${gw.apiUrl}?${q}`, { headers });
+
+  it('starts with the tier up on both replicas', async () => {
+    expect(await redisUp(a)).toBe(1);
+    expect(await redisUp(b)).toBe(1);
+    expect(redisLogs(a, 'up')).toBe(1);
+  });
+
+  it('a miss on A is a hit-shared on B, then a local hit; the wiki saw one request', async () => {
+    const id = unique();
+    const q = `action=query&meta=siteinfo&format=json&${id}`;
+    const first = await get(a, q);
+    const second = await get(b, q);
+    const third = await get(b, q);
+    expect(header(first, 'x-cache')).toBe('miss');
+    expect(header(second, 'x-cache')).toBe('hit-shared');
+    expect(header(third, 'x-cache')).toBe('hit');
+    expect(second.body).toBe(first.body);
+    expect(header(second, 'cache-control')).toBe(header(first, 'cache-control'));
+    expect(header(second, 'content-type')).toBe(header(first, 'content-type'));
+    expect(Number(header(second, 'age'))).toBeGreaterThanOrEqual(0);
+    expect(await reachedWiki(id)).toBe(1);
+    expect(b.logs.some((l) => l['cache'] === 'hit-shared')).toBe(true);
+    expect(await metric(b, /^wikiedge_requests_total\{disposition="hit-shared"[^}]*\} (\d+)/m)).toBeGreaterThanOrEqual(1);
+    expect(await metric(b, /^wikiedge_redis_lookups_total\{result="hit"\} (\d+)/m)).toBeGreaterThanOrEqual(1);
+  });
+
+  it('per-session entries are shared between replicas for that session only; no raw cookie in Redis', async () => {
+    const id = unique();
+    const q = `action=query&meta=userinfo&format=json&${id}`;
+    const onA = await get(a, q, { cookie: user });
+    const onB = await get(b, q, { cookie: user });
+    expect(header(onA, 'x-cache')).toBe('miss');
+    expect(header(onB, 'x-cache')).toBe('hit-shared');
+    expect(JSON.parse(onB.body).query.userinfo.name).toBe(LAB_USER);
+    expect(header(onB, 'cache-control')).not.toMatch(/public/);
+    const anon = await get(b, q);
+    expect(JSON.parse(anon.body).query.userinfo.anon).toBeDefined();
+
+    // Nothing in Redis holds a credential: neither key names nor values nor index members.
+    const session = /wiki_session=([^;]+)/.exec(user)![1]!;
+    const token = /wikiToken=([^;]+)/.exec(user)?.[1];
+    const keys: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, found] = await inspect.scan(cursor, 'COUNT', 1000);
+      cursor = next;
+      keys.push(...found);
+    } while (cursor !== '0');
+    expect(keys.length).toBeGreaterThan(0);
+    for (const key of keys) {
+      expect(key).not.toContain(session);
+      const type = await inspect.type(key);
+      const values =
+        type === 'string' ? [(await inspect.getBuffer(key))!.toString('latin1')] : type === 'set' ? await inspect.smembers(key) : [];
+      for (const v of values) {
+        expect(v).not.toContain(session);
+        if (token) expect(v).not.toContain(token);
+      }
+    }
+    expect(keys.every((k) => /^wikiedge:(e|l|s|m):[0-9a-f]{64}$|^wikiedge:u:\/w\/api\.php/.test(k))).toBe(true);
+  });
+
+  it('the Redis entry expires with the entry: PX = TTL + the longer stale window', async () => {
+    const id = unique();
+    await get(a, `action=wbavailablebadges&format=json&${id}`);
+    const keys = await scanAll(inspect, `wikiedge:u:*${id.split('=')[1]}*`);
+    expect(keys).toHaveLength(1);
+    const [member] = await inspect.smembers(keys[0]!);
+    const pttl = await inspect.pttl(`wikiedge:e:${member}`);
+    // wbavailablebadges: s-maxage=3600; stale-if-error 300 s (the default) is the longer window.
+    expect(pttl).toBeGreaterThan((3600 + 300) * 1000 - 10_000);
+    expect(pttl).toBeLessThanOrEqual((3600 + 300) * 1000);
+    expect(await inspect.pttl(keys[0]!)).toBeGreaterThan(pttl - 1_000);
+  });
+
+  it('PURGE on A evicts on B, locally and in Redis', async () => {
+    const id = unique();
+    const q = `action=wbavailablebadges&format=json&${id}`;
+    await get(a, q);
+    expect(header(await get(b, q), 'x-cache')).toBe('hit-shared');
+    expect(header(await get(b, q), 'x-cache')).toBe('hit');
+    const purge = await http(`${a.apiUrl}?${q}`, { method: 'PURGE' });
+    expect(purge.status).toBe(200);
+    expect(JSON.parse(purge.body)).toEqual({ purged: 1, redisPurged: 1 });
+    expect(await scanAll(inspect, `wikiedge:u:*${id.split('=')[1]}*`)).toEqual([]);
+    await expect.poll(async () => header(await get(b, q), 'x-cache'), { timeout: 2_000 }).toBe('miss');
+    expect(await reachedWiki(id)).toBe(2);
+  });
+
+  it('an admin purge by module on B evicts on A', async () => {
+    const id = unique();
+    const q = `action=wbavailablebadges&format=json&${id}`;
+    await get(a, q);
+    expect(header(await get(a, q), 'x-cache')).toBe('hit');
+    const res = await http(`${b.adminUrl}/purge?module=wbavailablebadges`, { method: 'POST' });
+    expect(JSON.parse(res.body).redisPurged).toBeGreaterThanOrEqual(1);
+    await expect.poll(async () => header(await get(a, q), 'x-cache'), { timeout: 2_000 }).toBe('miss');
+  });
+
+  it('an admin prefix purge on A reaches B and Redis (SCAN over the URL index)', async () => {
+    const id = unique();
+    const q = `action=query&meta=siteinfo&format=json&${id}`;
+    await get(b, q);
+    expect(header(await get(b, q), 'x-cache')).toBe('hit');
+    const prefix = encodeURIComponent('/w/api.php?action=query&format=json&meta=siteinfo');
+    const res = await http(`${a.adminUrl}/purge?prefix=${prefix}`, { method: 'POST' });
+    expect(JSON.parse(res.body).redisPurged).toBeGreaterThanOrEqual(1);
+    await expect.poll(async () => header(await get(b, q), 'x-cache'), { timeout: 2_000 }).toBe('miss');
+  });
+
+  it('an admin purge of everything on B empties Redis and A', async () => {
+    const id = unique();
+    const q = `action=wbavailablebadges&format=json&${id}`;
+    await get(a, q);
+    expect(header(await get(a, q), 'x-cache')).toBe('hit');
+    const res = await http(`${b.adminUrl}/purge?all=1`, { method: 'POST' });
+    expect(JSON.parse(res.body).redisPurged).toBeGreaterThanOrEqual(1);
+    expect(await scanAll(inspect, 'wikiedge:[eusm]:*')).toEqual([]);
+    await expect.poll(async () => header(await get(a, q), 'x-cache'), { timeout: 2_000 }).toBe('miss');
+  });
+
+  it('a logout through A evicts the session on B (locally and in Redis)', async () => {
+    const cookie = await loginCookies(wiki, LAB_USER, LAB_USER_PASS);
+    const q = `action=query&meta=userinfo&format=json&${unique()}`;
+    expect(header(await get(a, q, { cookie }), 'x-cache')).toBe('miss');
+    expect(header(await get(b, q, { cookie }), 'x-cache')).toBe('hit-shared');
+    expect(header(await get(b, q, { cookie }), 'x-cache')).toBe('hit');
+
+    const tokens = await get(a, 'action=query&meta=tokens&format=json', { cookie });
+    const csrf = JSON.parse(tokens.body).query.tokens.csrftoken as string;
+    const logout = await http(a.apiUrl, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `action=logout&format=json&token=${encodeURIComponent(csrf)}`,
+    });
+    expect(logout.status).toBe(200);
+    expect(header(logout, 'set-cookie')).toMatch(/wiki_session=deleted/);
+
+    let after: TestResponse | undefined;
+    await expect
+      .poll(
+        async () => {
+          after = await get(b, q, { cookie });
+          return header(after, 'x-cache');
+        },
+        { timeout: 2_000 },
+      )
+      .not.toMatch(/^hit/);
+    expect(JSON.parse(after!.body).query.userinfo.anon).toBeDefined();
+    expect(await metric(b, /^wikiedge_redis_purge_messages_total\{kind="slot"\} (\d+)/m)).toBeGreaterThanOrEqual(1);
+  });
+
+  it('2 replicas × 50 concurrent identical misses make one upstream request (the Redis lock)', async () => {
+    const id = unique();
+    const q = `action=query&meta=siteinfo&format=json&${id}`;
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => get(i % 2 === 0 ? a : b, q)),
+    );
+    expect(answers.every((r) => r.status === 200)).toBe(true);
+    expect(new Set(answers.map((r) => r.body)).size).toBe(1);
+    expect(await reachedWiki(id)).toBe(1);
+    const dispositions = answers.map((r) => header(r, 'x-cache'));
+    expect(dispositions.filter((d) => d === 'miss')).toHaveLength(1);
+    expect(dispositions.every((d) => d === 'miss' || d === 'coalesced' || d === 'hit-shared' || d === 'hit')).toBe(true);
+  });
+
+  it('Redis stopped (SIGSTOP: slow, connection open): requests still succeed within the timeout, then it comes back', async () => {
+    const id = unique();
+    const q = `action=query&meta=siteinfo&format=json&${id}`;
+    process.kill(redis.pid!, 'SIGSTOP');
+    try {
+      const timings: number[] = [];
+      for (let i = 0; i < 10; i++) {
+        const started = performance.now();
+        const res = await get(i % 2 === 0 ? a : b, `${q}&n=${i % 3}`);
+        timings.push(performance.now() - started);
+        expect(res.status).toBe(200);
+      }
+      // At most one Redis timeout (50 ms) per replica; the wiki answers in tens of ms.
+      expect(Math.max(...timings)).toBeLessThan(1_500);
+      expect(await redisUp(a)).toBe(0);
+      expect(await redisUp(b)).toBe(0);
+    } finally {
+      process.kill(redis.pid!, 'SIGCONT');
+    }
+    await expect.poll(() => redisUp(a), { timeout: 5_000 }).toBe(1);
+    await expect.poll(() => redisUp(b), { timeout: 5_000 }).toBe(1);
+    expect(redisLogs(a, 'down')).toBe(1);
+    expect(redisLogs(a, 'up')).toBe(2);
+    expect(await metric(a, /^wikiedge_redis_errors_total\{op="get"\} (\d+)/m)).toBeGreaterThanOrEqual(1);
+  });
+
+  it('Redis killed: every request still succeeds, quickly; one log line per state change', async () => {
+    const downBefore = redisLogs(a, 'down');
+    await redis.kill('SIGKILL');
+    await expect.poll(() => redisUp(a), { timeout: 2_000 }).toBe(0);
+    const id = unique();
+    const started = performance.now();
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        get(i % 2 === 0 ? a : b, `action=query&meta=siteinfo&format=json&${id}&n=${i % 4}`),
+      ),
+    );
+    const elapsed = performance.now() - started;
+    expect(answers.every((r) => r.status === 200)).toBe(true);
+    expect(elapsed).toBeLessThan(3_000);
+    // Local tiers and coalescing still work without Redis.
+    expect(await reachedWiki(id)).toBeLessThanOrEqual(8);
+    const again = await get(a, `action=query&meta=siteinfo&format=json&${id}&n=0`);
+    expect(header(again, 'x-cache')).toBe('hit');
+    // A purge without Redis purges locally and says Redis was not reached.
+    const purge = await http(`${a.apiUrl}?action=query&meta=siteinfo&format=json&${id}&n=0`, { method: 'PURGE' });
+    expect(JSON.parse(purge.body)).toEqual({ purged: 1, redisPurged: null });
+    expect(redisLogs(a, 'down')).toBe(downBefore + 1);
+    expect(redisLogs(b, 'down')).toBe(downBefore + 1);
+  });
+
+  it('Redis restarted on the same port: the tier is used again', async () => {
+    await redis.restart();
+    await expect.poll(() => redisUp(a), { timeout: 5_000 }).toBe(1);
+    await expect.poll(() => redisUp(b), { timeout: 5_000 }).toBe(1);
+    const id = unique();
+    const q = `action=query&meta=siteinfo&format=json&${id}`;
+    expect(header(await get(a, q), 'x-cache')).toBe('miss');
+    expect(header(await get(b, q), 'x-cache')).toBe('hit-shared');
+    expect(await reachedWiki(id)).toBe(1);
+    // The subscriber is back too: a purge on B reaches A's local tier.
+    await get(a, q);
+    await http(`${b.apiUrl}?${q}`, { method: 'PURGE' });
+    await expect.poll(async () => header(await get(a, q), 'x-cache'), { timeout: 3_000 }).toBe('miss');
+  });
+
+  it('a replica started while Redis is down starts, serves, and closes promptly', async () => {
+    await redis.kill('SIGKILL');
+    const started = performance.now();
+    const c = await startGateway(wiki, { WIKIEDGE_REDIS_URL: redis.url, WIKIEDGE_IDENTITY_SECRET: SECRET });
+    expect(performance.now() - started).toBeLessThan(4_000);
+    const res = await get(c, `action=query&meta=siteinfo&format=json&${unique()}`);
+    expect(res.status).toBe(200);
+    expect(header(res, 'x-cache')).toBe('miss');
+    const closing = performance.now();
+    await c.close();
+    expect(performance.now() - closing).toBeLessThan(2_000);
+    await redis.restart();
+  });
+});
+
+async function scanAll(client: Redis, match: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, found] = await client.scan(cursor, 'MATCH', match, 'COUNT', 1000);
+    cursor = next;
+    keys.push(...found);
+  } while (cursor !== '0');
+  return keys;
+}

@@ -1,0 +1,118 @@
+// A throw-away redis-server for a test: started as a child process on a free port (never the
+// machine's own Redis on 6379), without persistence, stopped by its pid.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer, connect } from 'node:net';
+
+const REDIS_SERVER = process.env['WIKIEDGE_TEST_REDIS_SERVER'] ?? '/usr/bin/redis-server';
+
+export interface TestRedis {
+  readonly port: number;
+  readonly url: string;
+  /** The running server's pid (undefined while stopped). */
+  readonly pid: number | undefined;
+  /** Kill it (SIGKILL by default: a crash, not a shutdown) and wait until it is gone. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Start it again on the same port (empty: no persistence). */
+  restart(): Promise<void>;
+  /** Send one inline command and return the raw reply (for SIGSTOP-free checks like DBSIZE). */
+  command(line: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function rawCommand(port: number, line: string, timeoutMs = 1_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    let data = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`redis on ${port}: no answer to ${line}`));
+    }, timeoutMs);
+    socket.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    socket.on('connect', () => socket.write(`${line}\r\n`));
+    socket.on('data', (chunk) => {
+      data += chunk.toString('utf8');
+      if (data.endsWith('\r\n')) {
+        clearTimeout(timer);
+        socket.end();
+        resolve(data);
+      }
+    });
+  });
+}
+
+function startProcess(port: number): ChildProcess {
+  const child = spawn(
+    REDIS_SERVER,
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  // Keep the pipes drained; the output is only wanted when something goes wrong.
+  child.stdout?.resume();
+  child.stderr?.resume();
+  return child;
+}
+
+async function waitUntilAnswering(port: number, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`redis-server on ${port} exited with ${child.exitCode}`);
+    try {
+      if ((await rawCommand(port, 'PING', 500)).startsWith('+PONG')) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`redis-server on ${port} did not answer within 10 s`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+export async function startRedis(): Promise<TestRedis> {
+  const port = await freePort();
+  if (port === 6379) throw new Error('refusing to use port 6379');
+  let child: ChildProcess | undefined = startProcess(port);
+  await waitUntilAnswering(port, child);
+  const kill = async (signal: NodeJS.Signals = 'SIGKILL') => {
+    const c = child;
+    if (!c?.pid) return;
+    child = undefined;
+    process.kill(c.pid, signal);
+    await exited(c);
+  };
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    get pid() {
+      return child?.pid;
+    },
+    kill,
+    async restart() {
+      await kill('SIGTERM');
+      const c = startProcess(port);
+      child = c;
+      await waitUntilAnswering(port, c);
+    },
+    command: (line) => rawCommand(port, line),
+    stop: () => kill('SIGTERM'),
+  };
+}
