@@ -37,6 +37,8 @@ export interface EdgeState {
   notStored: NoStoreReason | undefined;
   upstreamMs: number | undefined;
   errorCode: string | undefined;
+  /** Counted and logged once, whether the response finished or the client went away first. */
+  recorded: boolean;
 }
 
 declare module 'fastify' {
@@ -126,7 +128,13 @@ function buildPublic(gw: Gateway): FastifyInstance {
       notStored: undefined,
       upstreamMs: undefined,
       errorCode: undefined,
+      recorded: false,
     };
+    // A client that leaves before the answer is still a request: Fastify's onResponse only runs
+    // when the response finishes, so count it here (as 499, nginx's "client closed request").
+    reply.raw.once('close', () => {
+      if (!request.edge.recorded) recordRequest(gw, request, 499, 'client-closed');
+    });
     const url = request.raw.url ?? '/';
     if (Buffer.byteLength(url) > gw.config.maxUrlBytes) {
       return sendGatewayError(gw, request, reply, new GatewayError('wikiedge-uri-too-long'));
@@ -134,32 +142,7 @@ function buildPublic(gw: Gateway): FastifyInstance {
   });
 
   app.addHook('onResponse', async (request, reply) => {
-    const edge = request.edge;
-    if (!edge) return;
-    const seconds = (gw.now() - edge.startedAt) / 1000;
-    gw.metrics.requests.inc({
-      disposition: edge.disposition,
-      module: edge.module,
-      method: gw.metrics.method(request.method),
-      status_class: statusClass(reply.statusCode),
-    });
-    gw.metrics.requestDuration.observe({ disposition: edge.disposition }, seconds);
-    if ((edge.disposition === 'hit' || edge.disposition === 'hit-shared') && !gw.config.logHits) return;
-    request.log.info(
-      {
-        method: request.method,
-        path: edge.target?.rawPath,
-        module: edge.module,
-        status: reply.statusCode,
-        cache: edge.disposition,
-        ms: Math.round(seconds * 1e6) / 1e3,
-        upstreamMs: edge.upstreamMs,
-        ...(edge.passReason && { pass: edge.passReason }),
-        ...(edge.notStored && { notStored: edge.notStored }),
-        ...(edge.errorCode && { error: edge.errorCode }),
-      },
-      'request',
-    );
+    if (request.edge && !request.edge.recorded) recordRequest(gw, request, reply.statusCode);
   });
 
   app.setErrorHandler((err, request, reply) => {
@@ -204,6 +187,40 @@ async function purge(gw: Gateway, request: FastifyRequest, reply: FastifyReply, 
   }
   request.log.info({ ...result, path: target.rawPath }, 'purge');
   return reply.code(200).header('content-type', 'application/json').send(result);
+}
+
+/** One metrics update and (for all but quiet hits) one log line per request. */
+function recordRequest(gw: Gateway, request: FastifyRequest, status: number, errorCode?: string) {
+  const edge = request.edge;
+  edge.recorded = true;
+  if (errorCode) {
+    edge.disposition = 'error';
+    edge.errorCode = errorCode;
+  }
+  const seconds = (gw.now() - edge.startedAt) / 1000;
+  gw.metrics.requests.inc({
+    disposition: edge.disposition,
+    module: edge.module,
+    method: gw.metrics.method(request.method),
+    status_class: statusClass(status),
+  });
+  gw.metrics.requestDuration.observe({ disposition: edge.disposition }, seconds);
+  if ((edge.disposition === 'hit' || edge.disposition === 'hit-shared') && !gw.config.logHits) return;
+  request.log.info(
+    {
+      method: request.method,
+      path: edge.target?.rawPath,
+      module: edge.module,
+      status,
+      cache: edge.disposition,
+      ms: Math.round(seconds * 1e6) / 1e3,
+      upstreamMs: edge.upstreamMs,
+      ...(edge.passReason && { pass: edge.passReason }),
+      ...(edge.notStored && { notStored: edge.notStored }),
+      ...(edge.errorCode && { error: edge.errorCode }),
+    },
+    'request',
+  );
 }
 
 function sendGatewayError(gw: Gateway, request: FastifyRequest, reply: FastifyReply, err: GatewayError) {

@@ -34,6 +34,14 @@ export class GatewayError extends Error {
   }
 }
 
+/** The client went away before the answer: nothing to send, and not the wiki's fault. */
+export class ClientClosedError extends Error {
+  constructor() {
+    super('client closed the request');
+    this.name = 'ClientClosedError';
+  }
+}
+
 /** The bits of the request that choose the error's shape (from PHP's view of the query). */
 export interface ErrorFormat {
   format?: string | undefined;
@@ -105,7 +113,9 @@ function xmlEscape(s: string): string {
  */
 export function fromUpstreamFailure(err: unknown): GatewayError {
   if (err instanceof GatewayError) return err;
-  const code = (err as { code?: string } | null)?.code ?? '';
+  // undici's AbortError carries a numeric DOMException code: only string codes name a failure.
+  const raw = (err as { code?: unknown } | null)?.code;
+  const code = typeof raw === 'string' ? raw : '';
   switch (code) {
     case 'UND_ERR_CONNECT_TIMEOUT':
     case 'UND_ERR_HEADERS_TIMEOUT':

@@ -45,11 +45,8 @@ export async function streamThrough(
     return reply.send(res.body);
   } catch (err) {
     const gatewayError = fromUpstreamFailure(err);
-    if (controller.signal.aborted) {
-      // The client left; nobody is there to answer.
-      request.edge.disposition = 'error';
-      return reply.code(499).send();
-    }
+    // The client left; nobody is there to answer (the close listener counts it as 499).
+    if (controller.signal.aborted) return reply;
     gw.metrics.upstreamFailure(failureKind(gatewayError));
     request.edge.disposition = 'error';
     request.edge.errorCode = gatewayError.code;

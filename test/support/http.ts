@@ -1,4 +1,5 @@
 // A small HTTP client for tests: raw header access, any method, body as text.
+import { request as nodeRequest } from 'node:http';
 import { request } from 'undici';
 
 export interface TestResponse {
@@ -38,4 +39,29 @@ export function withoutVolatile(body: string): string {
     .replace(/"wgRequestId":"[^"]*"/g, '"wgRequestId":"-"')
     .replace(/"wgBackendResponseTime":\d+/g, '"wgBackendResponseTime":0')
     .replace(/ time="[^"]*"/g, ' time="-"');
+}
+
+/**
+ * Send a request target byte for byte (undici and URL objects resolve `/./` and `//` first).
+ * Uses node:http, which leaves the path alone.
+ */
+export function rawTarget(
+  base: string,
+  target: string,
+  opts: { method?: string; headers?: Record<string, string> } = {},
+): Promise<TestResponse> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = nodeRequest(
+      { host: hostname, port: Number(port), path: target, method: opts.method ?? 'GET', headers: opts.headers ?? {}, agent: false },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
 }

@@ -1,0 +1,105 @@
+// Attack class 4 and 10: request headers the key does not name must not change a shared answer,
+// and a client's X-Forwarded-* are not believed unless it is a trusted proxy.
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
+import { type RunningGateway, startGateway } from '../support/gateway.js';
+import { header, http } from '../support/http.js';
+
+describe('unkeyed headers and X-Forwarded-* spoofing', () => {
+  let fake: FakeUpstream;
+  let gw: RunningGateway;
+  beforeAll(async () => {
+    // A wiki that answers public and echoes the headers it received.
+    fake = await startFakeUpstream((req, res) => {
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'cache-control': 's-maxage=60, max-age=60, public',
+        vary: 'Accept-Encoding, Treat-as-Untrusted, Cookie',
+      });
+      res.end(JSON.stringify({ headers: req.headers, url: req.url }));
+    });
+    // Loopback (the test client) is NOT a trusted proxy here.
+    gw = await startGateway(fake.url, { WIKIEDGE_TRUSTED_PROXIES: '192.0.2.1' });
+  });
+  afterAll(async () => {
+    await gw.close();
+    await fake.close();
+  });
+  const seen = (res: { body: string }) => JSON.parse(res.body).headers as Record<string, string>;
+
+  it('X-Forwarded-For from an untrusted client is replaced, never appended to', async () => {
+    const res = await http(`${gw.apiUrl}?action=query&format=json&requestid=${randomUUID()}`, {
+      headers: { 'x-forwarded-for': '203.0.113.66' },
+    });
+    expect(seen(res)['x-forwarded-for']).toBe('127.0.0.1');
+  });
+
+  it('X-Forwarded-Host and -Proto from an untrusted client are ignored, so they cannot poison', async () => {
+    const q = `${gw.apiUrl}?action=query&format=json&requestid=${randomUUID()}`;
+    const poisoned = await http(q, { headers: { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https', host: 'evil.example' } });
+    expect(seen(poisoned)['x-forwarded-proto']).toBe('http');
+    expect(seen(poisoned)['host']).not.toBe('evil.example');
+    const victim = await http(q);
+    // The victim may get the cached answer, but nothing in it came from the attacker's headers
+    // except the Host echo, which the wiki never receives.
+    expect(victim.body).not.toContain('https');
+  });
+
+  it('Treat-as-Untrusted is part of the key', async () => {
+    const q = `${gw.apiUrl}?action=query&format=json&requestid=${randomUUID()}`;
+    await http(q, { headers: { 'treat-as-untrusted': '1' } });
+    const plain = await http(q);
+    expect(header(plain, 'x-cache')).toBe('miss');
+    expect(seen(plain)['treat-as-untrusted']).toBeUndefined();
+  });
+
+  it('Origin is keyed when the request has an origin parameter', async () => {
+    const q = `${gw.apiUrl}?action=query&format=json&origin=https://a.example&requestid=${randomUUID()}`;
+    await http(q, { headers: { origin: 'https://a.example' } });
+    const other = await http(q, { headers: { origin: 'https://b.example' } });
+    expect(header(other, 'x-cache')).toBe('miss');
+    expect(seen(other)['origin']).toBe('https://b.example');
+  });
+
+  it('Accept-Encoding never reaches the wiki on a shared fetch, so one client cannot get a gzip body stored for all', async () => {
+    const res = await http(`${gw.apiUrl}?action=query&format=json&requestid=${randomUUID()}`, {
+      headers: { 'accept-encoding': 'gzip, br' },
+    });
+    expect(seen(res)['accept-encoding']).toBeUndefined();
+  });
+
+  it('Authorization makes the request a session of its own: never the shared entry', async () => {
+    const q = `${gw.apiUrl}?action=query&format=json&requestid=${randomUUID()}`;
+    await http(q);
+    const withAuth = await http(q, { headers: { authorization: 'Bearer attacker' } });
+    expect(header(withAuth, 'x-cache')).toBe('miss');
+    expect(header(withAuth, 'cache-control')).toMatch(/^private/);
+    expect(header(await http(q), 'x-cache')).toBe('hit');
+  });
+
+  it('Proxy (httpoxy) and hop-by-hop headers never reach the wiki', async () => {
+    // A raw request: HTTP clients refuse to send Connection-listed headers themselves.
+    const { port } = new URL(gw.url);
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(port), '127.0.0.1', () => {
+        // write, not end: a half-closed socket makes Node's server drop the request.
+        socket.write(
+          `GET /w/api.php?action=query&format=json&requestid=${randomUUID()} HTTP/1.1\r\nHost: x\r\n` +
+            'Proxy: http://evil.example:3128\r\nX-Secret: a\r\nConnection: close, X-Secret\r\nTE: trailers\r\n\r\n',
+        );
+      });
+      let data = '';
+      socket.on('data', (d) => (data += d.toString()));
+      socket.on('end', () => resolve(data));
+      socket.on('error', reject);
+    });
+    // The body may come chunked: take the JSON object itself.
+    expect(raw).toMatch(/^HTTP\/1\.1 200/);
+    const h = seen({ body: raw.slice(raw.indexOf('{'), raw.lastIndexOf('}') + 1) });
+    expect(h['proxy']).toBeUndefined();
+    expect(h['x-secret']).toBeUndefined();
+    expect(h['te']).toBeUndefined();
+  });
+});
