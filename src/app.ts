@@ -21,7 +21,7 @@ import type { Disposition } from './metrics.js';
 import { statusClass } from './metrics.js';
 import { streamThrough } from './passthrough.js';
 import { parsePhpQuery } from './php/php-input.js';
-import { isApiTarget, parseTarget } from './target.js';
+import { isApiTarget, originForm, parseTarget } from './target.js';
 import type { RequestTarget } from './gateway.js';
 import type { NoStoreReason } from './api/policy.js';
 import type { PassReason } from './api/request.js';
@@ -48,6 +48,17 @@ declare module 'fastify' {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
+
+/**
+ * Generated request ids: a random per-process prefix and a counter. Unique across replicas and
+ * restarts like a random id, but a string concatenation instead of 12 random bytes per request.
+ */
+const REQUEST_ID_PREFIX = randomBytes(6).toString('hex');
+let requestCounter = 0;
+function nextRequestId(): string {
+  requestCounter = (requestCounter + 1) % Number.MAX_SAFE_INTEGER;
+  return `${REQUEST_ID_PREFIX}-${requestCounter.toString(36)}`;
+}
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH', 'PURGE'];
 /** How long build() waits for Redis at start before going on without it. */
 const REDIS_START_WAIT_MS = 2_000;
@@ -102,10 +113,10 @@ function buildPublic(gw: Gateway): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomBytes(12).toString('hex');
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : nextRequestId();
     },
     // Absolute-form targets (`PURGE http://wiki/w/index.php/X`, what $wgCdnServers senders use) route as origin-form.
-    rewriteUrl: (req) => parseTarget(req.url ?? '/').upstreamPath,
+    rewriteUrl: (req) => originForm(req.url ?? '/'),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreDuplicateSlashes: false, maxParamLength: 10_000 },
@@ -116,7 +127,8 @@ function buildPublic(gw: Gateway): FastifyInstance {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback-style hooks: cheaper than async ones on the hit path.
+  app.addHook('onRequest', (request, reply, done) => {
     const peer = peerAddress(request.socket.remoteAddress);
     request.edge = {
       startedAt: gw.now(),
@@ -136,13 +148,16 @@ function buildPublic(gw: Gateway): FastifyInstance {
       if (!request.edge.recorded) recordRequest(gw, request, 499, 'client-closed');
     });
     const url = request.raw.url ?? '/';
-    if (Buffer.byteLength(url) > gw.config.maxUrlBytes) {
-      return sendGatewayError(gw, request, reply, new GatewayError('wikiedge-uri-too-long'));
+    if (url.length > gw.config.maxUrlBytes / 3 && Buffer.byteLength(url) > gw.config.maxUrlBytes) {
+      sendGatewayError(gw, request, reply, new GatewayError('wikiedge-uri-too-long'));
+      return;
     }
+    done();
   });
 
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     if (request.edge && !request.edge.recorded) recordRequest(gw, request, reply.statusCode);
+    done();
   });
 
   app.setErrorHandler((err, request, reply) => {

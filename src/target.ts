@@ -41,8 +41,12 @@ export function parseTarget(url: string): RequestTarget {
   const upstreamPath = originForm(url);
   const q = upstreamPath.indexOf('?');
   const rawPath = q === -1 ? upstreamPath : upstreamPath.slice(0, q);
-  const rawQuery = q === -1 ? '' : upstreamPath.slice(q + 1).replace(/#.*$/, '');
-  return { path: normalisePath(rawPath), rawPath, rawQuery, upstreamPath };
+  let rawQuery = q === -1 ? '' : upstreamPath.slice(q + 1);
+  const hash = rawQuery.indexOf('#');
+  if (hash !== -1) rawQuery = rawQuery.slice(0, hash);
+  // Most paths need no normalising: skip the work unless a `%`, `/.` or `//` is present.
+  const plain = !rawPath.includes('%') && !rawPath.includes('/.') && !rawPath.includes('//');
+  return { path: plain ? rawPath : normalisePath(rawPath), rawPath, rawQuery, upstreamPath };
 }
 
 export function isApiTarget(target: RequestTarget, apiPath: string): boolean {

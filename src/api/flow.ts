@@ -76,6 +76,8 @@ interface ApiRequest {
   readonly identity: Identity;
   readonly modules: readonly string[];
   readonly errorFormat: ErrorFormat;
+  /** The api.php path and the query as PHP sees it, canonically ordered. */
+  readonly urlKey: string;
 }
 
 // ------------------------------------------------------------------------------------------ recv
@@ -85,21 +87,9 @@ export async function serveApi(
   reply: FastifyReply,
   target: RequestTarget,
 ) {
-  const query = parsePhpQuery(target.rawQuery);
-  const identity = identityFromHeaders(request.headers, query, gw.identityRules);
-  const modules = modulesOf(query);
-  const rule = applicableRule(modules, gw.config.modules);
-  const api: ApiRequest = { target, query, identity, modules, errorFormat: errorFormatOf(query) };
-  request.edge.module = gw.moduleLabel(modules);
-
-  const classification = classify({
-    method: request.method,
-    canonicalPath: target.rawPath === gw.config.apiPath,
-    query,
-    identity,
-    hasBody: hasRequestBody(request),
-    rule,
-  });
+  const recv = recvOf(gw, request, target);
+  const { api, classification } = recv;
+  request.edge.module = recv.moduleLabel;
   try {
     if (classification.verdict === 'pass') {
       request.edge.passReason = classification.reason;
@@ -114,9 +104,71 @@ export async function serveApi(
   }
 }
 
+interface Recv {
+  readonly api: ApiRequest;
+  readonly classification: ReturnType<typeof classify>;
+  readonly moduleLabel: string;
+}
+
+/**
+ * Most hits are anonymous requests without cookies, whose whole recv step is a function of the
+ * target alone: remember it (bounded; cleared when full, so a flood of unique URLs costs only
+ * the work it would have cost anyway).
+ */
+const RECV_MEMO_MAX = 10_000;
+const recvMemo = new WeakMap<Gateway, Map<string, Recv>>();
+
+function recvOf(gw: Gateway, request: FastifyRequest, target: RequestTarget): Recv {
+  const h = request.headers;
+  const memoable =
+    h.cookie === undefined &&
+    h.authorization === undefined &&
+    h['treat-as-untrusted'] === undefined &&
+    (request.method === 'GET' || request.method === 'HEAD') &&
+    !hasRequestBody(request);
+  let memo: Map<string, Recv> | undefined;
+  const memoKey = `${request.method} ${target.upstreamPath}`;
+  if (memoable) {
+    memo = recvMemo.get(gw);
+    if (!memo) recvMemo.set(gw, (memo = new Map()));
+    const found = memo.get(memoKey);
+    // Same method and target bytes: the same parse (the target object itself is equal too).
+    if (found) return found;
+  }
+  const query = parsePhpQuery(target.rawQuery);
+  const identity = identityFromHeaders(h, query, gw.identityRules);
+  const modules = modulesOf(query);
+  const rule = applicableRule(modules, gw.config.modules);
+  const api: ApiRequest = {
+    target,
+    query,
+    identity,
+    modules,
+    errorFormat: errorFormatOf(query),
+    urlKey: `${gw.config.apiPath}?${canonicalQuery(query)}`,
+  };
+  const recv: Recv = {
+    api,
+    moduleLabel: gw.moduleLabel(modules),
+    classification: classify({
+      method: request.method,
+      canonicalPath: target.rawPath === gw.config.apiPath,
+      query,
+      identity,
+      hasBody: hasRequestBody(request),
+      rule,
+    }),
+  };
+  if (memo) {
+    if (memo.size >= RECV_MEMO_MAX) memo.clear();
+    memo.set(memoKey, recv);
+  }
+  return recv;
+}
+
 // ---------------------------------------------------------------------------- hash + lookup
 async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: FastifyReply, api: ApiRequest) {
-  const urlKey = `${gw.config.apiPath}?${canonicalQuery(api.query)}`;
+  const urlKey = api.urlKey;
   const key = cacheKey(urlKey, api.identity, keyedHeaders(gw, request, api.query));
   const tier: Tier = api.identity.kind === 'session' ? 'session' : 'shared';
   // A session holder may force a fresh answer for itself; a client's no-cache never touches
