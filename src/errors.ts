@@ -116,6 +116,10 @@ export function fromUpstreamFailure(err: unknown): GatewayError {
   // undici's AbortError carries a numeric DOMException code: only string codes name a failure.
   const raw = (err as { code?: unknown } | null)?.code;
   const code = typeof raw === 'string' ? raw : '';
+  // undici's HTTPParserError carries no code: the wiki answered something that is not HTTP.
+  if (!code && (err as { name?: string } | null)?.name === 'HTTPParserError') {
+    return new GatewayError('wikiedge-upstream-bad-response', { cause: err });
+  }
   switch (code) {
     case 'UND_ERR_CONNECT_TIMEOUT':
     case 'UND_ERR_HEADERS_TIMEOUT':

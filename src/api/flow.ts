@@ -356,11 +356,15 @@ async function fetchAndStore(
   } catch (err) {
     throw upstreamFailed(gw, err);
   }
-  const read = await readUpstreamBody(gw, res.body, res.headers, gw.config.cacheMaxEntryBytes).catch(
-    (err: unknown) => {
-      throw upstreamFailed(gw, err);
-    },
-  );
+  // Whole answers are read while debuginfo may need stripping (an answer above the entry cap is
+  // then delivered, not stored); with `off`, reading stops at the cap and the rest streams.
+  const readLimit = gw.config.debuginfo === 'off' ? gw.config.cacheMaxEntryBytes : MAX_INSPECT_BYTES;
+  const read = await readUpstreamBody(gw, res.body, res.headers, readLimit).catch((err: unknown) => {
+    throw upstreamFailed(gw, err);
+  });
+  if (!read.complete && gw.config.debuginfo !== 'off') {
+    throw new GatewayError('wikiedge-upstream-bad-response', { info: 'The answer is too large to inspect.' });
+  }
   gw.metrics.upstreamDuration.observe({ outcome: 'ok' }, (gw.now() - started) / 1000);
   request.edge.upstreamMs = gw.now() - started;
 
@@ -376,6 +380,7 @@ async function fetchAndStore(
   );
   let notStored: NoStoreReason | undefined = verdict.store ? undefined : verdict.reason;
   if (verdict.store && !Buffer.isBuffer(inspected.body)) notStored = 'too-large';
+  else if (verdict.store && (inspected.body as Buffer).length > gw.config.cacheMaxEntryBytes) notStored = 'too-large';
   if (verdict.store && inspected.debuginfoKept) notStored = 'debuginfo';
   if (notStored) verdict = { store: false, reason: notStored, mode: verdict.mode };
 
