@@ -70,7 +70,8 @@ function wrk(url, { seconds = SECONDS, connections = 50, script } = {}) {
   const args = ['-c', '1', 'wrk', '-t1', `-c${connections}`, `-d${seconds}s`, '--latency'];
   if (script) args.push('-s', script);
   args.push(url);
-  execFileSync('taskset', ['-c', '1', 'wrk', '-t1', `-c${connections}`, '-d2s', url], { stdio: 'ignore' }); // warm-up
+  // Warm-up with the same requests (a bare URL would hit the wiki's front page through the gateway).
+  execFileSync('taskset', ['-c', '1', 'wrk', '-t1', `-c${connections}`, '-d2s', ...(script ? ['-s', script] : []), url], { stdio: 'ignore' });
   const out = execFileSync('taskset', args, { encoding: 'utf8' });
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
   const pct = (p) => {
