@@ -117,6 +117,11 @@ function buildPublic(gw: Gateway): FastifyInstance {
     },
     // Absolute-form targets (`PURGE http://wiki/w/index.php/X`, what $wgCdnServers senders use) route as origin-form.
     rewriteUrl: (req) => originForm(req.url ?? '/'),
+    // A target Fastify cannot decode (bad percent-encoding) gets our 400, in MediaWiki's shape
+    // for api.php, without echoing the URL back.
+    frameworkErrors: (_err, request, reply) => {
+      sendGatewayError(gw, request, reply, new GatewayError('wikiedge-bad-request', { info: 'The request URL is malformed.' }));
+    },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreDuplicateSlashes: false, maxParamLength: 10_000 },
