@@ -40,6 +40,7 @@ import type { Disposition } from '../metrics.js';
 import { type PhpArray, parsePhpQuery, phpStringParam } from '../php/php-input.js';
 import { normalizeSetCookies } from '../set-cookie.js';
 import type { Gateway, RequestTarget } from '../gateway.js';
+import type { UpstreamRequest } from '../upstream.js';
 import {
   evaluateAnswer,
   type NoStoreReason,
@@ -343,30 +344,16 @@ async function fetchAndStore(
     requestId: request.id,
     sharedFetch: true,
   });
-  const started = gw.now();
-  gw.metrics.upstreamRequests.inc({ reason });
-  let res: Awaited<ReturnType<Gateway['upstream']['request']>>;
-  try {
-    // HEAD is fetched as GET so the answer can serve both (RFC 9110 §9.3.2).
-    res = await gw.upstream.request({
-      method: 'GET',
-      path: upstreamTarget(gw.config.apiPath, api.target.rawQuery, probe),
-      headers,
-    });
-  } catch (err) {
-    throw upstreamFailed(gw, err);
-  }
-  // Whole answers are read while debuginfo may need stripping (an answer above the entry cap is
-  // then delivered, not stored); with `off`, reading stops at the cap and the rest streams.
-  const readLimit = gw.config.debuginfo === 'off' ? gw.config.cacheMaxEntryBytes : MAX_INSPECT_BYTES;
-  const read = await readUpstreamBody(gw, res.body, res.headers, readLimit).catch((err: unknown) => {
-    throw upstreamFailed(gw, err);
-  });
-  if (!read.complete && gw.config.debuginfo !== 'off') {
-    throw new GatewayError('wikiedge-upstream-bad-response', { info: 'The answer is too large to inspect.' });
-  }
-  gw.metrics.upstreamDuration.observe({ outcome: 'ok' }, (gw.now() - started) / 1000);
-  request.edge.upstreamMs = gw.now() - started;
+  // HEAD is fetched as GET so the answer can serve both (RFC 9110 §9.3.2). Whole answers are
+  // read while debuginfo may need stripping (an answer above the entry cap is then delivered,
+  // not stored); with `off`, reading stops at the cap and the rest streams.
+  const { res, read } = await askWiki(
+    gw,
+    request,
+    reason,
+    { method: 'GET', path: upstreamTarget(gw.config.apiPath, api.target.rawQuery, probe), headers },
+    gw.config.debuginfo === 'off' ? gw.config.cacheMaxEntryBytes : MAX_INSPECT_BYTES,
+  );
 
   const inspected = inspectDebuginfo(gw, read.body, res.headers, api);
   const cookies = await handleSetCookies(gw, request, api, res.headers['set-cookie']);
@@ -431,31 +418,19 @@ async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyReply, a
     // api.php answers are read to strip debuginfo: ask for them unencoded.
     sharedFetch: gw.config.debuginfo !== 'off',
   });
-  const started = gw.now();
-  gw.metrics.upstreamRequests.inc({ reason: 'pass' });
-  let res: Awaited<ReturnType<Gateway['upstream']['request']>>;
-  try {
-    res = await gw.upstream.request({
+  const { res, read } = await askWiki(
+    gw,
+    request,
+    'pass',
+    {
       method: request.method,
       path: api.target.upstreamPath,
       headers,
       body: hasRequestBody(request) ? request.raw : null,
       signal: controller.signal,
-    });
-  } catch (err) {
-    if (controller.signal.aborted) throw new ClientClosedError();
-    throw upstreamFailed(gw, err);
-  }
-  const limit = gw.config.debuginfo === 'off' ? 0 : MAX_INSPECT_BYTES;
-  const read = await readUpstreamBody(gw, res.body, res.headers, limit).catch((err: unknown) => {
-    if (controller.signal.aborted) throw new ClientClosedError();
-    throw upstreamFailed(gw, err);
-  });
-  if (!read.complete && gw.config.debuginfo !== 'off') {
-    throw new GatewayError('wikiedge-upstream-bad-response', { info: 'The answer is too large to inspect.' });
-  }
-  gw.metrics.upstreamDuration.observe({ outcome: 'ok' }, (gw.now() - started) / 1000);
-  request.edge.upstreamMs = gw.now() - started;
+    },
+    gw.config.debuginfo === 'off' ? 0 : MAX_INSPECT_BYTES,
+  );
   const inspected = inspectDebuginfo(gw, read.body, res.headers, api);
   const cookies = await handleSetCookies(gw, request, api, res.headers['set-cookie']);
   // A write by a session holder changes what that session sees: drop its entries (everywhere).
@@ -484,6 +459,38 @@ async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyReply, a
 }
 
 // ------------------------------------------------------------------------------------ helpers
+/**
+ * One request to the wiki and its body, read as far as `readLimit`. Failures are mapped (and
+ * counted) once; a request whose client has left ends as ClientClosedError instead.
+ */
+async function askWiki(
+  gw: Gateway,
+  request: FastifyRequest,
+  reason: 'miss' | 'refresh' | 'pass',
+  upstreamRequest: UpstreamRequest,
+  readLimit: number,
+) {
+  const started = gw.now();
+  gw.metrics.upstreamRequests.inc({ reason });
+  const failed = (err: unknown): Error =>
+    upstreamRequest.signal?.aborted ? new ClientClosedError() : upstreamFailed(gw, err);
+  let res: Awaited<ReturnType<Gateway['upstream']['request']>>;
+  try {
+    res = await gw.upstream.request(upstreamRequest);
+  } catch (err) {
+    throw failed(err);
+  }
+  const read = await readUpstreamBody(gw, res.body, res.headers, readLimit).catch((err: unknown) => {
+    throw failed(err);
+  });
+  if (!read.complete && gw.config.debuginfo !== 'off') {
+    throw new GatewayError('wikiedge-upstream-bad-response', { info: 'The answer is too large to inspect.' });
+  }
+  gw.metrics.upstreamDuration.observe({ outcome: 'ok' }, (gw.now() - started) / 1000);
+  request.edge.upstreamMs = gw.now() - started;
+  return { res, read };
+}
+
 function upstreamFailed(gw: Gateway, err: unknown): GatewayError {
   const gatewayError = fromUpstreamFailure(err);
   gw.metrics.upstreamFailure(failureKind(gatewayError));
