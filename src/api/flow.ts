@@ -39,6 +39,7 @@ import { type Identity, identityFromHeaders, requestCookieNames } from '../ident
 import type { Disposition } from '../metrics.js';
 import { type PhpArray, parsePhpQuery, phpStringParam } from '../php/php-input.js';
 import { normalizeSetCookies } from '../set-cookie.js';
+import type { ModuleRule } from '../config.js';
 import type { Gateway, RequestTarget } from '../gateway.js';
 import type { UpstreamRequest } from '../upstream.js';
 import {
@@ -79,6 +80,8 @@ interface ApiRequest {
   readonly errorFormat: ErrorFormat;
   /** The api.php path and the query as PHP sees it, canonically ordered. */
   readonly urlKey: string;
+  /** The operator's module rules that apply to this request. */
+  readonly rule: ModuleRule;
 }
 
 // ------------------------------------------------------------------------------------------ recv
@@ -147,6 +150,7 @@ function recvOf(gw: Gateway, request: FastifyRequest, target: RequestTarget): Re
     modules,
     errorFormat: errorFormatOf(query),
     urlKey: `${gw.config.apiPath}?${canonicalQuery(query)}`,
+    rule,
   };
   const recv: Recv = {
     api,
@@ -169,8 +173,7 @@ function recvOf(gw: Gateway, request: FastifyRequest, target: RequestTarget): Re
 
 // ---------------------------------------------------------------------------- hash + lookup
 async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: FastifyReply, api: ApiRequest) {
-  const urlKey = api.urlKey;
-  const key = cacheKey(urlKey, api.identity, keyedHeaders(gw, request, api.query));
+  const key = cacheKey(api.urlKey, api.identity, keyedHeaders(gw, request, api.query));
   const tier: Tier = api.identity.kind === 'session' ? 'session' : 'shared';
   // A session holder may force a fresh answer for itself; a client's no-cache never touches
   // (and so never evicts) what everyone shares.
@@ -185,7 +188,7 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
         case 'fresh':
           return deliverEntry(gw, request, reply, entry, found.shared ? 'hit-shared' : 'hit');
         case 'grace':
-          refreshInBackground(gw, request, api, key, urlKey, tier);
+          refreshInBackground(gw, request, api, key, tier);
           return deliverEntry(gw, request, reply, entry, 'stale');
         case 'stale-if-error':
           staleFallback = entry;
@@ -204,7 +207,7 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
   }
 
   // ---------------------------------------------------------------------------------- fetch
-  const work = fetchOnceAcrossReplicas(gw, request, api, key, urlKey, tier, bypass);
+  const work = fetchOnceAcrossReplicas(gw, request, api, key, tier, bypass);
   gw.coalescer.lead(key, () =>
     work.then(
       (led) => ('entry' in led ? led.entry : led.answer.stored),
@@ -222,7 +225,7 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
   const answer = led.answer;
   if (staleFallback && answer.status >= 500) return deliverEntry(gw, request, reply, staleFallback, 'stale');
   const disposition: Disposition = answer.stored ? (bypass ? 'bypass' : 'miss') : 'pass';
-  return deliverAnswer(gw, request, reply, answer, disposition);
+  return deliverAnswer(request, reply, answer, disposition);
 }
 
 /**
@@ -258,7 +261,6 @@ async function fetchOnceAcrossReplicas(
   request: FastifyRequest,
   api: ApiRequest,
   key: string,
-  urlKey: string,
   tier: Tier,
   bypass: boolean,
 ): Promise<Led> {
@@ -266,7 +268,7 @@ async function fetchOnceAcrossReplicas(
     const lock = await gw.redis.lock(key);
     if (lock.kind === 'won') {
       try {
-        return { answer: await fetchAndStore(gw, request, api, key, urlKey, tier, 'miss') };
+        return { answer: await fetchAndStore(gw, request, api, key, tier, 'miss') };
       } finally {
         void gw.redis.unlock(key, lock.token);
       }
@@ -285,7 +287,7 @@ async function fetchOnceAcrossReplicas(
       }
     }
   }
-  return { answer: await fetchAndStore(gw, request, api, key, urlKey, tier, 'miss') };
+  return { answer: await fetchAndStore(gw, request, api, key, tier, 'miss') };
 }
 
 function refreshInBackground(
@@ -293,7 +295,6 @@ function refreshInBackground(
   request: FastifyRequest,
   api: ApiRequest,
   key: string,
-  urlKey: string,
   tier: Tier,
 ) {
   if (gw.coalescer.pending(key)) return;
@@ -306,7 +307,7 @@ function refreshInBackground(
       if (lock.kind === 'won') token = lock.token;
     }
     try {
-      return await fetchAndStore(gw, request, api, key, urlKey, tier, 'refresh');
+      return await fetchAndStore(gw, request, api, key, tier, 'refresh');
     } finally {
       if (token !== undefined) void gw.redis?.unlock(key, token);
     }
@@ -332,7 +333,6 @@ async function fetchAndStore(
   request: FastifyRequest,
   api: ApiRequest,
   key: string,
-  urlKey: string,
   tier: Tier,
   reason: 'miss' | 'refresh',
 ): Promise<Answer> {
@@ -357,7 +357,7 @@ async function fetchAndStore(
 
   const inspected = inspectDebuginfo(gw, read.body, res.headers, api);
   const cookies = await handleSetCookies(gw, request, api, res.headers['set-cookie']);
-  const rule = applicableRule(api.modules, gw.config.modules);
+  const rule = api.rule;
   let verdict = evaluateAnswer(
     { status: res.statusCode, headers: res.headers },
     api.identity,
@@ -382,7 +382,7 @@ async function fetchAndStore(
       body: inspected.body,
       storedAt: gw.now(),
       ttlMs: verdict.ttlMs,
-      urlKey,
+      urlKey: api.urlKey,
       modules: api.modules,
       slot: api.identity.kind === 'session' ? api.identity.slot : undefined,
     };
@@ -443,9 +443,7 @@ async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyReply, a
   delete headersOut['set-cookie'];
   delete headersOut['x-request-id'];
   if (inspected.decoded) delete headersOut['content-encoding'];
-  return deliverAnswer(
-    gw,
-    request,
+  return deliverAnswer(request,
     reply,
     {
       status: res.statusCode,
@@ -656,7 +654,6 @@ function deliverEntry(
 }
 
 function deliverAnswer(
-  gw: Gateway,
   request: FastifyRequest,
   reply: FastifyReply,
   answer: Answer,
@@ -667,7 +664,6 @@ function deliverAnswer(
   if (answer.setCookies.length > 0) reply.header('set-cookie', answer.setCookies);
   reply.header('x-cache', disposition);
   reply.header('x-request-id', request.id);
-  void gw;
   return reply.send(answer.body);
 }
 
