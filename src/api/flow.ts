@@ -443,7 +443,8 @@ async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyReply, a
   delete headersOut['set-cookie'];
   delete headersOut['x-request-id'];
   if (inspected.decoded) delete headersOut['content-encoding'];
-  return deliverAnswer(request,
+  return deliverAnswer(
+    request,
     reply,
     {
       status: res.statusCode,
