@@ -1,0 +1,211 @@
+/**
+ * The public listener: every request to the wiki's URL space enters here. api.php goes through
+ * the cache flow (api/flow.ts), PURGE through the purge step, everything else streams through.
+ * One metrics update and one log line per request are written by recordRequest.
+ */
+import { randomBytes } from 'node:crypto';
+import Fastify, {
+  type FastifyBaseLogger,
+  LogController,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
+import { serveApi } from './api/flow.js';
+import { canonicalQuery } from './api/request.js';
+import { purgeEverywhere } from './cache/purge.js';
+import { GatewayError, renderApiError, renderPlainError } from './errors.js';
+import { type Gateway, peerAddress } from './gateway.js';
+import type { Disposition } from './metrics.js';
+import { statusClass } from './metrics.js';
+import { streamThrough } from './passthrough.js';
+import { parsePhpQuery } from './php/php-input.js';
+import { isApiTarget, originForm, parseTarget } from './target.js';
+import type { RequestTarget } from './gateway.js';
+import type { NoStoreReason } from './api/policy.js';
+import type { PassReason } from './api/request.js';
+
+/** Per-request facts the steps record, read once by the response hook for the log line and metrics. */
+export interface EdgeState {
+  startedAt: number;
+  target: RequestTarget | undefined;
+  peerTrusted: boolean;
+  disposition: Disposition;
+  module: string;
+  passReason: PassReason | undefined;
+  notStored: NoStoreReason | undefined;
+  upstreamMs: number | undefined;
+  errorCode: string | undefined;
+  /** Counted and logged once, whether the response finished or the client went away first. */
+  recorded: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    edge: EdgeState;
+  }
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
+
+/**
+ * Generated request ids: a random per-process prefix and a counter. Unique across replicas and
+ * restarts like a random id, but a string concatenation instead of 12 random bytes per request.
+ */
+const REQUEST_ID_PREFIX = randomBytes(6).toString('hex');
+let requestCounter = 0;
+function nextRequestId(): string {
+  requestCounter = (requestCounter + 1) % Number.MAX_SAFE_INTEGER;
+  return `${REQUEST_ID_PREFIX}-${requestCounter.toString(36)}`;
+}
+const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH', 'PURGE'];
+export function buildPublic(gw: Gateway): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: gw.log as FastifyBaseLogger,
+    // Fastify's own request logging costs ~23 µs per request (perf-anchors §2f): one line of ours instead.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : nextRequestId();
+    },
+    // Absolute-form targets (`PURGE http://wiki/w/index.php/X`, what $wgCdnServers senders use) route as origin-form.
+    rewriteUrl: (req) => originForm(req.url ?? '/'),
+    // A target Fastify cannot decode (bad percent-encoding) gets our 400, in MediaWiki's shape
+    // for api.php, without echoing the URL back.
+    frameworkErrors: (_err, request, reply) => {
+      sendGatewayError(gw, request, reply, new GatewayError('wikiedge-bad-request', { info: 'The request URL is malformed.' }));
+    },
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreDuplicateSlashes: false, maxParamLength: 10_000 },
+  });
+  app.addHttpMethod('PURGE');
+  app.decorateRequest('edge', null as unknown as EdgeState);
+  // Bodies are never parsed: they are streamed to the wiki as they come.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
+
+  // Callback-style hooks: cheaper than async ones on the hit path.
+  app.addHook('onRequest', (request, reply, done) => {
+    const peer = peerAddress(request.socket.remoteAddress);
+    request.edge = {
+      startedAt: gw.now(),
+      target: undefined,
+      peerTrusted: gw.trusted.has(peer),
+      disposition: 'pass',
+      module: '-',
+      passReason: undefined,
+      notStored: undefined,
+      upstreamMs: undefined,
+      errorCode: undefined,
+      recorded: false,
+    };
+    // A client that leaves before the answer is still a request: Fastify's onResponse only runs
+    // when the response finishes, so count it here (as 499, nginx's "client closed request").
+    reply.raw.once('close', () => {
+      if (!request.edge.recorded) recordRequest(gw, request, 499, 'client-closed');
+    });
+    const url = request.raw.url ?? '/';
+    if (url.length > gw.config.maxUrlBytes / 3 && Buffer.byteLength(url) > gw.config.maxUrlBytes) {
+      sendGatewayError(gw, request, reply, new GatewayError('wikiedge-uri-too-long'));
+      return;
+    }
+    done();
+  });
+
+  app.addHook('onResponse', (request, reply, done) => {
+    if (request.edge && !request.edge.recorded) recordRequest(gw, request, reply.statusCode);
+    done();
+  });
+
+  app.setErrorHandler((err, request, reply) => {
+    request.log.error({ err }, 'unhandled error');
+    const status = (err as { statusCode?: number }).statusCode;
+    const message = err instanceof Error ? err.message : String(err);
+    const gatewayError =
+      status && status >= 400 && status < 500
+        ? new GatewayError('wikiedge-bad-request', { cause: err, info: message })
+        : new GatewayError('wikiedge-internal', { cause: err });
+    return sendGatewayError(gw, request, reply, gatewayError);
+  });
+
+  app.route({
+    method: ALL_METHODS,
+    url: '*',
+    handler: async (request, reply) => {
+      const target = parseTarget(request.raw.url ?? '/');
+      request.edge.target = target;
+      if (request.method === 'PURGE') return purge(gw, request, reply, target);
+      if (isApiTarget(target, gw.config.apiPath)) return serveApi(gw, request, reply, target);
+      return streamThrough(gw, request, reply, target);
+    },
+  });
+  return app;
+}
+
+/**
+ * PURGE <url> from a trusted address removes every variant of that URL (what MediaWiki's
+ * CdnCacheUpdate::naivePurge sends through $wgCdnServers). Anyone else: 405, as Varnish answers.
+ */
+async function purge(gw: Gateway, request: FastifyRequest, reply: FastifyReply, target: RequestTarget) {
+  request.edge.disposition = 'purge';
+  if (!request.edge.peerTrusted) {
+    const rendered = renderPlainError(new GatewayError('wikiedge-purge-forbidden'));
+    return reply.code(405).headers(rendered.headers).header('allow', 'GET, HEAD, POST').send(rendered.body);
+  }
+  let result: { purged: number; redisPurged?: number | null } = { purged: 0 };
+  if (target.rawPath === gw.config.apiPath) {
+    const urlKey = `${gw.config.apiPath}?${canonicalQuery(parsePhpQuery(target.rawQuery))}`;
+    result = await purgeEverywhere(gw.store, gw.redis, { kind: 'url', urlKey });
+  }
+  request.log.info({ ...result, path: target.rawPath }, 'purge');
+  return reply.code(200).header('content-type', 'application/json').send(result);
+}
+
+/** One metrics update and (for all but quiet hits) one log line per request. */
+function recordRequest(gw: Gateway, request: FastifyRequest, status: number, errorCode?: string) {
+  const edge = request.edge;
+  edge.recorded = true;
+  if (errorCode) {
+    edge.disposition = 'error';
+    edge.errorCode = errorCode;
+  }
+  const seconds = (gw.now() - edge.startedAt) / 1000;
+  gw.metrics.requests.inc({
+    disposition: edge.disposition,
+    module: edge.module,
+    method: gw.metrics.method(request.method),
+    status_class: statusClass(status),
+  });
+  gw.metrics.requestDuration.observe({ disposition: edge.disposition }, seconds);
+  if ((edge.disposition === 'hit' || edge.disposition === 'hit-shared') && !gw.config.logHits) return;
+  request.log.info(
+    {
+      method: request.method,
+      path: edge.target?.rawPath,
+      module: edge.module,
+      status,
+      cache: edge.disposition,
+      ms: Math.round(seconds * 1e6) / 1e3,
+      upstreamMs: edge.upstreamMs,
+      ...(edge.passReason && { pass: edge.passReason }),
+      ...(edge.notStored && { notStored: edge.notStored }),
+      ...(edge.errorCode && { error: edge.errorCode }),
+    },
+    'request',
+  );
+}
+
+function sendGatewayError(gw: Gateway, request: FastifyRequest, reply: FastifyReply, err: GatewayError) {
+  if (request.edge) {
+    request.edge.disposition = 'error';
+    request.edge.errorCode = err.code;
+  }
+  const target = parseTarget(request.raw.url ?? '/');
+  const rendered = isApiTarget(target, gw.config.apiPath) ? renderApiError(err, {}) : renderPlainError(err);
+  return reply
+    .code(rendered.status)
+    .headers(rendered.headers)
+    .header('x-request-id', request.id)
+    .send(rendered.body);
+}
