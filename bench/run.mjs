@@ -1,109 +1,39 @@
 // `npm run bench`: everything it compares is started here on loopback, measured in the same run,
 // and printed as ratios (absolute figures move ±10-25 % between runs on these shared 2-core
 // machines; ratios measured side by side do not). Servers under test are pinned to CPU 0, the
-// load generator (wrk) and upstreams to CPU 1. Every run is bounded in time.
+// load generator (wrk) and upstreams to CPU 1. Every run is bounded in time. The helpers it shares
+// with the soak (processes, ports, wrk, the gateway, a throw-away wiki) are in harness.mjs.
 //
 //   BENCH_SECONDS (default 8)  length of each wrk run
 //   BENCH_ONLY=hit,zipf,coalesce,miss,memory  run a subset
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
+import {
+  SECONDS,
+  ensureBuilt,
+  fmt,
+  freePort,
+  gateway,
+  have,
+  root,
+  startProcess,
+  stopAll,
+  waitFor,
+  wikiLines,
+  withWiki,
+  work,
+  wrk,
+} from './harness.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ONLY = new Set((process.env.BENCH_ONLY ?? 'hit,zipf,coalesce,miss,memory').split(','));
-const started = [];
 const rows = [];
-const work = mkdtempSync(path.join(tmpdir(), 'wikiedge-bench-'));
-
-function have(cmd) {
-  try {
-    execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function freePort() {
-  const s = createServer();
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address();
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-function startProcess(name, cmd, args, { cpu, env, stdout = 'ignore' } = {}) {
-  const full = cpu !== undefined ? ['taskset', ['-c', String(cpu), cmd, ...args]] : [cmd, args];
-  const child = spawn(full[0], full[1], { env: { ...process.env, ...env }, stdio: ['ignore', stdout, 'inherit'] });
-  started.push({ name, child });
-  return child;
-}
-
-function stopAll() {
-  for (const { child } of started.reverse()) if (child.exitCode === null) child.kill('SIGTERM');
-}
-process.on('exit', stopAll);
-process.on('SIGINT', () => process.exit(130));
-
-async function waitFor(url, tries = 100) {
-  for (let i = 0; i < tries; i++) {
-    try {
-      const res = await request(url);
-      await res.body.dump();
-      if (res.statusCode < 500) return;
-    } catch {
-      /* not up yet */
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} did not come up`);
-}
-
-/** wrk on CPU 1; returns req/s and latency percentiles in ms. */
-function wrk(url, { seconds = SECONDS, connections = 50, script } = {}) {
-  const args = ['-c', '1', 'wrk', '-t1', `-c${connections}`, `-d${seconds}s`, '--latency'];
-  if (script) args.push('-s', script);
-  args.push(url);
-  // Warm-up with the same requests (a bare URL would hit the wiki's front page through the gateway).
-  execFileSync('taskset', ['-c', '1', 'wrk', '-t1', `-c${connections}`, '-d2s', ...(script ? ['-s', script] : []), url], { stdio: 'ignore' });
-  const out = execFileSync('taskset', args, { encoding: 'utf8' });
-  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
-  const pct = (p) => {
-    const m = new RegExp(`\\s${p}%\\s+([\\d.]+)(us|ms|s)`).exec(out);
-    if (!m) return NaN;
-    return Number(m[1]) * (m[2] === 'us' ? 0.001 : m[2] === 's' ? 1000 : 1);
-  };
-  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
-  return { rps, p50: pct(50), p99: pct(99), non2xx };
-}
 
 function row(section, what, value, note = '') {
   rows.push({ section, what, value, note });
   console.log(`  ${what.padEnd(58)} ${String(value).padStart(14)}  ${note}`);
-}
-
-const fmt = (n, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
-
-async function gateway(upstream, extraEnv = {}) {
-  const [port, admin] = [await freePort(), await freePort()];
-  startProcess('gateway', process.execPath, [path.join(root, 'dist/main.js')], {
-    cpu: 0,
-    env: {
-      WIKIEDGE_UPSTREAM: upstream,
-      WIKIEDGE_HOST: '127.0.0.1',
-      WIKIEDGE_PORT: String(port),
-      WIKIEDGE_ADMIN_PORT: String(admin),
-      ...extraEnv,
-    },
-  });
-  await waitFor(`http://127.0.0.1:${admin}/healthz`);
-  return { url: `http://127.0.0.1:${port}`, admin: `http://127.0.0.1:${admin}` };
 }
 
 // ------------------------------------------------------------------------------------- hit path
@@ -178,26 +108,9 @@ http { access_log off; proxy_cache_path ${work}/nginx-cache keys_zone=api:10m;
     row('hit', `${name} ÷ bare Fastify`, fmt(mean(name) / base), 'target ≥ 0.90');
   }
   stopAll();
-  started.length = 0;
 }
 
 // --------------------------------------------------------------------------- real-wiki benches
-async function withWiki(fn) {
-  const data = path.join(work, 'wiki');
-  const out = execFileSync('bash', [path.join(root, 'scripts/wiki/setup.sh'), '--data', data, '--no-debug'], { encoding: 'utf8' });
-  const wikiUrl = /WIKI_URL=(\S+)/.exec(out)[1];
-  try {
-    await fn(wikiUrl, data);
-  } finally {
-    execFileSync('bash', [path.join(root, 'scripts/wiki/stop.sh'), data, '--purge'], { stdio: 'ignore' });
-  }
-}
-
-const wikiLines = (data) => {
-  const f = path.join(data, 'logs/requests.log');
-  return existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter(Boolean) : [];
-};
-
 async function benchZipf(wikiUrl, data) {
   console.log('\n## Anonymous read mix: Zipf(s=1) over 1000 distinct api.php requests');
   const gw = await gateway(wikiUrl, { WIKIEDGE_LOG_HITS: 'false' });
@@ -222,7 +135,6 @@ async function benchZipf(wikiUrl, data) {
   row('zipf', 'throughput ratio gateway ÷ direct', fmt(viaGateway.rps / direct.rps, 1), 'target ≥ 100');
   row('zipf', 'requests that reached the wiki while measured (incl. wrk warm-up)', reached, `of ~${total} measured client requests`);
   stopAll();
-  started.length = 0;
 }
 
 async function benchCoalesce(wikiUrl, data) {
@@ -240,7 +152,6 @@ async function benchCoalesce(wikiUrl, data) {
   const upstream = wikiLines(data).filter((l) => l.includes(id)).length;
   row('coalesce', 'upstream requests for 200 concurrent identical misses', upstream, `all 200 OK: ${answers.every((s) => s === 200)}; target 1`);
   stopAll();
-  started.length = 0;
 }
 
 async function benchMiss(wikiUrl) {
@@ -270,7 +181,6 @@ async function benchMiss(wikiUrl) {
   row('miss', 'through wikiedge (miss) p50 / p99 ms', `${fmt(avg(via, 'p50'))} / ${fmt(avg(via, 'p99'))}`);
   row('miss', 'added p50 / p99 ms', `${fmt(avg(via, 'p50') - avg(direct, 'p50'))} / ${fmt(avg(via, 'p99') - avg(direct, 'p99'))}`, 'target p50 ≤ 1 ms');
   stopAll();
-  started.length = 0;
 }
 
 function benchMemory() {
@@ -288,7 +198,7 @@ if (!have('wrk')) {
   console.error('wrk is required (apt-get install wrk)');
   process.exit(1);
 }
-if (!existsSync(path.join(root, 'dist/main.js'))) execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
+ensureBuilt();
 if (ONLY.has('hit')) await benchHit();
 if (ONLY.has('zipf') || ONLY.has('coalesce') || ONLY.has('miss')) {
   await withWiki(async (wikiUrl, data) => {

@@ -1,0 +1,132 @@
+// What the bench runner (run.mjs) and the soak (soak.mjs) share: processes started on loopback
+// and stopped on exit, free ports, readiness polling, wrk, the gateway from dist/, a throw-away
+// MediaWiki. Servers under test go on CPU 0, load generators and upstreams on CPU 1.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** Length of each bench wrk run (BENCH_SECONDS, default 8). */
+export const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+/** A scratch folder for this run (configs, results, the throw-away wiki). */
+export const work = mkdtempSync(path.join(tmpdir(), 'wikiedge-bench-'));
+const started = [];
+
+export function have(cmd) {
+  try {
+    execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function freePort() {
+  const s = createServer();
+  await new Promise((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address();
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+/** Spawn a process (pinned to `cpu` with taskset, which execs it: the pid is the command's). */
+export function startProcess(name, cmd, args, { cpu, env, stdout = 'ignore' } = {}) {
+  const full = cpu !== undefined ? ['taskset', ['-c', String(cpu), cmd, ...args]] : [cmd, args];
+  const child = spawn(full[0], full[1], { env: { ...process.env, ...env }, stdio: ['ignore', stdout, 'inherit'] });
+  started.push({ name, child });
+  return child;
+}
+
+/** SIGTERM everything started here that still runs, newest first, and forget it. */
+export function stopAll() {
+  for (const { child } of started.reverse()) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+  started.length = 0;
+}
+process.on('exit', stopAll);
+process.on('SIGINT', () => process.exit(130));
+process.on('SIGTERM', () => process.exit(143));
+
+export async function waitFor(url, tries = 100) {
+  for (let i = 0; i < tries; i++) {
+    try {
+      const res = await request(url);
+      await res.body.dump();
+      if (res.statusCode < 500) return;
+    } catch {
+      /* not up yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+/** The figures of wrk's report: req/s, latency percentiles in ms, non-2xx/3xx, socket errors. */
+export function parseWrk(out) {
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
+  const pct = (p) => {
+    const m = new RegExp(`\\s${p}%\\s+([\\d.]+)(us|ms|s)`).exec(out);
+    if (!m) return NaN;
+    return Number(m[1]) * (m[2] === 'us' ? 0.001 : m[2] === 's' ? 1000 : 1);
+  };
+  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
+  const e = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  const socketErrors = e ? { connect: +e[1], read: +e[2], write: +e[3], timeout: +e[4] } : { connect: 0, read: 0, write: 0, timeout: 0 };
+  return { rps, p50: pct(50), p99: pct(99), non2xx, socketErrors };
+}
+
+/** wrk on CPU 1; returns req/s and latency percentiles in ms. */
+export function wrk(url, { seconds = SECONDS, connections = 50, script } = {}) {
+  const args = ['-c', '1', 'wrk', '-t1', `-c${connections}`, `-d${seconds}s`, '--latency'];
+  if (script) args.push('-s', script);
+  args.push(url);
+  // Warm-up with the same requests (a bare URL would hit the wiki's front page through the gateway).
+  execFileSync('taskset', ['-c', '1', 'wrk', '-t1', `-c${connections}`, '-d2s', ...(script ? ['-s', script] : []), url], { stdio: 'ignore' });
+  return parseWrk(execFileSync('taskset', args, { encoding: 'utf8' }));
+}
+
+export const fmt = (n, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
+
+/** dist/main.js on CPU 0, on free loopback ports; resolves once its admin /healthz answers. */
+export async function gateway(upstream, extraEnv = {}, { stdout = 'ignore' } = {}) {
+  const [port, admin] = [await freePort(), await freePort()];
+  const child = startProcess('gateway', process.execPath, [path.join(root, 'dist/main.js')], {
+    cpu: 0,
+    stdout,
+    env: {
+      WIKIEDGE_UPSTREAM: upstream,
+      WIKIEDGE_HOST: '127.0.0.1',
+      WIKIEDGE_PORT: String(port),
+      WIKIEDGE_ADMIN_PORT: String(admin),
+      ...extraEnv,
+    },
+  });
+  await waitFor(`http://127.0.0.1:${admin}/healthz`);
+  return { url: `http://127.0.0.1:${port}`, admin: `http://127.0.0.1:${admin}`, child };
+}
+
+/** A throw-away MediaWiki (scripts/wiki/setup.sh, debug toolbar off) for the length of `fn`. */
+export async function withWiki(fn) {
+  const data = path.join(work, 'wiki');
+  const out = execFileSync('bash', [path.join(root, 'scripts/wiki/setup.sh'), '--data', data, '--no-debug'], { encoding: 'utf8' });
+  const wikiUrl = /WIKI_URL=(\S+)/.exec(out)[1];
+  try {
+    await fn(wikiUrl, data);
+  } finally {
+    execFileSync('bash', [path.join(root, 'scripts/wiki/stop.sh'), data, '--purge'], { stdio: 'ignore' });
+  }
+}
+
+/** The wiki's request log lines so far (one per request it served). */
+export const wikiLines = (data) => {
+  const f = path.join(data, 'logs/requests.log');
+  return existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter(Boolean) : [];
+};
+
+/** Build dist/ when it is missing. */
+export function ensureBuilt() {
+  if (!existsSync(path.join(root, 'dist/main.js'))) execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
+}
