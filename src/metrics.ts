@@ -8,6 +8,7 @@ import type { CacheStore, EvictionReason } from './cache/store.js';
 import type { Tier } from './api/policy.js';
 import type { CookieEvent, CookieLabel } from './set-cookie.js';
 import type { UpstreamFailureKind } from './errors.js';
+import { RequestTally } from './request-metrics.js';
 
 /** What happened to a request; the same words in `X-Cache`, logs and metrics. */
 export type Disposition =
@@ -167,10 +168,6 @@ export function moduleLabeller(extra: readonly string[]): (modules: readonly str
   };
 }
 
-export function statusClass(status: number): string {
-  return status >= 100 && status < 600 ? `${Math.floor(status / 100)}xx` : 'other';
-}
-
 /** Redis operations, the `op` label of wikiedge_redis_errors_total. */
 export type RedisOp = 'get' | 'set' | 'lock' | 'unlock' | 'poll' | 'purge' | 'publish' | 'ping' | 'subscribe';
 export const REDIS_OPS: readonly RedisOp[] = [
@@ -267,8 +264,8 @@ export class RedisMetrics {
 const MAX_ERROR_CODES = 64;
 
 export class Metrics {
-  readonly requests: Counter<'disposition' | 'module' | 'method' | 'status_class'>;
-  readonly requestDuration: Histogram<'disposition'>;
+  /** wikiedge_requests_total and wikiedge_request_duration_seconds (request-metrics.ts). */
+  readonly requests: RequestTally;
   readonly upstreamDuration: Histogram<'outcome'>;
   readonly upstreamRequests: Counter<'reason'>;
   readonly upstreamFailures: Counter<'kind'>;
@@ -286,19 +283,7 @@ export class Metrics {
   ) {
     const registers = [registry];
     if (opts.collectDefaults !== false) collectDefaultMetrics({ register: registry, prefix: 'wikiedge_' });
-    this.requests = new Counter({
-      name: 'wikiedge_requests_total',
-      help: 'Client requests by disposition (the X-Cache value), module, method and status class.',
-      labelNames: ['disposition', 'module', 'method', 'status_class'] as const,
-      registers,
-    });
-    this.requestDuration = new Histogram({
-      name: 'wikiedge_request_duration_seconds',
-      help: 'Time from request to the last byte handed to the socket, by disposition.',
-      labelNames: ['disposition'] as const,
-      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
-      registers,
-    });
+    this.requests = new RequestTally(registry);
     this.upstreamDuration = new Histogram({
       name: 'wikiedge_upstream_duration_seconds',
       help: 'Time the wiki took to answer (headers and body), by outcome.',

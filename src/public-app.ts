@@ -3,7 +3,6 @@
  * the cache flow (api/flow.ts), PURGE through the purge step, everything else streams through.
  * One metrics update and one log line per request are written by recordRequest.
  */
-import { randomBytes } from 'node:crypto';
 import Fastify, {
   type FastifyBaseLogger,
   LogController,
@@ -17,10 +16,12 @@ import { purgeEverywhere } from './cache/purge.js';
 import { GatewayError, renderApiError, renderPlainError } from './errors.js';
 import { type Gateway, peerAddress } from './gateway.js';
 import type { Disposition } from './metrics.js';
-import { statusClass } from './metrics.js';
 import { streamThrough } from './passthrough.js';
 import { parsePhpQuery } from './php/php-input.js';
 import { isApiTarget, originForm, parseTarget } from './target.js';
+import { requestIdOf } from './request-id.js';
+import { recordRequest } from './request-record.js';
+import type { Logger } from 'pino';
 import type { RequestTarget } from './gateway.js';
 import type { NoStoreReason } from './api/policy.js';
 import type { PassReason } from './api/request.js';
@@ -46,28 +47,13 @@ declare module 'fastify' {
   }
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
-
-/**
- * Generated request ids: a random per-process prefix and a counter. Unique across replicas and
- * restarts like a random id, but a string concatenation instead of 12 random bytes per request.
- */
-const REQUEST_ID_PREFIX = randomBytes(6).toString('hex');
-let requestCounter = 0;
-function nextRequestId(): string {
-  requestCounter = (requestCounter + 1) % Number.MAX_SAFE_INTEGER;
-  return `${REQUEST_ID_PREFIX}-${requestCounter.toString(36)}`;
-}
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH', 'PURGE'];
 export function buildPublic(gw: Gateway): FastifyInstance {
   const app = Fastify({
     loggerInstance: gw.log as FastifyBaseLogger,
     // Fastify's own request logging costs ~23 µs per request (perf-anchors §2f): one line of ours instead.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : nextRequestId();
-    },
+    genReqId: (req) => requestIdOf(req.headers),
     // Absolute-form targets (`PURGE http://wiki/w/index.php/X`, what $wgCdnServers senders use) route as origin-form.
     rewriteUrl: (req) => originForm(req.url ?? '/'),
     // A target Fastify cannot decode (bad percent-encoding) gets our 400, in MediaWiki's shape
@@ -75,8 +61,8 @@ export function buildPublic(gw: Gateway): FastifyInstance {
     frameworkErrors: (_err, request, reply) => {
       sendGatewayError(gw, request, reply, new GatewayError('wikiedge-bad-request', { info: 'The request URL is malformed.' }));
     },
-    return503OnClosing: true,
-    forceCloseConnections: 'idle',
+    return503OnClosing: false,
+    forceCloseConnections: false,
     routerOptions: { ignoreDuplicateSlashes: false, maxParamLength: 10_000 },
   });
   app.addHttpMethod('PURGE');
@@ -103,7 +89,7 @@ export function buildPublic(gw: Gateway): FastifyInstance {
     // A client that leaves before the answer is still a request: Fastify's onResponse only runs
     // when the response finishes, so count it here (as 499, nginx's "client closed request").
     reply.raw.once('close', () => {
-      if (!request.edge.recorded) recordRequest(gw, request, 499, 'client-closed');
+      if (!request.edge.recorded) recordEdge(gw, request, 499, 'client-closed');
     });
     const url = request.raw.url ?? '/';
     if (url.length > gw.config.maxUrlBytes / 3 && Buffer.byteLength(url) > gw.config.maxUrlBytes) {
@@ -114,7 +100,7 @@ export function buildPublic(gw: Gateway): FastifyInstance {
   });
 
   app.addHook('onResponse', (request, reply, done) => {
-    if (request.edge && !request.edge.recorded) recordRequest(gw, request, reply.statusCode);
+    if (request.edge && !request.edge.recorded) recordEdge(gw, request, reply.statusCode);
     done();
   });
 
@@ -162,38 +148,26 @@ async function purge(gw: Gateway, request: FastifyRequest, reply: FastifyReply, 
   return reply.code(200).header('content-type', 'application/json').send(result);
 }
 
-/** One metrics update and (for all but quiet hits) one log line per request. */
-function recordRequest(gw: Gateway, request: FastifyRequest, status: number, errorCode?: string) {
+/** Counted and logged once (request-record.ts), from what the steps wrote into request.edge. */
+function recordEdge(gw: Gateway, request: FastifyRequest, status: number, errorCode?: string) {
   const edge = request.edge;
   edge.recorded = true;
   if (errorCode) {
     edge.disposition = 'error';
     edge.errorCode = errorCode;
   }
-  const seconds = (gw.now() - edge.startedAt) / 1000;
-  gw.metrics.requests.inc({
-    disposition: edge.disposition,
+  recordRequest(gw, request.log as Logger, {
+    method: request.method,
+    path: edge.target?.rawPath,
     module: edge.module,
-    method: gw.metrics.method(request.method),
-    status_class: statusClass(status),
+    status,
+    disposition: edge.disposition,
+    seconds: (gw.now() - edge.startedAt) / 1000,
+    upstreamMs: edge.upstreamMs,
+    passReason: edge.passReason,
+    notStored: edge.notStored,
+    errorCode: edge.errorCode,
   });
-  gw.metrics.requestDuration.observe({ disposition: edge.disposition }, seconds);
-  if ((edge.disposition === 'hit' || edge.disposition === 'hit-shared') && !gw.config.logHits) return;
-  request.log.info(
-    {
-      method: request.method,
-      path: edge.target?.rawPath,
-      module: edge.module,
-      status,
-      cache: edge.disposition,
-      ms: Math.round(seconds * 1e6) / 1e3,
-      upstreamMs: edge.upstreamMs,
-      ...(edge.passReason && { pass: edge.passReason }),
-      ...(edge.notStored && { notStored: edge.notStored }),
-      ...(edge.errorCode && { error: edge.errorCode }),
-    },
-    'request',
-  );
 }
 
 function sendGatewayError(gw: Gateway, request: FastifyRequest, reply: FastifyReply, err: GatewayError) {

@@ -1,0 +1,44 @@
+/**
+ * One metrics update and (for all but quiet hits) one log line per request, whichever path
+ * served it: Fastify's (public-app.ts) or the fresh-hit path (api/fresh-hit.ts).
+ * Log lines carry the path, never the query (it may hold tokens).
+ */
+import type { Logger } from 'pino';
+import type { NoStoreReason } from './api/policy.js';
+import type { PassReason } from './api/request.js';
+import type { Gateway } from './gateway.js';
+import type { Disposition } from './metrics.js';
+
+export interface RequestFacts {
+  readonly method: string;
+  readonly path: string | undefined;
+  readonly module: string;
+  readonly status: number;
+  readonly disposition: Disposition;
+  readonly seconds: number;
+  readonly upstreamMs?: number | undefined;
+  readonly passReason?: PassReason | undefined;
+  readonly notStored?: NoStoreReason | undefined;
+  readonly errorCode?: string | undefined;
+}
+
+export function recordRequest(gw: Gateway, log: Logger, facts: RequestFacts): void {
+  const requests = gw.metrics.requests;
+  requests.record(requests.cell(facts.disposition, facts.module, gw.metrics.method(facts.method), facts.status), facts.seconds);
+  if ((facts.disposition === 'hit' || facts.disposition === 'hit-shared') && !gw.config.logHits) return;
+  log.info(
+    {
+      method: facts.method,
+      path: facts.path,
+      module: facts.module,
+      status: facts.status,
+      cache: facts.disposition,
+      ms: Math.round(facts.seconds * 1e6) / 1e3,
+      upstreamMs: facts.upstreamMs,
+      ...(facts.passReason && { pass: facts.passReason }),
+      ...(facts.notStored && { notStored: facts.notStored }),
+      ...(facts.errorCode && { error: facts.errorCode }),
+    },
+    'request',
+  );
+}
