@@ -10,7 +10,9 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
+import { createServer, type ServerOptions } from 'node:http';
 import { serveApi } from './api/flow.js';
+import { serveFreshHit } from './api/fresh-hit.js';
 import { canonicalQuery } from './api/request.js';
 import { purgeEverywhere } from './cache/purge.js';
 import { GatewayError, renderApiError, renderPlainError } from './errors.js';
@@ -48,6 +50,15 @@ declare module 'fastify' {
 }
 
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH', 'PURGE'];
+/** The options Fastify hands a serverFactory, defaults filled in (fastify/lib/server.js). */
+interface FactoryOptions {
+  readonly http?: ServerOptions;
+  readonly keepAliveTimeout: number;
+  readonly requestTimeout: number;
+  readonly connectionTimeout: number;
+  readonly maxRequestsPerSocket: number;
+}
+
 export function buildPublic(gw: Gateway): FastifyInstance {
   const app = Fastify({
     loggerInstance: gw.log as FastifyBaseLogger,
@@ -60,6 +71,19 @@ export function buildPublic(gw: Gateway): FastifyInstance {
     // for api.php, without echoing the URL back.
     frameworkErrors: (_err, request, reply) => {
       sendGatewayError(gw, request, reply, new GatewayError('wikiedge-bad-request', { info: 'The request URL is malformed.' }));
+    },
+    // Fresh local hits are answered before Fastify routes them (api/fresh-hit.ts); the server
+    // gets the settings Fastify would give the one it creates itself.
+    serverFactory: (handler, options) => {
+      const o = options as unknown as FactoryOptions;
+      const server = createServer(o.http ?? {}, (req, res) => {
+        if (!server.listening || !serveFreshHit(gw, req, res)) handler(req, res);
+      });
+      server.keepAliveTimeout = o.keepAliveTimeout;
+      server.requestTimeout = o.requestTimeout;
+      server.setTimeout(o.connectionTimeout);
+      if (o.maxRequestsPerSocket > 0) server.maxRequestsPerSocket = o.maxRequestsPerSocket;
+      return server;
     },
     return503OnClosing: false,
     forceCloseConnections: false,

@@ -10,6 +10,8 @@ import type { Gateway } from './gateway.js';
 import type { Disposition } from './metrics.js';
 
 export interface RequestFacts {
+  /** Only where `log` is not already a child logger bound to the request id (Fastify's request.log). */
+  readonly reqId?: string;
   readonly method: string;
   readonly path: string | undefined;
   readonly module: string;
@@ -28,6 +30,7 @@ export function recordRequest(gw: Gateway, log: Logger, facts: RequestFacts): vo
   if ((facts.disposition === 'hit' || facts.disposition === 'hit-shared') && !gw.config.logHits) return;
   log.info(
     {
+      ...(facts.reqId && { reqId: facts.reqId }),
       method: facts.method,
       path: facts.path,
       module: facts.module,

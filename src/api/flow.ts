@@ -15,6 +15,7 @@
  *
  * Decisions live in request.ts and policy.ts; this module only sequences them and does the I/O.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { decodeContent, readBounded } from '../body.js';
 import { ageSeconds } from '../cache/freshness.js';
@@ -72,7 +73,7 @@ interface Answer {
   readonly stored: CacheEntry | undefined;
 }
 
-interface ApiRequest {
+export interface ApiRequest {
   readonly target: RequestTarget;
   readonly query: PhpArray;
   readonly identity: Identity;
@@ -108,7 +109,7 @@ export async function serveApi(
   }
 }
 
-interface Recv {
+export interface Recv {
   readonly api: ApiRequest;
   readonly classification: ReturnType<typeof classify>;
   readonly moduleLabel: string;
@@ -122,17 +123,31 @@ interface Recv {
 const RECV_MEMO_MAX = 10_000;
 const recvMemo = new WeakMap<Gateway, Map<string, Recv>>();
 
-function recvOf(gw: Gateway, request: FastifyRequest, target: RequestTarget): Recv {
-  const h = request.headers;
+/**
+ * The memo's key, for requests whose recv step depends on the method and target alone: no
+ * credentials (Cookie, Authorization), no Treat-as-Untrusted, GET or HEAD, no body. Else undefined.
+ */
+function recvMemoKey(method: string, h: IncomingHttpHeaders, upstreamPath: string): string | undefined {
   const memoable =
     h.cookie === undefined &&
     h.authorization === undefined &&
     h['treat-as-untrusted'] === undefined &&
-    (request.method === 'GET' || request.method === 'HEAD') &&
-    !hasRequestBody(request);
+    (method === 'GET' || method === 'HEAD') &&
+    !headersAnnounceBody(h);
+  return memoable ? `${method} ${upstreamPath}` : undefined;
+}
+
+/** The recv step flow.ts already made for this request, if it is one it remembers. */
+export function rememberedRecv(gw: Gateway, method: string, h: IncomingHttpHeaders, upstreamPath: string): Recv | undefined {
+  const memoKey = recvMemoKey(method, h, upstreamPath);
+  return memoKey === undefined ? undefined : recvMemo.get(gw)?.get(memoKey);
+}
+
+function recvOf(gw: Gateway, request: FastifyRequest, target: RequestTarget): Recv {
+  const h = request.headers;
+  const memoKey = recvMemoKey(request.method, h, target.upstreamPath);
   let memo: Map<string, Recv> | undefined;
-  const memoKey = `${request.method} ${target.upstreamPath}`;
-  if (memoable) {
+  if (memoKey !== undefined) {
     memo = recvMemo.get(gw);
     if (!memo) recvMemo.set(gw, (memo = new Map()));
     const found = memo.get(memoKey);
@@ -164,7 +179,7 @@ function recvOf(gw: Gateway, request: FastifyRequest, target: RequestTarget): Re
       rule,
     }),
   };
-  if (memo) {
+  if (memo && memoKey !== undefined) {
     if (memo.size >= RECV_MEMO_MAX) memo.clear();
     memo.set(memoKey, recv);
   }
@@ -607,14 +622,20 @@ function clientHeadersFor(
 }
 
 function keyedHeaders(gw: Gateway, request: FastifyRequest, query: PhpArray): KeyedHeaders {
+  return keyedHeadersOf(request.headers, request.socket.remoteAddress, request.edge.peerTrusted, query);
+}
+
+/** The request headers a cache key accounts for (request.ts's KEYED_VARY), as this request has them. */
+export function keyedHeadersOf(
+  headers: IncomingHttpHeaders,
+  peerAddress: string | undefined,
+  peerTrusted: boolean,
+  query: PhpArray,
+): KeyedHeaders {
   return {
-    treatAsUntrusted: headerString(request.headers['treat-as-untrusted']),
-    forwardedProto: effectiveForwardedProto(request.headers, {
-      peerAddress: request.socket.remoteAddress ?? '',
-      peerTrusted: request.edge.peerTrusted,
-      protocol: 'http',
-    }),
-    origin: query.has('origin') ? headerString(request.headers.origin) : undefined,
+    treatAsUntrusted: headerString(headers['treat-as-untrusted']),
+    forwardedProto: effectiveForwardedProto(headers, { peerAddress: peerAddress ?? '', peerTrusted, protocol: 'http' }),
+    origin: query.has('origin') ? headerString(headers.origin) : undefined,
   };
 }
 
@@ -624,8 +645,12 @@ function clientNoCache(request: FastifyRequest): boolean {
 }
 
 export function hasRequestBody(request: FastifyRequest): boolean {
-  const length = request.headers['content-length'];
-  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+  return headersAnnounceBody(request.headers);
+}
+
+function headersAnnounceBody(h: IncomingHttpHeaders): boolean {
+  const length = h['content-length'];
+  return h['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 function errorFormatOf(query: PhpArray): ErrorFormat {

@@ -1,0 +1,153 @@
+// Fresh local hits are answered before Fastify routes them (src/api/fresh-hit.ts). Against the
+// real wiki: that short path is really taken, sends byte for byte the header lines and body the
+// full path sends for the same entry (only Date and X-Request-Id differ), and gives way to the
+// full path for everything else (stale entries, purged entries, sessions, long targets).
+import { connect } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import * as freshHit from '../../src/api/fresh-hit.js';
+import { type RunningGateway, startGateway } from '../support/gateway.js';
+import { loginCookies, LAB_USER, LAB_USER_PASS } from '../support/wiki.js';
+
+const served = vi.hoisted(() => ({ fresh: [] as boolean[] }));
+vi.mock('../../src/api/fresh-hit.js', async (importOriginal) => {
+  const original = await importOriginal<typeof freshHit>();
+  return {
+    ...original,
+    serveFreshHit: (...args: Parameters<typeof original.serveFreshHit>) => {
+      const answered = original.serveFreshHit(...args);
+      served.fresh.push(answered);
+      return answered;
+    },
+  };
+});
+
+const wiki = inject('wikiUrl');
+
+interface RawResponse {
+  readonly statusLine: string;
+  /** Header lines as sent, lower-cased names, sorted (order carries no meaning across names). */
+  readonly headers: string[];
+  readonly body: Buffer;
+}
+
+/** One request on its own connection, read to the end: what the client's socket received. */
+function exchange(base: string, method: string, target: string, extra: Record<string, string> = {}): Promise<RawResponse> {
+  const { hostname, port } = new URL(base);
+  const lines = [`${method} ${target} HTTP/1.1`, `Host: ${hostname}:${port}`, 'Connection: close'];
+  for (const [k, v] of Object.entries(extra)) lines.push(`${k}: ${v}`);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(`${lines.join('\r\n')}\r\n\r\n`));
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', reject);
+    socket.on('end', () => {
+      const all = Buffer.concat(chunks);
+      const split = all.indexOf('\r\n\r\n');
+      const [statusLine, ...headerLines] = all.subarray(0, split).toString('latin1').split('\r\n');
+      resolve({
+        statusLine: statusLine!,
+        headers: headerLines.map((l) => l.replace(/^[^:]+/, (n) => n.toLowerCase())).sort(),
+        body: all.subarray(split + 4),
+      });
+    });
+  });
+}
+
+/** Header lines that differ between any two responses: the clock and the request id. */
+const stable = (r: RawResponse) => r.headers.filter((l) => !/^(date|x-request-id): /.test(l));
+const header = (r: RawResponse, name: string) =>
+  r.headers.find((l) => l.startsWith(`${name}: `))?.slice(name.length + 2);
+
+describe('fresh hits short path', () => {
+  let gw: RunningGateway;
+  let clock = Date.now();
+  beforeAll(async () => {
+    gw = await startGateway(wiki, { WIKIEDGE_LOG_HITS: 'true' }, { now: () => clock });
+  });
+  afterAll(() => gw.close());
+
+  /** Fill the entry (a miss through the full path), then one request so the recv step is remembered. */
+  async function cached(query: string, method = 'GET') {
+    const target = `/w/api.php?${query}`;
+    const miss = await exchange(gw.url, method, target);
+    expect(header(miss, 'x-cache'), miss.statusLine).toBe('miss');
+    return target;
+  }
+
+  it('answers a repeated anonymous request itself, with the full path\'s header lines and body', async () => {
+    const target = await cached(`action=wbavailablebadges&format=json&requestid=${randomUUID()}`);
+    served.fresh.length = 0;
+    const short = await exchange(gw.url, 'GET', target);
+    expect(served.fresh).toEqual([true]);
+    // An unrelated cookie keeps the request anonymous (same entry) but out of the short path.
+    const full = await exchange(gw.url, 'GET', target, { Cookie: 'unrelated=1' });
+    expect(served.fresh).toEqual([true, false]);
+
+    expect(short.statusLine).toBe('HTTP/1.1 200 OK');
+    expect(full.statusLine).toBe(short.statusLine);
+    expect(header(short, 'x-cache')).toBe('hit');
+    expect(stable(short)).toEqual(stable(full));
+    expect(short.body.equals(full.body)).toBe(true);
+    expect(header(short, 'content-length')).toBe(String(short.body.length));
+    expect(header(short, 'set-cookie')).toBeUndefined();
+  });
+
+  it('HEAD: the same header lines, no body', async () => {
+    const target = await cached(`action=wbavailablebadges&format=json&requestid=${randomUUID()}`);
+    await exchange(gw.url, 'HEAD', target); // remembered for HEAD from here on
+    served.fresh.length = 0;
+    const short = await exchange(gw.url, 'HEAD', target);
+    const full = await exchange(gw.url, 'HEAD', target, { Cookie: 'unrelated=1' });
+    expect(served.fresh).toEqual([true, false]);
+    expect(stable(short)).toEqual(stable(full));
+    expect(short.body.length).toBe(0);
+    expect(full.body.length).toBe(0);
+  });
+
+  it('keeps the client\'s request id and logs the hit like the full path does', async () => {
+    const target = await cached(`action=wbavailablebadges&format=json&requestid=${randomUUID()}`);
+    const short = await exchange(gw.url, 'GET', target, { 'X-Request-Id': 'edge-test-1' });
+    const full = await exchange(gw.url, 'GET', target, { 'X-Request-Id': 'edge-test-2', Cookie: 'unrelated=1' });
+    expect(header(short, 'x-request-id')).toBe('edge-test-1');
+    expect(header(full, 'x-request-id')).toBe('edge-test-2');
+    const line = (id: string) => {
+      const found = gw.logs.find((l) => l['reqId'] === id && l['msg'] === 'request');
+      expect(found).toBeDefined();
+      const { reqId: _id, time: _t, ms: _ms, pid: _p, hostname: _h, ...rest } = found!;
+      return rest;
+    };
+    expect(line('edge-test-1')).toEqual(line('edge-test-2'));
+  });
+
+  it('gives way to the full path once the entry is past its TTL (stale while revalidating)', async () => {
+    const target = await cached(`action=wbavailablebadges&format=json&requestid=${randomUUID()}`);
+    served.fresh.length = 0;
+    clock += 3_601_000; // wbavailablebadges: s-maxage=3600
+    try {
+      const stale = await exchange(gw.url, 'GET', target);
+      expect(served.fresh).toEqual([false]);
+      expect(header(stale, 'x-cache')).toBe('stale');
+    } finally {
+      clock -= 3_601_000;
+    }
+  });
+
+  it('gives way after a PURGE: the next request is a miss', async () => {
+    const target = await cached(`action=wbavailablebadges&format=json&requestid=${randomUUID()}`);
+    await exchange(gw.url, 'PURGE', target);
+    served.fresh.length = 0;
+    const after = await exchange(gw.url, 'GET', target);
+    expect(served.fresh).toEqual([false]);
+    expect(header(after, 'x-cache')).toBe('miss');
+  });
+
+  it('never answers a session holder, even for an entry it holds for anonymous users', async () => {
+    const target = await cached(`action=wbavailablebadges&format=json&requestid=${randomUUID()}`);
+    const cookies = await loginCookies(wiki, LAB_USER, LAB_USER_PASS);
+    served.fresh.length = 0;
+    const asUser = await exchange(gw.url, 'GET', target, { Cookie: cookies });
+    expect(served.fresh).toEqual([false]);
+    expect(header(asUser, 'x-cache')).not.toBe('hit');
+  });
+});
