@@ -61,6 +61,11 @@ export interface Config {
   readonly debuginfo: DebuginfoMode;
   readonly modules: Readonly<Record<string, ModuleRule>>;
   readonly shutdownGraceMs: number;
+  /**
+   * On SIGTERM, how long to go on serving (every answer with `Connection: close`, `/readyz` 503)
+   * before the listener closes, so a load balancer that follows /readyz stops sending first.
+   */
+  readonly shutdownDrainMs: number;
   /** Empty: no shared tier. Else `redis://[user:pass@]host:port[/db]` (or `rediss://`). */
   readonly redisUrl: string;
   /** Bound on every Redis call on a request's path; past it the request goes on without Redis. */
@@ -352,6 +357,11 @@ const FIELDS = {
     env: 'WIKIEDGE_SHUTDOWN_GRACE_MS',
     file: 'shutdownGraceMs',
     parse: int(10_000, 0, 600_000),
+  },
+  shutdownDrainMs: {
+    env: 'WIKIEDGE_SHUTDOWN_DRAIN_MS',
+    file: 'shutdownDrainMs',
+    parse: int(0, 0, 600_000),
   },
   redisUrl: { env: 'WIKIEDGE_REDIS_URL', file: 'redisUrl', parse: redisUrl },
   redisTimeoutMs: { env: 'WIKIEDGE_REDIS_TIMEOUT_MS', file: 'redisTimeoutMs', parse: int(50, 1, 10_000) },

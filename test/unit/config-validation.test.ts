@@ -32,6 +32,7 @@ describe('configuration', () => {
       trustedProxies: ['127.0.0.1', '::1'],
     });
     expect(c.identitySecret.length).toBe(32);
+    expect(c.shutdownDrainMs).toBe(0);
   });
 
   it.each([
@@ -53,6 +54,8 @@ describe('configuration', () => {
     [{ ...base, WIKIEDGE_MODULES: '{"query":{"ttl":5}}' }, 'WIKIEDGE_MODULES.query.ttl', 'not a known rule'],
     [{ ...base, WIKIEDGE_TTL_PUBLIC_SECONDS: '7200' }, 'WIKIEDGE_TTL_PUBLIC_SECONDS', 'must not exceed'],
     [{ ...base, WIKIEDGE_PORTT: '1' }, 'WIKIEDGE_PORTT', 'not a known configuration key'],
+    [{ ...base, WIKIEDGE_SHUTDOWN_DRAIN_MS: '-1' }, 'WIKIEDGE_SHUTDOWN_DRAIN_MS', 'integer from 0 to 600000'],
+    [{ ...base, WIKIEDGE_SHUTDOWN_DRAIN_MS: '5s' }, 'WIKIEDGE_SHUTDOWN_DRAIN_MS', 'integer from 0 to 600000'],
   ])('%j → %s', (env, key, rule) => {
     const err = errorOf(env as Record<string, string>);
     expect(err.key).toBe(key);

@@ -1,0 +1,148 @@
+// SIGTERM while 50 keep-alive clients keep sending: no request fails. Every request the gateway
+// accepted is answered 200 (no 503 while closing, no reset of a connection it had already read a
+// request from), the process exits 0, and once the listener is closed new requests are refused
+// at connect (ECONNREFUSED), which a client or load balancer can retry elsewhere.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { Client } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { closedPort, type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
+import { http } from '../support/http.js';
+
+const main = path.resolve(import.meta.dirname, '../../dist/main.js');
+const CLIENTS = 50;
+const LOAD_BEFORE_SIGTERM_MS = 600;
+
+interface Outcome {
+  sentAt: number;
+  endedAt: number;
+  status?: number;
+  connection?: string;
+  error?: string;
+}
+
+/** The wiki: cacheable answers (hits), slow private ones (in flight at SIGTERM), slow streamed pages. */
+async function wiki(): Promise<FakeUpstream> {
+  return startFakeUpstream((req, res) => {
+    const url = req.url ?? '/';
+    if (url.includes('kind=hit')) {
+      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 's-maxage=60, max-age=60, public' });
+      res.end('{"batchcomplete":true}');
+    } else if (url.includes('kind=slow')) {
+      // Headers not sent yet when SIGTERM arrives: the answer can still say Connection: close.
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private, must-revalidate, max-age=0' });
+        res.end('{"batchcomplete":true}');
+      }, 20 + Math.floor(Math.random() * 60));
+    } else {
+      // index.php streamed through: headers reach the client before the body ends, so the
+      // connection was promised keep-alive; the client's next request must still be answered.
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.write('<html>');
+      setTimeout(() => res.end('</html>'), 30);
+    }
+  });
+}
+
+function spawnGateway(upstream: string, port: number, adminPort: number): ChildProcess {
+  return spawn(process.execPath, [main], {
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      WIKIEDGE_UPSTREAM: upstream,
+      WIKIEDGE_HOST: '127.0.0.1',
+      WIKIEDGE_PORT: String(port),
+      WIKIEDGE_ADMIN_PORT: String(adminPort),
+      WIKIEDGE_LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+}
+
+async function waitForHealthz(adminPort: number): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const ok = await http(`http://127.0.0.1:${adminPort}/healthz`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error('the gateway did not come up');
+}
+
+/** One keep-alive connection sending back to back until the gateway refuses to connect. */
+async function drive(client: Client, n: number, outcomes: Outcome[], deadline: number): Promise<void> {
+  const paths = [
+    `/w/api.php?action=query&meta=siteinfo&format=json&kind=hit&c=${n % 5}`,
+    `/w/api.php?action=query&list=filearchive&format=json&kind=slow&c=${n}`,
+    `/w/index.php?title=Main_Page&kind=stream&c=${n}`,
+  ];
+  for (let i = n; Date.now() < deadline; i++) {
+    const outcome: Outcome = { sentAt: Date.now(), endedAt: 0 };
+    outcomes.push(outcome);
+    try {
+      const res = await client.request({ method: 'GET', path: paths[i % paths.length]! });
+      await res.body.text();
+      outcome.status = res.statusCode;
+      outcome.connection = String(res.headers['connection'] ?? '');
+    } catch (err) {
+      const e = err as Error & { code?: string };
+      outcome.error = e.code ?? e.name;
+    }
+    outcome.endedAt = Date.now();
+    if (outcome.error === 'ECONNREFUSED') return;
+  }
+}
+
+describe('SIGTERM under keep-alive load', () => {
+  let fake: FakeUpstream | undefined;
+  let child: ChildProcess | undefined;
+  afterEach(async () => {
+    if (child?.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await fake?.close();
+  });
+
+  it.runIf(existsSync(main))('answers every accepted request with a 200, refuses the rest at connect, exits 0', async () => {
+    fake = await wiki();
+    const [port, adminPort] = [await closedPort(), await closedPort()];
+    child = spawnGateway(fake.url, port, adminPort);
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child?.on('exit', (code) => resolve(code)));
+    await waitForHealthz(adminPort);
+
+    const origin = `http://127.0.0.1:${port}`;
+    const clients = Array.from({ length: CLIENTS }, () => new Client(origin, { keepAliveTimeout: 30_000 }));
+    const outcomes: Outcome[] = [];
+    const deadline = Date.now() + 8_000;
+    const load = Promise.all(clients.map((c, n) => drive(c, n, outcomes, deadline)));
+
+    await new Promise((r) => setTimeout(r, LOAD_BEFORE_SIGTERM_MS));
+    const sigtermAt = Date.now();
+    child.kill('SIGTERM');
+    await load;
+    const code = await exited;
+    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+
+    const statuses: Record<string, number> = {};
+    const errors: Record<string, number> = {};
+    for (const o of outcomes) {
+      if (o.status !== undefined) statuses[o.status] = (statuses[o.status] ?? 0) + 1;
+      else errors[o.error ?? '?'] = (errors[o.error ?? '?'] ?? 0) + 1;
+    }
+    const afterSigterm = outcomes.filter((o) => o.status !== undefined && o.endedAt >= sigtermAt);
+
+    // Every request that got an answer got a 200: nothing was shed with a 503 while closing.
+    expect(statuses).toEqual({ 200: outcomes.length - CLIENTS });
+    // The only failure is one refusal per client, once the listener is closed: no request the
+    // gateway had accepted was reset or cut short.
+    expect(errors).toEqual({ ECONNREFUSED: CLIENTS });
+    // The load really ran through the shutdown, and clients were told to leave between requests.
+    expect(outcomes.length).toBeGreaterThan(3 * CLIENTS);
+    expect(afterSigterm.length).toBeGreaterThan(0);
+    expect(afterSigterm.some((o) => o.connection === 'close')).toBe(true);
+    expect(code).toBe(0);
+    expect(stderr).toBe('');
+  });
+});
