@@ -28,9 +28,11 @@ export function recordRequest(gw: Gateway, log: Logger, facts: RequestFacts): vo
   const requests = gw.metrics.requests;
   requests.record(requests.cell(facts.disposition, facts.module, gw.metrics.method(facts.method), facts.status), facts.seconds);
   if ((facts.disposition === 'hit' || facts.disposition === 'hit-shared') && !gw.config.logHits) return;
+  // One fixed shape, no spreads (object spread made this line ~3x dearer); pino leaves out
+  // the fields that are undefined.
   log.info(
     {
-      ...(facts.reqId && { reqId: facts.reqId }),
+      reqId: facts.reqId,
       method: facts.method,
       path: facts.path,
       module: facts.module,
@@ -38,9 +40,9 @@ export function recordRequest(gw: Gateway, log: Logger, facts: RequestFacts): vo
       cache: facts.disposition,
       ms: Math.round(facts.seconds * 1e6) / 1e3,
       upstreamMs: facts.upstreamMs,
-      ...(facts.passReason && { pass: facts.passReason }),
-      ...(facts.notStored && { notStored: facts.notStored }),
-      ...(facts.errorCode && { error: facts.errorCode }),
+      pass: facts.passReason,
+      notStored: facts.notStored,
+      error: facts.errorCode,
     },
     'request',
   );
