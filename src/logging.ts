@@ -32,5 +32,16 @@ export function createLogger(
       transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'HH:MM:ss.l' } },
     });
   }
-  return opts.destination ? pino(options, opts.destination) : pino(options);
+  return pino(options, opts.destination ?? stdoutInBatches());
+}
+
+/**
+ * Standard output, written in batches: a line per request was one write(2) per request, and a
+ * system call is dear on these virtual machines (the miss path's profile spent ~10% in it).
+ * Lines are held until 8 KiB gather or 250 ms pass, whichever is first; pino flushes what is
+ * held synchronously when the process exits (pino's buildSafeSonicBoom registers that). What a
+ * SIGKILL or an out-of-memory kill leaves unwritten is at most those 8 KiB.
+ */
+function stdoutInBatches(): pino.DestinationStream {
+  return pino.destination({ dest: 1, sync: false, minLength: 8 * 1024, periodicFlush: 250 });
 }
