@@ -1,18 +1,31 @@
 // Fill the real cache store with N entries of ~1 KiB (realistic api.php headers) and report the
 // process's RSS and heap growth against the payload bytes, and whether a byte budget holds.
-// Run with --expose-gc; prints one JSON line.
+// Entries are made as the gateway makes them: header strings new for every answer (as undici
+// parses them), the flow's removals, then compactEntry. Run with --expose-gc; prints one JSON line.
+import { compactEntry } from '../dist/cache/compact.js';
 import { CacheStore } from '../dist/cache/store.js';
 
 const n = Number(process.argv[2] ?? 10_000);
 const MB = 1024 * 1024;
 const headers = {
   'content-type': 'application/json; charset=utf-8',
-  'cache-control': 'private, must-revalidate, max-age=0',
+  'cache-control': 's-maxage=3600, max-age=3600, public',
   vary: 'Accept-Encoding, Treat-as-Untrusted, Cookie',
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   'content-disposition': 'inline; filename=api-result.json',
 };
+/** A new string with the same characters, as a parser makes for every answer. */
+const fresh = (s) => Buffer.from(s, 'latin1').toString('latin1');
+/** What arrives from the wiki for one answer, after the flow's removals (flow.ts clientHeadersFor). */
+function answerHeaders(i) {
+  const h = {};
+  for (const [name, value] of Object.entries(headers)) h[fresh(name)] = fresh(value);
+  h[fresh('expires')] = new Date(Date.now() + i).toUTCString();
+  h[fresh('x-request-id')] = fresh(`req-${i}`);
+  delete h['x-request-id'];
+  return h;
+}
 const gc = () => {
   for (let i = 0; i < 4; i++) globalThis.gc();
 };
@@ -24,9 +37,9 @@ function fill(store, count) {
     const body = Buffer.allocUnsafeSlow(1000 + (i % 48));
     body.fill(120);
     const urlKey = `/w/api.php?action=query&format=json&list=allpages&apfrom=${i}&aplimit=10`;
-    store.set('shared', `anon\n${urlKey}\nhttp\n-\n-`, {
-      status: 200, headers: { ...headers, expires: new Date(Date.now() + i).toUTCString() }, body, storedAt: Date.now(), ttlMs: 3_600_000, urlKey, modules: ['query', 'allpages'], slot: undefined,
-    });
+    store.set('shared', `anon\n${urlKey}\nhttp\n-\n-`, compactEntry({
+      status: 200, headers: answerHeaders(i), body, storedAt: Date.now(), ttlMs: 3_600_000, urlKey, modules: [fresh('query'), fresh('allpages')], slot: undefined,
+    }));
     payload += body.length;
   }
   return payload;

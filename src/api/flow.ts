@@ -18,6 +18,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { decodeContent, readBounded } from '../body.js';
+import { compactEntry } from '../cache/compact.js';
 import { ageSeconds } from '../cache/freshness.js';
 import { purgeEverywhere } from '../cache/purge.js';
 import type { CacheEntry } from '../cache/store.js';
@@ -391,7 +392,7 @@ async function fetchAndStore(
     gw.metrics.apiError(String(res.headers['mediawiki-api-error']));
   let stored: CacheEntry | undefined;
   if (verdict.store && Buffer.isBuffer(inspected.body)) {
-    const entry: CacheEntry = {
+    const entry = compactEntry({
       status: res.statusCode,
       headers: clientHeaders,
       body: inspected.body,
@@ -400,7 +401,7 @@ async function fetchAndStore(
       urlKey: api.urlKey,
       modules: api.modules,
       slot: api.identity.kind === 'session' ? api.identity.slot : undefined,
-    };
+    });
     if (gw.store.set(tier, key, entry)) {
       stored = entry;
       // Bounded by WIKIEDGE_REDIS_TIMEOUT_MS; awaited so a replica asked next finds it.
