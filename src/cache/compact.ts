@@ -44,7 +44,8 @@ export function compactHeaders(headers: Readonly<Record<string, string | string[
 }
 
 function compactModules(modules: readonly string[]): readonly string[] {
-  const id = modules.join('\u0000');
+  // JSON: unambiguous whatever the names hold ([] and [''] join alike, so may names with a NUL).
+  const id = JSON.stringify(modules);
   const found = moduleLists.get(id);
   if (found) return found;
   const list = Object.freeze(modules.map(intern));

@@ -55,3 +55,14 @@ describe('entry compaction', () => {
     expect(intern(long)).toBe(long);
   });
 });
+
+describe('entry compaction, module lists that join alike', () => {
+  it('keeps [] and [""] apart', () => {
+    expect(compactEntry(entry({}, [])).modules).toEqual([]);
+    expect(compactEntry(entry({}, [''])).modules).toEqual(['']);
+    expect(compactEntry(entry({}, ['a\u0000b'])).modules).toEqual(['a\u0000b']);
+    expect(compactEntry(entry({}, ['a', 'b'])).modules).toEqual(['a', 'b']);
+    expect(compactEntry(entry({}, ['a\u0000b', 'c'])).modules).toEqual(['a\u0000b', 'c']);
+    expect(compactEntry(entry({}, ['a', 'b\u0000c'])).modules).toEqual(['a', 'b\u0000c']);
+  });
+});
