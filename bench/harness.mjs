@@ -90,10 +90,10 @@ export function wrk(url, { seconds = SECONDS, connections = 50, script } = {}) {
 
 export const fmt = (n, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
 
-/** dist/main.js on CPU 0, on free loopback ports; resolves once its admin /healthz answers. */
-export async function gateway(upstream, extraEnv = {}, { stdout = 'ignore' } = {}) {
+/** dist/main.js (or `main`) on CPU 0, on free loopback ports; resolves once its admin /healthz answers. */
+export async function gateway(upstream, extraEnv = {}, { stdout = 'ignore', main = path.join(root, 'dist/main.js') } = {}) {
   const [port, admin] = [await freePort(), await freePort()];
-  const child = startProcess('gateway', process.execPath, [path.join(root, 'dist/main.js')], {
+  const child = startProcess('gateway', process.execPath, [main], {
     cpu: 0,
     stdout,
     env: {

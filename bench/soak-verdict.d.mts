@@ -4,6 +4,8 @@ export interface SoakSample {
   t: number;
   rssKB: number;
   fds: number;
+  /** Of `fds`, the harness's own connections to the admin listener (not counted). */
+  admin?: number;
   [more: string]: unknown;
 }
 
@@ -24,6 +26,7 @@ export interface SoakVerdict {
   warmupSeconds: number;
   rssMinKB: number;
   rssMaxKB: number;
+  rssTrend: number;
   fdWarm: number;
   fdEnd: number;
   errors: number;
@@ -41,6 +44,9 @@ export function soakVerdict(input: {
   got: Record<string, number>;
   socketErrors?: Record<string, number>;
   gatewayErrorLines?: number;
+  /** The gateway's fds with no load, before it and once idle sockets have closed after it. */
+  idleBefore?: { fds: number; admin?: number };
+  idleAfter?: { fds: number; admin?: number };
   expected?: Record<string, number[]>;
   rssTolerance?: number;
   fdAllowance?: number;

@@ -3,7 +3,9 @@
 -- the wiki, so each status is counted per kind (PURGE answers carry no id: they are recognised by
 -- their {"purged":…} body). done() prints one line: SOAK_COUNTS {"sent":{kind:n},"got":{"kind status":n}}.
 --
---   wrk … -s soak.lua URL -- DELAY_MS     each connection waits 0..2×DELAY_MS between requests
+--   wrk … -s soak.lua URL -- DELAY_MS [misscookie]
+--     DELAY_MS     each connection waits 0..2×DELAY_MS between requests
+--     misscookie   the misses carry an unrelated cookie (a diagnostic: see soak.mjs)
 --
 -- Kinds, per 1000 requests (what each should get is in soak-verdict.mjs):
 --   hit 760       anonymous cacheable reads over 1000 keys, Zipf(s≈1): mostly hits
@@ -28,11 +30,12 @@ setup = function(thread)
   thread:set("tid", #threads)
 end
 
-local delay_ms, seq, session_base, session_seq = 10, 0, 0, 0
+local delay_ms, miss_cookie, seq, session_base, session_seq = 10, false, 0, 0, 0
 sent, got = {}, {}
 
 init = function(args)
   delay_ms = tonumber(args[1]) or delay_ms
+  miss_cookie = args[2] == "misscookie"
   math.randomseed(os.time() + (tid or 0))
 end
 
@@ -72,6 +75,7 @@ local function build(kind, id)
   local h = { ["X-Request-Id"] = id }
   if kind == "hit" then return wrk.format("GET", hot_path(zipf()), h) end
   if kind == "miss" then
+    if miss_cookie then h["Cookie"] = "soakprefs=1" end
     return wrk.format("GET", "/w/api.php?action=query&list=allpages&format=json&aplimit=30&apfrom=Soak" .. id, h)
   end
   if kind == "session" then

@@ -2,7 +2,8 @@
 // (servers/fake-mediawiki.mjs, CPU 1) under a bounded mixed load from wrk (soak.lua, CPU 1) for
 // SOAK_SECONDS, sampling the gateway's RSS and open fds (/proc) and its admin /metrics. After the
 // warm-up (20 % of the run, at least 60 s): RSS max/min within 10 %, fds at the end not above the
-// warm-up level plus a small allowance, no unexpected status, no socket error (soak-verdict.mjs).
+// warm-up level plus a small allowance and back to the idle level once the load stops, no
+// unexpected status, no socket error, no gateway error log line (soak-verdict.mjs).
 // Prints a table and a one-line verdict, writes the samples to JSON, exits 1 on failure.
 //
 //   SOAK_SECONDS (600)          length of the load
@@ -10,6 +11,11 @@
 //   SOAK_CONNECTIONS (16)       wrk connections (each waits between requests to hold the rate)
 //   SOAK_SAMPLE_SECONDS (5)     sampling period
 //   SOAK_OUT (<tmp>/soak.json)  where the samples and the verdict go
+//   SOAK_DIST (dist/)           the build to soak, e.g. one compiled from a clean checkout of a
+//                               commit while others rebuild this one's dist/ under it
+//   SOAK_MISS_COOKIE=1          diagnostic: the unique-URL misses carry an unrelated cookie (still
+//                               anonymous, still shared) so they skip the gateway's recv memo
+//                               (src/api/flow.ts), to tell the memo's cycle from a leak
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -23,12 +29,15 @@ const RATE = Number(process.env.SOAK_RATE ?? 500);
 const CONNECTIONS = Number(process.env.SOAK_CONNECTIONS ?? 16);
 const SAMPLE_SECONDS = Number(process.env.SOAK_SAMPLE_SECONDS ?? 5);
 const OUT = process.env.SOAK_OUT ?? path.join(work, 'soak.json');
+const MISS_COOKIE = process.env.SOAK_MISS_COOKIE === '1';
+const DIST = path.resolve(process.env.SOAK_DIST ?? path.join(root, 'dist'));
 /**
- * fds the end may exceed the warm-up maximum by. Client sockets are fixed (wrk keeps its
- * connections open); what moves is the upstream pool (one socket per concurrent fetch, idle ones
- * closed after ~4 s, one in ten closed by the wiki) and the sampler's own /metrics connection.
- * At this load the pool's concurrency is a few sockets; a leak of one fd per leaked request
- * would add hundreds over the run.
+ * How far the fd level at the end of the load (median of the last 6 samples, the sampler's own
+ * admin connection not counted) may exceed the level at the end of the warm-up. Client sockets
+ * are fixed (wrk keeps its connections open); what moves is the upstream pool: one socket per
+ * concurrent fetch, idle ones closed after ~4 s, one in ten closed by the wiki. Measured at this
+ * load it holds 3 to 11 sockets, around 5; a leak of one fd per leaked request would add hundreds
+ * over the run. After the load, the count must come back to the idle level exactly.
  */
 const FD_ALLOWANCE = 4;
 /** A small byte budget so that eviction runs all the time in both tiers. */
@@ -103,6 +112,9 @@ async function metricsSample(adminUrl) {
     else if (name === 'wikiedge_cache_evictions_total') m.evictions += v;
     else if (name === 'wikiedge_upstream_requests_total') m.upstream += v;
     else if (name === 'wikiedge_nodejs_heap_size_used_bytes') m.heapUsed = v;
+    else if (name === 'wikiedge_nodejs_heap_size_total_bytes') m.heapTotal = v;
+    else if (name === 'wikiedge_nodejs_external_memory_bytes') m.external = v;
+    else if (name === 'wikiedge_nodejs_heap_space_size_used_bytes') (m.spaceUsed ??= {})[label('space')] = v;
     else if (name === 'wikiedge_process_open_fds') m.promOpenFds = v;
   }
   return m;
@@ -125,17 +137,23 @@ if (!have('wrk')) {
   console.error('wrk is required (apt-get install wrk)');
   process.exit(1);
 }
-ensureBuilt();
-console.log(`# wikiedge soak ${new Date().toISOString()} · ${process.version} · ${SOAK_SECONDS} s at ~${RATE} req/s over ${CONNECTIONS} connections · warm-up ${warmupSeconds(SOAK_SECONDS)} s`);
+if (!process.env.SOAK_DIST) ensureBuilt();
+console.log(`# wikiedge soak ${new Date().toISOString()} · ${process.version} · ${SOAK_SECONDS} s at ~${RATE} req/s over ${CONNECTIONS} connections · warm-up ${warmupSeconds(SOAK_SECONDS)} s${MISS_COOKIE ? ' · misses with an unrelated cookie' : ''}`);
 
 const upstreamPort = await freePort();
 startProcess('fake-mediawiki', process.execPath, [path.join(root, 'bench/servers/fake-mediawiki.mjs'), String(upstreamPort)], { cpu: 1 });
 await waitFor(`http://127.0.0.1:${upstreamPort}/w/api.php`);
-// What was soaked: dist/ is built from the working tree, which may differ from HEAD.
-const git = (...args) => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
-const source = { commit: git('rev-parse', 'HEAD'), uncommitted: git('status', '--porcelain', 'src').split('\n').map((l) => l.trim()).filter(Boolean) };
-console.log(`source: ${source.commit}${source.uncommitted.length ? ` + uncommitted ${source.uncommitted.join(', ')}` : ''}`);
-const gw = await gateway(`http://127.0.0.1:${upstreamPort}`, GATEWAY_ENV, { stdout: 'pipe' });
+// What was soaked: this checkout's dist/ is built from the working tree, which may differ from
+// HEAD (and may be rebuilt by someone else meanwhile); SOAK_DIST names another build.
+const git = (...args) => execFileSync('git', args, { cwd: DIST, encoding: 'utf8' }).trim();
+let source = { dist: DIST };
+try {
+  source = { ...source, commit: git('rev-parse', 'HEAD'), uncommitted: git('status', '--porcelain', '--', '../src').split('\n').map((l) => l.trim()).filter(Boolean) };
+} catch {
+  /* not a git checkout: the dist path is all we know */
+}
+console.log(`source: ${JSON.stringify(source)}`);
+const gw = await gateway(`http://127.0.0.1:${upstreamPort}`, GATEWAY_ENV, { stdout: 'pipe', main: path.join(DIST, 'main.js') });
 const pid = gw.child.pid;
 const ports = { public: Number(new URL(gw.url).port), admin: Number(new URL(gw.admin).port), upstream: upstreamPort };
 const log = watchLog(gw.child.stdout);
@@ -147,7 +165,7 @@ await new Promise((r) => setTimeout(r, 5000)); // the readiness probe's keep-ali
 const idleBefore = procSample(pid, ports);
 
 const delayMs = Math.max(1, Math.round((CONNECTIONS * 1000) / RATE));
-const wrkArgs = ['-t1', `-c${CONNECTIONS}`, `-d${SOAK_SECONDS}s`, '--timeout', '5s', '--latency', '-s', path.join(root, 'bench/soak.lua'), gw.url, '--', String(delayMs)];
+const wrkArgs = ['-t1', `-c${CONNECTIONS}`, `-d${SOAK_SECONDS}s`, '--timeout', '5s', '--latency', '-s', path.join(root, 'bench/soak.lua'), gw.url, '--', String(delayMs), MISS_COOKIE ? 'misscookie' : ''];
 const t0 = performance.now();
 const wrkChild = startProcess('wrk', 'wrk', wrkArgs, { cpu: 1, stdout: 'pipe' });
 let wrkOut = '';
@@ -203,6 +221,8 @@ const verdict = soakVerdict({
   got: counts.got,
   socketErrors: wrkReport.socketErrors,
   gatewayErrorLines: log.error,
+  idleBefore,
+  idleAfter,
   fdAllowance: FD_ALLOWANCE,
 });
 if (gatewayExit) {
@@ -233,10 +253,10 @@ console.log('\n## Checks');
 for (const c of verdict.checks) console.log(`${c.pass ? 'pass' : 'FAIL'}  ${c.name}: ${c.detail}`);
 writeFileSync(
   OUT,
-  JSON.stringify({ source, startedAt: new Date(Date.now() - ranSeconds * 1000).toISOString(), seconds: SOAK_SECONDS, ranSeconds, rate: RATE, connections: CONNECTIONS, delayMs, gatewayEnv: GATEWAY_ENV, ports, idleBefore, idleAfter, wrk: wrkReport, counts, log, verdict, samples }, null, 2),
+  JSON.stringify({ source, startedAt: new Date(Date.now() - ranSeconds * 1000).toISOString(), seconds: SOAK_SECONDS, ranSeconds, rate: RATE, connections: CONNECTIONS, delayMs, missCookie: MISS_COOKIE, gatewayEnv: GATEWAY_ENV, ports, idleBefore, idleAfter, wrk: wrkReport, counts, log, verdict, samples }, null, 2),
 );
 console.log(`\nsamples: ${OUT}`);
 console.log(
-  `${verdict.pass ? 'SOAK PASS' : 'SOAK FAIL'}: ${SOAK_SECONDS} s, ${Object.values(counts.got).reduce((a, b) => a + b, 0)} answers, RSS ${fmt(verdict.rssMinKB / 1024, 1)}–${fmt(verdict.rssMaxKB / 1024, 1)} MB after warm-up, fds ${verdict.fdWarm} → ${verdict.fdEnd}, ${verdict.errors} errors`,
+  `${verdict.pass ? 'SOAK PASS' : 'SOAK FAIL'}: ${SOAK_SECONDS} s, ${Object.values(counts.got).reduce((a, b) => a + b, 0)} answers, RSS ${fmt(verdict.rssMinKB / 1024, 1)}–${fmt(verdict.rssMaxKB / 1024, 1)} MB after warm-up, fds ${verdict.fdWarm} → ${verdict.fdEnd} under load, ${idleBefore.fds - idleBefore.admin} → ${idleAfter ? idleAfter.fds - idleAfter.admin : 'n/a'} idle, ${verdict.errors} errors`,
 );
 process.exit(verdict.pass ? 0 : 1);

@@ -26,7 +26,14 @@ const allKinds = {
   'purge 200': 1000,
 };
 
-const flat = { samples: samples(600, (t) => (t < 60 ? 60_000 + t * 500 : 120_000 + (t % 20) * 100), () => 40), runSeconds: 600, got: allKinds };
+const flat = {
+  samples: samples(600, (t) => (t < 60 ? 60_000 + t * 500 : 120_000 + (t % 20) * 100), () => 40),
+  runSeconds: 600,
+  got: allKinds,
+  idleBefore: { fds: 22, admin: 1 },
+  idleAfter: { fds: 21, admin: 0 },
+};
+const check = (v: ReturnType<typeof soakVerdict>, name: string) => v.checks.find((c) => c.name === name);
 
 describe('soak verdict', () => {
   it('warm-up is 20 % of the run, at least 60 s, at most half of a short run', () => {
@@ -43,17 +50,30 @@ describe('soak verdict', () => {
     expect(v.errors).toBe(0);
   });
 
-  it('fails RSS that keeps growing after the warm-up by more than 10 %', () => {
+  it('fails RSS that keeps growing after the warm-up by more than 10 %, and shows the trend', () => {
     const v = soakVerdict({ ...flat, samples: samples(600, (t) => 100_000 + t * 50, () => 40) });
     expect(v.pass).toBe(false);
-    expect(v.checks.find((c) => c.name === 'RSS flat after warm-up')?.pass).toBe(false);
+    expect(check(v, 'RSS flat after warm-up')?.pass).toBe(false);
+    expect(v.rssTrend).toBeGreaterThan(1.1);
   });
 
-  it('fails fd counts that end above the warm-up level plus the allowance, not within it', () => {
+  it('fails a bounded sawtooth wider than 10 % too (the criterion is max ÷ min), with a trend near 1', () => {
+    const v = soakVerdict({ ...flat, samples: samples(600, (t) => 150_000 + (t % 240) * 80, () => 40) });
+    expect(check(v, 'RSS flat after warm-up')?.pass).toBe(false);
+    expect(v.rssTrend).toBeCloseTo(1, 1);
+  });
+
+  it('fails fd counts that keep rising after the warm-up; pool jitter within the allowance passes', () => {
     const leaking = soakVerdict({ ...flat, samples: samples(600, () => 100_000, (t) => 40 + Math.floor(t / 60)) });
-    expect(leaking.checks.find((c) => c.name === 'no fd growth')).toMatchObject({ pass: false });
-    const poolJitter = soakVerdict({ ...flat, samples: samples(600, () => 100_000, (t) => (t === 600 ? 44 : 40)) });
+    expect(check(leaking, 'no fd growth under load')).toMatchObject({ pass: false });
+    const poolJitter = soakVerdict({ ...flat, samples: samples(600, () => 100_000, (t) => (t % 50 === 0 ? 47 : 40 + (t % 3))) });
     expect(poolJitter.pass).toBe(true);
+  });
+
+  it('fails when fds do not come back to the idle level after the load; the admin connection does not count', () => {
+    expect(check(soakVerdict({ ...flat, idleAfter: { fds: 23, admin: 0 } }), 'fds back to idle after the load')?.pass).toBe(false);
+    expect(soakVerdict({ ...flat, idleAfter: { fds: 22, admin: 1 } }).pass).toBe(true);
+    expect(soakVerdict({ ...flat, idleAfter: undefined }).pass).toBe(false);
   });
 
   it('counts a status outside what a kind should get as an error, per kind', () => {
