@@ -1,14 +1,15 @@
 /**
- * build(config) returns the two Fastify instances (public and admin) without listening, so tests
- * can use them on port 0 (Fastify's testing guide: build and listen are separate).
+ * build(config) returns the gateway's Fastify instances (public, and admin unless asked not to)
+ * without listening, so tests can use them on port 0 (Fastify's testing guide: build and listen
+ * are separate). A cluster worker builds without the admin listener: its primary has it.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import cluster from 'node:cluster';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import Fastify, { type FastifyBaseLogger, LogController, type FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { type PurgeMessage, purgeEverywhere } from './cache/purge.js';
+import { buildAdmin, localAdmin } from './admin.js';
 import type { Config } from './config.js';
 import { createGateway, type Gateway, type GatewayDeps } from './gateway.js';
 import { buildPublic } from './public-app.js';
@@ -27,35 +28,51 @@ const QUIET_CHECK_MS = 250;
 /** Longest wait, while closing, for the connections already in the kernel's accept queue. */
 const ACCEPT_QUEUE_WAIT_MS = 2_000;
 
-export interface Built {
+/** The gateway and its public listener: what a cluster worker runs. */
+export interface BuiltPublic {
   readonly gateway: Gateway;
   readonly publicApp: FastifyInstance;
-  readonly adminApp: FastifyInstance;
   /** True from the moment close() is called: /readyz answers 503 from then on. */
   readonly shuttingDown: boolean;
   /**
-   * Shut down without failing a request: /readyz turns 503, answers say `Connection: close`,
-   * after WIKIEDGE_SHUTDOWN_DRAIN_MS the listener closes, in-flight requests finish within
-   * WIKIEDGE_SHUTDOWN_GRACE_MS, then upstream sockets and Redis are closed.
+   * Shut down without failing a request: /readyz turns 503, after WIKIEDGE_SHUTDOWN_DRAIN_MS
+   * (answers saying `Connection: close`) the listener closes, in-flight requests finish within
+   * WIKIEDGE_SHUTDOWN_GRACE_MS, then the admin listener, upstream sockets and Redis are closed.
    */
   close(): Promise<void>;
 }
 
-export async function build(config: Config, log: Logger, deps: GatewayDeps = {}): Promise<Built> {
+/** The single process: the gateway, its public listener and its admin listener. */
+export interface Built extends BuiltPublic {
+  readonly adminApp: FastifyInstance;
+}
+
+export interface BuildOptions {
+  /** false: no admin listener (a cluster worker; the primary serves /metrics, /readyz, /purge). */
+  readonly admin?: boolean;
+}
+
+export async function build(config: Config, log: Logger, deps?: GatewayDeps): Promise<Built>;
+export async function build(config: Config, log: Logger, deps: GatewayDeps, options: { admin: false }): Promise<BuiltPublic>;
+export async function build(
+  config: Config,
+  log: Logger,
+  deps: GatewayDeps = {},
+  options: BuildOptions = {},
+): Promise<Built | BuiltPublic> {
   const gw = createGateway(config, log, deps);
   const publicApp = buildPublic(gw);
   const drain = new ConnectionDrain(publicApp.server);
   const state = { shuttingDown: false };
-  const adminApp = buildAdmin(gw, state);
-  await Promise.all([publicApp.ready(), adminApp.ready()]);
+  const adminApp = options.admin === false ? undefined : buildAdmin(log, localAdmin(gw, state));
+  await Promise.all([publicApp.ready(), adminApp?.ready()]);
   // Give Redis a moment to connect so the first requests already share; never wait longer.
   if (gw.redis && !(await gw.redis.ready(REDIS_START_WAIT_MS))) {
     log.warn({ waitedMs: REDIS_START_WAIT_MS }, 'redis not ready at start: starting without it, it is used as soon as it answers');
   }
-  return {
+  const built: BuiltPublic = {
     gateway: gw,
     publicApp,
-    adminApp,
     get shuttingDown() {
       return state.shuttingDown;
     },
@@ -82,10 +99,11 @@ export async function build(config: Config, log: Logger, deps: GatewayDeps = {})
         clearTimeout(forceClose);
         drain.stop();
       }
-      await adminApp.close();
+      await adminApp?.close();
       await Promise.all([gw.upstream.close(), gw.redis?.close()]);
     },
   };
+  return adminApp ? Object.assign(built, { adminApp }) : built;
 }
 
 /**
@@ -213,52 +231,4 @@ class ConnectionDrain {
 interface QuietMark {
   readonly last: ServerResponse | undefined;
   readonly bytesRead: number;
-}
-
-function buildAdmin(gw: Gateway, state: { readonly shuttingDown: boolean }): FastifyInstance {
-  const app = Fastify({
-    loggerInstance: gw.log.child({ listener: 'admin' }) as FastifyBaseLogger,
-    logController: new LogController({ disableRequestLogging: true }),
-  });
-
-  app.get('/healthz', async () => ({ status: 'ok' }));
-
-  app.get('/readyz', async (_request, reply) => {
-    // A load balancer following /readyz stops sending as soon as shutdown starts.
-    if (state.shuttingDown) return reply.code(503).send({ status: 'unready', reason: 'shutting-down' });
-    try {
-      const res = await gw.upstream.request({
-        method: 'GET',
-        path: `${gw.config.apiPath}?action=query&format=json`,
-        headers: { 'user-agent': 'wikiedge-readyz' },
-        signal: AbortSignal.timeout(gw.config.readyTimeoutMs),
-      });
-      await res.body.dump();
-      if (res.statusCode !== 200)
-        return reply.code(503).send({ status: 'unready', upstreamStatus: res.statusCode });
-      return { status: 'ready' };
-    } catch (err) {
-      return reply.code(503).send({ status: 'unready', error: (err as Error).name });
-    }
-  });
-
-  app.get('/metrics', async (_request, reply) => {
-    reply.header('content-type', gw.registry.contentType);
-    return gw.registry.metrics();
-  });
-
-  /** Admin purges: `?module=wbavailablebadges`, `?prefix=/w/api.php?action=query`, or `?all=1`. */
-  app.post('/purge', async (request, reply) => {
-    const q = request.query as Record<string, string | undefined>;
-    let message: PurgeMessage;
-    if (q['all'] === '1') message = { kind: 'all' };
-    else if (q['module']) message = { kind: 'module', module: q['module'] };
-    else if (q['prefix']) message = { kind: 'prefix', prefix: q['prefix'] };
-    else return reply.code(400).send({ error: 'give one of module=, prefix= or all=1' });
-    // With Redis: removed there too, and on every replica through the purge channel.
-    const result = await purgeEverywhere(gw.store, gw.redis, message);
-    gw.log.info({ ...result, ...q }, 'admin purge');
-    return result;
-  });
-  return app;
 }
