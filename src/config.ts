@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { parse as parseYaml } from 'yaml';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -66,6 +67,11 @@ export interface Config {
    * before the listener closes, so a load balancer that follows /readyz stops sending first.
    */
   readonly shutdownDrainMs: number;
+  /**
+   * Processes serving the public port: 1 is one process (no cluster); more runs a node:cluster
+   * primary (admin listener, no gateway) and that many workers, each with its own local tier.
+   */
+  readonly workers: number;
   /** Empty: no shared tier. Else `redis://[user:pass@]host:port[/db]` (or `rediss://`). */
   readonly redisUrl: string;
   /** Bound on every Redis call on a request's path; past it the request goes on without Redis. */
@@ -201,6 +207,18 @@ function secret(v: unknown, key: string): Buffer {
   if (v === undefined || v === '') return randomBytes(32);
   if (typeof v !== 'string' || v.length < 16) throw new ConfigError(key, 'must be at least 16 characters');
   return Buffer.from(v, 'utf8');
+}
+
+const MAX_WORKERS = 256;
+
+/** A positive integer, or `auto`: one per CPU this process may use (os.availableParallelism()). */
+function workerCount(v: unknown, key: string): number {
+  if (typeof v === 'string' && v.trim() === 'auto') return Math.min(availableParallelism(), MAX_WORKERS);
+  try {
+    return int(1, 1, MAX_WORKERS)(v, key);
+  } catch {
+    throw new ConfigError(key, `must be auto or an integer from 1 to ${MAX_WORKERS}, got ${JSON.stringify(v)}`);
+  }
 }
 
 function redisUrl(v: unknown, key: string): string {
@@ -363,6 +381,7 @@ const FIELDS = {
     file: 'shutdownDrainMs',
     parse: int(0, 0, 600_000),
   },
+  workers: { env: 'WIKIEDGE_WORKERS', file: 'workers', parse: workerCount },
   redisUrl: { env: 'WIKIEDGE_REDIS_URL', file: 'redisUrl', parse: redisUrl },
   redisTimeoutMs: { env: 'WIKIEDGE_REDIS_TIMEOUT_MS', file: 'redisTimeoutMs', parse: int(50, 1, 10_000) },
   redisLockMs: { env: 'WIKIEDGE_REDIS_LOCK_MS', file: 'redisLockMs', parse: int(3_000, 10, 600_000) },

@@ -1,9 +1,17 @@
 /**
  * `npm start`: validate the configuration (a bad value exits non-zero naming the key), listen on
- * the public and admin addresses, and shut down gracefully on SIGTERM/SIGINT: stop accepting,
- * finish in-flight requests within WIKIEDGE_SHUTDOWN_GRACE_MS, close upstream sockets, exit 0.
+ * the public and admin addresses, and shut down gracefully on SIGTERM/SIGINT (app.ts: /readyz
+ * 503, drain, finish in-flight requests within WIKIEDGE_SHUTDOWN_GRACE_MS, close upstream
+ * sockets, exit 0).
+ *
+ * With WIKIEDGE_WORKERS > 1 this same file runs as the cluster primary (cluster.ts: admin
+ * listener, workers' lifecycle) and as each worker (the gateway on the shared public port,
+ * without an admin listener, answering the primary over IPC).
  */
-import { build } from './app.js';
+import cluster from 'node:cluster';
+import type { Logger } from 'pino';
+import { type BuiltPublic, build } from './app.js';
+import { answerPrimary, runPrimary } from './cluster.js';
 import { ConfigError, describeConfig, loadConfig } from './config.js';
 import { createLogger } from './logging.js';
 
@@ -19,21 +27,38 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel, { pretty: config.logFormat === 'pretty' });
-  log.info({ config: describeConfig(config) }, 'effective configuration');
-  const gateway = await build(config, log);
-  await gateway.publicApp.listen({ host: config.host, port: config.port });
-  await gateway.adminApp.listen({ host: config.adminHost, port: config.adminPort });
+  // Only WIKIEDGE_WORKERS makes this a cluster: under another cluster manager (pm2's cluster
+  // mode forks its workers with node:cluster too) a single-worker gateway stays a whole one.
+  const worker = config.workers > 1 && cluster.isWorker ? cluster.worker : undefined;
+  if (!worker) log.info({ config: describeConfig(config) }, 'effective configuration');
+  if (config.workers > 1 && cluster.isPrimary) return runPrimary(config, log);
+
+  if (worker) {
+    const workerLog = log.child({ worker: worker.id });
+    const built = await build(config, workerLog, {}, { admin: false });
+    answerPrimary(built);
+    await built.publicApp.listen({ host: config.host, port: config.port });
+    exitOnSignal(workerLog, built);
+    return;
+  }
+  const built = await build(config, log);
+  await built.publicApp.listen({ host: config.host, port: config.port });
+  await built.adminApp.listen({ host: config.adminHost, port: config.adminPort });
   log.info(
-    { public: gateway.publicApp.server.address(), admin: gateway.adminApp.server.address() },
+    { public: built.publicApp.server.address(), admin: built.adminApp.server.address() },
     'wikiedge listening',
   );
+  exitOnSignal(log, built);
+}
 
+/** SIGTERM or SIGINT: close (app.ts), then exit 0; a second signal changes nothing. */
+function exitOnSignal(log: Logger, built: BuiltPublic): void {
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
     log.info({ signal }, 'shutting down: draining in-flight requests');
-    gateway.close().then(
+    built.close().then(
       () => {
         log.info('shutdown complete');
         log.flush?.();

@@ -1,6 +1,6 @@
 // The configuration is validated once; every error names the key and the rule.
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, describeConfig, loadConfig } from '../../src/config.js';
@@ -33,6 +33,12 @@ describe('configuration', () => {
     });
     expect(c.identitySecret.length).toBe(32);
     expect(c.shutdownDrainMs).toBe(0);
+    expect(c.workers).toBe(1);
+  });
+
+  it('WIKIEDGE_WORKERS: a count, or auto for one per CPU', () => {
+    expect(loadConfig({ ...base, WIKIEDGE_WORKERS: '4' }).workers).toBe(4);
+    expect(loadConfig({ ...base, WIKIEDGE_WORKERS: 'auto' }).workers).toBe(availableParallelism());
   });
 
   it.each([
@@ -56,6 +62,9 @@ describe('configuration', () => {
     [{ ...base, WIKIEDGE_PORTT: '1' }, 'WIKIEDGE_PORTT', 'not a known configuration key'],
     [{ ...base, WIKIEDGE_SHUTDOWN_DRAIN_MS: '-1' }, 'WIKIEDGE_SHUTDOWN_DRAIN_MS', 'integer from 0 to 600000'],
     [{ ...base, WIKIEDGE_SHUTDOWN_DRAIN_MS: '5s' }, 'WIKIEDGE_SHUTDOWN_DRAIN_MS', 'integer from 0 to 600000'],
+    [{ ...base, WIKIEDGE_WORKERS: '0' }, 'WIKIEDGE_WORKERS', 'auto or an integer from 1 to 256'],
+    [{ ...base, WIKIEDGE_WORKERS: 'all' }, 'WIKIEDGE_WORKERS', 'auto or an integer from 1 to 256'],
+    [{ ...base, WIKIEDGE_WORKERS: '1.5' }, 'WIKIEDGE_WORKERS', 'auto or an integer from 1 to 256'],
   ])('%j → %s', (env, key, rule) => {
     const err = errorOf(env as Record<string, string>);
     expect(err.key).toBe(key);
