@@ -34,7 +34,7 @@ import type { Logger } from 'pino';
 import { AggregatorRegistry, type Aggregator, type Registry } from 'prom-client';
 import { type AdminBackend, type AdminPurgeResult, type Readiness, buildAdmin, probeWiki } from './admin.js';
 import type { BuiltPublic } from './app.js';
-import { type PurgeMessage, type PurgeResult, applyLocalPurge, purgeEverywhere } from './cache/purge.js';
+import { type PurgeMessage, type PurgeResult, type PurgeSiblings, applyLocalPurge, purgeEverywhere } from './cache/purge.js';
 import { type Config, loadConfig } from './config.js';
 
 /** First restart delay of a worker that died; doubled for each death soon after a start. */
@@ -76,6 +76,15 @@ interface AnswerMessage {
   error?: string;
 }
 
+/** From a worker: a purge it applied locally, for the primary to hand to every other worker. */
+interface SiblingsPurgeMessage {
+  wikiedge: 'siblings-purge';
+  message: PurgeMessage;
+}
+
+function isSiblingsPurge(m: unknown): m is SiblingsPurgeMessage {
+  return typeof m === 'object' && m !== null && (m as SiblingsPurgeMessage).wikiedge === 'siblings-purge';
+}
 function isAsk(m: unknown): m is AskMessage {
   return typeof m === 'object' && m !== null && (m as AskMessage).wikiedge === 'ask';
 }
@@ -84,6 +93,18 @@ function isAnswer(m: unknown): m is AnswerMessage {
 }
 
 // ------------------------------------------------------------------------------ worker side
+/**
+ * In a worker: its purges (PURGE, logouts, a session holder's writes) reach the other workers
+ * through the primary. Used only without Redis, whose channel already reaches every worker.
+ */
+export function siblingsOverIpc(): PurgeSiblings {
+  return {
+    publish: (message) => {
+      process.send?.({ wikiedge: 'siblings-purge', message } satisfies SiblingsPurgeMessage);
+    },
+  };
+}
+
 /** In a worker: answer the primary's questions about this worker's gateway. */
 export function answerPrimary(built: BuiltPublic): void {
   const gw = built.gateway;
@@ -183,6 +204,7 @@ class Primary implements AdminBackend {
     return new Promise<void>((resolve) => {
       worker.on('message', (m: unknown) => {
         if (isAnswer(m)) this.pending.get(m.id)?.settle(m);
+        else if (isSiblingsPurge(m)) this.relayPurge(worker, m.message);
       });
       worker.once('listening', () => {
         slot.listening = true;
@@ -232,6 +254,16 @@ class Primary implements AdminBackend {
     // prom-client's types say MetricType (an enum); at run time `type` is 'counter', 'gauge', …
     const cumulative = last.filter((m) => ['counter', 'histogram'].includes(m.type as unknown as string));
     this.retired = await AggregatorRegistry.aggregate([this.retired, cumulative]).getMetricsAsJSON();
+  }
+
+  /** A worker's own purge, for every other worker's local tier (it has applied it already). */
+  private relayPurge(from: Worker, message: PurgeMessage): void {
+    for (const worker of this.listeningWorkers()) {
+      if (worker === from) continue;
+      this.ask(worker, { op: 'purge', message, everywhere: false }, PURGE_ASK_MS).catch((err: unknown) =>
+        this.log.warn({ worker: worker.id, err: String(err) }, 'purge from a sibling: a worker did not answer'),
+      );
+    }
   }
 
   private listeningWorkers(): Worker[] {

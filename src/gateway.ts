@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { Coalescer } from './cache/coalescer.js';
-import { applyLocalPurge } from './cache/purge.js';
+import { type PurgeSiblings, applyLocalPurge } from './cache/purge.js';
 import { RedisTier } from './cache/redis-tier.js';
 import { type CacheEntry, CacheStore } from './cache/store.js';
 import type { Config } from './config.js';
@@ -34,6 +34,8 @@ export interface Gateway {
   readonly store: CacheStore;
   /** The shared tier, when WIKIEDGE_REDIS_URL is set. */
   readonly redis: RedisTier | undefined;
+  /** The other workers of this replica (cluster mode), told of purges when there is no Redis. */
+  readonly siblings: PurgeSiblings | undefined;
   readonly coalescer: Coalescer<CacheEntry>;
   readonly registry: Registry;
   readonly metrics: Metrics;
@@ -51,6 +53,7 @@ export interface GatewayDeps {
   readonly now?: () => number;
   readonly random?: () => number;
   readonly registry?: Registry;
+  readonly siblings?: PurgeSiblings;
 }
 
 export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {}): Gateway {
@@ -99,6 +102,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     }),
     store,
     redis,
+    siblings: deps.siblings,
     coalescer: new Coalescer<CacheEntry>(config.coalesceWaitMs),
     registry,
     metrics,

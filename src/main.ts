@@ -11,7 +11,7 @@
 import cluster from 'node:cluster';
 import type { Logger } from 'pino';
 import { type BuiltPublic, build } from './app.js';
-import { answerPrimary, runPrimary } from './cluster.js';
+import { answerPrimary, runPrimary, siblingsOverIpc } from './cluster.js';
 import { ConfigError, describeConfig, loadConfig } from './config.js';
 import { createLogger } from './logging.js';
 
@@ -35,7 +35,7 @@ async function main(): Promise<void> {
 
   if (worker) {
     const workerLog = log.child({ worker: worker.id });
-    const built = await build(config, workerLog, {}, { admin: false });
+    const built = await build(config, workerLog, { siblings: siblingsOverIpc() }, { admin: false });
     answerPrimary(built);
     await built.publicApp.listen({ host: config.host, port: config.port });
     exitOnSignal(workerLog, built);

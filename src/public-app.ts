@@ -166,7 +166,7 @@ async function purge(gw: Gateway, request: FastifyRequest, reply: FastifyReply, 
   let result: { purged: number; redisPurged?: number | null } = { purged: 0 };
   if (target.rawPath === gw.config.apiPath) {
     const urlKey = `${gw.config.apiPath}?${canonicalQuery(parsePhpQuery(target.rawQuery))}`;
-    result = await purgeEverywhere(gw.store, gw.redis, { kind: 'url', urlKey });
+    result = await purgeEverywhere(gw.store, gw.redis, { kind: 'url', urlKey }, gw.siblings);
   }
   request.log.info({ ...result, path: target.rawPath }, 'purge');
   return reply.code(200).header('content-type', 'application/json').send(result);

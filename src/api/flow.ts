@@ -451,7 +451,7 @@ async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyReply, a
   const cookies = await handleSetCookies(gw, request, api, res.headers['set-cookie']);
   // A write by a session holder changes what that session sees: drop its entries (everywhere).
   if (api.identity.kind === 'session' && request.method !== 'GET' && request.method !== 'HEAD') {
-    await purgeEverywhere(gw.store, gw.redis, { kind: 'slot', slot: api.identity.slot });
+    await purgeEverywhere(gw.store, gw.redis, { kind: 'slot', slot: api.identity.slot }, gw.siblings);
   }
   if (res.headers['mediawiki-api-error'] !== undefined)
     gw.metrics.apiError(String(res.headers['mediawiki-api-error']));
@@ -587,7 +587,7 @@ async function handleSetCookies(
   for (const e of outcome.events) gw.metrics.cookie(e.event, e.cookie);
   if (outcome.sessionEnded && api.identity.kind === 'session') {
     // Locally, in Redis and, through the purge channel, on every other replica.
-    const result = await purgeEverywhere(gw.store, gw.redis, { kind: 'slot', slot: api.identity.slot });
+    const result = await purgeEverywhere(gw.store, gw.redis, { kind: 'slot', slot: api.identity.slot }, gw.siblings);
     gw.metrics.cookie('logout_eviction', 'session');
     request.log.info(
       { evicted: result.purged, ...(result.redisPurged !== undefined && { redisEvicted: result.redisPurged }) },

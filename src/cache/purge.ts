@@ -2,7 +2,8 @@
  * Purges, in one place for PURGE, the admin listener and session evictions: Redis first (so a
  * lookup racing with the purge cannot refill this replica from Redis afterwards), then this
  * replica's local tier, while the message published on the Redis channel reaches the others
- * (and this one again: applying a purge twice is harmless).
+ * (and this one again: applying a purge twice is harmless). Without Redis, the sibling workers
+ * of a cluster are told over IPC.
  */
 import type { CacheStore } from './store.js';
 import type { PurgeMessage, RedisTier } from './redis-tier.js';
@@ -36,12 +37,25 @@ export function applyLocalPurge(store: CacheStore, message: PurgeMessage): numbe
   }
 }
 
+/**
+ * The other processes of this replica (WIKIEDGE_WORKERS > 1), each with its own local tier.
+ * With Redis they hear purges on its channel; without, a PURGE, a logout or a session holder's
+ * write must still reach them, or they would serve what this one just dropped.
+ */
+export interface PurgeSiblings {
+  publish(message: PurgeMessage): void;
+}
+
 export async function purgeEverywhere(
   store: CacheStore,
   redis: RedisTier | undefined,
   message: PurgeMessage,
+  siblings?: PurgeSiblings,
 ): Promise<PurgeResult> {
-  if (!redis) return { purged: applyLocalPurge(store, message) };
+  if (!redis) {
+    siblings?.publish(message);
+    return { purged: applyLocalPurge(store, message) };
+  }
   const redisPurged = await redis.purge(message);
   return { purged: applyLocalPurge(store, message), redisPurged };
 }

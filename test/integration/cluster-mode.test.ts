@@ -28,6 +28,8 @@ interface RunningCluster {
   listening(): number[];
   /** A request on a connection of its own, so that either worker may take it. */
   get(query: string): Promise<Served>;
+  /** PURGE from loopback to whichever worker takes the connection; its status. */
+  purge(query: string): Promise<number>;
   /** Send the query until both workers have answered it; the answers in order. */
   fromBothWorkers(query: string): Promise<Served[]>;
   /** The sum of every wikiedge_requests_total series on the admin /metrics. */
@@ -78,6 +80,9 @@ async function startCluster(upstream: string, env: Record<string, string> = {}):
     listening,
     get,
     metrics,
+    async purge(query) {
+      return (await http(`${publicUrl}/w/api.php?${query}`, { method: 'PURGE', headers: { connection: 'close' } })).status;
+    },
     async fromBothWorkers(query) {
       const answers: Served[] = [];
       for (let i = 0; i < 100 && new Set(answers.map((a) => a.worker)).size < 2; i++) answers.push(await get(query));
@@ -154,6 +159,16 @@ describe.runIf(existsSync(main))('cluster mode (WIKIEDGE_WORKERS=2)', () => {
     expect(result.purged).toBeGreaterThanOrEqual(2);
 
     // The first answer of each worker after the purge went to the wiki again.
+    expect(firstOfEachWorker(await c.fromBothWorkers(q)).map((a) => a.cache)).toEqual(['miss', 'miss']);
+  });
+
+  it('without Redis, a PURGE taken by one worker empties the other too', async () => {
+    const q = 'action=query&list=allpages&format=json&t=public-purge';
+    await c.fromBothWorkers(q);
+    expect(firstOfEachWorker(await c.fromBothWorkers(q)).map((a) => a.cache)).toEqual(['hit', 'hit']);
+    expect(await c.purge(q)).toBe(200);
+    // The purging worker tells the primary, which tells the other one (IPC, a few ms).
+    await new Promise((r) => setTimeout(r, 300));
     expect(firstOfEachWorker(await c.fromBothWorkers(q)).map((a) => a.cache)).toEqual(['miss', 'miss']);
   });
 
