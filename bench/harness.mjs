@@ -90,11 +90,11 @@ export function wrk(url, { seconds = SECONDS, connections = 50, script } = {}) {
 
 export const fmt = (n, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
 
-/** dist/main.js (or `main`) on CPU 0, on free loopback ports; resolves once its admin /healthz answers. */
-export async function gateway(upstream, extraEnv = {}, { stdout = 'ignore', main = path.join(root, 'dist/main.js') } = {}) {
+/** dist/main.js (or `main`) on CPU 0 (`cpu: null`: unpinned), on free loopback ports; resolves once its admin /healthz answers. */
+export async function gateway(upstream, extraEnv = {}, { stdout = 'ignore', main = path.join(root, 'dist/main.js'), cpu = 0 } = {}) {
   const [port, admin] = [await freePort(), await freePort()];
   const child = startProcess('gateway', process.execPath, [main], {
-    cpu: 0,
+    cpu: cpu ?? undefined,
     stdout,
     env: {
       WIKIEDGE_UPSTREAM: upstream,

@@ -39,7 +39,8 @@ export interface Config {
   /** `pretty` is for a terminal (the demo); production logs are JSON lines. */
   readonly logFormat: LogFormat;
   /** Log one line per cache hit (misses, passes and errors are always logged). */
-  readonly logHits: boolean;
+  /** Share of cache hits logged line by line, 0 to 1 (every request is in the metrics). */
+  readonly logHits: number;
   readonly upstreamConnectTimeoutMs: number;
   readonly upstreamResponseTimeoutMs: number;
   readonly upstreamConnections: number;
@@ -141,6 +142,19 @@ const bool =
     if (v === 'false' || v === '0') return false;
     throw new ConfigError(key, 'must be true or false');
   };
+
+/**
+ * The share of cache hits that get a log line: false (0, the default), true (1) or a fraction.
+ * Every request is counted in wikiedge_requests_total whatever this says; a line per hit costs
+ * about as much again as the hit itself (docs/BENCHMARKS.md).
+ */
+function hitLogShare(v: unknown, key: string): number {
+  if (v === undefined || v === '' || v === false || v === 'false') return 0;
+  if (v === true || v === 'true') return 1;
+  const n = typeof v === 'number' ? v : typeof v === 'string' && /^(\d+(\.\d*)?|\.\d+)$/.test(v) ? Number(v) : NaN;
+  if (!Number.isFinite(n) || n < 0 || n > 1) throw new ConfigError(key, 'must be true, false or a fraction from 0 to 1 (e.g. 0.01)');
+  return n;
+}
 
 const oneOf =
   <T extends string>(fallback: T, allowed: readonly T[]) =>
@@ -302,7 +316,7 @@ const FIELDS = {
     file: 'logFormat',
     parse: oneOf<LogFormat>('json', ['json', 'pretty']),
   },
-  logHits: { env: 'WIKIEDGE_LOG_HITS', file: 'logHits', parse: bool(true) },
+  logHits: { env: 'WIKIEDGE_LOG_HITS', file: 'logHits', parse: hitLogShare },
   upstreamConnectTimeoutMs: {
     env: 'WIKIEDGE_UPSTREAM_CONNECT_TIMEOUT_MS',
     file: 'upstreamConnectTimeoutMs',

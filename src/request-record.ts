@@ -27,7 +27,10 @@ export interface RequestFacts {
 export function recordRequest(gw: Gateway, log: Logger, facts: RequestFacts): void {
   const requests = gw.metrics.requests;
   requests.record(requests.cell(facts.disposition, facts.module, gw.metrics.method(facts.method), facts.status), facts.seconds);
-  if ((facts.disposition === 'hit' || facts.disposition === 'hit-shared') && !gw.config.logHits) return;
+  if (facts.disposition === 'hit' || facts.disposition === 'hit-shared') {
+    const share = gw.config.logHits;
+    if (share === 0 || (share < 1 && gw.random() >= share)) return;
+  }
   // One fixed shape, no spreads (object spread made this line ~3x dearer); pino leaves out
   // the fields that are undefined.
   log.info(

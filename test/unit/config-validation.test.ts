@@ -34,6 +34,17 @@ describe('configuration', () => {
     expect(c.identitySecret.length).toBe(32);
     expect(c.shutdownDrainMs).toBe(0);
     expect(c.workers).toBe(1);
+    expect(c.logHits).toBe(0);
+  });
+
+  it('WIKIEDGE_LOG_HITS: false, true, or the share of hits to log', () => {
+    expect(loadConfig({ ...base, WIKIEDGE_LOG_HITS: 'false' }).logHits).toBe(0);
+    expect(loadConfig({ ...base, WIKIEDGE_LOG_HITS: 'true' }).logHits).toBe(1);
+    expect(loadConfig({ ...base, WIKIEDGE_LOG_HITS: '0.01' }).logHits).toBe(0.01);
+    expect(loadConfig({ ...base, WIKIEDGE_LOG_HITS: '1' }).logHits).toBe(1);
+    for (const bad of ['1.5', '-0.1', 'some', '1e-2', 'NaN']) {
+      expect(() => loadConfig({ ...base, WIKIEDGE_LOG_HITS: bad })).toThrow(/WIKIEDGE_LOG_HITS.*fraction/);
+    }
   });
 
   it('WIKIEDGE_WORKERS: a count, or auto for one per CPU', () => {
