@@ -18,6 +18,7 @@
 //                               (src/api/flow.ts), to tell the memo's cycle from a leak
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { request } from 'undici';
@@ -116,6 +117,7 @@ async function metricsSample(adminUrl) {
     else if (name === 'wikiedge_nodejs_external_memory_bytes') m.external = v;
     else if (name === 'wikiedge_nodejs_heap_space_size_used_bytes') (m.spaceUsed ??= {})[label('space')] = v;
     else if (name === 'wikiedge_process_open_fds') m.promOpenFds = v;
+    else if (name === 'wikiedge_nodejs_eventloop_lag_max_seconds') m.eventLoopLagMax = v;
   }
   return m;
 }
@@ -173,10 +175,20 @@ wrkChild.stdout.on('data', (d) => (wrkOut += d));
 const wrkDone = new Promise((r) => wrkChild.on('exit', r));
 
 const samples = [];
-const head = `${'t s'.padStart(5)} ${'RSS MB'.padStart(7)} ${'heap MB'.padStart(7)} ${'fds'.padStart(4)} ${'cli'.padStart(4)} ${'up'.padStart(3)} ${'req/s'.padStart(6)}  ${'hit'.padStart(7)} ${'miss'.padStart(6)} ${'pass'.padStart(6)} ${'stale'.padStart(5)} ${'err'.padStart(5)} ${'shared KB'.padStart(9)} ${'sess KB'.padStart(7)} ${'evicted'.padStart(8)}`;
+const head = `${'t s'.padStart(5)} ${'RSS MB'.padStart(7)} ${'heap MB'.padStart(7)} ${'fds'.padStart(4)} ${'cli'.padStart(4)} ${'up'.padStart(3)} ${'req/s'.padStart(6)}  ${'hit'.padStart(7)} ${'miss'.padStart(6)} ${'pass'.padStart(6)} ${'stale'.padStart(5)} ${'err'.padStart(5)} ${'shared KB'.padStart(9)} ${'sess KB'.padStart(7)} ${'evicted'.padStart(8)} ${'load'.padStart(5)} ${'steal'.padStart(5)} ${'lag ms'.padStart(6)} ${'late'.padStart(5)}`;
 console.log(`\n${head}`);
 let previous;
-async function takeSample() {
+/**
+ * What else the shared machine was doing: CPU time stolen by the hypervisor (all CPUs, jiffies of
+ * 10 ms) and the 1-minute load average. With the sampler's own timer lateness, a stall of every
+ * process on the machine can be told from a stall of the gateway alone.
+ */
+function machineSample() {
+  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+  return { stealJiffies: cpu[8], loadavg: Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]) };
+}
+
+async function takeSample(samplerLateMs) {
   const t = (performance.now() - t0) / 1000;
   let proc;
   try {
@@ -185,18 +197,26 @@ async function takeSample() {
     return; // the gateway is gone: reported below
   }
   const metrics = await metricsSample(gw.admin).catch((err) => ({ failed: String(err) }));
-  const s = { t: Math.round(t * 10) / 10, ...proc, metrics };
+  const machine = machineSample();
+  const s = { t: Math.round(t * 10) / 10, ...proc, ...machine, samplerLateMs: Math.round(samplerLateMs), metrics };
   samples.push(s);
   const total = (x) => Object.values(x?.metrics?.requests ?? {}).reduce((a, b) => a + b, 0);
   const rps = previous ? (total(s) - total(previous)) / (s.t - previous.t) : NaN;
+  // Stolen CPU over the interval, as a share of the machine's CPUs (2 here).
+  const steal = previous ? (s.stealJiffies - previous.stealJiffies) / 100 / (s.t - previous.t) / cpus().length : NaN;
   const r = metrics.requests ?? {};
   console.log(
-    `${fmt(s.t, 0).padStart(5)} ${fmt(s.rssKB / 1024, 1).padStart(7)} ${fmt(metrics.heapUsed / 2 ** 20, 1).padStart(7)} ${String(s.fds).padStart(4)} ${String(s.clients).padStart(4)} ${String(s.upstream).padStart(3)} ${fmt(rps, 0).padStart(6)}  ${String(r.hit ?? 0).padStart(7)} ${String(r.miss ?? 0).padStart(6)} ${String(r.pass ?? 0).padStart(6)} ${String(r.stale ?? 0).padStart(5)} ${String(r.error ?? 0).padStart(5)} ${fmt((metrics.cacheBytes?.shared ?? NaN) / 1024, 0).padStart(9)} ${fmt((metrics.cacheBytes?.session ?? NaN) / 1024, 0).padStart(7)} ${String(metrics.evictions ?? '-').padStart(8)}`,
+    `${fmt(s.t, 0).padStart(5)} ${fmt(s.rssKB / 1024, 1).padStart(7)} ${fmt(metrics.heapUsed / 2 ** 20, 1).padStart(7)} ${String(s.fds).padStart(4)} ${String(s.clients).padStart(4)} ${String(s.upstream).padStart(3)} ${fmt(rps, 0).padStart(6)}  ${String(r.hit ?? 0).padStart(7)} ${String(r.miss ?? 0).padStart(6)} ${String(r.pass ?? 0).padStart(6)} ${String(r.stale ?? 0).padStart(5)} ${String(r.error ?? 0).padStart(5)} ${fmt((metrics.cacheBytes?.shared ?? NaN) / 1024, 0).padStart(9)} ${fmt((metrics.cacheBytes?.session ?? NaN) / 1024, 0).padStart(7)} ${String(metrics.evictions ?? '-').padStart(8)} ${fmt(s.loadavg, 1).padStart(5)} ${`${fmt(steal * 100, 0)}%`.padStart(5)} ${fmt(metrics.eventLoopLagMax * 1000, 0).padStart(6)} ${String(s.samplerLateMs).padStart(5)}`,
   );
   previous = s;
 }
 let sampling = Promise.resolve();
-const timer = setInterval(() => (sampling = sampling.then(takeSample)), SAMPLE_SECONDS * 1000);
+let ticks = 0;
+const timer = setInterval(() => {
+  // How late this process's own timer fired: seconds of it mean the whole machine stalled.
+  const late = performance.now() - t0 - ++ticks * SAMPLE_SECONDS * 1000;
+  sampling = sampling.then(() => takeSample(late));
+}, SAMPLE_SECONDS * 1000);
 await wrkDone;
 clearInterval(timer);
 await sampling;
@@ -253,7 +273,7 @@ console.log('\n## Checks');
 for (const c of verdict.checks) console.log(`${c.pass ? 'pass' : 'FAIL'}  ${c.name}: ${c.detail}`);
 writeFileSync(
   OUT,
-  JSON.stringify({ source, startedAt: new Date(Date.now() - ranSeconds * 1000).toISOString(), seconds: SOAK_SECONDS, ranSeconds, rate: RATE, connections: CONNECTIONS, delayMs, missCookie: MISS_COOKIE, gatewayEnv: GATEWAY_ENV, ports, idleBefore, idleAfter, wrk: wrkReport, counts, log, verdict, samples }, null, 2),
+  JSON.stringify({ source, startedAt: new Date(Date.now() - ranSeconds * 1000).toISOString(), seconds: SOAK_SECONDS, ranSeconds, rate: RATE, connections: CONNECTIONS, delayMs, missCookie: MISS_COOKIE, gatewayEnv: GATEWAY_ENV, ports, idleBefore, idleAfter, wrk: wrkReport, wrkOutput: wrkOut, counts, log, verdict, samples }, null, 2),
 );
 console.log(`\nsamples: ${OUT}`);
 console.log(
