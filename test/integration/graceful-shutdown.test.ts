@@ -1,19 +1,15 @@
 // SIGTERM: stop accepting, finish in-flight requests, close upstream sockets, exit 0; with a drain
 // delay, /readyz turns 503 at once while requests are still served until the delay is over.
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { closedPort, type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
+import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
 import { header, http } from '../support/http.js';
-
-const main = path.resolve(import.meta.dirname, '../../dist/main.js');
+import { built, spawnGateway } from '../support/spawned.js';
 
 describe('graceful shutdown', () => {
   let fake: FakeUpstream | undefined;
   afterEach(() => fake?.close());
 
-  it.runIf(existsSync(main))('finishes every in-flight request, then exits 0', async () => {
+  it.runIf(built)('finishes every in-flight request, then exits 0', async () => {
     // A wiki that takes 600 ms per answer.
     fake = await startFakeUpstream((_req, res) => {
       setTimeout(() => {
@@ -21,31 +17,8 @@ describe('graceful shutdown', () => {
         res.end('{"batchcomplete":""}');
       }, 600);
     });
-    const [port, adminPort] = [await closedPort(), await closedPort()];
-    const child = spawn(process.execPath, [main], {
-      env: {
-        PATH: process.env['PATH'] ?? '',
-        WIKIEDGE_UPSTREAM: fake.url,
-        WIKIEDGE_HOST: '127.0.0.1',
-        WIKIEDGE_PORT: String(port),
-        WIKIEDGE_ADMIN_PORT: String(adminPort),
-        WIKIEDGE_LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    for (let i = 0; i < 100; i++) {
-      const ok = await http(`http://127.0.0.1:${adminPort}/healthz`).then(
-        (r) => r.status === 200,
-        () => false,
-      );
-      if (ok) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const gw = await spawnGateway(fake.url, { WIKIEDGE_LOG_LEVEL: 'warn' });
+    const { port, child, exited } = gw;
     const inFlight = Array.from({ length: 20 }, (_, i) =>
       http(`http://127.0.0.1:${port}/w/api.php?action=query&list=filearchive&format=json&n=${i}`),
     );
@@ -54,40 +27,20 @@ describe('graceful shutdown', () => {
     const answers = await Promise.all(inFlight);
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
     expect(await exited).toBe(0);
-    expect(stderr).toBe('');
+    expect(gw.stderr()).toBe('');
     // Nothing listens any more.
     await expect(http(`http://127.0.0.1:${port}/w/api.php`)).rejects.toThrow();
   });
 
-  it.runIf(existsSync(main))('with a drain delay: /readyz is 503 at once, requests are served (Connection: close) until it is over', async () => {
+  it.runIf(built)('with a drain delay: /readyz is 503 at once, requests are served (Connection: close) until it is over', async () => {
     fake = await startFakeUpstream((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private, must-revalidate, max-age=0' });
       res.end('{"batchcomplete":""}');
     });
-    const [port, adminPort] = [await closedPort(), await closedPort()];
-    const child = spawn(process.execPath, [main], {
-      env: {
-        PATH: process.env['PATH'] ?? '',
-        WIKIEDGE_UPSTREAM: fake.url,
-        WIKIEDGE_HOST: '127.0.0.1',
-        WIKIEDGE_PORT: String(port),
-        WIKIEDGE_ADMIN_PORT: String(adminPort),
-        WIKIEDGE_LOG_LEVEL: 'warn',
-        WIKIEDGE_SHUTDOWN_DRAIN_MS: '1500',
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const gw = await spawnGateway(fake.url, { WIKIEDGE_LOG_LEVEL: 'warn', WIKIEDGE_SHUTDOWN_DRAIN_MS: '1500' });
+    const { port, adminPort, child, exited } = gw;
     for (let i = 0; i < 100; i++) {
-      const ready = await http(`http://127.0.0.1:${adminPort}/readyz`).then(
-        (r) => r.status === 200,
-        () => false,
-      );
-      if (ready) break;
+      if (await http(`${gw.adminUrl}/readyz`).then((r) => r.status === 200, () => false)) break;
       await new Promise((r) => setTimeout(r, 50));
     }
     const api = `http://127.0.0.1:${port}/w/api.php?action=query&meta=siteinfo&format=json`;
@@ -106,6 +59,6 @@ describe('graceful shutdown', () => {
 
     expect(await exited).toBe(0);
     expect(Date.now() - sigtermAt).toBeGreaterThanOrEqual(1500);
-    expect(stderr).toBe('');
+    expect(gw.stderr()).toBe('');
   });
 });

@@ -2,15 +2,12 @@
 // accepted is answered 200 (no 503 while closing, no reset of a connection it had already read a
 // request from), the process exits 0, and once the listener is closed new requests are refused
 // at connect (ECONNREFUSED), which a client or load balancer can retry elsewhere.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { Client } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { closedPort, type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
-import { http } from '../support/http.js';
+import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
+import { built, spawnGateway } from '../support/spawned.js';
 
-const main = path.resolve(import.meta.dirname, '../../dist/main.js');
 const CLIENTS = 50;
 const LOAD_BEFORE_SIGTERM_MS = 600;
 
@@ -45,32 +42,6 @@ async function wiki(): Promise<FakeUpstream> {
   });
 }
 
-function spawnGateway(upstream: string, port: number, adminPort: number): ChildProcess {
-  return spawn(process.execPath, [main], {
-    env: {
-      PATH: process.env['PATH'] ?? '',
-      WIKIEDGE_UPSTREAM: upstream,
-      WIKIEDGE_HOST: '127.0.0.1',
-      WIKIEDGE_PORT: String(port),
-      WIKIEDGE_ADMIN_PORT: String(adminPort),
-      WIKIEDGE_LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-}
-
-async function waitForHealthz(adminPort: number): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const ok = await http(`http://127.0.0.1:${adminPort}/healthz`).then(
-      (r) => r.status === 200,
-      () => false,
-    );
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error('the gateway did not come up');
-}
-
 /** One keep-alive connection sending back to back until the gateway refuses to connect. */
 async function drive(client: Client, n: number, outcomes: Outcome[], deadline: number): Promise<void> {
   const paths = [
@@ -103,16 +74,11 @@ describe('SIGTERM under keep-alive load', () => {
     await fake?.close();
   });
 
-  it.runIf(existsSync(main))('answers every accepted request with a 200, refuses the rest at connect, exits 0', async () => {
+  it.runIf(built)('answers every accepted request with a 200, refuses the rest at connect, exits 0', async () => {
     fake = await wiki();
-    const [port, adminPort] = [await closedPort(), await closedPort()];
-    child = spawnGateway(fake.url, port, adminPort);
-    let stderr = '';
-    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child?.on('exit', (code) => resolve(code)));
-    await waitForHealthz(adminPort);
-
-    const origin = `http://127.0.0.1:${port}`;
+    const gw = await spawnGateway(fake.url, { WIKIEDGE_LOG_LEVEL: 'warn' });
+    child = gw.child;
+    const origin = gw.url;
     const clients = Array.from({ length: CLIENTS }, () => new Client(origin, { keepAliveTimeout: 30_000 }));
     const outcomes: Outcome[] = [];
     const deadline = Date.now() + 8_000;
@@ -122,7 +88,7 @@ describe('SIGTERM under keep-alive load', () => {
     const sigtermAt = Date.now();
     child.kill('SIGTERM');
     await load;
-    const code = await exited;
+    const code = await gw.exited;
     await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
 
     const statuses: Record<string, number> = {};
@@ -143,6 +109,6 @@ describe('SIGTERM under keep-alive load', () => {
     expect(afterSigterm.length).toBeGreaterThan(0);
     expect(afterSigterm.some((o) => o.connection === 'close')).toBe(true);
     expect(code).toBe(0);
-    expect(stderr).toBe('');
+    expect(gw.stderr()).toBe('');
   });
 });
