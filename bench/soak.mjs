@@ -37,7 +37,7 @@ const DIST = path.resolve(process.env.SOAK_DIST ?? path.join(root, 'dist'));
  * admin connection not counted) may exceed the level at the end of the warm-up. Client sockets
  * are fixed (wrk keeps its connections open); what moves is the upstream pool: one socket per
  * concurrent fetch, idle ones closed after ~4 s, one in ten closed by the wiki. Measured at this
- * load it holds 3 to 11 sockets, around 5; a leak of one fd per leaked request would add hundreds
+ * load it holds 2 to 11 sockets, around 5; a leak of one fd per leaked request would add hundreds
  * over the run. After the load, the count must come back to the idle level exactly.
  */
 const FD_ALLOWANCE = 4;
