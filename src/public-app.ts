@@ -69,14 +69,20 @@ export function buildPublic(gw: Gateway): FastifyInstance {
     rewriteUrl: (req) => originForm(req.url ?? '/'),
     // A target Fastify cannot decode (bad percent-encoding) gets our 400, in MediaWiki's shape
     // for api.php, without echoing the URL back.
+    // Fastify answers those before the onRequest hook: start the request's record here so it
+    // is counted and logged like any other.
     frameworkErrors: (_err, request, reply) => {
+      beginEdge(gw, request, reply);
       sendGatewayError(gw, request, reply, new GatewayError('wikiedge-bad-request', { info: 'The request URL is malformed.' }));
     },
     // Fresh local hits are answered before Fastify routes them (api/fresh-hit.ts); the server
     // gets the settings Fastify would give the one it creates itself.
     serverFactory: (handler, options) => {
       const o = options as unknown as FactoryOptions;
-      const server = createServer(o.http ?? {}, (req, res) => {
+      // Node refuses a head over maxHeaderSize (16 KiB) with a bare 431 before any handler: leave
+      // room for a request line of WIKIEDGE_MAX_URL_BYTES, so longer targets get our 414.
+      const maxHeaderSize = Math.max(16 * 1024, gw.config.maxUrlBytes + 8 * 1024);
+      const server = createServer({ ...o.http, maxHeaderSize }, (req, res) => {
         if (!server.listening || !serveFreshHit(gw, req, res)) handler(req, res);
       });
       server.keepAliveTimeout = o.keepAliveTimeout;
@@ -97,24 +103,7 @@ export function buildPublic(gw: Gateway): FastifyInstance {
 
   // Callback-style hooks: cheaper than async ones on the hit path.
   app.addHook('onRequest', (request, reply, done) => {
-    const peer = peerAddress(request.socket.remoteAddress);
-    request.edge = {
-      startedAt: gw.now(),
-      target: undefined,
-      peerTrusted: gw.trusted.has(peer),
-      disposition: 'pass',
-      module: '-',
-      passReason: undefined,
-      notStored: undefined,
-      upstreamMs: undefined,
-      errorCode: undefined,
-      recorded: false,
-    };
-    // A client that leaves before the answer is still a request: Fastify's onResponse only runs
-    // when the response finishes, so count it here (as 499, nginx's "client closed request").
-    reply.raw.once('close', () => {
-      if (!request.edge.recorded) recordEdge(gw, request, 499, 'client-closed');
-    });
+    beginEdge(gw, request, reply);
     const url = request.raw.url ?? '/';
     if (url.length > gw.config.maxUrlBytes / 3 && Buffer.byteLength(url) > gw.config.maxUrlBytes) {
       sendGatewayError(gw, request, reply, new GatewayError('wikiedge-uri-too-long'));
@@ -161,7 +150,7 @@ async function purge(gw: Gateway, request: FastifyRequest, reply: FastifyReply, 
   request.edge.disposition = 'purge';
   if (!request.edge.peerTrusted) {
     const rendered = renderPlainError(new GatewayError('wikiedge-purge-forbidden'));
-    return reply.code(405).headers(rendered.headers).header('allow', 'GET, HEAD, POST').send(rendered.body);
+    return reply.code(405).headers(rendered.headers).header('allow', 'GET, HEAD, POST').header('x-request-id', request.id).send(rendered.body);
   }
   let result: { purged: number; redisPurged?: number | null } = { purged: 0 };
   if (target.rawPath === gw.config.apiPath) {
@@ -169,7 +158,32 @@ async function purge(gw: Gateway, request: FastifyRequest, reply: FastifyReply, 
     result = await purgeEverywhere(gw.store, gw.redis, { kind: 'url', urlKey }, gw.siblings);
   }
   request.log.info({ ...result, path: target.rawPath }, 'purge');
-  return reply.code(200).header('content-type', 'application/json').send(result);
+  return reply.code(200).header('content-type', 'application/json').header('x-request-id', request.id).send(result);
+}
+
+/** The request's record, filled in by the steps and read once when it ends. */
+function beginEdge(gw: Gateway, request: FastifyRequest, reply: FastifyReply) {
+  request.edge = {
+    startedAt: gw.now(),
+    target: undefined,
+    peerTrusted: gw.trusted.has(peerAddress(request.socket.remoteAddress)),
+    disposition: 'pass',
+    module: '-',
+    passReason: undefined,
+    notStored: undefined,
+    upstreamMs: undefined,
+    errorCode: undefined,
+    recorded: false,
+  };
+  // A client that leaves before the answer is still a request: Fastify's onResponse only runs
+  // when the response finishes, so count it here (as 499, nginx's "client closed request").
+  // (Answers Fastify sends before the hooks run, the malformed-URL 400, finish without an
+  // onResponse: those are counted here too, with their own status.)
+  reply.raw.once('close', () => {
+    if (request.edge.recorded) return;
+    if (reply.raw.writableFinished) recordEdge(gw, request, reply.raw.statusCode);
+    else recordEdge(gw, request, 499, 'client-closed');
+  });
 }
 
 /** Counted and logged once (request-record.ts), from what the steps wrote into request.edge. */

@@ -118,8 +118,10 @@ export interface Recv {
 
 /**
  * Most hits are anonymous requests without cookies, whose whole recv step is a function of the
- * target alone: remember it (bounded; cleared when full, so a flood of unique URLs costs only
- * the work it would have cost anyway).
+ * target alone: remember it. Bounded, and when full the oldest is forgotten (a Map keeps its
+ * insertion order): a flood of unique URLs costs the work it would have cost anyway, and the
+ * memo's memory stays level. Clearing the whole memo when full made the process's RSS swing by
+ * ~15 MB every few minutes under the soak's trickle of unique URLs (docs/SECURITY.md).
  */
 const RECV_MEMO_MAX = 10_000;
 const recvMemo = new WeakMap<Gateway, Map<string, Recv>>();
@@ -181,7 +183,7 @@ function recvOf(gw: Gateway, request: FastifyRequest, target: RequestTarget): Re
     }),
   };
   if (memo && memoKey !== undefined) {
-    if (memo.size >= RECV_MEMO_MAX) memo.clear();
+    if (memo.size >= RECV_MEMO_MAX) memo.delete(memo.keys().next().value as string);
     memo.set(memoKey, recv);
   }
   return recv;

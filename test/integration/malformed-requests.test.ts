@@ -39,6 +39,16 @@ describe('malformed requests', () => {
     expect(fake.requests.at(-1)?.url).toContain('action=%zz');
   });
 
+  it('is counted and logged like any other request (Fastify answers it before onRequest)', async () => {
+    const res = await rawTarget(gw.url, '/w/api.php/%zz', { headers: { 'x-request-id': 'malformed-1' } });
+    expect(res.status).toBe(400);
+    expect(header(res, 'x-request-id')).toBe('malformed-1');
+    const line = gw.logs.find((l) => l['reqId'] === 'malformed-1' && l['msg'] === 'request');
+    expect(line).toMatchObject({ status: 400, cache: 'error', error: 'wikiedge-bad-request' });
+    const metrics = (await http(`${gw.adminUrl}/metrics`)).body;
+    expect(metrics).toMatch(/^wikiedge_requests_total\{disposition="error",module="-",method="GET",status_class="4xx"\} [1-9]/m);
+  });
+
   it('the process keeps serving', async () => {
     expect((await http(`${gw.apiUrl}?action=query&format=json`)).status).toBe(200);
   });
