@@ -121,9 +121,11 @@ export interface Recv {
  * target alone: remember it. Bounded, and when full the oldest is forgotten (a Map keeps its
  * insertion order): a flood of unique URLs costs the work it would have cost anyway, and the
  * memo's memory stays level. Clearing the whole memo when full made the process's RSS swing by
- * ~15 MB every few minutes under the soak's trickle of unique URLs (docs/SECURITY.md).
+ * ~15 MB every few minutes under the soak's trickle of unique URLs (docs/SECURITY.md). A parsed
+ * request holds ~2 KB: 2,000 of them (the hottest URLs; the others are parsed per request, a few
+ * µs) keep the memo near 4 MB, full within a minute; 10,000 took 20 MB and minutes to fill.
  */
-const RECV_MEMO_MAX = 10_000;
+const RECV_MEMO_MAX = 2_000;
 const recvMemo = new WeakMap<Gateway, Map<string, Recv>>();
 
 /**
