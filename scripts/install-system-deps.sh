@@ -6,6 +6,8 @@
 #   scripts/install-system-deps.sh PKG...     # only these (scripts/wiki/setup.sh passes its subset)
 #
 # Full list: mediawiki php-cli php-sqlite3 php-intl php-mbstring php-xml php-curl php-gd curl redis-server
+#            prometheus (only for promtool: the test that checks the Prometheus config and every
+#            PromQL expression of the Grafana dashboard; its daemon is never started)
 #
 # * Checks each package with dpkg-query; prints nothing and exits 0 when nothing is missing.
 # * Otherwise (root only): apt-get update, then apt-get install --no-install-recommends of the
@@ -16,7 +18,7 @@
 # * All messages go to stderr. Exit status is non-zero on any failure.
 set -euo pipefail
 
-DEFAULT_PKGS=(mediawiki php-cli php-sqlite3 php-intl php-mbstring php-xml php-curl php-gd curl redis-server)
+DEFAULT_PKGS=(mediawiki php-cli php-sqlite3 php-intl php-mbstring php-xml php-curl php-gd curl redis-server prometheus)
 if [ $# -gt 0 ]; then
   case "$1" in
     -h | --help)
