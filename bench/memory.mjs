@@ -4,17 +4,10 @@
 // parses them), the flow's removals, then compactEntry. Run with --expose-gc; prints one JSON line.
 import { compactEntry } from '../dist/cache/compact.js';
 import { CacheStore } from '../dist/cache/store.js';
+import { headers } from './servers/api-answer.mjs';
 
 const n = Number(process.argv[2] ?? 10_000);
 const MB = 1024 * 1024;
-const headers = {
-  'content-type': 'application/json; charset=utf-8',
-  'cache-control': 's-maxage=3600, max-age=3600, public',
-  vary: 'Accept-Encoding, Treat-as-Untrusted, Cookie',
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'content-disposition': 'inline; filename=api-result.json',
-};
 /** A new string with the same characters, as a parser makes for every answer. */
 const fresh = (s) => Buffer.from(s, 'latin1').toString('latin1');
 /** What arrives from the wiki for one answer, after the flow's removals (flow.ts clientHeadersFor). */

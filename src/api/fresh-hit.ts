@@ -43,7 +43,7 @@ export function serveFreshHit(gw: Gateway, req: IncomingMessage, res: ServerResp
   if (!head) return false;
 
   const reqId = requestIdOf(req.headers);
-  res.writeHead(200, [...head, 'age', String(ageSeconds(entry, gw.now())), 'x-cache', 'hit', 'x-request-id', reqId]);
+  res.writeHead(200, [...head, 'age', String(ageSeconds(entry, startedAt)), 'x-cache', 'hit', 'x-request-id', reqId]);
   res.end(entry.body);
   recordRequest(gw, gw.log, {
     reqId,

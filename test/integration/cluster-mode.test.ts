@@ -1,15 +1,13 @@
 // WIKIEDGE_WORKERS=2: two workers serve the public port; the primary's admin listener sums their
 // metrics, sends purges to both, restarts a worker that dies, and exits 0 on SIGTERM. With Redis
 // the workers share it as replicas do, and the Redis purge happens once.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closedPort, type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
+import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
 import { header, http } from '../support/http.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
-
-const main = path.resolve(import.meta.dirname, '../../dist/main.js');
+import { built, spawnGateway } from '../support/spawned.js';
 
 /** One answer, and which worker gave it (request ids start with a random per-process prefix). */
 interface Served {
@@ -38,33 +36,11 @@ interface RunningCluster {
 }
 
 async function startCluster(upstream: string, env: Record<string, string> = {}): Promise<RunningCluster> {
-  const [port, adminPort] = [await closedPort(), await closedPort()];
-  const publicUrl = `http://127.0.0.1:${port}`;
-  const adminUrl = `http://127.0.0.1:${adminPort}`;
-  const child = spawn(process.execPath, [main], {
-    env: {
-      PATH: process.env['PATH'] ?? '',
-      WIKIEDGE_UPSTREAM: upstream,
-      WIKIEDGE_HOST: '127.0.0.1',
-      WIKIEDGE_PORT: String(port),
-      WIKIEDGE_ADMIN_PORT: String(adminPort),
-      WIKIEDGE_WORKERS: '2',
-      WIKIEDGE_LOG_HITS: 'false',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const logs: Record<string, unknown>[] = [];
-  let partial = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    const lines = (partial + d.toString()).split('\n');
-    partial = lines.pop() ?? '';
-    for (const line of lines) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
-  });
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const listening = () => logs.filter((l) => l['msg'] === 'worker listening').map((l) => l['pid'] as number);
+  const gw = await spawnGateway(upstream, { WIKIEDGE_WORKERS: '2', WIKIEDGE_LOG_HITS: 'false', ...env });
+  const { child, exited, url: publicUrl, adminUrl } = gw;
+  /** The complete JSON lines written so far (a line may still be on its way). */
+  const lines = () => gw.stdout().split('\n').slice(0, -1).filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  const listening = () => lines().filter((l) => l['msg'] === 'worker listening').map((l) => l['pid'] as number);
 
   const get = async (query: string): Promise<Served> => {
     const res = await http(`${publicUrl}/w/api.php?${query}`, { headers: { connection: 'close' } });
@@ -75,8 +51,10 @@ async function startCluster(upstream: string, env: Record<string, string> = {}):
     child,
     adminUrl,
     exited,
-    logs,
-    stderr: () => stderr,
+    get logs() {
+      return lines();
+    },
+    stderr: gw.stderr,
     listening,
     get,
     metrics,
@@ -119,7 +97,7 @@ function publicWiki(): Promise<FakeUpstream> {
   });
 }
 
-describe.runIf(existsSync(main))('cluster mode (WIKIEDGE_WORKERS=2)', () => {
+describe.runIf(built)('cluster mode (WIKIEDGE_WORKERS=2)', () => {
   let fake: FakeUpstream;
   let c: RunningCluster;
 
@@ -195,7 +173,7 @@ describe.runIf(existsSync(main))('cluster mode (WIKIEDGE_WORKERS=2)', () => {
   });
 });
 
-describe.runIf(existsSync(main) && existsSync('/usr/bin/redis-server'))('cluster mode with Redis', () => {
+describe.runIf(built && existsSync('/usr/bin/redis-server'))('cluster mode with Redis', () => {
   let fake: FakeUpstream;
   let redis: TestRedis;
   let c: RunningCluster;
