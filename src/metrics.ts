@@ -348,6 +348,11 @@ export class Metrics {
     gauge('wikiedge_cache_entries', 'Entries held, by tier.', (s) => s.entries);
     gauge('wikiedge_cache_bytes', 'Bytes held (bodies, headers and overhead), by tier.', (s) => s.bytes);
     gauge('wikiedge_cache_budget_bytes', 'Byte budget, by tier.', (s) => s.budget);
+    gauge(
+      'wikiedge_cache_body_memory_bytes',
+      'Memory allocated for stored bodies (slabs and large bodies), by tier: the live bodies plus the bounded slab waste.',
+      (s) => s.slabBytes,
+    );
   }
 
   method(m: string): string {

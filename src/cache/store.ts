@@ -8,6 +8,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { Tier } from '../api/policy.js';
+import { BodyArena } from './arena.js';
 import { type Freshness, freshnessAt, remainingKeepMs } from './freshness.js';
 
 export type { Freshness } from './freshness.js';
@@ -16,7 +17,10 @@ export interface CacheEntry {
   readonly status: number;
   /** Headers replayed on a hit, precomputed at store time (never Set-Cookie, never Age). */
   readonly headers: Readonly<Record<string, string | string[]>>;
-  /** An exact-size buffer (never a slice of Node's shared pool: it would pin 8 KiB). */
+  /**
+   * Once stored, a view into the tier's body arena (arena.ts), which may move it to another
+   * slab: read it when writing the answer, not before. Any view read stays valid.
+   */
   readonly body: Buffer;
   readonly storedAt: number;
   readonly ttlMs: number;
@@ -63,19 +67,29 @@ function* keysOf(value: string | Set<string> | undefined): Iterable<string> {
   else yield* value;
 }
 
+/** Slabs of 1/64 of the tier's budget, within 64 KiB-1 MiB: two slabs of slack are ≤ 3 % of it. */
+function slabBytesFor(maxBytes: number): number {
+  return Math.min(1024 * 1024, Math.max(64 * 1024, Math.floor(maxBytes / 64)));
+}
+
 class Tiered {
   readonly lru: LRUCache<string, CacheEntry>;
   readonly byUrl: KeyIndex = new Map();
   readonly bySlot: KeyIndex = new Map();
+  readonly arena: BodyArena;
   private removing: EvictionReason | undefined;
 
   constructor(
     readonly tier: Tier,
     maxBytes: number,
-    opts: StoreOptions,
+    private readonly opts: StoreOptions,
   ) {
+    this.arena = new BodyArena({ slabBytes: slabBytesFor(maxBytes), maxWasteRatio: 0.1 });
     this.lru = new LRUCache<string, CacheEntry>({
-      max: opts.maxEntries,
+      // No `max`: with one, lru-cache preallocates ~45 bytes of arrays per allowed entry
+      // (9 MB per tier at the default 200,000) whether or not they are used. The count bound
+      // is kept in set().
+      max: 0,
       maxSize: maxBytes,
       sizeCalculation: (entry, key) => entrySize(key, entry),
       // Kept past freshness for the grace and stale-if-error windows; see freshness().
@@ -86,6 +100,7 @@ class Tiered {
       ttlResolution: 0,
       dispose: (entry, key, reason) => {
         this.unindex(key, entry);
+        this.arena.release(entry);
         const why: EvictionReason =
           reason === 'evict'
             ? 'size'
@@ -131,6 +146,9 @@ class Tiered {
     this.lru.set(key, entry, { ttl: lifetimeMs });
     // An oversize set() is a no-op in lru-cache: only index what was kept.
     if (this.lru.peek(key, { allowStale: true }) !== entry) return false;
+    this.arena.place(entry);
+    // pop() takes the least recently used entry (disposed as an eviction, like a size eviction).
+    while (this.lru.size > this.opts.maxEntries) this.lru.pop();
     this.index(this.byUrl, entry.urlKey, key);
     if (entry.slot) this.index(this.bySlot, entry.slot, key);
     return true;
@@ -214,8 +232,10 @@ export class CacheStore {
     return n;
   }
 
-  stats(tier: Tier): { entries: number; bytes: number; budget: number } {
+  /** `slabBytes`: memory allocated for the tier's bodies (live bodies plus the arena's bounded waste). */
+  stats(tier: Tier): { entries: number; bytes: number; budget: number; slabBytes: number } {
     const t = this.tiers[tier];
-    return { entries: t.lru.size, bytes: t.lru.calculatedSize, budget: t.lru.maxSize };
+    const arena = t.arena.stats();
+    return { entries: t.lru.size, bytes: t.lru.calculatedSize, budget: t.lru.maxSize, slabBytes: arena.slabBytes + arena.ownBytes };
   }
 }

@@ -1,0 +1,157 @@
+/**
+ * Where stored bodies live: copied into large slabs instead of one allocation per entry.
+ *
+ * Why (bench/memory.mjs, docs/BENCHMARKS.md "memory"): a body in its own Buffer costs ~550 bytes
+ * besides its bytes (the ArrayBuffer's backing store, its bookkeeping, malloc's header), and,
+ * worse, once the LRU starts evicting, the freed 1 KiB chunks sit between live ones in malloc's
+ * heap and are never returned: a store filled past a 50 MB budget grew the process by 174 MB.
+ * Slabs are allocated whole and dropped whole, so what the bodies hold stays close to what the
+ * budget counts.
+ *
+ * The one rule that keeps it safe: slab memory is never reused. Allocation only moves forward
+ * in the newest slab; a slab whose bodies are all gone is dropped, not recycled. A response
+ * still writing a body from a dropped or compacted slab keeps that slab alive (it holds a view
+ * of it) and its bytes cannot change under it: no entry's bytes can ever show through another's.
+ *
+ * Waste is bounded by compaction: when the slabs hold more than `maxWasteRatio` above the live
+ * bytes (plus two slabs of slack), the sparsest slab's live bodies are copied into the newest
+ * one and their holders (the store's entries) are pointed at the copies.
+ */
+
+/** What the arena keeps a body for: the store's entry, whose `body` it sets. */
+export interface BodyHolder {
+  readonly body: Buffer;
+}
+
+export interface ArenaOptions {
+  /** Bytes per slab. Bodies above a quarter of it get an allocation of their own. */
+  readonly slabBytes: number;
+  /** Slab bytes allowed above the live bytes, as a fraction of them (0.1: 10 %), before compacting. */
+  readonly maxWasteRatio: number;
+}
+
+interface Slab {
+  readonly buf: Buffer;
+  /** Bytes handed out (the bump pointer). */
+  used: number;
+  /** Bytes of bodies still held. */
+  live: number;
+  readonly holders: Set<BodyHolder>;
+}
+
+export interface ArenaStats {
+  readonly slabs: number;
+  /** Bytes allocated for slabs. */
+  readonly slabBytes: number;
+  /** Bytes of bodies held in slabs. */
+  readonly liveBytes: number;
+  /** Bytes of bodies too large for a slab, held in allocations of their own. */
+  readonly ownBytes: number;
+}
+
+/** At most this many slabs compacted per placement: the cost of one store stays bounded. */
+const MAX_COMPACTIONS_PER_PLACE = 4;
+
+export class BodyArena {
+  /** Keyed by the slab's ArrayBuffer: a body view's `.buffer` names its slab. */
+  private readonly slabs = new Map<ArrayBufferLike, Slab>();
+  private current: Slab | undefined;
+  private slabTotal = 0;
+  private liveTotal = 0;
+  private ownTotal = 0;
+  private readonly own = new Set<BodyHolder>();
+  private readonly largest: number;
+
+  constructor(private readonly opts: ArenaOptions) {
+    if (!Number.isInteger(opts.slabBytes) || opts.slabBytes < 1024) throw new RangeError('slabBytes must be an integer >= 1024');
+    if (!(opts.maxWasteRatio >= 0)) throw new RangeError('maxWasteRatio must be >= 0');
+    this.largest = Math.floor(opts.slabBytes / 4);
+  }
+
+  /** Copies the holder's body into the arena and points the holder at the copy. Idempotent. */
+  place(holder: BodyHolder): void {
+    if (this.holds(holder)) return;
+    const bytes = holder.body;
+    if (bytes.length > this.largest) {
+      // Its own exact-size allocation (large ones are mmapped: freed memory returns to the OS).
+      const copy = Buffer.allocUnsafeSlow(bytes.length);
+      bytes.copy(copy);
+      setBody(holder, copy);
+      this.own.add(holder);
+      this.ownTotal += bytes.length;
+      return;
+    }
+    this.copyIn(holder, bytes);
+    for (let i = 0; i < MAX_COMPACTIONS_PER_PLACE && this.tooWasteful(); i++) if (!this.compactSparsest()) break;
+  }
+
+  /** The holder's body is no longer stored (evicted, purged, replaced). Its view stays readable. */
+  release(holder: BodyHolder): void {
+    if (this.own.delete(holder)) {
+      this.ownTotal -= holder.body.length;
+      return;
+    }
+    const slab = this.slabs.get(holder.body.buffer);
+    if (!slab?.holders.delete(holder)) return;
+    slab.live -= holder.body.length;
+    this.liveTotal -= holder.body.length;
+    if (slab.live === 0 && slab !== this.current) this.drop(slab);
+  }
+
+  holds(holder: BodyHolder): boolean {
+    return this.own.has(holder) || this.slabs.get(holder.body.buffer)?.holders.has(holder) === true;
+  }
+
+  stats(): ArenaStats {
+    return { slabs: this.slabs.size, slabBytes: this.slabTotal, liveBytes: this.liveTotal, ownBytes: this.ownTotal };
+  }
+
+  private copyIn(holder: BodyHolder, bytes: Buffer): void {
+    let slab = this.current;
+    if (!slab || slab.used + bytes.length > slab.buf.length) slab = this.newSlab();
+    const view = slab.buf.subarray(slab.used, slab.used + bytes.length);
+    bytes.copy(view);
+    slab.used += bytes.length;
+    slab.live += bytes.length;
+    slab.holders.add(holder);
+    this.liveTotal += bytes.length;
+    setBody(holder, view);
+  }
+
+  private newSlab(): Slab {
+    const previous = this.current;
+    const slab: Slab = { buf: Buffer.allocUnsafeSlow(this.opts.slabBytes), used: 0, live: 0, holders: new Set() };
+    this.slabs.set(slab.buf.buffer, slab);
+    this.slabTotal += slab.buf.length;
+    this.current = slab;
+    // The slab it replaces may already be empty: nothing else would drop it.
+    if (previous && previous.live === 0) this.drop(previous);
+    return slab;
+  }
+
+  private drop(slab: Slab): void {
+    this.slabs.delete(slab.buf.buffer);
+    this.slabTotal -= slab.buf.length;
+    if (this.current === slab) this.current = undefined;
+  }
+
+  private tooWasteful(): boolean {
+    return this.slabTotal > this.liveTotal * (1 + this.opts.maxWasteRatio) + 2 * this.opts.slabBytes;
+  }
+
+  /** Moves the live bodies of the slab with the fewest live bytes to the newest slab. */
+  private compactSparsest(): boolean {
+    let victim: Slab | undefined;
+    for (const slab of this.slabs.values()) if (slab !== this.current && (!victim || slab.live < victim.live)) victim = slab;
+    if (!victim || victim.live > this.opts.slabBytes - 1) return false;
+    this.drop(victim);
+    this.liveTotal -= victim.live;
+    for (const holder of victim.holders) this.copyIn(holder, holder.body);
+    return true;
+  }
+}
+
+/** The store's entries are its own objects: only the arena writes their body. */
+function setBody(holder: BodyHolder, body: Buffer): void {
+  (holder as { body: Buffer }).body = body;
+}
