@@ -1,9 +1,10 @@
 /**
- * Reading an upstream body into memory, bounded, into one exact-size buffer.
+ * Reading an upstream body into memory, bounded, into one buffer.
  *
  * perf-anchors §3: a small body made by Buffer.concat() is a slice of Node's shared 8 KiB pool and
- * keeps ~9x its size alive once cached, silently breaking the byte budget. We copy into a buffer
- * allocated for exactly the body (`Buffer.allocUnsafeSlow`, never pooled).
+ * would keep ~9x its size alive if it were cached as it is. It is not: the store copies every
+ * body it keeps into its slabs (cache/arena.ts), so the buffer read here only lives as long as
+ * the answer being sent, and Buffer.concat's pooled allocation is the cheap one.
  */
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
@@ -37,17 +38,7 @@ export async function readBounded(source: Readable, limit: number): Promise<Read
       return { complete: false, stream: Readable.from(rest, { objectMode: false }) };
     }
   }
-  return { complete: true, body: exactCopy(chunks, length) };
-}
-
-export function exactCopy(chunks: readonly Buffer[], length: number): Buffer {
-  const out = Buffer.allocUnsafeSlow(length);
-  let offset = 0;
-  for (const c of chunks) {
-    c.copy(out, offset);
-    offset += c.length;
-  }
-  return out;
+  return { complete: true, body: Buffer.concat(chunks, length) };
 }
 
 const gunzipAsync = promisify(gunzip);
@@ -75,5 +66,5 @@ export async function decodeContent(
   } catch (cause) {
     throw new GatewayError('wikiedge-upstream-bad-response', { cause });
   }
-  return exactCopy([out], out.length);
+  return out;
 }
