@@ -97,6 +97,7 @@ export async function gateway(upstream, extraEnv = {}, { stdout = 'ignore', main
     cpu: cpu ?? undefined,
     stdout,
     env: {
+      MALLOC_MMAP_THRESHOLD_: '131072', // as the image and `npm start` run it
       WIKIEDGE_UPSTREAM: upstream,
       WIKIEDGE_HOST: '127.0.0.1',
       WIKIEDGE_PORT: String(port),

@@ -24,7 +24,7 @@ cleanup() {
 trap cleanup INT TERM EXIT
 
 WIKIEDGE_UPSTREAM="$WIKI_URL" WIKIEDGE_HOST=127.0.0.1 WIKIEDGE_PORT="$PORT" WIKIEDGE_ADMIN_PORT="$ADMIN_PORT" \
-  WIKIEDGE_LOG_FORMAT=pretty node dist/main.js &
+  MALLOC_MMAP_THRESHOLD_=131072 WIKIEDGE_LOG_FORMAT=pretty node dist/main.js &
 gateway_pid=$!
 for _ in $(seq 1 50); do curl -fs -o /dev/null "http://127.0.0.1:$ADMIN_PORT/healthz" && break; sleep 0.1; done
 
