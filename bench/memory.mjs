@@ -1,12 +1,20 @@
-// Fill the real cache store with N entries of ~1 KiB (realistic api.php headers) and report the
-// process's RSS and heap growth against the payload bytes, and whether a byte budget holds.
+// The real cache store, filled with ~1 KiB answers (realistic api.php headers), in a process of
+// its own (run with --expose-gc; prints one JSON line). Two measurements:
+//
+//   node --expose-gc bench/memory.mjs fill N
+//       N entries, nothing evicted: RSS and heap growth against the body bytes stored.
+//   node --expose-gc bench/memory.mjs budget MB
+//       a store with a budget of MB megabytes fed 4x what it can hold, so most of what it
+//       stored was evicted: RSS growth against the budget (does the budget bound the memory?).
+//
 // Entries are made as the gateway makes them: header strings new for every answer (as undici
-// parses them), the flow's removals, then compactEntry. Run with --expose-gc; prints one JSON line.
+// parses them), the flow's removals, compactEntry, a body read as body.ts reads it. Run it the
+// way the gateway runs (MALLOC_MMAP_THRESHOLD_=131072, see src/cluster.ts); run.mjs does.
 import { compactEntry } from '../dist/cache/compact.js';
 import { CacheStore } from '../dist/cache/store.js';
 import { headers } from './servers/api-answer.mjs';
 
-const n = Number(process.argv[2] ?? 10_000);
+const [mode = 'fill', arg] = process.argv.slice(2);
 const MB = 1024 * 1024;
 /** A new string with the same characters, as a parser makes for every answer. */
 const fresh = (s) => Buffer.from(s, 'latin1').toString('latin1');
@@ -22,12 +30,14 @@ function answerHeaders(i) {
 const gc = () => {
   for (let i = 0; i < 4; i++) globalThis.gc();
 };
+const bodyLength = (i) => 1000 + (i % 48);
 
 function fill(store, count) {
   let payload = 0;
   for (let i = 0; i < count; i++) {
-    // What the gateway stores: an exact-size buffer per body (never a pooled slice).
-    const body = Buffer.allocUnsafeSlow(1000 + (i % 48));
+    // What the gateway reads from the wiki (body.ts: Buffer.concat, a slice of Node's pool);
+    // the store copies it into its slabs.
+    const body = Buffer.allocUnsafe(bodyLength(i));
     body.fill(120);
     const urlKey = `/w/api.php?action=query&format=json&list=allpages&apfrom=${i}&aplimit=10`;
     store.set('shared', `anon\n${urlKey}\nhttp\n-\n-`, compactEntry({
@@ -39,27 +49,41 @@ function fill(store, count) {
 }
 
 const options = (budget) => ({
-  sharedMaxBytes: budget, sessionMaxBytes: 1024 * 1024, maxEntries: 200_000, graceMs: 0, staleIfErrorMs: 0, now: () => Date.now(),
+  sharedMaxBytes: budget, sessionMaxBytes: 64 * MB, maxEntries: 10_000_000, graceMs: 0, staleIfErrorMs: 0, now: () => Date.now(),
 });
 
 gc();
 const before = process.memoryUsage();
-const store = new CacheStore(options(4096 * MB));
-const payload = fill(store, n);
-gc();
-const after = process.memoryUsage();
-
-// Budget: half the payload; the store must hold at most that.
-const budget = Math.floor(payload / 2);
-const bounded = new CacheStore(options(budget));
-fill(bounded, n);
-const held = bounded.stats('shared').bytes;
-
-console.log(JSON.stringify({
-  entries: store.stats('shared').entries,
-  payloadMB: payload / MB,
-  rssMB: (after.rss - before.rss) / MB,
-  heapMB: (after.heapUsed - before.heapUsed) / MB,
-  budgetMB: budget / MB,
-  heldMB: held / MB,
-}));
+if (mode === 'fill') {
+  const n = Number(arg ?? 100_000);
+  const store = new CacheStore(options(4096 * MB));
+  const payload = fill(store, n);
+  gc();
+  const after = process.memoryUsage();
+  const s = store.stats('shared');
+  console.log(JSON.stringify({
+    entries: s.entries,
+    payloadMB: payload / MB,
+    rssMB: (after.rss - before.rss) / MB,
+    heapMB: (after.heapUsed - before.heapUsed) / MB,
+    bodyMemoryMB: s.slabBytes / MB,
+  }));
+} else {
+  const budget = Number(arg ?? 200) * MB;
+  const store = new CacheStore(options(budget));
+  // How many 1 KiB answers fit, then four times that.
+  const fits = Math.ceil(budget / (bodyLength(0) + 1200));
+  fill(store, 4 * fits);
+  gc();
+  const after = process.memoryUsage();
+  const s = store.stats('shared');
+  console.log(JSON.stringify({
+    budgetMB: budget / MB,
+    offered: 4 * fits,
+    entries: s.entries,
+    accountedMB: s.bytes / MB,
+    bodyMemoryMB: s.slabBytes / MB,
+    rssMB: (after.rss - before.rss) / MB,
+    heapMB: (after.heapUsed - before.heapUsed) / MB,
+  }));
+}
