@@ -1,8 +1,9 @@
 // The real cache store, filled with ~1 KiB answers (realistic api.php headers), in a process of
 // its own (run with --expose-gc; prints one JSON line). Two measurements:
 //
-//   node --expose-gc bench/memory.mjs fill N
-//       N entries, nothing evicted: RSS and heap growth against the body bytes stored.
+//   node --expose-gc bench/memory.mjs fill N [BODY_BYTES]
+//       N entries (bodies of ~1 KiB, or BODY_BYTES), nothing evicted: RSS and heap growth
+//       against the body bytes stored.
 //   node --expose-gc bench/memory.mjs budget MB
 //       a store with a budget of MB megabytes fed 4x what it can hold, so most of what it
 //       stored was evicted: RSS growth against the budget (does the budget bound the memory?).
@@ -30,7 +31,8 @@ function answerHeaders(i) {
 const gc = () => {
   for (let i = 0; i < 4; i++) globalThis.gc();
 };
-const bodyLength = (i) => 1000 + (i % 48);
+const BODY_BYTES = mode === 'fill' && process.argv[4] ? Number(process.argv[4]) : 1000;
+const bodyLength = (i) => BODY_BYTES + (i % 48);
 
 function fill(store, count) {
   let payload = 0;
