@@ -13,9 +13,19 @@
  * still writing a body from a dropped or compacted slab keeps that slab alive (it holds a view
  * of it) and its bytes cannot change under it: no entry's bytes can ever show through another's.
  *
- * Waste is bounded by compaction: when the slabs hold more than `maxWasteRatio` above the live
- * bytes (plus two slabs of slack), the sparsest slab's live bodies are copied into the newest
- * one and their holders (the store's entries) are pointed at the copies.
+ * Waste is bounded by compaction. Two kinds: the tail a slab is left with when the next body
+ * does not fit (at most a body's size: bodies above 1/16 slab get an allocation of their own,
+ * so tails stay under ~6 %, and compaction would only make new ones), and holes left by bodies
+ * no longer stored, which compaction removes. When holes exceed `maxWasteRatio` of the live
+ * bytes (plus two slabs of slack), the slab with the most holes (at least an eighth of a slab,
+ * so each move frees at least that much) has its live bodies copied into the newest slab and
+ * their holders (the store's entries) pointed at the copies.
+ *
+ * One holder, one arena: a holder (entry) is placed in one arena under one key; the store
+ * copies an entry it is given a second time (CacheStore.set).
+ *
+ * A slow response keeps the whole slab its view belongs to alive (up to 1 MiB) until it is
+ * written, even after the slab is dropped; connection timeouts bound how long.
  */
 
 /** What the arena keeps a body for: the store's entry, whose `body` it sets. */
@@ -24,9 +34,9 @@ export interface BodyHolder {
 }
 
 export interface ArenaOptions {
-  /** Bytes per slab. Bodies above a quarter of it get an allocation of their own. */
+  /** Bytes per slab. Bodies above 1/16 of it get an allocation of their own. */
   readonly slabBytes: number;
-  /** Slab bytes allowed above the live bytes, as a fraction of them (0.1: 10 %), before compacting. */
+  /** Holes allowed, as a fraction of the live bytes (0.1: 10 %), before compacting. */
   readonly maxWasteRatio: number;
 }
 
@@ -36,6 +46,8 @@ interface Slab {
   used: number;
   /** Bytes of bodies still held. */
   live: number;
+  /** Bytes left unused at the end when the slab stopped being the newest. */
+  tail: number;
   readonly holders: Set<BodyHolder>;
 }
 
@@ -47,6 +59,12 @@ export interface ArenaStats {
   readonly liveBytes: number;
   /** Bytes of bodies too large for a slab, held in allocations of their own. */
   readonly ownBytes: number;
+  /** Bytes of slabs once held by bodies no longer stored (what compaction removes). */
+  readonly holeBytes: number;
+  /** Bytes left at the ends of slabs where the next body did not fit. */
+  readonly tailBytes: number;
+  /** Slabs allocated since the start (compaction's cost shows here). */
+  readonly slabsAllocated: number;
 }
 
 /** At most this many slabs compacted per placement: the cost of one store stays bounded. */
@@ -59,13 +77,15 @@ export class BodyArena {
   private slabTotal = 0;
   private liveTotal = 0;
   private ownTotal = 0;
+  private tailTotal = 0;
+  private allocated = 0;
   private readonly own = new Set<BodyHolder>();
   private readonly largest: number;
 
   constructor(private readonly opts: ArenaOptions) {
     if (!Number.isInteger(opts.slabBytes) || opts.slabBytes < 1024) throw new RangeError('slabBytes must be an integer >= 1024');
     if (!(opts.maxWasteRatio >= 0)) throw new RangeError('maxWasteRatio must be >= 0');
-    this.largest = Math.floor(opts.slabBytes / 4);
+    this.largest = Math.floor(opts.slabBytes / 16);
   }
 
   /** Copies the holder's body into the arena and points the holder at the copy. Idempotent. */
@@ -103,7 +123,25 @@ export class BodyArena {
   }
 
   stats(): ArenaStats {
-    return { slabs: this.slabs.size, slabBytes: this.slabTotal, liveBytes: this.liveTotal, ownBytes: this.ownTotal };
+    return {
+      slabs: this.slabs.size,
+      slabBytes: this.slabTotal,
+      liveBytes: this.liveTotal,
+      ownBytes: this.ownTotal,
+      holeBytes: this.holeTotal(),
+      tailBytes: this.tailTotal,
+      slabsAllocated: this.allocated,
+    };
+  }
+
+  /** Slab bytes neither live, nor a tail, nor the newest slab's free space. */
+  private holeTotal(): number {
+    const fresh = this.current ? this.current.buf.length - this.current.used : 0;
+    return this.slabTotal - this.liveTotal - this.tailTotal - fresh;
+  }
+
+  private holesOf(slab: Slab): number {
+    return slab === this.current ? 0 : slab.buf.length - slab.live - slab.tail;
   }
 
   private copyIn(holder: BodyHolder, bytes: Buffer): void {
@@ -120,9 +158,14 @@ export class BodyArena {
 
   private newSlab(): Slab {
     const previous = this.current;
-    const slab: Slab = { buf: Buffer.allocUnsafeSlow(this.opts.slabBytes), used: 0, live: 0, holders: new Set() };
+    if (previous) {
+      previous.tail = previous.buf.length - previous.used;
+      this.tailTotal += previous.tail;
+    }
+    const slab: Slab = { buf: Buffer.allocUnsafeSlow(this.opts.slabBytes), used: 0, live: 0, tail: 0, holders: new Set() };
     this.slabs.set(slab.buf.buffer, slab);
     this.slabTotal += slab.buf.length;
+    this.allocated++;
     this.current = slab;
     // The slab it replaces may already be empty: nothing else would drop it.
     if (previous && previous.live === 0) this.drop(previous);
@@ -132,18 +175,20 @@ export class BodyArena {
   private drop(slab: Slab): void {
     this.slabs.delete(slab.buf.buffer);
     this.slabTotal -= slab.buf.length;
+    this.tailTotal -= slab.tail;
     if (this.current === slab) this.current = undefined;
   }
 
   private tooWasteful(): boolean {
-    return this.slabTotal > this.liveTotal * (1 + this.opts.maxWasteRatio) + 2 * this.opts.slabBytes;
+    return this.holeTotal() > this.liveTotal * this.opts.maxWasteRatio + 2 * this.opts.slabBytes;
   }
 
-  /** Moves the live bodies of the slab with the fewest live bytes to the newest slab. */
+  /** Moves the live bodies of the slab with the most holes to the newest slab; false when none is worth it. */
   private compactSparsest(): boolean {
     let victim: Slab | undefined;
-    for (const slab of this.slabs.values()) if (slab !== this.current && (!victim || slab.live < victim.live)) victim = slab;
-    if (!victim || victim.live > this.opts.slabBytes - 1) return false;
+    for (const slab of this.slabs.values()) if (!victim || this.holesOf(slab) > this.holesOf(victim)) victim = slab;
+    // An eighth of a slab at least: every move frees that much for at most 7/8 of a slab copied.
+    if (!victim || this.holesOf(victim) < this.opts.slabBytes / 8) return false;
     this.drop(victim);
     this.liveTotal -= victim.live;
     for (const holder of victim.holders) this.copyIn(holder, holder.body);

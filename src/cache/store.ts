@@ -193,7 +193,13 @@ export class CacheStore {
   set(tier: Tier, key: string, entry: CacheEntry): boolean {
     const lifetime = remainingKeepMs(entry, this.opts.now(), this.opts);
     if (lifetime === 0) return false;
-    return this.tiers[tier].set(key, entry, lifetime);
+    const t = this.tiers[tier];
+    // One entry object, one place (arena.ts): an entry the store already holds elsewhere (another
+    // key, the other tier) is stored as a copy, so that removing one does not untrack the other.
+    const heldElsewhere =
+      t.lru.peek(key, { allowStale: true }) !== entry &&
+      (this.tiers.shared.arena.holds(entry) || this.tiers.session.arena.holds(entry));
+    return t.set(key, heldElsewhere ? { ...entry } : entry, lifetime);
   }
 
   /** Remove one entry (a dead one found on lookup). */
@@ -232,10 +238,19 @@ export class CacheStore {
     return n;
   }
 
-  /** `slabBytes`: memory allocated for the tier's bodies (live bodies plus the arena's bounded waste). */
-  stats(tier: Tier): { entries: number; bytes: number; budget: number; slabBytes: number } {
+  /**
+   * `bodyBytes`: the stored bodies; `slabBytes`: memory allocated for them (bodies plus the
+   * arena's bounded waste).
+   */
+  stats(tier: Tier): { entries: number; bytes: number; budget: number; bodyBytes: number; slabBytes: number } {
     const t = this.tiers[tier];
     const arena = t.arena.stats();
-    return { entries: t.lru.size, bytes: t.lru.calculatedSize, budget: t.lru.maxSize, slabBytes: arena.slabBytes + arena.ownBytes };
+    return {
+      entries: t.lru.size,
+      bytes: t.lru.calculatedSize,
+      budget: t.lru.maxSize,
+      bodyBytes: arena.liveBytes + arena.ownBytes,
+      slabBytes: arena.slabBytes + arena.ownBytes,
+    };
   }
 }
