@@ -39,7 +39,7 @@ FROM ${NODE_IMAGE} AS runtime
 # which inside a container is unreachable for Prometheus and for published
 # ports; 0.0.0.0 here. Do not publish 8081 to the internet.
 # MALLOC_MMAP_THRESHOLD_: a fixed glibc mmap threshold, so the cache's body slabs
-# (64 KiB-1 MiB) are each their own mapping and go back to the OS when dropped
+# (128 KiB-1 MiB) are each their own mapping and go back to the OS when dropped
 # (src/cache/arena.ts; docs/BENCHMARKS.md "memory").
 ENV NODE_ENV=production \
     WIKIEDGE_ADMIN_HOST=0.0.0.0 \

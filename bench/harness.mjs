@@ -78,13 +78,17 @@ export function parseWrk(out) {
   return { rps, p50: pct(50), p99: pct(99), non2xx, socketErrors };
 }
 
-/** wrk on CPU 1; returns req/s and latency percentiles in ms. */
-export function wrk(url, { seconds = SECONDS, connections = 50, script } = {}) {
+/** 2 s of the same requests, unmeasured (a bare URL would hit the wiki's front page through the gateway). */
+export function warmUp(url, { connections = 50, script } = {}) {
+  execFileSync('taskset', ['-c', '1', 'wrk', '-t1', `-c${connections}`, '-d2s', ...(script ? ['-s', script] : []), url], { stdio: 'ignore' });
+}
+
+/** wrk on CPU 1 after a warm-up (`warmup: false`: the caller did it); returns req/s and latency percentiles in ms. */
+export function wrk(url, { seconds = SECONDS, connections = 50, script, warmup = true } = {}) {
   const args = ['-c', '1', 'wrk', '-t1', `-c${connections}`, `-d${seconds}s`, '--latency'];
   if (script) args.push('-s', script);
   args.push(url);
-  // Warm-up with the same requests (a bare URL would hit the wiki's front page through the gateway).
-  execFileSync('taskset', ['-c', '1', 'wrk', '-t1', `-c${connections}`, '-d2s', ...(script ? ['-s', script] : []), url], { stdio: 'ignore' });
+  if (warmup) warmUp(url, { connections, script });
   return parseWrk(execFileSync('taskset', args, { encoding: 'utf8' }));
 }
 

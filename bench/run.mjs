@@ -23,6 +23,7 @@ import {
   startProcess,
   stopAll,
   waitFor,
+  warmUp,
   wikiLines,
   withWiki,
   work,
@@ -62,10 +63,11 @@ function treeCpuSeconds(pid) {
   return stats.filter((st) => tree.has(st.pid)).reduce((sum, st) => sum + st.cpu, 0);
 }
 
-/** wrk against `url`, plus the server's CPU time per request (less sensitive to a busy neighbour than req/s). */
+/** wrk against `url`, plus the server's CPU time per measured request (less sensitive to a busy neighbour than req/s). */
 function measure(url, pid, opts) {
-  const before = treeCpuSeconds(pid);
-  const r = wrk(url, opts);
+  warmUp(url, opts);
+  const before = treeCpuSeconds(pid); // after the warm-up: its requests are not counted
+  const r = wrk(url, { ...opts, warmup: false });
   const seconds = opts?.seconds ?? SECONDS;
   return { ...r, cpuUs: ((treeCpuSeconds(pid) - before) * 1e6) / (r.rps * seconds) };
 }
@@ -158,6 +160,7 @@ async function benchCluster() {
     // Each worker has its own cache: fill them all (new connections spread over the workers).
     for (let i = 0; i < 20; i++) await request(`${gw.url}${q}`, { headers: { connection: 'close' } }).then((r) => r.body.dump());
     results[workers] = [];
+    execFileSync('wrk', ['-t2', '-c100', '-d2s', `${gw.url}${q}`], { stdio: 'ignore' }); // warm-up, unmeasured
     for (let round = 0; round < ROUNDS; round++) {
       const out = execFileSync('wrk', ['-t2', '-c100', `-d${SECONDS}s`, `${gw.url}${q}`], { encoding: 'utf8' });
       results[workers].push(Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN));

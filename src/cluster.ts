@@ -411,9 +411,11 @@ class Primary implements AdminBackend {
  */
 /**
  * glibc raises its mmap threshold each time an mmapped block is freed, after which the store's
- * 64 KiB-1 MiB slabs come from the heap and a freed slab's memory is cut up by small allocations
- * instead of going back to the OS (bench/memory.mjs: RSS of a full 100 MB store after churn,
- * 190 MB without, 128 MB with). A fixed threshold keeps every slab its own mapping.
+ * 128 KiB-1 MiB slabs come from the heap and a freed slab's memory is cut up by small
+ * allocations instead of going back to the OS (a 100 MB store fed 400,000 1 KiB answers: RSS
+ * 142 or 193 MB from run to run without, 127-128 MB every time with). A fixed threshold keeps
+ * every slab a mapping of its own. Not lower: Node reads sockets into 64 KiB buffers, which
+ * would then each be a mapping too.
  */
 export const SLAB_FRIENDLY_MMAP_THRESHOLD = '131072';
 

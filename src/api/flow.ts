@@ -122,8 +122,9 @@ export interface Recv {
  * insertion order): a flood of unique URLs costs the work it would have cost anyway, and the
  * memo's memory stays level. Clearing the whole memo when full made the process's RSS swing by
  * ~15 MB every few minutes under the soak's trickle of unique URLs (docs/SECURITY.md). A parsed
- * request holds ~2 KB: 2,000 of them (the hottest URLs; the others are parsed per request, a few
- * µs) keep the memo near 4 MB, full within a minute; 10,000 took 20 MB and minutes to fill.
+ * request holds ~2 KB: 2,000 of them keep the memo near 4 MB, full within a minute (10,000 took
+ * 20 MB and minutes to fill). A hot URL pushed out comes back at its next request; the others
+ * are parsed per request, a few µs.
  */
 const RECV_MEMO_MAX = 2_000;
 const recvMemo = new WeakMap<Gateway, Map<string, Recv>>();
@@ -140,6 +141,11 @@ function recvMemoKey(method: string, h: IncomingHttpHeaders, upstreamPath: strin
     (method === 'GET' || method === 'HEAD') &&
     !headersAnnounceBody(h);
   return memoable ? `${method} ${upstreamPath}` : undefined;
+}
+
+/** How many recv steps are remembered (for the test that floods the memo). */
+export function recvMemoSize(gw: Gateway): number {
+  return recvMemo.get(gw)?.size ?? 0;
 }
 
 /** The recv step flow.ts already made for this request, if it is one it remembers. */

@@ -93,7 +93,9 @@ export class BodyArena {
     if (this.holds(holder)) return;
     const bytes = holder.body;
     if (bytes.length > this.largest) {
-      // Its own exact-size allocation (large ones are mmapped: freed memory returns to the OS).
+      // Its own exact-size allocation. From 128 KiB up it is a mapping of its own (with
+      // MALLOC_MMAP_THRESHOLD_=131072) and returns to the OS when freed; smaller ones (1/16
+      // slab to 128 KiB) come from malloc's heap, where large chunks are reused whole.
       const copy = Buffer.allocUnsafeSlow(bytes.length);
       bytes.copy(copy);
       setBody(holder, copy);

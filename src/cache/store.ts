@@ -3,7 +3,7 @@
  * per-session entries, so that many sessions cannot evict what everyone shares.
  *
  * lru-cache 11 semantics relied on (perf-anchors §3): sizes must be positive integers; an
- * oversize set() is a no-op; `dispose` runs for evict/expire/delete/set. Entries live past their
+ * oversize set() stores nothing and removes what the key held; `dispose` runs for evict/expire/delete/set. Entries live past their
  * TTL for the grace and stale-if-error windows; freshness is decided here, with the injected clock.
  */
 import { LRUCache } from 'lru-cache';
@@ -67,9 +67,13 @@ function* keysOf(value: string | Set<string> | undefined): Iterable<string> {
   else yield* value;
 }
 
-/** Slabs of 1/64 of the tier's budget, within 64 KiB-1 MiB: two slabs of slack are ≤ 3 % of it. */
+/**
+ * Slabs of 1/64 of the tier's budget, within 128 KiB-1 MiB: two slabs of slack are 3.1 % of
+ * budgets from 8 MiB up (more of the smaller ones). 128 KiB at least, so that with
+ * MALLOC_MMAP_THRESHOLD_=131072 (cluster.ts) every slab is a mapping of its own.
+ */
 function slabBytesFor(maxBytes: number): number {
-  return Math.min(1024 * 1024, Math.max(64 * 1024, Math.floor(maxBytes / 64)));
+  return Math.min(1024 * 1024, Math.max(128 * 1024, Math.floor(maxBytes / 64)));
 }
 
 class Tiered {
@@ -144,7 +148,7 @@ class Tiered {
 
   set(key: string, entry: CacheEntry, lifetimeMs: number): boolean {
     this.lru.set(key, entry, { ttl: lifetimeMs });
-    // An oversize set() is a no-op in lru-cache: only index what was kept.
+    // An oversize set() stores nothing in lru-cache (and drops what the key held): only index what was kept.
     if (this.lru.peek(key, { allowStale: true }) !== entry) return false;
     this.arena.place(entry);
     // pop() takes the least recently used entry (disposed as an eviction, like a size eviction).
