@@ -263,6 +263,7 @@ function benchMemory() {
   fillRow(100_000, run(['fill', '100000'], { BENCH_COLD_BASELINE: '1' }), ', cold baseline');
   // Larger answers: the per-entry cost is the same, the body bytes are not.
   fillRow(100_000, run(['fill', '100000', '4096']), ' of 4 KiB');
+  fillRow(100_000, run(['fill', '100000', '16384']), ' of 16 KiB');
   for (const mb of [100, 256]) {
     const r = run(['budget', String(mb)]);
     row(
