@@ -8,6 +8,7 @@ import type { NoStoreReason } from './api/policy.js';
 import type { PassReason } from './api/request.js';
 import type { Gateway } from './gateway.js';
 import type { Disposition } from './metrics.js';
+import type { RequestCell } from './request-metrics.js';
 
 export interface RequestFacts {
   /** Only where `log` is not already a child logger bound to the request id (Fastify's request.log). */
@@ -27,10 +28,26 @@ export interface RequestFacts {
 export function recordRequest(gw: Gateway, log: Logger, facts: RequestFacts): void {
   const requests = gw.metrics.requests;
   requests.record(requests.cell(facts.disposition, facts.module, gw.metrics.method(facts.method), facts.status), facts.seconds);
-  if (facts.disposition === 'hit' || facts.disposition === 'hit-shared') {
-    const share = gw.config.logHits;
-    if (share === 0 || (share < 1 && gw.random() >= share)) return;
-  }
+  if ((facts.disposition === 'hit' || facts.disposition === 'hit-shared') && !hitLogged(gw)) return;
+  logRequest(log, facts);
+}
+
+/**
+ * The fresh-hit path's record: the caller found its metrics cell once for the URL, and the
+ * facts for a log line are only built when this hit is logged (WIKIEDGE_LOG_HITS).
+ */
+export function recordFreshHit(gw: Gateway, cell: RequestCell, seconds: number, facts: () => RequestFacts): void {
+  gw.metrics.requests.record(cell, seconds);
+  if (hitLogged(gw)) logRequest(gw.log, facts());
+}
+
+/** WIKIEDGE_LOG_HITS: none, every one, or a random share of them. */
+function hitLogged(gw: Gateway): boolean {
+  const share = gw.config.logHits;
+  return share >= 1 || (share > 0 && gw.random() < share);
+}
+
+function logRequest(log: Logger, facts: RequestFacts): void {
   // One fixed shape, no spreads (object spread made this line ~3x dearer); pino leaves out
   // the fields that are undefined.
   log.info(

@@ -17,12 +17,35 @@ import { ageSeconds } from '../cache/freshness.js';
 import type { CacheEntry } from '../cache/store.js';
 import { type Gateway, peerAddress } from '../gateway.js';
 import { requestIdOf } from '../request-id.js';
-import { recordRequest } from '../request-record.js';
-import { keyedHeadersOf, rememberedRecv } from './flow.js';
-import { cacheKey } from './request.js';
+import type { RequestCell } from '../request-metrics.js';
+import { recordFreshHit } from '../request-record.js';
+import { keyedHeadersOf, type Recv, rememberedRecv } from './flow.js';
+import { cacheKey, type KeyedHeaders } from './request.js';
 
-/** Flat [name, value, …] header blocks, built on an entry's first short-path hit (null: not replayable). */
-const replayHeads = new WeakMap<CacheEntry, readonly string[] | null>();
+/**
+ * Flat [name, value, …] header blocks, built on an entry's first short-path hit (null: not
+ * replayable), ending with the three per-request headers, whose values are written in before
+ * each writeHead(). Reusing the array is safe: writeHead() serialises it before it returns and
+ * keeps no reference, and nothing runs in between.
+ */
+const replayHeads = new WeakMap<CacheEntry, string[] | null>();
+/** Where the per-request values sit, from the end of a replay head. */
+const AGE_FROM_END = 5;
+const REQUEST_ID_FROM_END = 1;
+
+/**
+ * What a remembered request's hits share, found on its first short-path hit: the cache key for
+ * the keyed headers it was made with (rebuilt, and its hash with it, only when they differ:
+ * another X-Forwarded-Proto or Origin) and its metrics cell (disposition, module, method, status fixed).
+ */
+interface HitMemo {
+  readonly treatAsUntrusted: string | undefined;
+  readonly forwardedProto: string;
+  readonly origin: string | undefined;
+  readonly key: string;
+  readonly cell: RequestCell;
+}
+const hitMemos = new WeakMap<Recv, HitMemo>();
 
 /** True when the request was answered here; false: nothing was written, take the full path. */
 export function serveFreshHit(gw: Gateway, req: IncomingMessage, res: ServerResponse): boolean {
@@ -37,31 +60,56 @@ export function serveFreshHit(gw: Gateway, req: IncomingMessage, res: ServerResp
   const api = recv.api;
   const remote = req.socket.remoteAddress;
   const keyed = keyedHeadersOf(req.headers, remote, gw.trusted.has(peerAddress(remote)), api.query);
-  const entry = gw.store.get('shared', cacheKey(api.urlKey, api.identity, keyed));
+  const memo = hitMemoOf(gw, recv, method, keyed);
+  const entry = gw.store.get('shared', memo.key);
   if (!entry || entry.status !== 200 || gw.store.freshness(entry) !== 'fresh') return false;
   const head = replayHead(entry);
   if (!head) return false;
 
   const reqId = requestIdOf(req.headers);
-  res.writeHead(200, [...head, 'age', String(ageSeconds(entry, startedAt)), 'x-cache', 'hit', 'x-request-id', reqId]);
+  head[head.length - AGE_FROM_END] = String(ageSeconds(entry, startedAt));
+  head[head.length - REQUEST_ID_FROM_END] = reqId;
+  res.writeHead(200, head);
   res.end(entry.body);
-  recordRequest(gw, gw.log, {
+  const seconds = (gw.now() - startedAt) / 1000;
+  recordFreshHit(gw, memo.cell, seconds, () => ({
     reqId,
     method,
     path: api.target.rawPath,
     module: recv.moduleLabel,
     status: 200,
     disposition: 'hit',
-    seconds: (gw.now() - startedAt) / 1000,
-  });
+    seconds,
+  }));
   return true;
+}
+
+function hitMemoOf(gw: Gateway, recv: Recv, method: string, keyed: KeyedHeaders): HitMemo {
+  let memo = hitMemos.get(recv);
+  if (
+    memo &&
+    memo.treatAsUntrusted === keyed.treatAsUntrusted &&
+    memo.forwardedProto === keyed.forwardedProto &&
+    memo.origin === keyed.origin
+  )
+    return memo;
+  const requests = gw.metrics.requests;
+  memo = {
+    treatAsUntrusted: keyed.treatAsUntrusted,
+    forwardedProto: keyed.forwardedProto,
+    origin: keyed.origin,
+    key: cacheKey(recv.api.urlKey, recv.api.identity, keyed),
+    cell: memo?.cell ?? requests.cell('hit', recv.moduleLabel, gw.metrics.method(method), 200),
+  };
+  hitMemos.set(recv, memo);
+  return memo;
 }
 
 /**
  * What the full path sends for an entry besides the per-request headers: the stored headers,
  * the Content-Type Fastify would default a Buffer to, and the body's Content-Length.
  */
-function replayHead(entry: CacheEntry): readonly string[] | null {
+function replayHead(entry: CacheEntry): string[] | null {
   let head = replayHeads.get(entry);
   if (head !== undefined) return head;
   const flat: string[] = [];
@@ -77,7 +125,19 @@ function replayHead(entry: CacheEntry): readonly string[] | null {
         flat.push(name, v);
       }
     }
-    head = [...flat, ...(typed ? [] : ['content-type', 'application/octet-stream']), 'content-length', String(entry.body.length)];
+    head = [
+      ...flat,
+      ...(typed ? [] : ['content-type', 'application/octet-stream']),
+      'content-length',
+      String(entry.body.length),
+      // Written in per request (AGE_FROM_END, REQUEST_ID_FROM_END).
+      'age',
+      '0',
+      'x-cache',
+      'hit',
+      'x-request-id',
+      '',
+    ];
   } catch {
     // A header Node would refuse: leave the entry to the full path, which reports it.
     head = null;
