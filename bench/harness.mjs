@@ -78,9 +78,9 @@ export function parseWrk(out) {
   return { rps, p50: pct(50), p99: pct(99), non2xx, socketErrors };
 }
 
-/** 2 s of the same requests, unmeasured (a bare URL would hit the wiki's front page through the gateway). */
-export function warmUp(url, { connections = 50, script } = {}) {
-  execFileSync('taskset', ['-c', '1', 'wrk', '-t1', `-c${connections}`, '-d2s', ...(script ? ['-s', script] : []), url], { stdio: 'ignore' });
+/** 2 s (or `seconds`) of the same requests, unmeasured (a bare URL would hit the wiki's front page through the gateway). */
+export function warmUp(url, { connections = 50, script, seconds = 2 } = {}) {
+  execFileSync('taskset', ['-c', '1', 'wrk', '-t1', `-c${connections}`, `-d${seconds}s`, ...(script ? ['-s', script] : []), url], { stdio: 'ignore' });
 }
 
 /** wrk on CPU 1 after a warm-up (`warmup: false`: the caller did it); returns req/s and latency percentiles in ms. */
