@@ -189,6 +189,8 @@ async function benchZipf(wikiUrl, data) {
   const gw = await gateway(wikiUrl);
   const script = path.join(root, 'bench/zipf.lua');
   const direct = wrk(wikiUrl, { connections: 4, script });
+  // wrk stops with requests in flight; let the wiki finish (and log) them before counting.
+  await new Promise((r) => setTimeout(r, 1000));
   // Steady state: an operator's cache is warm. Fill it once (1000 misses at the wiki's pace),
   // then measure; the cold fill is reported separately.
   const beforeFill = wikiLines(data).length;
