@@ -404,12 +404,6 @@ class Primary implements AdminBackend {
 }
 
 /**
- * Workers must share the key of the session slots' HMAC (a session's entries, in Redis and in
- * purge messages, are keyed by it). Without a configured WIKIEDGE_IDENTITY_SECRET each process
- * would draw its own at start, so the primary draws one and hands it to every worker. (A
- * configured secret loads the same twice; a drawn one never does.)
- */
-/**
  * glibc raises its mmap threshold each time an mmapped block is freed, after which the store's
  * 128 KiB-1 MiB slabs come from the heap and a freed slab's memory is cut up by small
  * allocations instead of going back to the OS (a 100 MB store fed 400,000 1 KiB answers: RSS
@@ -417,8 +411,14 @@ class Primary implements AdminBackend {
  * every slab a mapping of its own. Not lower: Node reads sockets into 64 KiB buffers, which
  * would then each be a mapping too.
  */
-export const SLAB_FRIENDLY_MMAP_THRESHOLD = '131072';
+const SLAB_FRIENDLY_MMAP_THRESHOLD = '131072';
 
+/**
+ * Workers must share the key of the session slots' HMAC (a session's entries, in Redis and in
+ * purge messages, are keyed by it). Without a configured WIKIEDGE_IDENTITY_SECRET each process
+ * would draw its own at start, so the primary draws one and hands it to every worker. (A
+ * configured secret loads the same twice; a drawn one never does.)
+ */
 function workerSecret(config: Config): Record<string, string> {
   if (loadConfig().identitySecret.equals(config.identitySecret)) return {};
   return { WIKIEDGE_IDENTITY_SECRET: randomBytes(32).toString('base64url') };

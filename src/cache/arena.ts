@@ -104,7 +104,7 @@ export class BodyArena {
       return;
     }
     this.copyIn(holder, bytes);
-    for (let i = 0; i < MAX_COMPACTIONS_PER_PLACE && this.tooWasteful(); i++) if (!this.compactSparsest()) break;
+    for (let i = 0; i < MAX_COMPACTIONS_PER_PLACE && this.tooWasteful(); i++) if (!this.compactMostHoled()) break;
   }
 
   /** The holder's body is no longer stored (evicted, purged, replaced). Its view stays readable. */
@@ -186,7 +186,7 @@ export class BodyArena {
   }
 
   /** Moves the live bodies of the slab with the most holes to the newest slab; false when none is worth it. */
-  private compactSparsest(): boolean {
+  private compactMostHoled(): boolean {
     let victim: Slab | undefined;
     for (const slab of this.slabs.values()) if (!victim || this.holesOf(slab) > this.holesOf(victim)) victim = slab;
     // An eighth of a slab at least: every move frees that much for at most 7/8 of a slab copied.

@@ -3,8 +3,9 @@
  * per-session entries, so that many sessions cannot evict what everyone shares.
  *
  * lru-cache 11 semantics relied on (perf-anchors §3): sizes must be positive integers; an
- * oversize set() stores nothing and removes what the key held; `dispose` runs for evict/expire/delete/set. Entries live past their
- * TTL for the grace and stale-if-error windows; freshness is decided here, with the injected clock.
+ * oversize set() stores nothing and removes what the key held; `dispose` runs for
+ * evict/expire/delete/set. Entries live past their TTL for the grace and stale-if-error windows;
+ * freshness is decided here, with the injected clock.
  */
 import { LRUCache } from 'lru-cache';
 import type { Tier } from '../api/policy.js';

@@ -4,7 +4,7 @@
 // request its own variant, never the one the memo was made for.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
+import { answerPublicEchoingHeaders, type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
 
@@ -12,15 +12,7 @@ describe('keyed headers alternating on one remembered URL', () => {
   let fake: FakeUpstream;
   let gw: RunningGateway;
   beforeAll(async () => {
-    // A wiki that answers public and echoes the headers it received.
-    fake = await startFakeUpstream((req, res) => {
-      res.writeHead(200, {
-        'content-type': 'application/json',
-        'cache-control': 's-maxage=60, max-age=60, public',
-        vary: 'Accept-Encoding, Treat-as-Untrusted, Cookie',
-      });
-      res.end(JSON.stringify({ headers: req.headers }));
-    });
+    fake = await startFakeUpstream(answerPublicEchoingHeaders);
     // Loopback (the test client) is a trusted proxy: its X-Forwarded-Proto is believed and keyed.
     gw = await startGateway(fake.url, { WIKIEDGE_TRUSTED_PROXIES: '127.0.0.1' });
   });

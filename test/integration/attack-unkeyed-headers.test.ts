@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
+import { answerPublicEchoingHeaders, type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
 
@@ -11,15 +11,7 @@ describe('unkeyed headers and X-Forwarded-* spoofing', () => {
   let fake: FakeUpstream;
   let gw: RunningGateway;
   beforeAll(async () => {
-    // A wiki that answers public and echoes the headers it received.
-    fake = await startFakeUpstream((req, res) => {
-      res.writeHead(200, {
-        'content-type': 'application/json',
-        'cache-control': 's-maxage=60, max-age=60, public',
-        vary: 'Accept-Encoding, Treat-as-Untrusted, Cookie',
-      });
-      res.end(JSON.stringify({ headers: req.headers, url: req.url }));
-    });
+    fake = await startFakeUpstream(answerPublicEchoingHeaders);
     // Loopback (the test client) is NOT a trusted proxy here.
     gw = await startGateway(fake.url, { WIKIEDGE_TRUSTED_PROXIES: '192.0.2.1' });
   });

@@ -38,6 +38,16 @@ export async function startFakeUpstream(
   };
 }
 
+/** A wiki answering public (shared-cacheable) JSON that echoes the request headers it received. */
+export function answerPublicEchoingHeaders(req: IncomingMessage, res: ServerResponse): void {
+  res.writeHead(200, {
+    'content-type': 'application/json',
+    'cache-control': 's-maxage=60, max-age=60, public',
+    vary: 'Accept-Encoding, Treat-as-Untrusted, Cookie',
+  });
+  res.end(JSON.stringify({ headers: req.headers, url: req.url }));
+}
+
 /** A port nothing listens on (bound, then released). */
 export async function closedPort(): Promise<number> {
   const s = createServer();
