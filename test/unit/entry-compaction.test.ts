@@ -1,7 +1,7 @@
 // Stored entries are compacted (src/cache/compact.ts): same headers and modules, a header named
 // __proto__ stays a header, module lists are shared between entries, and the tables stay bounded.
 import { describe, expect, it } from 'vitest';
-import { compactEntry, compactHeaders, intern } from '../../src/cache/compact.js';
+import { compactEntry, compactHeaders, intern, sharedHeaders } from '../../src/cache/compact.js';
 import type { CacheEntry } from '../../src/cache/store.js';
 
 const entry = (headers: Record<string, string | string[]>, modules: string[]): CacheEntry => ({
@@ -53,6 +53,40 @@ describe('entry compaction', () => {
     for (let i = 0; i < 10_000; i++) expect(intern(`value-${i}`)).toBe(`value-${i}`);
     const long = 'x'.repeat(10_000);
     expect(intern(long)).toBe(long);
+  });
+});
+
+describe('entry compaction, shared header sets', () => {
+  const answer = (expires: string) => ({ 'content-type': 'application/json', 'cache-control': 's-maxage=60, max-age=60, public', expires });
+
+  it('answers with equal headers (one module, the same second) share one frozen headers object', () => {
+    const a = compactEntry(entry(answer('Fri, 20 Nov 2026 21:56:19 GMT'), ['query']));
+    const b = compactEntry(entry(answer('Fri, 20 Nov 2026 21:56:19 GMT'), ['query']));
+    expect(a.headers).toBe(b.headers);
+    expect(Object.isFrozen(a.headers)).toBe(true);
+    expect(() => {
+      (a.headers as Record<string, string>)['x-poison'] = 'y';
+    }).toThrow(TypeError);
+    expect(b.headers).toEqual(answer('Fri, 20 Nov 2026 21:56:19 GMT'));
+  });
+
+  it('any difference in a name, a value, a multi-value or the order keeps sets apart', () => {
+    const base = sharedHeaders(answer('Fri, 20 Nov 2026 21:56:19 GMT'));
+    expect(sharedHeaders(answer('Fri, 20 Nov 2026 21:56:20 GMT'))).not.toBe(base);
+    expect(sharedHeaders({ ...answer('Fri, 20 Nov 2026 21:56:19 GMT'), vary: 'Cookie' })).not.toBe(base);
+    const { expires, ...rest } = answer('Fri, 20 Nov 2026 21:56:19 GMT');
+    expect(sharedHeaders({ expires, ...rest })).not.toBe(base);
+    expect(sharedHeaders({ link: ['a', 'b'] })).not.toBe(sharedHeaders({ link: ['a,b'] }));
+    expect(sharedHeaders({ link: ['a', 'b'] })).toEqual({ link: ['a', 'b'] });
+  });
+
+  it('stays bounded: a flood of distinct sets is compacted but not all kept for sharing', () => {
+    const first = sharedHeaders({ 'x-n': 'first' });
+    for (let i = 0; i < 5_000; i++) expect(sharedHeaders({ 'x-n': `v${i}` })).toEqual({ 'x-n': `v${i}` });
+    // Forgotten (the oldest goes first): an equal set is now a new object, equal in content.
+    const again = sharedHeaders({ 'x-n': 'first' });
+    expect(again).not.toBe(first);
+    expect(again).toEqual(first);
   });
 });
 
