@@ -11,6 +11,7 @@
 // Entries are made as the gateway makes them: header strings new for every answer (as undici
 // parses them), the flow's removals, compactEntry, a body read as body.ts reads it. Run it the
 // way the gateway runs (MALLOC_MMAP_THRESHOLD_=131072, see src/cluster.ts); run.mjs does.
+import { cacheKey } from '../dist/api/request.js';
 import { compactEntry } from '../dist/cache/compact.js';
 import { CacheStore } from '../dist/cache/store.js';
 import { headers } from './servers/api-answer.mjs';
@@ -42,7 +43,8 @@ function fill(store, count) {
     const body = Buffer.allocUnsafe(bodyLength(i));
     body.fill(120);
     const urlKey = `/w/api.php?action=query&format=json&list=allpages&apfrom=${i}&aplimit=10`;
-    store.set('shared', `anon\n${urlKey}\nhttp\n-\n-`, compactEntry({
+    const keyed = { treatAsUntrusted: undefined, forwardedProto: 'http', origin: undefined };
+    store.set('shared', cacheKey(urlKey, { kind: 'anonymous', loginSuppressed: false }, keyed), compactEntry({
       status: 200, headers: answerHeaders(i), body, storedAt: Date.now(), ttlMs: 3_600_000, urlKey, modules: [fresh('query'), fresh('allpages')], slot: undefined,
     }));
     payload += body.length;

@@ -132,11 +132,15 @@ export interface KeyedHeaders {
   readonly origin: string | undefined;
 }
 
-/** The lookup key: path + canonical query + identity slot + keyed header values. */
+/**
+ * The lookup key: path + canonical query, then identity slot and keyed header values. It begins
+ * with the URL key (which holds no newline: canonicalQuery encodes), so that the store can keep
+ * an entry's URL key as a slice of its key instead of a second copy (store.ts).
+ */
 export function cacheKey(urlKey: string, identity: Identity, headers: KeyedHeaders): string {
   const slot = identity.kind === 'session' ? `s:${identity.slot}:${identity.variant}` : 'anon';
   // Present-but-empty differs from absent: WebRequest::getHeader() !== false is true for ''.
-  return `${slot}\n${urlKey}\n${headers.forwardedProto}\n${present(headers.treatAsUntrusted)}\n${present(headers.origin)}`;
+  return `${urlKey}\n${slot}\n${headers.forwardedProto}\n${present(headers.treatAsUntrusted)}\n${present(headers.origin)}`;
 }
 
 function present(value: string | undefined): string {

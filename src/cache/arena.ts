@@ -22,7 +22,7 @@
  * their holders (the store's entries) pointed at the copies.
  *
  * One holder, one arena: a holder (entry) is placed in one arena under one key; the store
- * copies an entry it is given a second time (CacheStore.set).
+ * places its own copy of every entry it is given (store.ts StoredEntry), never the caller's.
  *
  * A slow response keeps the whole slab its view belongs to alive (up to 1 MiB) until it is
  * written, even after the slab is dropped; connection timeouts bound how long.

@@ -19,8 +19,9 @@ export interface CacheEntry {
   /** Headers replayed on a hit, precomputed at store time (never Set-Cookie, never Age). */
   readonly headers: Readonly<Record<string, string | string[]>>;
   /**
-   * Once stored, a view into the tier's body arena (arena.ts), which may move it to another
-   * slab: read it when writing the answer, not before. Any view read stays valid.
+   * Once stored, a new view into the tier's body arena (arena.ts) at every read; the arena may
+   * move the bytes to another slab: read it when writing the answer, not before. Any view read
+   * stays valid.
    */
   readonly body: Buffer;
   readonly storedAt: number;
@@ -29,6 +30,51 @@ export interface CacheEntry {
   readonly modules: readonly string[];
   /** The session slot for per-session entries (logout eviction). */
   readonly slot: string | undefined;
+}
+
+/**
+ * The store's own copy of an entry. Its body is not held as a Buffer but as where it lies in
+ * the arena's slab (arena.ts): a Buffer object costs ~96 bytes of heap, an eighth of what a
+ * 1 KiB entry costs besides its body (bench/memory.mjs), while making a view when the body is
+ * read costs ~30-40 ns, once per delivery. Reading `body` gives a view of exactly the entry's
+ * bytes; only the arena sets it (moving the body to another slab sets it again).
+ */
+class StoredEntry implements CacheEntry {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string | string[]>>;
+  readonly storedAt: number;
+  readonly ttlMs: number;
+  readonly urlKey: string;
+  readonly modules: readonly string[];
+  readonly slot: string | undefined;
+  private bytes: ArrayBufferLike;
+  private offset: number;
+  private length: number;
+
+  constructor(entry: CacheEntry, urlKey: string, storedAt: number) {
+    this.status = entry.status;
+    this.headers = entry.headers;
+    this.storedAt = storedAt;
+    this.ttlMs = entry.ttlMs;
+    this.urlKey = urlKey;
+    this.modules = entry.modules;
+    this.slot = entry.slot;
+    const body = entry.body;
+    this.bytes = body.buffer;
+    this.offset = body.byteOffset;
+    this.length = body.length;
+  }
+
+  get body(): Buffer {
+    return Buffer.from(this.bytes, this.offset, this.length);
+  }
+
+  /** For the arena (BodyHolder): the body now lies here. */
+  set body(view: Buffer) {
+    this.bytes = view.buffer;
+    this.offset = view.byteOffset;
+    this.length = view.length;
+  }
 }
 
 /** Approximate heap cost of an entry besides its body: key, header strings, object. */
@@ -97,12 +143,9 @@ class Tiered {
       max: 0,
       maxSize: maxBytes,
       sizeCalculation: (entry, key) => entrySize(key, entry),
-      // Kept past freshness for the grace and stale-if-error windows; see freshness().
-      ttlAutopurge: false,
-      perf: { now: opts.now },
-      // lru-cache caches "now" for ttlResolution ms behind a setTimeout: a timer per lookup
-      // when requests are further apart. The injected clock costs ~0.1 µs: ask it every time.
-      ttlResolution: 0,
+      // No ttl: freshness() decides from the entry's own storedAt/ttlMs whether it is fresh,
+      // stale or dead (a dead one is deleted by the lookup that finds it), and lru-cache's ttl
+      // would cost two slots per entry (~20 bytes) and a clock read per lookup for nothing.
       dispose: (entry, key, reason) => {
         this.unindex(key, entry);
         this.arena.release(entry);
@@ -147,8 +190,16 @@ class Tiered {
     if (entry.slot) this.unindexOne(this.bySlot, entry.slot, key);
   }
 
-  set(key: string, entry: CacheEntry, lifetimeMs: number): boolean {
-    this.lru.set(key, entry, { ttl: lifetimeMs });
+  set(key: string, given: CacheEntry, now: number): boolean {
+    // Keys begin with their URL key (request.ts cacheKey): hold the URL key as a slice of the
+    // key, which V8 keeps as a reference into it (from 13 characters) rather than a second copy
+    // of the URL. Same characters, same string.
+    const urlKey = key.startsWith(given.urlKey) ? key.slice(0, given.urlKey.length) : given.urlKey;
+    // A writer whose clock is ahead of ours (an entry from another replica): counted from now,
+    // so that it is never fresh or kept here longer than its whole window (as Redis' PX,
+    // freshness.ts remainingKeepMs, bounds it there).
+    const entry = new StoredEntry(given, urlKey, Math.min(given.storedAt, now));
+    this.lru.set(key, entry);
     // An oversize set() stores nothing in lru-cache (and drops what the key held): only index what was kept.
     if (this.lru.peek(key, { allowStale: true }) !== entry) return false;
     this.arena.place(entry);
@@ -192,19 +243,16 @@ export class CacheStore {
 
   /**
    * Keep `entry` until storedAt + ttl + the longer stale window (for an entry fetched just now,
-   * that is its whole lifetime; for one copied from Redis, what is left of it). False when it
+   * that is its whole lifetime; for one copied from Redis, what is left of it): the lookup that
+   * finds it dead deletes it, and the LRU evicts it sooner when space is needed. False when it
    * was not kept (too large, or already past every window).
    */
   set(tier: Tier, key: string, entry: CacheEntry): boolean {
-    const lifetime = remainingKeepMs(entry, this.opts.now(), this.opts);
-    if (lifetime === 0) return false;
-    const t = this.tiers[tier];
-    // One entry object, one place (arena.ts): an entry the store already holds elsewhere (another
-    // key, the other tier) is stored as a copy, so that removing one does not untrack the other.
-    const heldElsewhere =
-      t.lru.peek(key, { allowStale: true }) !== entry &&
-      (this.tiers.shared.arena.holds(entry) || this.tiers.session.arena.holds(entry));
-    return t.set(key, heldElsewhere ? { ...entry } : entry, lifetime);
+    const now = this.opts.now();
+    if (remainingKeepMs(entry, now, this.opts) === 0) return false;
+    // Stored as the store's own copy (StoredEntry): one entry object, one place in one arena,
+    // whatever the caller does with what it gave, or gives again under another key or tier.
+    return this.tiers[tier].set(key, entry, now);
   }
 
   /** Remove one entry (a dead one found on lookup). */

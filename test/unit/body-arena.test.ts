@@ -203,15 +203,23 @@ describe('the store keeps its bodies in the arena', () => {
     expect(stats.slabBytes).toBeLessThanOrEqual(stats.bytes * 1.1 + 2 * 128 * 1024);
   });
 
-  it('an entry object stored a second time (another key, the other tier) is kept as a copy: removing one leaves the other tracked', () => {
+  it('the store keeps its own copy of what it is given: the caller\'s buffer can change, and one entry stored under several keys and tiers is tracked once per key', () => {
     const s = new CacheStore({ sharedMaxBytes: 10_000_000, sessionMaxBytes: 10_000_000, maxEntries: 100, graceMs: 0, staleIfErrorMs: 0, now: () => 2_000 });
     const e = entry(1, 500);
     expect(s.set('shared', 'a', e)).toBe(true);
     expect(s.set('shared', 'b', e)).toBe(true);
     expect(s.set('session', 'c', e)).toBe(true);
-    expect(s.set('shared', 'a', e)).toBe(true); // the same key again: still the one entry
-    expect(s.get('shared', 'a')).toBe(e);
-    expect(s.get('shared', 'b')).not.toBe(e);
+    expect(s.set('shared', 'a', e)).toBe(true); // the same key again: replaces, not adds
+    e.body.fill(0); // the caller's buffer (a pooled read buffer, say) is reused
+    const a = s.get('shared', 'a')!;
+    const b = s.get('shared', 'b')!;
+    expect(a).not.toBe(e);
+    expect(a).not.toBe(b);
+    for (const stored of [a, b, s.get('session', 'c')!]) {
+      expect(stored.body.equals(pattern(1, 500))).toBe(true);
+      expect({ ...stored.headers }).toEqual(e.headers);
+      expect([stored.status, stored.storedAt, stored.ttlMs, stored.urlKey, stored.slot]).toEqual([200, 1_000, 60_000, '/w/api.php?i=1', undefined]);
+    }
     expect(s.stats('shared').bodyBytes).toBe(1000);
     expect(s.stats('session').bodyBytes).toBe(500);
     s.purgeWhere(() => true);

@@ -4,6 +4,7 @@
  * `+` is a space), requesters with different identities never share one, and the probe is added
  * where MediaWiki does not echo it back.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   type ApiRequestFacts,
@@ -136,6 +137,17 @@ describe('identities and keyed headers', () => {
 
   it('the key never carries a raw cookie value', () => {
     expect(key(Q, sessionId('wiki_session=RAWSESSIONVALUE'))).not.toContain('RAWSESSIONVALUE');
+  });
+
+  it('the key begins with its URL key and a newline, and no URL key holds a newline (the store keeps the URL key as a slice of the key)', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), fc.boolean(), (rawQuery, session) => {
+        const urlKey = `${API}?${canonicalQuery(parsePhpQuery(rawQuery))}`;
+        expect(urlKey).not.toContain('\n');
+        const k = cacheKey(urlKey, session ? sessionId('wiki_session=abc') : ANON, PLAIN);
+        expect(k.startsWith(`${urlKey}\n`)).toBe(true);
+      }),
+    );
   });
 });
 
