@@ -4,9 +4,12 @@
 //   node --expose-gc bench/memory.mjs fill N [BODY_BYTES]
 //       N entries (bodies of ~1 KiB, or BODY_BYTES), nothing evicted: RSS and heap growth
 //       against the body bytes stored.
-//   node --expose-gc bench/memory.mjs budget MB
+//   node --expose-gc bench/memory.mjs budget MB [distinct]
 //       a store with a budget of MB megabytes fed 4x what it can hold, so most of what it
 //       stored was evicted: RSS growth against the budget (does the budget bound the memory?).
+//       `distinct`: every answer with a header set of its own (an Access-Control-Allow-Origin
+//       per answer, as a client sending a new Origin each time gets), so none is shared
+//       (src/cache/compact.ts): the worst case for the budget's per-entry count.
 //
 // Entries are made as the gateway makes them: header strings new for every answer (as undici
 // parses them), the flow's removals, compactEntry, a body read as body.ts reads it. Run it the
@@ -16,7 +19,8 @@ import { compactEntry } from '../dist/cache/compact.js';
 import { CacheStore } from '../dist/cache/store.js';
 import { headers } from './servers/api-answer.mjs';
 
-const [mode = 'fill', arg] = process.argv.slice(2);
+const [mode = 'fill', arg, variant] = process.argv.slice(2);
+const DISTINCT_HEADERS = mode === 'budget' && variant === 'distinct';
 const MB = 1024 * 1024;
 /** A new string with the same characters, as a parser makes for every answer. */
 const fresh = (s) => Buffer.from(s, 'latin1').toString('latin1');
@@ -25,6 +29,7 @@ function answerHeaders(i) {
   const h = {};
   for (const [name, value] of Object.entries(headers)) h[fresh(name)] = fresh(value);
   h[fresh('expires')] = new Date(Date.now() + i).toUTCString();
+  if (DISTINCT_HEADERS) h[fresh('access-control-allow-origin')] = fresh(`https://site-${i}.example`);
   h[fresh('x-request-id')] = fresh(`req-${i}`);
   delete h['x-request-id'];
   return h;

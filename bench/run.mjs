@@ -275,11 +275,11 @@ function benchMemory() {
   // Larger answers: the per-entry cost is the same, the body bytes are not.
   fillRow(100_000, run(['fill', '100000', '4096']), ' of 4 KiB');
   fillRow(100_000, run(['fill', '100000', '16384']), ' of 16 KiB');
-  for (const mb of [100, 256]) {
-    const r = run(['budget', String(mb)]);
+  for (const [mb, distinct] of [[100, false], [256, false], [256, true]]) {
+    const r = run(['budget', String(mb), ...(distinct ? ['distinct'] : [])]);
     row(
       'memory',
-      `budget ${mb} MB fed ${r.offered} answers: held / RSS growth MB`,
+      `budget ${mb} MB fed ${r.offered} answers${distinct ? ', no header set shared' : ''}: held / RSS growth MB`,
       `${r.entries} / ${fmt(r.rssMB, 1)}`,
       `RSS ÷ budget ${fmt(r.rssMB / r.budgetMB)} (target ≤ 1.05); counted ${fmt(r.accountedMB, 1)} MB, bodies' memory ${fmt(r.bodyMemoryMB, 1)} MB`,
     );
