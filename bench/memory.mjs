@@ -12,10 +12,9 @@
 //       (src/cache/compact.ts): the worst case for the budget's per-entry count.
 //
 // Entries are made as the gateway makes them: header strings new for every answer (as undici
-// parses them), the flow's removals, compactEntry, a body read as body.ts reads it. Run it the
+// parses them), the flow's removals, a body read as body.ts reads it (the store compacts). Run it the
 // way the gateway runs (MALLOC_MMAP_THRESHOLD_=131072, see src/cluster.ts); run.mjs does.
 import { cacheKey } from '../dist/api/request.js';
-import { compactEntry } from '../dist/cache/compact.js';
 import { CacheStore } from '../dist/cache/store.js';
 import { headers } from './servers/api-answer.mjs';
 
@@ -49,9 +48,9 @@ function fill(store, count) {
     body.fill(120);
     const urlKey = `/w/api.php?action=query&format=json&list=allpages&apfrom=${i}&aplimit=10`;
     const keyed = { treatAsUntrusted: undefined, forwardedProto: 'http', origin: undefined };
-    store.set('shared', cacheKey(urlKey, { kind: 'anonymous', loginSuppressed: false }, keyed), compactEntry({
+    store.set('shared', cacheKey(urlKey, { kind: 'anonymous', loginSuppressed: false }, keyed), {
       status: 200, headers: answerHeaders(i), body, storedAt: Date.now(), ttlMs: 3_600_000, urlKey, modules: [fresh('query'), fresh('allpages')], slot: undefined,
-    }));
+    });
     payload += body.length;
   }
   return payload;

@@ -18,8 +18,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { decodeContent, readBounded } from '../body.js';
-import { compactEntry } from '../cache/compact.js';
-import { ageSeconds } from '../cache/freshness.js';
+import { ageSeconds, replacesLocal } from '../cache/freshness.js';
 import { purgeEverywhere } from '../cache/purge.js';
 import type { CacheEntry } from '../cache/store.js';
 import { DebuginfoStripError, mayCarryDebuginfo, stripDebuginfo } from '../debuginfo/strip.js';
@@ -266,9 +265,10 @@ async function lookup(
   const local = gw.store.get(tier, key);
   if (local && gw.store.freshness(local) === 'fresh') return { entry: local, shared: false };
   const remote = gw.redis ? await gw.redis.get(tier, key) : undefined;
-  if (remote && (!local || remote.storedAt > local.storedAt) && gw.store.freshness(remote) !== 'dead') {
-    gw.store.set(tier, key, remote);
-    return { entry: remote, shared: true };
+  if (remote && (!local || replacesLocal(remote, local, gw.now())) && gw.store.freshness(remote) !== 'dead') {
+    // Delivered as stored: the local copy counts a writer's clock ahead of ours from now (store.ts).
+    const copied = gw.store.set(tier, key, remote) ? gw.store.get(tier, key) : undefined;
+    return { entry: copied ?? remote, shared: true };
   }
   return local ? { entry: local, shared: false } : undefined;
 }
@@ -402,7 +402,7 @@ async function fetchAndStore(
     gw.metrics.apiError(String(res.headers['mediawiki-api-error']));
   let stored: CacheEntry | undefined;
   if (verdict.store && Buffer.isBuffer(inspected.body)) {
-    const entry = compactEntry({
+    const entry: CacheEntry = {
       status: res.statusCode,
       headers: clientHeaders,
       body: inspected.body,
@@ -411,7 +411,7 @@ async function fetchAndStore(
       urlKey: api.urlKey,
       modules: api.modules,
       slot: api.identity.kind === 'session' ? api.identity.slot : undefined,
-    });
+    };
     if (gw.store.set(tier, key, entry)) {
       stored = entry;
       // Bounded by WIKIEDGE_REDIS_TIMEOUT_MS; awaited so a replica asked next finds it.

@@ -8,9 +8,9 @@
  * - deleted properties (the flow removes Set-Cookie, Content-Encoding…): after a delete V8 keeps
  *   the object as a hash table, several times the size of an object with a fixed shape.
  *
- * compactEntry builds a fresh headers object, each property added once, and shares repeated
- * strings and module lists through bounded tables (strings are immutable: sharing one between
- * entries shares nothing else).
+ * The store (store.ts StoredEntry) keeps a fresh headers object, each property added once, and
+ * shares repeated strings and module lists through bounded tables (strings are immutable:
+ * sharing one between entries shares nothing else).
  *
  * Whole header sets are shared too, frozen: answers of one module fetched within the same
  * second are byte-identical in their headers, per-answer ones included (MediaWiki's Expires is
@@ -19,8 +19,6 @@
  * own Expires string (~150 bytes of the ~660 each entry cost besides its body). Measured with
  * bench/memory.mjs.
  */
-import type { CacheEntry } from './store.js';
-
 /** Values that differ from answer to answer: interning them would only fill the table. */
 const PER_ANSWER = new Set(['expires', 'last-modified', 'etag', 'date', 'age', 'x-request-id', 'content-length']);
 /** Bounds: what a wiki sends repeats; what it does not is kept per entry, as before. */
@@ -29,6 +27,8 @@ const MAX_STRING_LENGTH = 512;
 const MAX_MODULE_LISTS = 1024;
 /** Distinct header sets kept for sharing; the oldest is forgotten first (a new one every second). */
 const MAX_HEADER_SETS = 1024;
+/** Larger sets are compacted but not kept for sharing: the table stays under ~4 MiB. */
+const MAX_HEADER_SET_ID_LENGTH = 4096;
 
 const strings = new Map<string, string>();
 const moduleLists = new Map<string, readonly string[]>();
@@ -46,14 +46,19 @@ export function compactHeaders(headers: Readonly<Record<string, string | string[
   for (const name of Object.keys(headers)) {
     const value = headers[name]!;
     const shared = intern(name);
-    const compact = PER_ANSWER.has(shared) ? value : Array.isArray(value) ? value.map(intern) : intern(value);
+    // Lists are copied and frozen: a shared set must not change through a list its caller holds.
+    const compact = Array.isArray(value)
+      ? (Object.freeze(PER_ANSWER.has(shared) ? [...value] : value.map(intern)) as string[])
+      : PER_ANSWER.has(shared)
+        ? value
+        : intern(value);
     // defineProperty: a header named __proto__ stays a header.
     Object.defineProperty(out, shared, { value: compact, enumerable: true, writable: true, configurable: true });
   }
   return out;
 }
 
-function compactModules(modules: readonly string[]): readonly string[] {
+export function compactModules(modules: readonly string[]): readonly string[] {
   // JSON: unambiguous whatever the names hold ([] and [''] join alike, so may names with a NUL).
   const id = JSON.stringify(modules);
   const found = moduleLists.get(id);
@@ -74,12 +79,8 @@ export function sharedHeaders(headers: Readonly<Record<string, string | string[]
   const found = headerSets.get(id);
   if (found) return found;
   const set = Object.freeze(compactHeaders(headers));
+  if (id.length > MAX_HEADER_SET_ID_LENGTH) return set;
   if (headerSets.size >= MAX_HEADER_SETS) headerSets.delete(headerSets.keys().next().value as string);
   headerSets.set(id, set);
   return set;
-}
-
-/** The entry as the store keeps it. */
-export function compactEntry(entry: CacheEntry): CacheEntry {
-  return { ...entry, headers: sharedHeaders(entry.headers), modules: compactModules(entry.modules) };
 }

@@ -13,7 +13,6 @@
  * into a text form: base64 in JSON would cost a third more, plus escaping of the headers.
  */
 import type { Tier } from '../api/policy.js';
-import { compactEntry } from './compact.js';
 import type { CacheEntry } from './store.js';
 
 const MAGIC0 = 0x57; // W
@@ -234,7 +233,7 @@ export function decodeEntry(buf: Buffer): { tier: Tier; entry: CacheEntry } {
     Object.defineProperty(headers, name, { value, enumerable: true, writable: true, configurable: true });
   }
   const body = r.rest();
-  return { tier, entry: compactEntry({ status, headers, body, storedAt, ttlMs, urlKey, modules, slot }) };
+  return { tier, entry: { status, headers, body, storedAt, ttlMs, urlKey, modules, slot } };
 }
 
 /** The obvious alternative, for comparison in tests: JSON with the body in base64. */

@@ -37,8 +37,8 @@ export function keepMs(entry: Timed, w: StaleWindows): number {
 
 /**
  * Milliseconds left to keep `entry` as of `now` (a whole number ≥ 1), or 0 when it is no longer
- * worth keeping. Used for the local LRU's ttl and for Redis' PX, so an entry copied from Redis
- * into a replica, or written to Redis after a slow fetch, expires at the same instant everywhere.
+ * worth keeping. Used for Redis' PX, so an entry written to Redis after a slow fetch expires at
+ * the same instant as its local copy, and by the local store to refuse an entry already dead.
  */
 export function remainingKeepMs(entry: Timed, now: number, w: StaleWindows): number {
   const left = entry.storedAt + keepMs(entry, w) - now;
@@ -50,4 +50,14 @@ export function remainingKeepMs(entry: Timed, now: number, w: StaleWindows): num
 /** Whole seconds for the Age header (never negative: another replica's clock may be ahead). */
 export function ageSeconds(entry: Timed, now: number): number {
   return Math.max(0, Math.floor((now - entry.storedAt) / 1000));
+}
+
+/**
+ * Whether an entry from Redis replaces a local copy that is no longer fresh: only one stored
+ * later, and not "in the future" (by a writer whose clock is ahead). The local copy of such an
+ * entry counts from when it was copied (store.ts); comparing the entry's own storedAt again
+ * would copy it anew, fresh again, each time that copy went stale.
+ */
+export function replacesLocal(remote: Timed, local: Timed, now: number): boolean {
+  return remote.storedAt > local.storedAt && remote.storedAt <= now;
 }

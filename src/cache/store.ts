@@ -4,12 +4,14 @@
  *
  * lru-cache 11 semantics relied on (perf-anchors §3): sizes must be positive integers; an
  * oversize set() stores nothing and removes what the key held; `dispose` runs for
- * evict/expire/delete/set. Entries live past their TTL for the grace and stale-if-error windows;
- * freshness is decided here, with the injected clock.
+ * evict/delete/set. lru-cache knows no lifetimes: entries live past their TTL for the grace and
+ * stale-if-error windows, freshness is decided here with the injected clock, and the lookup
+ * that finds an entry dead deletes it.
  */
 import { LRUCache } from 'lru-cache';
 import type { Tier } from '../api/policy.js';
 import { BodyArena } from './arena.js';
+import { compactModules, sharedHeaders } from './compact.js';
 import { type Freshness, freshnessAt, remainingKeepMs } from './freshness.js';
 
 export type { Freshness } from './freshness.js';
@@ -33,11 +35,13 @@ export interface CacheEntry {
 }
 
 /**
- * The store's own copy of an entry. Its body is not held as a Buffer but as where it lies in
- * the arena's slab (arena.ts): a Buffer object costs ~96 bytes of heap, an eighth of what a
- * 1 KiB entry costs besides its body (bench/memory.mjs), while making a view when the body is
- * read costs ~30-40 ns, once per delivery. Reading `body` gives a view of exactly the entry's
- * bytes; only the arena sets it (moving the body to another slab sets it again).
+ * The store's own copy of an entry, compacted (compact.ts): frozen headers shared with every
+ * entry whose header set is equal, a shared module list. Its body is not held as a Buffer but
+ * as where it lies in the arena's slab (arena.ts): a Buffer object costs ~96 bytes of heap, an
+ * eighth of what a 1 KiB entry cost besides its body (bench/memory.mjs), while making a view
+ * when the body is read costs ~30-40 ns, once per delivery. Reading `body` gives a view of
+ * exactly the entry's bytes; only the arena sets it (moving the body to another slab sets it
+ * again). Never spread one ({...entry} has no body): it is read field by field.
  */
 class StoredEntry implements CacheEntry {
   readonly status: number;
@@ -47,33 +51,33 @@ class StoredEntry implements CacheEntry {
   readonly urlKey: string;
   readonly modules: readonly string[];
   readonly slot: string | undefined;
-  private bytes: ArrayBufferLike;
-  private offset: number;
-  private length: number;
+  #bytes: ArrayBufferLike;
+  #offset: number;
+  #length: number;
 
   constructor(entry: CacheEntry, urlKey: string, storedAt: number) {
     this.status = entry.status;
-    this.headers = entry.headers;
+    this.headers = sharedHeaders(entry.headers);
     this.storedAt = storedAt;
     this.ttlMs = entry.ttlMs;
     this.urlKey = urlKey;
-    this.modules = entry.modules;
+    this.modules = compactModules(entry.modules);
     this.slot = entry.slot;
     const body = entry.body;
-    this.bytes = body.buffer;
-    this.offset = body.byteOffset;
-    this.length = body.length;
+    this.#bytes = body.buffer;
+    this.#offset = body.byteOffset;
+    this.#length = body.length;
   }
 
   get body(): Buffer {
-    return Buffer.from(this.bytes, this.offset, this.length);
+    return Buffer.from(this.#bytes, this.#offset, this.#length);
   }
 
   /** For the arena (BodyHolder): the body now lies here. */
   set body(view: Buffer) {
-    this.bytes = view.buffer;
-    this.offset = view.byteOffset;
-    this.length = view.length;
+    this.#bytes = view.buffer;
+    this.#offset = view.byteOffset;
+    this.#length = view.length;
   }
 }
 
@@ -157,13 +161,7 @@ class Tiered {
         this.unindex(key, entry);
         this.arena.release(entry);
         const why: EvictionReason =
-          reason === 'evict'
-            ? 'size'
-            : reason === 'expire'
-              ? 'expired'
-              : reason === 'set'
-                ? 'replaced'
-                : (this.removing ?? 'purge');
+          reason === 'evict' ? 'size' : reason === 'set' ? 'replaced' : (this.removing ?? 'purge');
         opts.onEvict?.(this.tier, why, 1);
       },
     });
@@ -208,7 +206,7 @@ class Tiered {
     const entry = new StoredEntry(given, urlKey, Math.min(given.storedAt, now));
     this.lru.set(key, entry);
     // An oversize set() stores nothing in lru-cache (and drops what the key held): only index what was kept.
-    if (this.lru.peek(key, { allowStale: true }) !== entry) return false;
+    if (this.lru.peek(key) !== entry) return false;
     this.arena.place(entry);
     // pop() takes the least recently used entry (disposed as an eviction, like a size eviction).
     while (this.lru.size > this.opts.maxEntries) this.lru.pop();
@@ -240,8 +238,7 @@ export class CacheStore {
   }
 
   get(tier: Tier, key: string): CacheEntry | undefined {
-    // allowStale + noDeleteOnStaleGet: lru-cache's own ttl covers the stale windows too.
-    return this.tiers[tier].lru.get(key, { allowStale: true, noDeleteOnStaleGet: true });
+    return this.tiers[tier].lru.get(key);
   }
 
   freshness(entry: CacheEntry): Freshness {
@@ -257,8 +254,8 @@ export class CacheStore {
   set(tier: Tier, key: string, entry: CacheEntry): boolean {
     const now = this.opts.now();
     if (remainingKeepMs(entry, now, this.opts) === 0) return false;
-    // Stored as the store's own copy (StoredEntry): one entry object, one place in one arena,
-    // whatever the caller does with what it gave, or gives again under another key or tier.
+    // Stored as the store's own compact copy (StoredEntry): one entry object, one place in one
+    // arena, whatever the caller later does with what it gave, or gives again elsewhere.
     return this.tiers[tier].set(key, entry, now);
   }
 
@@ -285,15 +282,9 @@ export class CacheStore {
     let n = 0;
     for (const t of Object.values(this.tiers)) {
       const doomed: string[] = [];
+      // Every entry, stale or not: lru-cache keeps no lifetimes here.
       for (const [key, entry] of t.lru.entries()) if (match(entry)) doomed.push(key);
-      // entries() skips stale ones; walk the URL index for those.
-      for (const keys of t.byUrl.values()) {
-        for (const key of keysOf(keys)) {
-          const e = t.lru.peek(key, { allowStale: true });
-          if (e && match(e)) doomed.push(key);
-        }
-      }
-      n += t.deleteAll(new Set(doomed), 'purge');
+      n += t.deleteAll(doomed, 'purge');
     }
     return n;
   }

@@ -1,8 +1,9 @@
-// Stored entries are compacted (src/cache/compact.ts): same headers and modules, a header named
-// __proto__ stays a header, module lists are shared between entries, and the tables stay bounded.
+// Stored entries are compacted (src/cache/compact.ts, by the store's StoredEntry): same headers
+// and modules, a header named __proto__ stays a header, module lists and equal header sets are
+// shared between entries, frozen, and the tables stay bounded.
 import { describe, expect, it } from 'vitest';
-import { compactEntry, compactHeaders, intern, sharedHeaders } from '../../src/cache/compact.js';
-import type { CacheEntry } from '../../src/cache/store.js';
+import { compactHeaders, intern, sharedHeaders } from '../../src/cache/compact.js';
+import { type CacheEntry, CacheStore } from '../../src/cache/store.js';
 
 const entry = (headers: Record<string, string | string[]>, modules: string[]): CacheEntry => ({
   status: 200,
@@ -14,6 +15,14 @@ const entry = (headers: Record<string, string | string[]>, modules: string[]): C
   modules,
   slot: undefined,
 });
+const store = new CacheStore({ sharedMaxBytes: 1 << 24, sessionMaxBytes: 1 << 24, maxEntries: 10_000, graceMs: 0, staleIfErrorMs: 0, now: () => 1 });
+let keys = 0;
+/** The entry as the store keeps it. */
+function compactEntry(given: CacheEntry): CacheEntry {
+  const key = `k${keys++}`;
+  expect(store.set('shared', key, given)).toBe(true);
+  return store.get('shared', key)!;
+}
 
 describe('entry compaction', () => {
   it('keeps every header and value, in order, with multi-values intact', () => {
@@ -43,9 +52,9 @@ describe('entry compaction', () => {
 
   it('leaves the rest of the entry as it was', () => {
     const original = entry({ 'cache-control': 'public' }, ['query']);
-    const { headers: _h, modules: _m, ...rest } = compactEntry(original);
-    const { headers: _h2, modules: _m2, ...expected } = original;
-    expect(rest).toEqual(expected);
+    const stored = compactEntry(original);
+    const fields = (e: CacheEntry) => [e.status, e.storedAt, e.ttlMs, e.urlKey, e.slot, e.body.toString('latin1')];
+    expect(fields(stored)).toEqual(fields(original));
   });
 
   it('stays bounded: a flood of distinct values is returned as given, not kept', () => {
@@ -68,6 +77,34 @@ describe('entry compaction, shared header sets', () => {
       (a.headers as Record<string, string>)['x-poison'] = 'y';
     }).toThrow(TypeError);
     expect(b.headers).toEqual(answer('Fri, 20 Nov 2026 21:56:19 GMT'));
+  });
+
+  it('lists in a shared set are frozen copies: the caller changing its own list changes no stored entry', () => {
+    const link = ['<a>; rel=x', '<b>; rel=y'];
+    const etag = ['"1"'];
+    const stored = compactEntry(entry({ link, etag }, ['query']));
+    link.push('<poison>; rel=z');
+    etag[0] = '"poison"';
+    expect(stored.headers).toEqual({ link: ['<a>; rel=x', '<b>; rel=y'], etag: ['"1"'] });
+    expect(Object.isFrozen(stored.headers.link)).toBe(true);
+    expect(Object.isFrozen(stored.headers.etag)).toBe(true);
+    expect(compactEntry(entry({ link: ['<a>; rel=x', '<b>; rel=y'], etag: ['"1"'] }, ['query'])).headers).toBe(stored.headers);
+  });
+
+  it('the caller changing the headers object it gave changes no stored entry', () => {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    const stored = compactEntry(entry(headers, ['query']));
+    headers['content-type'] = 'text/html';
+    headers['x-poison'] = '1';
+    expect(stored.headers).toEqual({ 'content-type': 'application/json' });
+  });
+
+  it('a very large header set is compacted and frozen but not kept for sharing', () => {
+    const big = { 'x-big': 'y'.repeat(5000) };
+    const a = sharedHeaders(big);
+    expect(a).toEqual(big);
+    expect(Object.isFrozen(a)).toBe(true);
+    expect(sharedHeaders(big)).not.toBe(a);
   });
 
   it('any difference in a name, a value, a multi-value or the order keeps sets apart', () => {

@@ -2,7 +2,7 @@
 // arithmetic on an entry's own storedAt/ttlMs, so an entry copied between replicas (or written to
 // Redis after a slow fetch) is fresh, stale and gone at the same instants everywhere.
 import { describe, expect, it } from 'vitest';
-import { ageSeconds, freshnessAt, keepMs, remainingKeepMs } from '../../src/cache/freshness.js';
+import { ageSeconds, freshnessAt, keepMs, remainingKeepMs, replacesLocal } from '../../src/cache/freshness.js';
 import { CacheStore, type CacheEntry } from '../../src/cache/store.js';
 import { globEscape, parsePurgeMessage, redisKeys } from '../../src/cache/redis-tier.js';
 
@@ -36,7 +36,7 @@ describe('freshness', () => {
   });
 });
 
-describe('lifetimes (local LRU ttl and Redis PX)', () => {
+describe('lifetimes (Redis PX, and what a copied entry keeps locally)', () => {
   it('a fresh fetch is kept ttl + the longer stale window', () => {
     expect(keepMs(e(0, 60_000), w)).toBe(360_000);
     expect(remainingKeepMs(e(5_000, 60_000), 5_000, w)).toBe(360_000);
@@ -83,7 +83,7 @@ describe('lifetimes (local LRU ttl and Redis PX)', () => {
     now += 59_999;
     expect(store.freshness(store.get('shared', 'k')!)).toBe('stale-if-error');
     now += 2;
-    // lru-cache's own ttl ends at the same instant (stale gets are allowed: freshness decides).
+    // Dead at the same instant as in Redis (freshness decides; lru-cache keeps no lifetimes).
     expect(store.freshness(store.get('shared', 'k')!)).toBe('dead');
     expect(store.set('shared', 'dead', entry(now - 360_000))).toBe(false);
     expect(store.get('shared', 'dead')).toBeUndefined();
@@ -101,6 +101,15 @@ describe('the local store and a writer clock ahead of ours', () => {
     expect(store.freshness(store.get('shared', 'k')!)).toBe('grace');
     now += 300_000;
     expect(store.freshness(store.get('shared', 'k')!)).toBe('dead');
+  });
+
+  it('once its local copy is stale, that same entry from Redis does not replace it (fresh again each time): only a later one stored in our past does', () => {
+    const now = 1_000_000;
+    const local = e(now - 61_000, 60_000); // copied 61 s ago, now in grace
+    expect(replacesLocal(e(now + 3_600_000, 60_000), local, now)).toBe(false); // the writer ahead, again
+    expect(replacesLocal(e(now - 61_000, 60_000), local, now)).toBe(false); // the same entry
+    expect(replacesLocal(e(now - 5_000, 60_000), local, now)).toBe(true); // refreshed by another replica
+    expect(replacesLocal(e(now, 60_000), local, now)).toBe(true);
   });
 });
 
