@@ -57,7 +57,10 @@ export interface GatewayDeps {
 }
 
 export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {}): Gateway {
-  const now = deps.now ?? (() => performance.timeOrigin + performance.now());
+  // timeOrigin is a getter that is fixed for the process: read it once, not on every clock read
+  // (three per hit: a fifth of the fresh-hit path's own time went to reading the clock).
+  const timeOrigin = performance.timeOrigin;
+  const now = deps.now ?? (() => timeOrigin + performance.now());
   const registry = deps.registry ?? new Registry();
   // The store reports evictions to the metrics, which read the store's sizes: tie the knot.
   const late: { metrics?: Metrics } = {};

@@ -34,11 +34,21 @@ export function recordRequest(gw: Gateway, log: Logger, facts: RequestFacts): vo
 
 /**
  * The fresh-hit path's record: the caller found its metrics cell once for the URL, and the
- * facts for a log line are only built when this hit is logged (WIKIEDGE_LOG_HITS).
+ * facts for a log line are only gathered when this hit is logged (WIKIEDGE_LOG_HITS), from
+ * plain arguments: a closure to build them would be allocated on every hit.
  */
-export function recordFreshHit(gw: Gateway, cell: RequestCell, seconds: number, facts: () => RequestFacts): void {
+export function recordFreshHit(
+  gw: Gateway,
+  cell: RequestCell,
+  seconds: number,
+  reqId: string,
+  method: string,
+  path: string,
+  module: string,
+): void {
   gw.metrics.requests.record(cell, seconds);
-  if (hitLogged(gw)) logRequest(gw.log, facts());
+  if (hitLogged(gw))
+    logRequest(gw.log, { reqId, method, path, module, status: 200, disposition: 'hit', seconds });
 }
 
 /** WIKIEDGE_LOG_HITS: none, every one, or a random share of them. */

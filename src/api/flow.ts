@@ -121,47 +121,54 @@ export interface Recv {
  * insertion order): a flood of unique URLs costs the work it would have cost anyway, and the
  * memo's memory stays level. Clearing the whole memo when full made the process's RSS swing by
  * ~15 MB every few minutes under the soak's trickle of unique URLs (docs/SECURITY.md). A parsed
- * request holds ~2 KB: 2,000 of them keep the memo near 4 MB, full within a minute (10,000 took
+ * request holds ~2 KB: 2,000 targets (a GET and a HEAD each, at most) keep the memo near 4 MB (8 MB), full within a minute (10,000 took
  * 20 MB and minutes to fill). A hot URL pushed out comes back at its next request; the others
  * are parsed per request, a few µs.
  */
 const RECV_MEMO_MAX = 2_000;
-const recvMemo = new WeakMap<Gateway, Map<string, Recv>>();
+/**
+ * Keyed by the target alone, the method choosing within: the target string the HTTP parser made
+ * is looked up as it is, where a `${method} ${target}` key had to be built, flattened and hashed
+ * anew on every hit.
+ */
+type RememberedRecvs = { GET?: Recv; HEAD?: Recv };
+const recvMemo = new WeakMap<Gateway, Map<string, RememberedRecvs>>();
 
 /**
- * The memo's key, for requests whose recv step depends on the method and target alone: no
- * credentials (Cookie, Authorization), no Treat-as-Untrusted, GET or HEAD, no body. Else undefined.
+ * Whether a request's recv step depends on its method and target alone: no credentials
+ * (Cookie, Authorization), no Treat-as-Untrusted, GET or HEAD, no body.
  */
-function recvMemoKey(method: string, h: IncomingHttpHeaders, upstreamPath: string): string | undefined {
-  const memoable =
+function memoable(method: string, h: IncomingHttpHeaders): method is 'GET' | 'HEAD' {
+  return (
+    (method === 'GET' || method === 'HEAD') &&
     h.cookie === undefined &&
     h.authorization === undefined &&
     h['treat-as-untrusted'] === undefined &&
-    (method === 'GET' || method === 'HEAD') &&
-    !headersAnnounceBody(h);
-  return memoable ? `${method} ${upstreamPath}` : undefined;
+    !headersAnnounceBody(h)
+  );
 }
 
-/** How many recv steps are remembered (for the test that floods the memo). */
+/** How many targets have a recv step remembered (for the test that floods the memo). */
 export function recvMemoSize(gw: Gateway): number {
   return recvMemo.get(gw)?.size ?? 0;
 }
 
 /** The recv step flow.ts already made for this request, if it is one it remembers. */
 export function rememberedRecv(gw: Gateway, method: string, h: IncomingHttpHeaders, upstreamPath: string): Recv | undefined {
-  const memoKey = recvMemoKey(method, h, upstreamPath);
-  return memoKey === undefined ? undefined : recvMemo.get(gw)?.get(memoKey);
+  return memoable(method, h) ? recvMemo.get(gw)?.get(upstreamPath)?.[method] : undefined;
 }
 
 function recvOf(gw: Gateway, request: FastifyRequest, target: RequestTarget): Recv {
   const h = request.headers;
-  const memoKey = recvMemoKey(request.method, h, target.upstreamPath);
-  let memo: Map<string, Recv> | undefined;
-  if (memoKey !== undefined) {
+  const method = request.method;
+  let memo: Map<string, RememberedRecvs> | undefined;
+  let remembered: RememberedRecvs | undefined;
+  if (memoable(method, h)) {
     memo = recvMemo.get(gw);
     if (!memo) recvMemo.set(gw, (memo = new Map()));
-    const found = memo.get(memoKey);
+    remembered = memo.get(target.upstreamPath);
     // Same method and target bytes: the same parse (the target object itself is equal too).
+    const found = remembered?.[method];
     if (found) return found;
   }
   const query = parsePhpQuery(target.rawQuery);
@@ -189,9 +196,12 @@ function recvOf(gw: Gateway, request: FastifyRequest, target: RequestTarget): Re
       rule,
     }),
   };
-  if (memo && memoKey !== undefined) {
-    if (memo.size >= RECV_MEMO_MAX) memo.delete(memo.keys().next().value as string);
-    memo.set(memoKey, recv);
+  if (memo && memoable(method, h)) {
+    if (remembered) remembered[method] = recv;
+    else {
+      if (memo.size >= RECV_MEMO_MAX) memo.delete(memo.keys().next().value as string);
+      memo.set(target.upstreamPath, { [method]: recv });
+    }
   }
   return recv;
 }

@@ -62,7 +62,7 @@ export function serveFreshHit(gw: Gateway, req: IncomingMessage, res: ServerResp
   const keyed = keyedHeadersOf(req.headers, remote, gw.trusted.has(peerAddress(remote)), api.query);
   const memo = hitMemoOf(gw, recv, method, keyed);
   const entry = gw.store.get('shared', memo.key);
-  if (!entry || entry.status !== 200 || gw.store.freshness(entry) !== 'fresh') return false;
+  if (!entry || entry.status !== 200 || gw.store.freshness(entry, startedAt) !== 'fresh') return false;
   const head = replayHead(entry);
   if (!head) return false;
 
@@ -72,15 +72,7 @@ export function serveFreshHit(gw: Gateway, req: IncomingMessage, res: ServerResp
   res.writeHead(200, head);
   res.end(entry.body);
   const seconds = (gw.now() - startedAt) / 1000;
-  recordFreshHit(gw, memo.cell, seconds, () => ({
-    reqId,
-    method,
-    path: api.target.rawPath,
-    module: recv.moduleLabel,
-    status: 200,
-    disposition: 'hit',
-    seconds,
-  }));
+  recordFreshHit(gw, memo.cell, seconds, reqId, method, api.target.rawPath, recv.moduleLabel);
   return true;
 }
 

@@ -241,8 +241,9 @@ export class CacheStore {
     return this.tiers[tier].lru.get(key);
   }
 
-  freshness(entry: CacheEntry): Freshness {
-    return freshnessAt(entry, this.opts.now(), this.opts);
+  /** `now`: a clock reading the caller already made for this request (the fresh-hit path's). */
+  freshness(entry: CacheEntry, now: number = this.opts.now()): Freshness {
+    return freshnessAt(entry, now, this.opts);
   }
 
   /**
