@@ -58,7 +58,7 @@ export interface GatewayDeps {
 
 export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {}): Gateway {
   // timeOrigin is a getter that is fixed for the process: read it once, not on every clock read
-  // (three per hit: a fifth of the fresh-hit path's own time went to reading the clock).
+  // (a fifth of the fresh-hit path's own time went to reading the clock that way).
   const timeOrigin = performance.timeOrigin;
   const now = deps.now ?? (() => timeOrigin + performance.now());
   const registry = deps.registry ?? new Registry();

@@ -121,54 +121,75 @@ export interface Recv {
  * insertion order): a flood of unique URLs costs the work it would have cost anyway, and the
  * memo's memory stays level. Clearing the whole memo when full made the process's RSS swing by
  * ~15 MB every few minutes under the soak's trickle of unique URLs (docs/SECURITY.md). A parsed
- * request holds ~2 KB: 2,000 targets (a GET and a HEAD each, at most) keep the memo near 4 MB (8 MB), full within a minute (10,000 took
+ * request holds ~2 KB: 2,000 of them keep the memo near 4 MB, full within a minute (10,000 took
  * 20 MB and minutes to fill). A hot URL pushed out comes back at its next request; the others
  * are parsed per request, a few µs.
  */
 const RECV_MEMO_MAX = 2_000;
+
+/** A target's remembered recv steps, one per method (one object shape for all of them). */
+interface RememberedRecvs {
+  GET: Recv | undefined;
+  HEAD: Recv | undefined;
+}
 /**
  * Keyed by the target alone, the method choosing within: the target string the HTTP parser made
  * is looked up as it is, where a `${method} ${target}` key had to be built, flattened and hashed
- * anew on every hit.
+ * anew on every hit. `parsed` counts recv steps (up to two per target), which RECV_MEMO_MAX bounds.
  */
-type RememberedRecvs = { GET?: Recv; HEAD?: Recv };
-const recvMemo = new WeakMap<Gateway, Map<string, RememberedRecvs>>();
+interface RecvMemo {
+  readonly targets: Map<string, RememberedRecvs>;
+  parsed: number;
+}
+const recvMemo = new WeakMap<Gateway, RecvMemo>();
 
 /**
- * Whether a request's recv step depends on its method and target alone: no credentials
- * (Cookie, Authorization), no Treat-as-Untrusted, GET or HEAD, no body.
+ * The memo slot for a request whose recv step depends on its method and target alone (no
+ * credentials: Cookie, Authorization; no Treat-as-Untrusted; GET or HEAD; no body), else undefined.
  */
-function memoable(method: string, h: IncomingHttpHeaders): method is 'GET' | 'HEAD' {
-  return (
-    (method === 'GET' || method === 'HEAD') &&
+function memoSlot(method: string, h: IncomingHttpHeaders): 'GET' | 'HEAD' | undefined {
+  if (method !== 'GET' && method !== 'HEAD') return undefined;
+  const plain =
     h.cookie === undefined &&
     h.authorization === undefined &&
     h['treat-as-untrusted'] === undefined &&
-    !headersAnnounceBody(h)
-  );
+    !headersAnnounceBody(h);
+  return plain ? method : undefined;
 }
 
-/** How many targets have a recv step remembered (for the test that floods the memo). */
+/** How many recv steps are remembered (for the test that floods the memo). */
 export function recvMemoSize(gw: Gateway): number {
-  return recvMemo.get(gw)?.size ?? 0;
+  return recvMemo.get(gw)?.parsed ?? 0;
 }
 
 /** The recv step flow.ts already made for this request, if it is one it remembers. */
 export function rememberedRecv(gw: Gateway, method: string, h: IncomingHttpHeaders, upstreamPath: string): Recv | undefined {
-  return memoable(method, h) ? recvMemo.get(gw)?.get(upstreamPath)?.[method] : undefined;
+  const slot = memoSlot(method, h);
+  return slot === undefined ? undefined : recvMemo.get(gw)?.targets.get(upstreamPath)?.[slot];
+}
+
+/** Remember `recv` in its slot; when more than RECV_MEMO_MAX are held, forget the oldest targets. */
+function remember(memo: RecvMemo, upstreamPath: string, slot: 'GET' | 'HEAD', recv: Recv): void {
+  let remembered = memo.targets.get(upstreamPath);
+  if (!remembered) memo.targets.set(upstreamPath, (remembered = { GET: undefined, HEAD: undefined }));
+  if (remembered[slot] === undefined) memo.parsed++;
+  remembered[slot] = recv;
+  while (memo.parsed > RECV_MEMO_MAX) {
+    const [oldest, forgotten] = memo.targets.entries().next().value as [string, RememberedRecvs];
+    memo.targets.delete(oldest);
+    memo.parsed -= (forgotten.GET ? 1 : 0) + (forgotten.HEAD ? 1 : 0);
+  }
 }
 
 function recvOf(gw: Gateway, request: FastifyRequest, target: RequestTarget): Recv {
   const h = request.headers;
-  const method = request.method;
-  let memo: Map<string, RememberedRecvs> | undefined;
-  let remembered: RememberedRecvs | undefined;
-  if (memoable(method, h)) {
+  const slot = memoSlot(request.method, h);
+  let memo: RecvMemo | undefined;
+  if (slot !== undefined) {
     memo = recvMemo.get(gw);
-    if (!memo) recvMemo.set(gw, (memo = new Map()));
-    remembered = memo.get(target.upstreamPath);
+    if (!memo) recvMemo.set(gw, (memo = { targets: new Map(), parsed: 0 }));
     // Same method and target bytes: the same parse (the target object itself is equal too).
-    const found = remembered?.[method];
+    const found = memo.targets.get(target.upstreamPath)?.[slot];
     if (found) return found;
   }
   const query = parsePhpQuery(target.rawQuery);
@@ -196,13 +217,7 @@ function recvOf(gw: Gateway, request: FastifyRequest, target: RequestTarget): Re
       rule,
     }),
   };
-  if (memo && memoable(method, h)) {
-    if (remembered) remembered[method] = recv;
-    else {
-      if (memo.size >= RECV_MEMO_MAX) memo.delete(memo.keys().next().value as string);
-      memo.set(target.upstreamPath, { [method]: recv });
-    }
-  }
+  if (memo && slot !== undefined) remember(memo, target.upstreamPath, slot, recv);
   return recv;
 }
 

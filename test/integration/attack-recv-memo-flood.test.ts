@@ -42,4 +42,19 @@ describe('recv memo flood', () => {
     expect(JSON.parse(first.body).echo).toContain('apfrom=flood0&');
     expect(first.headers['x-cache']).toBe('hit');
   });
+
+  it('GET and HEAD of 1,500 unique URLs (3,000 parsed requests) still leave at most 2,000 remembered', async () => {
+    const url = (i: number) => `${gw.apiUrl}?action=query&list=allpages&apfrom=both${i}&format=json`;
+    for (let i = 0; i < 1_500; i += 50) {
+      await Promise.all(
+        Array.from({ length: 50 }, async (_, j) => {
+          expect((await http(url(i + j))).status).toBe(200);
+          expect((await http(url(i + j), { method: 'HEAD' })).status).toBe(200);
+        }),
+      );
+    }
+    const size = recvMemoSize(gw.built.gateway);
+    expect(size).toBeGreaterThan(1_000);
+    expect(size).toBeLessThanOrEqual(2_000);
+  });
 });
