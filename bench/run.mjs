@@ -266,7 +266,10 @@ async function benchMiss(wikiUrl) {
   let warmed = 0;
   await Promise.all(
     Array.from({ length: 4 }, async () => {
-      while (warmed < 3000 && performance.now() < warmUntil) (warmed++, await missOnce(gw.url));
+      while (warmed < 3000 && performance.now() < warmUntil) {
+        warmed++;
+        await missOnce(gw.url);
+      }
     }),
   );
   const rounds = [];
