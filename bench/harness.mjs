@@ -41,6 +41,18 @@ export function startProcess(name, cmd, args, { cpu, env, stdout = 'ignore' } = 
   return child;
 }
 
+/** SIGTERM one started process and wait until it is gone (SIGKILL after 10 s), so the next one gets its CPU. */
+export async function stopProcess(child) {
+  const at = started.findIndex((s) => s.child === child);
+  if (at >= 0) started.splice(at, 1);
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(killer);
+}
+
 /** SIGTERM everything started here that still runs, newest first, and forget it. */
 export function stopAll() {
   for (const { child } of started.reverse()) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
