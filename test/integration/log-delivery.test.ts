@@ -40,4 +40,26 @@ describe('log delivery', () => {
     expect(messages).toContain('shutting down: draining in-flight requests');
     expect(messages.at(-1)).toBe('shutdown complete');
   });
+
+  it.runIf(built)('every line of a burst is out at exit, each once, in the order served', async () => {
+    fake = await startFakeUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private, must-revalidate, max-age=0' });
+      res.end('{"batchcomplete":""}');
+    });
+    const gw = await spawnGateway(fake.url);
+    // ~250 bytes a line: 400 lines are a dozen 8 KiB batches and a partial one held at exit.
+    const ids = Array.from({ length: 400 }, (_, i) => `burst-${i}`);
+    for (const id of ids) {
+      await http(`${gw.url}/w/api.php?action=query&meta=userinfo&format=json`, { headers: { 'x-request-id': id } });
+    }
+    gw.child.kill('SIGTERM');
+    expect(await gw.exited).toBe(0);
+    const logged = gw
+      .stdout()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as Record<string, unknown>)['reqId'])
+      .filter((id): id is string => typeof id === 'string' && id.startsWith('burst-'));
+    expect(logged).toEqual(ids);
+  });
 });
