@@ -40,12 +40,21 @@ export function createLogger(
  * system call is dear on these virtual machines (the miss path's profile spent ~10% in it).
  * Lines are held until 8 KiB gather or 250 ms pass, whichever is first, and are written out at
  * exit (LineBatches); what a SIGKILL or an out-of-memory kill leaves unwritten is at most those
- * 8 KiB.
+ * 8 KiB. A fatal line is written synchronously (pino calls flushSync() for it).
  */
 function stdoutInBatches(): pino.DestinationStream {
-  // minLength 0: sonic-boom writes what it is handed at once (or right after the write in
-  // flight); the batching is LineBatches'.
-  return new LineBatches(pino.destination({ dest: 1, sync: false, minLength: 0 }), 8 * 1024, 250);
+  return batchedDestination(1);
+}
+
+const BATCH_BYTES = 8 * 1024;
+
+/** A sonic-boom on `fd` (or path) fed by LineBatches. */
+export function batchedDestination(dest: number | string, { flushEveryMs = 250 } = {}): LineBatches {
+  // sonic-boom's minLength just under a batch: a full batch is written at once; a remainder
+  // handed over by the interval, flush() or flushSync() stays pending in sonic-boom, so that its
+  // flush(cb) waits for the write and its flushSync() writes it (with minLength 0 the first
+  // called back at once and the second found the lines already in an asynchronous write).
+  return new LineBatches(pino.destination({ dest, sync: false, minLength: BATCH_BYTES - 1 }), BATCH_BYTES, flushEveryMs);
 }
 
 type Destination = ReturnType<typeof pino.destination>;
@@ -55,7 +64,9 @@ type Destination = ReturnType<typeof pino.destination>;
  * write(), the UTF-8 length of the whole string it is gathering
  * (`Buffer.byteLength(bufs[bufs.length - 1])` in sonic-boom 4.2's write()), so gathering 8 KiB
  * there cost ~3 µs per request line, two thirds of it that measuring; handed whole batches it
- * costs ~1 µs (a line per hit: docs/BENCHMARKS.md).
+ * costs ~1 µs (a line per hit: docs/BENCHMARKS.md). A full batch is written at once; a
+ * remainder (handed over every flushEveryMs, by flush() or by flushSync()) waits in sonic-boom
+ * below its minLength until the flush that follows (batchedDestination).
  */
 export class LineBatches implements pino.DestinationStream {
   private lines: string[] = [];
@@ -66,7 +77,14 @@ export class LineBatches implements pino.DestinationStream {
     private readonly batchChars: number,
     flushEveryMs: number,
   ) {
-    setInterval(() => this.handOver(), flushEveryMs).unref();
+    setInterval(() => {
+      this.handOver();
+      try {
+        this.sink.flush();
+      } catch {
+        // Destroyed: nothing more can be written (and a throw here would end the process).
+      }
+    }, flushEveryMs).unref();
     // pino flushes the sonic-boom it built when the process exits; the lines still held here
     // must reach it first, whichever exit handler runs first.
     process.on('exit', () => this.flushSync());
