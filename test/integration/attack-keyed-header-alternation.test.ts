@@ -4,7 +4,7 @@
 // request its own variant, never the one the memo was made for.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerPublicEchoingHeaders, type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
+import { answerPublicEchoingHeaders, echoedHeaders, type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
 
@@ -20,7 +20,6 @@ describe('keyed headers alternating on one remembered URL', () => {
     await gw.close();
     await fake.close();
   });
-  const seen = (res: { body: string }) => JSON.parse(res.body).headers as Record<string, string>;
 
   it('X-Forwarded-Proto https / http / https…: each answer is its own scheme, hits included', async () => {
     const q = `${gw.apiUrl}?action=query&format=json&requestid=${randomUUID()}`;
@@ -29,7 +28,7 @@ describe('keyed headers alternating on one remembered URL', () => {
       const proto = i % 2 === 0 ? 'https' : 'http';
       const res = await http(q, { headers: { 'x-forwarded-proto': proto } });
       expect(res.status).toBe(200);
-      expect(seen(res)['x-forwarded-proto'], `request ${i}`).toBe(proto);
+      expect(echoedHeaders(res)['x-forwarded-proto'], `request ${i}`).toBe(proto);
       dispositions.push(String(header(res, 'x-cache')));
     }
     expect(dispositions.slice(0, 2)).toEqual(['miss', 'miss']);
@@ -44,7 +43,7 @@ describe('keyed headers alternating on one remembered URL', () => {
       const origin = i % 2 === 0 ? 'https://a.example' : 'https://b.example';
       const res = await http(q, { headers: { origin } });
       expect(res.status).toBe(200);
-      expect(seen(res)['origin'], `request ${i}`).toBe(origin);
+      expect(echoedHeaders(res)['origin'], `request ${i}`).toBe(origin);
       dispositions.push(String(header(res, 'x-cache')));
     }
     expect(dispositions.slice(2)).toEqual(Array(10).fill('hit'));

@@ -48,6 +48,11 @@ export function answerPublicEchoingHeaders(req: IncomingMessage, res: ServerResp
   res.end(JSON.stringify({ headers: req.headers, url: req.url }));
 }
 
+/** The request headers the wiki saw, from an answer of answerPublicEchoingHeaders. */
+export function echoedHeaders(res: { body: string }): Record<string, string> {
+  return (JSON.parse(res.body) as { headers: Record<string, string> }).headers;
+}
+
 /** A port nothing listens on (bound, then released). */
 export async function closedPort(): Promise<number> {
   const s = createServer();
