@@ -192,7 +192,7 @@ async function benchCluster() {
   const upstreamPort = await freePort();
   startProcess('fake-api', process.execPath, [path.join(root, 'bench/servers/fake-api.mjs'), String(upstreamPort)]);
   await waitFor(`http://127.0.0.1:${upstreamPort}/w/api.php`);
-  const q = '/w/api.php?action=query&list=filearchive&format=json&formatversion=2';
+  const q = HIT_QUERY;
   const results = {};
   for (const workers of ['1', '2']) {
     const gw = await gateway(`http://127.0.0.1:${upstreamPort}`, { WIKIEDGE_WORKERS: workers }, { cpu: null });
