@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { parse as parseYaml } from 'yaml';
+import { DEFAULT_HARMLESS_COOKIES } from './identity.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 export type DebuginfoMode = 'strip' | 'pass' | 'off';
@@ -35,6 +36,12 @@ export interface Config {
   readonly sessionName: string;
   /** Whether `sessionJwt` counts as a credential (CookieSessionProvider with JWT sessions enabled). */
   readonly sessionJwtCookie: boolean;
+  /** Credential cookies of extension session providers and `$wgCacheVaryCookies`: names, or `prefix*`. */
+  readonly credentialCookies: readonly string[];
+  /** Cookies whose name says session or token but that authenticate nobody: names, or `prefix*`. */
+  readonly harmlessCookies: readonly string[];
+  /** Request headers that carry credentials besides Authorization (lower case). */
+  readonly credentialHeaders: readonly string[];
   readonly logLevel: LogLevel;
   /** `pretty` is for a terminal (the demo); production logs are JSON lines. */
   readonly logFormat: LogFormat;
@@ -206,6 +213,40 @@ function cookieName(fallback: string) {
   };
 }
 
+/**
+ * A comma-separated list of cookie names as PHP stores them (`.` and space become `_`), each
+ * optionally ending in `*` (a prefix).
+ */
+function cookieNameList(fallback: readonly string[]) {
+  return (v: unknown, key: string): string[] => {
+    if (v === undefined) return [...fallback];
+    const items = Array.isArray(v) ? v.map(String) : typeof v === 'string' ? v.split(',') : null;
+    if (!items) throw new ConfigError(key, 'must be a comma-separated list of cookie names');
+    return items
+      .map((s) => s.trim())
+      .filter((s) => s !== '')
+      .map((s) => {
+        if (!/^[!#$%&'+\-^_`|~0-9A-Za-z]+\*?$/.test(s) || s === '*')
+          throw new ConfigError(key, `must list cookie names (RFC 6265 tokens, optionally ending in *), got ${JSON.stringify(s)}`);
+        return s;
+      });
+  };
+}
+
+function headerNameList(v: unknown, key: string): string[] {
+  if (v === undefined || v === '') return [];
+  const items = Array.isArray(v) ? v.map(String) : typeof v === 'string' ? v.split(',') : null;
+  if (!items) throw new ConfigError(key, 'must be a comma-separated list of header names');
+  return items
+    .map((s) => s.trim().toLowerCase())
+    .filter((s) => s !== '')
+    .map((s) => {
+      if (!/^[!#$%&'*+\-.^_`|~0-9a-z]+$/.test(s)) throw new ConfigError(key, `must list header names, got ${JSON.stringify(s)}`);
+      if (s === 'cookie') throw new ConfigError(key, 'must not list cookie (cookies are named in WIKIEDGE_CREDENTIAL_COOKIES)');
+      return s;
+    });
+}
+
 function addressList(v: unknown, key: string): string[] {
   if (v === undefined || v === '') return ['127.0.0.1', '::1'];
   const items = Array.isArray(v) ? v : typeof v === 'string' ? v.split(',') : null;
@@ -306,6 +347,13 @@ const FIELDS = {
   cookiePrefix: { env: 'WIKIEDGE_COOKIE_PREFIX', file: 'cookiePrefix', parse: cookieName('wiki') },
   sessionName: { env: 'WIKIEDGE_SESSION_NAME', file: 'sessionName', parse: cookieName('') },
   sessionJwtCookie: { env: 'WIKIEDGE_SESSION_JWT_COOKIE', file: 'sessionJwtCookie', parse: bool(true) },
+  credentialCookies: { env: 'WIKIEDGE_CREDENTIAL_COOKIES', file: 'credentialCookies', parse: cookieNameList([]) },
+  harmlessCookies: {
+    env: 'WIKIEDGE_HARMLESS_COOKIES',
+    file: 'harmlessCookies',
+    parse: cookieNameList(DEFAULT_HARMLESS_COOKIES),
+  },
+  credentialHeaders: { env: 'WIKIEDGE_CREDENTIAL_HEADERS', file: 'credentialHeaders', parse: headerNameList },
   logLevel: {
     env: 'WIKIEDGE_LOG_LEVEL',
     file: 'logLevel',

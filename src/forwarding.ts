@@ -62,17 +62,57 @@ function connectionListed(value: string | string[] | undefined): Set<string> | u
   return listed;
 }
 
+/**
+ * The request headers the wiki will receive from the client (RFC 9110 §7.6.1: hop-by-hop headers
+ * and every header named in `Connection` are removed by a proxy), before the gateway adds its
+ * own. Everything that decides for the wiki's sake (identity, the cache key, the credential net)
+ * reads this view, never the raw headers: a header the wiki never sees must not change the slot
+ * (`Connection: Treat-as-Untrusted` with `Treat-as-Untrusted: 1` reaches the wiki without it,
+ * and the wiki answers as the logged-in user).
+ *
+ * The raw object itself when `Connection` names nothing beyond keep-alive/close (nearly every
+ * request): no copy on the hit path.
+ */
+export function forwardedView(incoming: IncomingHttpHeaders): IncomingHttpHeaders {
+  const listed = connectionListed(incoming.connection);
+  if (listed === undefined || onlyConnectionOptions(listed)) return incoming;
+  const out: IncomingHttpHeaders = {};
+  for (const name in incoming) {
+    if (listed.has(name)) continue;
+    out[name] = incoming[name];
+  }
+  return out;
+}
+
+/** `Connection: keep-alive` / `close`: options, not header names (nothing to remove). */
+function onlyConnectionOptions(listed: ReadonlySet<string>): boolean {
+  for (const name of listed) if (name !== 'keep-alive' && name !== 'close') return false;
+  return true;
+}
+
+/** Whether `Connection` names a header (the fresh-hit path leaves such requests to the full one). */
+export function connectionNamesHeaders(value: string | string[] | undefined): boolean {
+  if (value === undefined) return false;
+  if (typeof value === 'string') {
+    const v = value.length <= 10 ? value.toLowerCase() : '';
+    if (v === 'keep-alive' || v === 'close') return false;
+  }
+  const listed = connectionListed(value);
+  return listed !== undefined && !onlyConnectionOptions(listed);
+}
+
 /** The headers to send upstream for a client's request. */
 export function upstreamRequestHeaders(
-  incoming: IncomingHttpHeaders,
+  raw: IncomingHttpHeaders,
   ctx: ForwardContext,
 ): Record<string, string | string[]> {
-  const listed = connectionListed(incoming.connection);
+  // X-Forwarded-* named in Connection are dropped like any other: read them from the view too.
+  const incoming = forwardedView(raw);
   const out: Record<string, string | string[]> = {};
   for (const name in incoming) {
     const value = incoming[name];
     if (value === undefined) continue;
-    if (HOP_BY_HOP.has(name) || listed?.has(name)) continue;
+    if (HOP_BY_HOP.has(name)) continue;
     if (name.startsWith('x-forwarded-') || name === 'forwarded' || name === 'x-request-id') continue;
     if (ctx.sharedFetch && NOT_FOR_SHARED_FETCH.has(name)) continue;
     out[name] = value;
@@ -88,7 +128,10 @@ export function upstreamRequestHeaders(
   return out;
 }
 
-/** The effective X-Forwarded-Proto we send upstream: part of the cache key ($wgVaryOnXFP). */
+/**
+ * The effective X-Forwarded-Proto we send upstream: part of the cache key ($wgVaryOnXFP).
+ * `incoming`: the forwarded view (forwardedView).
+ */
 export function effectiveForwardedProto(
   incoming: IncomingHttpHeaders,
   ctx: Omit<ForwardContext, 'requestId' | 'sharedFetch'>,

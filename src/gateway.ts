@@ -10,7 +10,7 @@ import { RedisTier } from './cache/redis-tier.js';
 import { type CacheEntry, CacheStore } from './cache/store.js';
 import type { Config } from './config.js';
 import { DebuginfoMetrics } from './debuginfo/record.js';
-import { type IdentityRules, identityRules } from './identity.js';
+import { type IdentityRules, cookieCredentialKind, identityRules } from './identity.js';
 import { Metrics, RedisMetrics, moduleLabeller } from './metrics.js';
 import type { CookieNames } from './set-cookie.js';
 import { Upstream } from './upstream.js';
@@ -93,6 +93,9 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     sessionName: config.sessionName,
     sessionJwtCookie: config.sessionJwtCookie,
     secret: config.identitySecret,
+    credentialCookies: config.credentialCookies,
+    harmlessCookies: config.harmlessCookies,
+    credentialHeaders: config.credentialHeaders,
   });
   return {
     config,
@@ -111,7 +114,11 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     metrics,
     debuginfoMetrics: new DebuginfoMetrics(registry),
     identityRules: rules,
-    cookieNames: { sessionCookie: rules.sessionCookie, cookiePrefix: config.cookiePrefix },
+    cookieNames: {
+      sessionCookie: rules.sessionCookie,
+      cookiePrefix: config.cookiePrefix,
+      isCredential: (name) => cookieCredentialKind(name, rules) !== undefined,
+    },
     moduleLabel: moduleLabeller(Object.keys(config.modules)),
     now,
     random: deps.random ?? Math.random,

@@ -1,16 +1,32 @@
 /**
  * Who is asking, decided exactly as MediaWiki 1.39 decides it, from the request's headers alone.
  *
- * - The credentials are the cookies of CookieSessionProvider::getVaryCookies() (line 315):
- *   `{prefix}Token`, `{prefix}LoggedOut`, the session cookie (`$wgSessionName ?: {prefix}_session`),
- *   `forceHTTPS`, plus `sessionJwt` where JWT sessions are enabled, and any `Authorization` header
- *   (OAuth's session provider).
+ * - SessionManager::getVaryCookies() merges the vary cookies of **every** session provider
+ *   (includes/session/SessionManager.php:410), and OutputPage::getCacheVaryCookies() adds
+ *   `$wgCacheVaryCookies`. A default 1.39 install has two providers:
+ *   - CookieSessionProvider::getVaryCookies() (line 315): `{prefix}Token`, `{prefix}LoggedOut`,
+ *     the session cookie (`$wgSessionName ?: {prefix}_session`), `forceHTTPS`;
+ *   - BotPasswordSessionProvider (`$wgEnableBotPasswords`, true by default):
+ *     ImmutableSessionProviderWithCookie::getVaryCookies() (line 165) returns
+ *     `{prefix}` + its sessionCookieName, `_BPsession` unless configured (BotPasswordSessionProvider.php:49):
+ *     a client sending only `wiki_BPsession` is a logged-in bot.
+ *   plus `sessionJwt` where JWT sessions are enabled, any `Authorization` header (OAuth's
+ *   provider), and what the operator names for extension providers (CentralAuth's
+ *   `centralauth_*`, a site's own `$wgCacheVaryCookies`, a header set by an SSO proxy).
+ * - A conservative net, the way Wikimedia's edge does it (`[sS]ession|Token` in a cookie name):
+ *   any other cookie whose name says session or token, and that is not known to be harmless, is
+ *   a credential too. An unknown credential then costs a cache hit (the session tier, keyed by
+ *   its value), never a leak into the shared tier.
  * - CookieSessionProvider::getCookie(): "PHP uses 'deleted' when deleting cookies. Only way to be
  *   sure is to treat it as non-existent." An empty value is treated the same way.
  * - Names are looked up in PHP's `$_COOKIE` (see php/php-input.ts), not in a generic parse.
  * - ApiMain::lacksSameOriginSecurity() (SOURCE-NOTES §8): `callback=` (JSONP), `origin=*` or a
  *   `Treat-as-Untrusted` header make MediaWiki replace the user with an anonymous one
- *   ("MediaWiki-Login-Suppressed: true"), so such requests are anonymous whatever they carry.
+ *   ("MediaWiki-Login-Suppressed: true"), so such requests are anonymous whatever they carry;
+ *   the session is still loaded, so the wiki answers them `private` when they carry one.
+ *
+ * The headers read here are the ones the wiki will receive (forwarding.ts forwardedView): a
+ * header named in `Connection` never reaches it, so it never decides who is asking.
  *
  * The slot that keys a session's cache entries is an HMAC of the credential values: raw values
  * never leave this module.
@@ -20,38 +36,113 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { type PhpArray, parsePhpCookies, phpStringParam } from './php/php-input.js';
 
 export type Identity =
-  | { readonly kind: 'anonymous'; readonly loginSuppressed: boolean }
+  | {
+      readonly kind: 'anonymous';
+      readonly loginSuppressed: boolean;
+      /**
+       * Login suppressed, but the request carries credentials: the wiki still loads the session
+       * and answers with `private` Cache-Control (ApiMain::sendCacheHeaders, a-p-u-p with a
+       * persisted session), so the client must get that too.
+       */
+      readonly carriesCredentials: boolean;
+    }
   /**
    * `slot` groups everything of one session (the session cookie when there is one) so that a
    * logout evicts all of it; `variant` separates different credential sets within a slot.
+   * `unknownCredential`: the net (not a known provider) made this a session.
    */
-  | { readonly kind: 'session'; readonly slot: string; readonly variant: string }
+  | { readonly kind: 'session'; readonly slot: string; readonly variant: string; readonly unknownCredential: boolean }
   /** Credentials in a shape MediaWiki would not read as a plain string (e.g. `wiki_session[a]=`): never cached. */
   | { readonly kind: 'unsure' };
 
+/** A cookie name, or a prefix when it ends in `*` (e.g. `centralauth_*`). */
+export type CookieNamePattern = string;
+
 export interface IdentityRules {
   readonly sessionCookie: string;
-  /** Credential cookie names, session cookie first. */
-  readonly credentialCookies: readonly string[];
+  /** Credential cookie names of the known providers (session cookie first) and the operator's exact names. */
+  readonly credentialCookies: ReadonlySet<string>;
+  /** Name prefixes of credential cookies (the operator's `name*` patterns). */
+  readonly credentialCookiePrefixes: readonly string[];
+  /** Names the net would take for credentials but that are known not to be (exact, or prefixes). */
+  readonly harmlessCookies: ReadonlySet<string>;
+  readonly harmlessCookiePrefixes: readonly string[];
+  /** Request headers that carry credentials, lower case: `authorization` and the operator's. */
+  readonly credentialHeaders: readonly string[];
   readonly secret: Buffer;
 }
 
-export function identityRules(opts: {
-  cookiePrefix: string;
-  sessionName: string;
-  sessionJwtCookie: boolean;
-  secret: Buffer;
-}): IdentityRules {
+export interface IdentityRuleOptions {
+  readonly cookiePrefix: string;
+  readonly sessionName: string;
+  readonly sessionJwtCookie: boolean;
+  readonly secret: Buffer;
+  /** Credential cookies of extension providers and `$wgCacheVaryCookies` (names or `prefix*`). */
+  readonly credentialCookies?: readonly CookieNamePattern[];
+  /** Cookies the net must not take for credentials (names or `prefix*`). */
+  readonly harmlessCookies?: readonly CookieNamePattern[];
+  /** Headers that carry credentials besides Authorization. */
+  readonly credentialHeaders?: readonly string[];
+}
+
+/**
+ * Cookies MediaWiki itself sets that the net's pattern matches but that authenticate nobody:
+ * `mwuser-sessionId`, a random id mediawiki.user's `mw.user.sessionId()` keeps in every
+ * browser with JavaScript (read by analytics only, never by a session provider). Taking it for a
+ * credential would turn every browser's requests into per-session ones.
+ */
+export const DEFAULT_HARMLESS_COOKIES: readonly CookieNamePattern[] = ['mwuser-sessionId'];
+
+export function identityRules(opts: IdentityRuleOptions): IdentityRules {
   const sessionCookie = opts.sessionName || `${opts.cookiePrefix}_session`;
-  const names = [sessionCookie, `${opts.cookiePrefix}Token`, `${opts.cookiePrefix}LoggedOut`, 'forceHTTPS'];
-  if (opts.sessionJwtCookie) names.push('sessionJwt');
-  return { sessionCookie, credentialCookies: names, secret: opts.secret };
+  const exact = new Set([
+    sessionCookie,
+    `${opts.cookiePrefix}Token`,
+    `${opts.cookiePrefix}LoggedOut`,
+    'forceHTTPS',
+    `${opts.cookiePrefix}_BPsession`,
+  ]);
+  if (opts.sessionJwtCookie) exact.add('sessionJwt');
+  const credentialPrefixes: string[] = [];
+  for (const p of opts.credentialCookies ?? []) {
+    if (p.endsWith('*')) credentialPrefixes.push(p.slice(0, -1));
+    else exact.add(p);
+  }
+  const harmless = new Set<string>();
+  const harmlessPrefixes: string[] = [];
+  for (const p of opts.harmlessCookies ?? DEFAULT_HARMLESS_COOKIES) {
+    if (p.endsWith('*')) harmlessPrefixes.push(p.slice(0, -1));
+    else harmless.add(p);
+  }
+  return {
+    sessionCookie,
+    credentialCookies: exact,
+    credentialCookiePrefixes: credentialPrefixes,
+    harmlessCookies: harmless,
+    harmlessCookiePrefixes: harmlessPrefixes,
+    credentialHeaders: ['authorization', ...(opts.credentialHeaders ?? []).map((h) => h.toLowerCase())],
+    secret: opts.secret,
+  };
+}
+
+/** Wikimedia's edge: `([sS]ession|Token)=` in the Cookie header means pass. Case-insensitive here. */
+const LOOKS_LIKE_CREDENTIAL = /session|token/i;
+
+/** How a cookie name counts: a known provider's credential, one the net caught, or neither. */
+export function cookieCredentialKind(name: string, rules: IdentityRules): 'known' | 'net' | undefined {
+  if (rules.credentialCookies.has(name)) return 'known';
+  for (const p of rules.credentialCookiePrefixes) if (name.startsWith(p)) return 'known';
+  if (!LOOKS_LIKE_CREDENTIAL.test(name)) return undefined;
+  if (rules.harmlessCookies.has(name)) return undefined;
+  for (const p of rules.harmlessCookiePrefixes) if (name.startsWith(p)) return undefined;
+  return 'net';
 }
 
 /** The request facts identity depends on; `query` is PHP's `$_GET`. */
 export interface IdentityInput {
   readonly cookieHeader: string | undefined;
-  readonly authorization: string | undefined;
+  /** The credential headers' values in the order of `rules.credentialHeaders` (undefined: absent). */
+  readonly credentialHeaderValues: readonly (string | undefined)[];
   readonly treatAsUntrusted: boolean;
   readonly query: PhpArray;
 }
@@ -68,37 +159,57 @@ export function isLoginSuppressed(input: Pick<IdentityInput, 'query' | 'treatAsU
 /** The credentials MediaWiki will read, as name/value pairs, or 'unsure'. */
 export function credentialsOf(
   cookies: PhpArray,
-  authorization: string | undefined,
+  headerValues: readonly (string | undefined)[],
   rules: IdentityRules,
-): [string, string][] | 'unsure' {
-  const found: [string, string][] = [];
-  for (const name of rules.credentialCookies) {
-    const value = cookies.get(name);
-    if (value === undefined) continue;
+): { pairs: [string, string][]; unknown: boolean } | 'unsure' {
+  const pairs: [string, string][] = [];
+  let unknown = false;
+  for (const [name, value] of cookies) {
+    const kind = cookieCredentialKind(name, rules);
+    if (kind === undefined) continue;
     if (typeof value !== 'string') return 'unsure';
     if (value === '' || value === 'deleted') continue;
-    found.push([name, value]);
+    pairs.push([name, value]);
+    if (kind === 'net') unknown = true;
   }
-  if (authorization !== undefined && authorization !== '') found.push(['authorization', authorization]);
-  return found;
+  rules.credentialHeaders.forEach((name, i) => {
+    const value = headerValues[i];
+    if (value !== undefined && value !== '') pairs.push([name, value]);
+  });
+  return { pairs, unknown };
 }
 
 export function identify(input: IdentityInput, rules: IdentityRules): Identity {
-  if (isLoginSuppressed(input)) return { kind: 'anonymous', loginSuppressed: true };
+  const suppressed = isLoginSuppressed(input);
   const cookies = input.cookieHeader ? parsePhpCookies(input.cookieHeader) : EMPTY;
-  const credentials = credentialsOf(cookies, input.authorization, rules);
+  const credentials = credentialsOf(cookies, input.credentialHeaderValues, rules);
+  if (suppressed) {
+    // Whatever shape the credentials have, MediaWiki never reads them for the user; it still
+    // loads the session, so any sign of one makes its answer private.
+    const carriesCredentials = credentials === 'unsure' || credentials.pairs.length > 0;
+    return { kind: 'anonymous', loginSuppressed: true, carriesCredentials };
+  }
   if (credentials === 'unsure') return { kind: 'unsure' };
-  if (credentials.length === 0) return { kind: 'anonymous', loginSuppressed: false };
-  const session = credentials.find(([name]) => name === rules.sessionCookie);
-  const slotBasis = session ? [session] : credentials;
+  const { pairs, unknown } = credentials;
+  if (pairs.length === 0) return ANONYMOUS;
+  // The slot is the session a logout ends: the session cookie of a known provider when there is
+  // one (cookie order does not matter), else every credential.
+  const session = pairs.find(([name]) => name === rules.sessionCookie);
+  const slotBasis = session ? [session] : [...pairs].sort(byName);
   return {
     kind: 'session',
     slot: keyedHash(rules.secret, slotBasis),
-    variant: keyedHash(rules.secret, credentials),
+    variant: keyedHash(rules.secret, [...pairs].sort(byName)),
+    unknownCredential: unknown,
   };
 }
 
+const ANONYMOUS: Identity = Object.freeze({ kind: 'anonymous', loginSuppressed: false, carriesCredentials: false });
 const EMPTY: PhpArray = new Map();
+
+function byName(a: [string, string], b: [string, string]): number {
+  return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
+}
 
 function keyedHash(secret: Buffer, pairs: [string, string][]): string {
   const mac = createHmac('sha256', secret);
@@ -112,6 +223,17 @@ export function requestCookieNames(cookieHeader: string | undefined): ReadonlySe
   return cookieHeader ? new Set(parsePhpCookies(cookieHeader).keys()) : new Set();
 }
 
+/** Whether a request may carry credentials at all, from its headers (the fresh-hit path's test). */
+export function mayCarryCredentials(headers: IncomingHttpHeaders, rules: IdentityRules): boolean {
+  if (headers.cookie !== undefined) return true;
+  for (const name of rules.credentialHeaders) if (headers[name] !== undefined) return true;
+  return false;
+}
+
+/**
+ * `headers` must be what the wiki will receive (forwarding.ts forwardedView): a credential or a
+ * Treat-as-Untrusted header that never reaches the wiki must not decide who is asking.
+ */
 export function identityFromHeaders(
   headers: IncomingHttpHeaders,
   query: PhpArray,
@@ -120,10 +242,14 @@ export function identityFromHeaders(
   return identify(
     {
       cookieHeader: headers.cookie,
-      authorization: headers.authorization,
+      credentialHeaderValues: rules.credentialHeaders.map((name) => headerValue(headers[name])),
       treatAsUntrusted: headers['treat-as-untrusted'] !== undefined,
       query,
     },
     rules,
   );
+}
+
+function headerValue(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v.join(', ') : v;
 }

@@ -274,6 +274,7 @@ export class Metrics {
   readonly apiErrors: Counter<'code'>;
   readonly cookieNormalisations: Counter<'event' | 'cookie'>;
   readonly notStored: Counter<'reason'>;
+  readonly unknownCredentials: Counter;
   private readonly errorCodes = new Set<string>();
   private readonly methods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH', 'PURGE']);
 
@@ -330,6 +331,11 @@ export class Metrics {
       name: 'wikiedge_not_stored_total',
       help: 'Answers to cacheable requests that were not stored, by reason.',
       labelNames: ['reason'] as const,
+      registers,
+    });
+    this.unknownCredentials = new Counter({
+      name: 'wikiedge_unknown_credentials_total',
+      help: 'Requests that the credential net (a cookie whose name says session or token, not of a known session provider) made session holders.',
       registers,
     });
     const store = opts.store;

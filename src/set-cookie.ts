@@ -7,7 +7,8 @@
  *   the client did not send is dropped, a deletion of one it did send is relayed (a logout or a
  *   failed session must still clear the browser).
  * - A new or changed session cookie means the answer belongs to this client alone: never stored.
- * - A deletion of the session cookie ends the session: its cache entries are evicted.
+ * - A deletion of a credential cookie (the session cookie, a bot-password session, any cookie a
+ *   session provider reads: identity.ts) ends the session: its cache entries are evicted.
  * Attributes are relayed unchanged.
  */
 
@@ -22,6 +23,8 @@ export type CookieLabel =
   | 'LoggedOut'
   | 'forceHTTPS'
   | 'sessionJwt'
+  | 'BPsession'
+  | 'credential'
   | 'other';
 
 export interface CookieOutcome {
@@ -30,13 +33,15 @@ export interface CookieOutcome {
   readonly events: { event: CookieEvent; cookie: CookieLabel }[];
   /** The wiki started, renewed or changed the session: the answer is this client's alone. */
   readonly sessionStarted: boolean;
-  /** The wiki deleted the session cookie the client sent. */
+  /** The wiki deleted a credential cookie the client sent: the session it held is over. */
   readonly sessionEnded: boolean;
 }
 
 export interface CookieNames {
   readonly sessionCookie: string;
   readonly cookiePrefix: string;
+  /** Whether a cookie of this name is a credential (identity.ts cookieCredentialKind). */
+  readonly isCredential: (name: string) => boolean;
 }
 
 interface ParsedSetCookie {
@@ -75,8 +80,9 @@ export function cookieLabel(name: string, names: CookieNames): CookieLabel {
   if (name.startsWith(names.cookiePrefix)) {
     const rest = name.slice(names.cookiePrefix.length);
     if (rest === 'Token' || rest === 'UserID' || rest === 'UserName' || rest === 'LoggedOut') return rest;
+    if (rest === '_BPsession') return 'BPsession';
   }
-  return 'other';
+  return names.isCredential(name) ? 'credential' : 'other';
 }
 
 export function normalizeSetCookies(
@@ -98,7 +104,7 @@ export function normalizeSetCookies(
         continue;
       }
       events.push({ event: 'relayed_deletion', cookie: label });
-      if (label === 'session') sessionEnded = true;
+      if (names.isCredential(cookie.name)) sessionEnded = true;
     } else if (label === 'session') {
       sessionStarted = true;
       events.push({ event: 'session_started', cookie: label });

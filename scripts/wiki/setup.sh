@@ -30,6 +30,9 @@
 # Accounts (env overrides, read on the first run):
 #   WIKI_ADMIN_USER=Admin     WIKI_ADMIN_PASS=Adm1n-Lab-Passw0rd!   (sysop, bureaucrat, interface-admin)
 #   WIKI_USER_NAME=LabUser    WIKI_USER_PASS=User-Lab-Passw0rd!     (plain user)
+#   a bot password of $ADMIN_USER: WIKI_BOT_APPID=wikiedge (login name Admin@wikiedge),
+#   WIKI_BOT_PASS=wikiedgebotpasswordforthetests00 (32 characters of [0-9a-w]: BotPassword::canonicalizeLoginData), grants basic,highvolume
+#   (BotPasswordSessionProvider: logging in with it gives a {prefix}_BPsession cookie)
 # Files in DIR: router.php appends "METHOD URI" per request to logs/requests.log (requests carrying
 # the header X-Wikiedge-Probe, i.e. this script's own readiness probes, are not logged);
 # php-server.pid (pid = process group of php -S and its workers); logs/php-server.log.
@@ -55,6 +58,8 @@ ADMIN_USER=${WIKI_ADMIN_USER:-Admin}
 ADMIN_PASS=${WIKI_ADMIN_PASS:-Adm1n-Lab-Passw0rd!}
 USER_NAME=${WIKI_USER_NAME:-LabUser}
 USER_PASS=${WIKI_USER_PASS:-User-Lab-Passw0rd!}
+BOT_APPID=${WIKI_BOT_APPID:-wikiedge}
+BOT_PASS=${WIKI_BOT_PASS:-wikiedgebotpasswordforthetests00}
 
 need_arg() { [ $# -ge 2 ] || {
   echo "[setup] $1 needs a value" >&2
@@ -248,6 +253,18 @@ if [ ! -f "$DATA/.users_done" ]; then
   }
   touch "$DATA/.users_done"
   log "account $USER_NAME created in $(elapsed "$t0") s"
+fi
+
+# ---------------------------------------------------------------- bot password (once)
+if [ ! -f "$DATA/.botpass_done" ]; then
+  php "$MW/maintenance/createBotPassword.php" --conf "$LS" --appid "$BOT_APPID" --grants basic,highvolume \
+    "$ADMIN_USER" "$BOT_PASS" > "$DATA/logs/botpass.log" 2>&1 || {
+    cat "$DATA/logs/botpass.log" >&2
+    log "createBotPassword.php failed"
+    exit 1
+  }
+  touch "$DATA/.botpass_done"
+  log "bot password $ADMIN_USER@$BOT_APPID created"
 fi
 
 # ---------------------------------------------------------------- seed: uploads + deletions (once)

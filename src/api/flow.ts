@@ -31,12 +31,20 @@ import {
   type ErrorFormat,
 } from '../errors.js';
 import {
+  connectionNamesHeaders,
   downstreamResponseHeaders,
   effectiveForwardedProto,
+  forwardedView,
   headerString,
   upstreamRequestHeaders,
 } from '../forwarding.js';
-import { type Identity, identityFromHeaders, requestCookieNames } from '../identity.js';
+import {
+  type Identity,
+  type IdentityRules,
+  identityFromHeaders,
+  mayCarryCredentials,
+  requestCookieNames,
+} from '../identity.js';
 import type { Disposition } from '../metrics.js';
 import { type PhpArray, parsePhpQuery, phpStringParam } from '../php/php-input.js';
 import { normalizeSetCookies } from '../set-cookie.js';
@@ -147,12 +155,12 @@ const recvMemo = new WeakMap<Gateway, RecvMemo>();
  * The memo slot for a request whose recv step depends on its method and target alone (no
  * credentials: Cookie, Authorization; no Treat-as-Untrusted; GET or HEAD; no body), else undefined.
  */
-function memoSlot(method: string, h: IncomingHttpHeaders): 'GET' | 'HEAD' | undefined {
+function memoSlot(method: string, h: IncomingHttpHeaders, rules: IdentityRules): 'GET' | 'HEAD' | undefined {
   if (method !== 'GET' && method !== 'HEAD') return undefined;
   const plain =
-    h.cookie === undefined &&
-    h.authorization === undefined &&
+    !mayCarryCredentials(h, rules) &&
     h['treat-as-untrusted'] === undefined &&
+    !connectionNamesHeaders(h.connection) &&
     !headersAnnounceBody(h);
   return plain ? method : undefined;
 }
@@ -164,7 +172,7 @@ export function recvMemoSize(gw: Gateway): number {
 
 /** The recv step flow.ts already made for this request, if it is one it remembers. */
 export function rememberedRecv(gw: Gateway, method: string, h: IncomingHttpHeaders, upstreamPath: string): Recv | undefined {
-  const slot = memoSlot(method, h);
+  const slot = memoSlot(method, h, gw.identityRules);
   return slot === undefined ? undefined : recvMemo.get(gw)?.targets.get(upstreamPath)?.[slot];
 }
 
@@ -182,8 +190,7 @@ function remember(memo: RecvMemo, upstreamPath: string, slot: 'GET' | 'HEAD', re
 }
 
 function recvOf(gw: Gateway, request: FastifyRequest, target: RequestTarget): Recv {
-  const h = request.headers;
-  const slot = memoSlot(request.method, h);
+  const slot = memoSlot(request.method, request.headers, gw.identityRules);
   let memo: RecvMemo | undefined;
   if (slot !== undefined) {
     memo = recvMemo.get(gw);
@@ -193,7 +200,9 @@ function recvOf(gw: Gateway, request: FastifyRequest, target: RequestTarget): Re
     if (found) return found;
   }
   const query = parsePhpQuery(target.rawQuery);
-  const identity = identityFromHeaders(h, query, gw.identityRules);
+  // What the wiki will receive decides who is asking, not what the client sent.
+  const identity = identityFromHeaders(forwardedView(request.headers), query, gw.identityRules);
+  if (identity.kind === 'session' && identity.unknownCredential) gw.metrics.unknownCredentials.inc();
   const modules = modulesOf(query);
   const rule = applicableRule(modules, gw.config.modules);
   const api: ApiRequest = {
@@ -658,10 +667,13 @@ function clientHeadersFor(
 }
 
 function keyedHeaders(gw: Gateway, request: FastifyRequest, query: PhpArray): KeyedHeaders {
-  return keyedHeadersOf(request.headers, request.socket.remoteAddress, request.edge.peerTrusted, query);
+  return keyedHeadersOf(forwardedView(request.headers), request.socket.remoteAddress, request.edge.peerTrusted, query);
 }
 
-/** The request headers a cache key accounts for (request.ts's KEYED_VARY), as this request has them. */
+/**
+ * The request headers a cache key accounts for (request.ts's KEYED_VARY), as the wiki will
+ * receive them: `headers` is the forwarded view (forwarding.ts forwardedView).
+ */
 export function keyedHeadersOf(
   headers: IncomingHttpHeaders,
   peerAddress: string | undefined,

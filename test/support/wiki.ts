@@ -127,3 +127,31 @@ export async function loginCookies(baseUrl: string, user: string, pass: string):
   }
   return cookieHeader(jar);
 }
+
+/** The bot password scripts/wiki/setup.sh creates for ADMIN_USER (BotPasswordSessionProvider). */
+export const BOT_LOGIN = `${ADMIN_USER}@${process.env['WIKI_BOT_APPID'] ?? 'wikiedge'}`;
+export const BOT_PASS = process.env['WIKI_BOT_PASS'] ?? 'wikiedgebotpasswordforthetests00';
+
+/**
+ * Log in with the bot password (`action=login`, the way bots do): returns the Set-Cookie jar as
+ * a name → value map. BotPasswordSessionProvider answers with its own `{prefix}_BPsession`.
+ */
+export async function botPasswordLogin(baseUrl: string): Promise<Map<string, string>> {
+  const api = apiUrl(baseUrl);
+  const jar = new Map<string, string>();
+  const tokenRes = await fetch(`${api}?action=query&meta=tokens&type=login&format=json`, { redirect: 'manual' });
+  applySetCookies(jar, tokenRes.headers.getSetCookie());
+  const logintoken = ((await tokenRes.json()) as { query?: { tokens?: { logintoken?: string } } }).query?.tokens
+    ?.logintoken;
+  if (!logintoken) throw new Error(`no login token from ${api}`);
+  const loginRes = await fetch(api, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookieHeader(jar) },
+    body: new URLSearchParams({ action: 'login', lgname: BOT_LOGIN, lgpassword: BOT_PASS, lgtoken: logintoken, format: 'json' }).toString(),
+  });
+  applySetCookies(jar, loginRes.headers.getSetCookie());
+  const body = (await loginRes.json()) as { login?: { result?: string } };
+  if (body.login?.result !== 'Success') throw new Error(`bot password login failed: ${JSON.stringify(body)}`);
+  return jar;
+}

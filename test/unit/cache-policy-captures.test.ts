@@ -102,7 +102,7 @@ function run(x: Exchange): Outcome {
   const identity = identify(
     {
       cookieHeader: x.cookie,
-      authorization: undefined,
+      credentialHeaderValues: [],
       treatAsUntrusted: x.treatAsUntrusted ?? false,
       query,
     },
@@ -547,7 +547,7 @@ describe('anonymous captures 01–39', () => {
         ['Cache-Control', PUB60],
       ],
     });
-    expect(r.identity).toEqual({ kind: 'anonymous', loginSuppressed: true });
+    expect(r.identity).toEqual({ kind: 'anonymous', loginSuppressed: true, carriesCredentials: false });
     expect(r.verdict).toEqual(shared('public', 60));
   });
 
@@ -1282,7 +1282,7 @@ describe('constructed from the source rules', () => {
 
   it('the jitter stays within ttlJitterRatio below the TTL', () => {
     const answer = { status: 200, headers: { vary: VARY_PUB, 'cache-control': PUB60 } };
-    const anon: Identity = { kind: 'anonymous', loginSuppressed: false };
+    const anon: Identity = { kind: 'anonymous', loginSuppressed: false, carriesCredentials: false };
     const ttl = { ...TTL, ttlJitterRatio: 0.1 };
     for (const x of [0, 0.25, 0.5, 0.999999]) {
       const v = evaluateAnswer(answer, anon, {}, ttl, () => x);
@@ -1295,13 +1295,13 @@ describe('constructed from the source rules', () => {
 
   it('a Vary naming a header outside KEYED_VARY → not stored (vary)', () => {
     const answer = { status: 200, headers: { vary: `${VARY_PUB}, Accept-Language`, 'cache-control': PUB60 } };
-    const v = evaluateAnswer(answer, { kind: 'anonymous', loginSuppressed: false }, {}, TTL, ZERO);
+    const v = evaluateAnswer(answer, { kind: 'anonymous', loginSuppressed: false, carriesCredentials: false }, {}, TTL, ZERO);
     expect(v).toEqual(notStored('vary', 'public'));
   });
 
   it('origin mismatch: 403 with `Cache-Control: no-cache` (ApiMain::handleCORS) → not stored (status)', () => {
     const answer = { status: 403, headers: { 'cache-control': 'no-cache' } };
-    const v = evaluateAnswer(answer, { kind: 'anonymous', loginSuppressed: false }, {}, TTL, ZERO);
+    const v = evaluateAnswer(answer, { kind: 'anonymous', loginSuppressed: false, carriesCredentials: false }, {}, TTL, ZERO);
     expect(v).toEqual(notStored('status', 'unknown'));
   });
 
@@ -1310,7 +1310,7 @@ describe('constructed from the source rules', () => {
       status: 200,
       headers: { vary: VARY_PUB, 'cache-control': 's-maxage=0, max-age=60, public' },
     };
-    const v = evaluateAnswer(answer, { kind: 'anonymous', loginSuppressed: false }, {}, TTL, ZERO);
+    const v = evaluateAnswer(answer, { kind: 'anonymous', loginSuppressed: false, carriesCredentials: false }, {}, TTL, ZERO);
     expect(v).toEqual(notStored('zero-ttl', 'public'));
   });
 
@@ -1322,7 +1322,7 @@ describe('constructed from the source rules', () => {
       headers: { vary: VARY_PUB, 'cache-control': 's-maxage=0, max-age=60, public' },
     };
     const holder = identify(
-      { cookieHeader: ADMIN, authorization: undefined, treatAsUntrusted: false, query: new Map() },
+      { cookieHeader: ADMIN, credentialHeaderValues: [], treatAsUntrusted: false, query: new Map() },
       RULES,
     );
     const v = evaluateAnswer(answer, holder, {}, TTL, ZERO);

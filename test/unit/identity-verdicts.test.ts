@@ -40,7 +40,7 @@ function who(req: Req, rules = RULES): Identity {
   return identify(
     {
       cookieHeader: req.cookie,
-      authorization: req.authorization,
+      credentialHeaderValues: [req.authorization],
       treatAsUntrusted: req.treatAsUntrusted ?? false,
       query: parsePhpQuery(req.query ?? ''),
     },
@@ -60,7 +60,9 @@ const COOKIE_TABLE: Array<[string, string, Verdict]> = [
   ['the session cookie', 'wiki_session=abc', 'session'],
   ["a '.' in the name: PHP makes `wiki.session` into wiki_session", 'wiki.session=abc', 'session'],
   ['a space in the name: PHP makes `wiki session` into wiki_session', 'wiki session=abc', 'session'],
-  ['a space before `=` makes the name wiki_session_', 'wiki_session =abc', 'anonymous'],
+  // MediaWiki reads no session from `wiki_session_`; the credential net still takes it for one
+  // (a name that says session): a cache hit lost, never a leak.
+  ['a space before `=` makes the name wiki_session_ (the net takes it)', 'wiki_session =abc', 'session'],
   ['leading spaces of a name are dropped', '   wiki_session=abc', 'session'],
   ['no space after `;`', 'foo=1;wiki_session=abc', 'session'],
   [
@@ -73,10 +75,15 @@ const COOKIE_TABLE: Array<[string, string, Verdict]> = [
   ['an empty value is absent', 'wiki_session=', 'anonymous'],
   ['no `=` at all is an empty value', 'wiki_session', 'anonymous'],
   ["'deleted' url-encoded is still 'deleted' after raw-url-decoding", 'wiki_session=%64eleted', 'anonymous'],
-  ['cookie names are not url-decoded', '%77iki_session=abc', 'anonymous'],
+  ['cookie names are not url-decoded (the net still takes `%77iki_session`)', '%77iki_session=abc', 'session'],
   ['two Cookie header lines, joined by Node', ['foo=1', 'wiki_session=abc'].join('; '), 'session'],
-  ['another prefix is not a credential', 'otherwiki_session=abc', 'anonymous'],
-  ['another prefix is not a credential (Token)', 'otherwikiToken=abc', 'anonymous'],
+  ['another prefix: the net takes it (another wiki, or an extension)', 'otherwiki_session=abc', 'session'],
+  ['another prefix (Token): the net takes it', 'otherwikiToken=abc', 'session'],
+  ['the bot-password session (BotPasswordSessionProvider, {prefix}_BPsession)', 'wiki_BPsession=abc', 'session'],
+  ['CentralAuth-like names: the net takes them', 'centralauth_Session=abc', 'session'],
+  ['mwuser-sessionId (set by mediawiki.user in every browser) is harmless', 'mwuser-sessionId=abc', 'anonymous'],
+  ['a harmless name alone changes nothing beside a session', 'mwuser-sessionId=abc; wiki_session=s', 'session'],
+  ['an ordinary cookie without session/token in its name', 'VEE=wikitext; GeoIP=x', 'anonymous'],
   ['wikiToken is a vary cookie', 'wikiToken=t', 'session'],
   ['wikiLoggedOut is a vary cookie', 'wikiLoggedOut=20261120215525', 'session'],
   ['forceHTTPS is a vary cookie', 'forceHTTPS=true', 'session'],
@@ -103,8 +110,57 @@ describe('Cookie header → verdict', () => {
     expect(verdictOf(who({ cookie }))).toBe(expected);
   });
 
-  it('sessionJwt is not a credential when JWT sessions are off', () => {
-    expect(verdictOf(who({ cookie: 'sessionJwt=eyJ0' }, RULES_NO_JWT))).toBe('anonymous');
+  it('sessionJwt is a known credential with JWT sessions, and only the net takes it without', () => {
+    expect(who({ cookie: 'sessionJwt=eyJ0' })).toMatchObject({ kind: 'session', unknownCredential: false });
+    expect(who({ cookie: 'sessionJwt=eyJ0' }, RULES_NO_JWT)).toMatchObject({ kind: 'session', unknownCredential: true });
+  });
+
+  it('the net marks what it caught; known providers are not marked', () => {
+    expect(who({ cookie: 'wiki_session=abc' })).toMatchObject({ unknownCredential: false });
+    expect(who({ cookie: 'wiki_BPsession=abc' })).toMatchObject({ unknownCredential: false });
+    expect(who({ cookie: 'someSSOToken=abc' })).toMatchObject({ unknownCredential: true });
+  });
+
+  it('operator-named credential cookies (exact and prefix*) and harmless ones', () => {
+    const rules = identityRules({
+      cookiePrefix: 'wiki',
+      sessionName: '',
+      sessionJwtCookie: false,
+      secret: SECRET,
+      credentialCookies: ['centralauth_*', 'siteAuth'],
+      harmlessCookies: ['analyticsSession*'],
+    });
+    expect(who({ cookie: 'centralauth_User=Admin' }, rules)).toMatchObject({ kind: 'session', unknownCredential: false });
+    expect(who({ cookie: 'siteAuth=x' }, rules)).toMatchObject({ kind: 'session', unknownCredential: false });
+    expect(verdictOf(who({ cookie: 'analyticsSession42=x' }, rules))).toBe('anonymous');
+    // The operator's harmless list replaces the default one.
+    expect(verdictOf(who({ cookie: 'mwuser-sessionId=x' }, rules))).toBe('session');
+  });
+
+  it('operator-named credential headers', () => {
+    const rules = identityRules({
+      cookiePrefix: 'wiki',
+      sessionName: '',
+      sessionJwtCookie: false,
+      secret: SECRET,
+      credentialHeaders: ['X-Remote-User'],
+    });
+    const id = identify(
+      { cookieHeader: undefined, credentialHeaderValues: [undefined, 'alice'], treatAsUntrusted: false, query: new Map() },
+      rules,
+    );
+    expect(id.kind).toBe('session');
+    expect(rules.credentialHeaders).toEqual(['authorization', 'x-remote-user']);
+  });
+
+  it('login suppressed with credentials: anonymous, but it carries them', () => {
+    expect(who({ cookie: 'wiki_session=abc', query: 'callback=f' })).toEqual({
+      kind: 'anonymous',
+      loginSuppressed: true,
+      carriesCredentials: true,
+    });
+    expect(who({ query: 'callback=f' })).toMatchObject({ carriesCredentials: false });
+    expect(who({ cookie: 'mwuser-sessionId=1', query: 'callback=f' })).toMatchObject({ carriesCredentials: false });
   });
 
   it('$wgSessionName replaces {prefix}_session', () => {
@@ -114,8 +170,9 @@ describe('Cookie header → verdict', () => {
       sessionJwtCookie: false,
       secret: SECRET,
     });
-    expect(verdictOf(who({ cookie: 'mysess=abc' }, rules))).toBe('session');
-    expect(verdictOf(who({ cookie: 'wiki_session=abc' }, rules))).toBe('anonymous');
+    expect(who({ cookie: 'mysess=abc' }, rules)).toMatchObject({ kind: 'session', unknownCredential: false });
+    // Not the session cookie any more, but its name still says session: the net takes it.
+    expect(who({ cookie: 'wiki_session=abc' }, rules)).toMatchObject({ kind: 'session', unknownCredential: true });
     expect(verdictOf(who({ cookie: 'wikiToken=abc' }, rules))).toBe('session');
   });
 

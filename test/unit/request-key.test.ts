@@ -22,7 +22,7 @@ import { type Identity, identify, identityRules } from '../../src/identity.js';
 import { parsePhpQuery } from '../../src/php/php-input.js';
 
 const API = '/w/api.php';
-const ANON: Identity = { kind: 'anonymous', loginSuppressed: false };
+const ANON: Identity = { kind: 'anonymous', loginSuppressed: false, carriesCredentials: false };
 const PLAIN: KeyedHeaders = { treatAsUntrusted: undefined, forwardedProto: 'http', origin: undefined };
 const RULES = identityRules({
   cookiePrefix: 'wiki',
@@ -33,7 +33,7 @@ const RULES = identityRules({
 
 function sessionId(cookie: string): Identity {
   return identify(
-    { cookieHeader: cookie, authorization: undefined, treatAsUntrusted: false, query: new Map() },
+    { cookieHeader: cookie, credentialHeaderValues: [], treatAsUntrusted: false, query: new Map() },
     RULES,
   );
 }

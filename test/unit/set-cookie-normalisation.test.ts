@@ -6,10 +6,15 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { requestCookieNames } from '../../src/identity.js';
+import { cookieCredentialKind, identityRules, requestCookieNames } from '../../src/identity.js';
 import { type CookieLabel, cookieLabel, normalizeSetCookies } from '../../src/set-cookie.js';
 
-const NAMES = { sessionCookie: 'wiki_session', cookiePrefix: 'wiki' };
+const RULES = identityRules({ cookiePrefix: 'wiki', sessionName: '', sessionJwtCookie: true, secret: Buffer.from('x') });
+const NAMES = {
+  sessionCookie: 'wiki_session',
+  cookiePrefix: 'wiki',
+  isCredential: (name: string) => cookieCredentialKind(name, RULES) !== undefined,
+};
 /** `Date:` of captures 30–32 (Fri, 20 Nov 2026 21:55:24 GMT). */
 const NOW = Date.parse('Fri, 20 Nov 2026 21:55:24 GMT');
 
@@ -163,6 +168,8 @@ describe('labels are bounded', () => {
     'LoggedOut',
     'forceHTTPS',
     'sessionJwt',
+    'BPsession',
+    'credential',
     'other',
   ]);
 
@@ -176,9 +183,12 @@ describe('labels are bounded', () => {
     ['sessionJwt', 'sessionJwt'],
     ['UseDC', 'other'],
     ['UseCDNCache', 'other'],
-    ['otherwikiToken', 'other'],
-    ['wikiTokenX', 'other'],
-    ['centralauth_Token', 'other'],
+    ['wiki_BPsession', 'BPsession'],
+    // The credential net (identity.ts): a name that says token or session is a credential.
+    ['otherwikiToken', 'credential'],
+    ['wikiTokenX', 'credential'],
+    ['mwuser-sessionId', 'other'],
+    ['centralauth_Token', 'credential'],
     ['', 'other'],
   ])('%j → %s', (name, label) => {
     expect(cookieLabel(name, NAMES)).toBe(label);

@@ -1,0 +1,44 @@
+// What the wiki receives from the client's headers (RFC 9110 §7.6.1): every header named in
+// Connection is removed, so identity and keys, which read this view, never see one.
+import { describe, expect, it } from 'vitest';
+import { connectionNamesHeaders, forwardedView, upstreamRequestHeaders } from '../../src/forwarding.js';
+
+describe('forwardedView', () => {
+  it('returns the very same object when Connection names no header', () => {
+    for (const connection of [undefined, 'keep-alive', 'close', 'Keep-Alive', 'keep-alive, close']) {
+      const h = { cookie: 'a=1', ...(connection !== undefined && { connection }) };
+      expect(forwardedView(h)).toBe(h);
+    }
+  });
+
+  it('drops every header Connection names, case-insensitively, and keeps the rest', () => {
+    const h = { connection: 'keep-alive, Treat-as-Untrusted,COOKIE', 'treat-as-untrusted': '1', cookie: 'wiki_session=s', origin: 'o' };
+    expect(forwardedView(h)).toEqual({ connection: 'keep-alive, Treat-as-Untrusted,COOKIE', origin: 'o' });
+  });
+
+  it('agrees with what is sent upstream', () => {
+    const h = { connection: 'x-forwarded-proto, authorization', 'x-forwarded-proto': 'https', authorization: 'Bearer t', accept: '*/*' };
+    const sent = upstreamRequestHeaders(h, { peerAddress: '127.0.0.1', peerTrusted: true, protocol: 'http', requestId: 'r', sharedFetch: true });
+    expect(sent['authorization']).toBeUndefined();
+    // A Connection-listed X-Forwarded-Proto is dropped like any other: the gateway's own is sent.
+    expect(sent['x-forwarded-proto']).toBe('http');
+    const view = forwardedView(h);
+    expect(view['authorization']).toBeUndefined();
+    expect(view['x-forwarded-proto']).toBeUndefined();
+  });
+});
+
+describe('connectionNamesHeaders (the fresh-hit path leaves such requests to the full one)', () => {
+  it.each([
+    [undefined, false],
+    ['keep-alive', false],
+    ['close', false],
+    ['Keep-Alive', false],
+    ['keep-alive, close', false],
+    ['cookie', true],
+    ['keep-alive, Treat-as-Untrusted', true],
+    [['keep-alive', 'origin'], true],
+  ] as const)('%j → %s', (value, expected) => {
+    expect(connectionNamesHeaders(value as string | string[] | undefined)).toBe(expected);
+  });
+});
