@@ -245,10 +245,10 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
       const entry = found.entry;
       switch (gw.store.freshness(entry)) {
         case 'fresh':
-          return deliverEntry(gw, request, reply, entry, found.shared ? 'hit-shared' : 'hit');
+          return deliverEntry(gw, request, reply, entry, found.shared ? 'hit-shared' : 'hit', api);
         case 'grace':
           refreshInBackground(gw, request, api, key, tier);
-          return deliverEntry(gw, request, reply, entry, 'stale');
+          return deliverEntry(gw, request, reply, entry, 'stale', api);
         case 'stale-if-error':
           staleFallback = entry;
           break;
@@ -260,7 +260,7 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
     if (pending) {
       gw.metrics.coalescedWaiters.inc();
       const shared = await pending;
-      if (shared) return deliverEntry(gw, request, reply, shared, 'coalesced');
+      if (shared) return deliverEntry(gw, request, reply, shared, 'coalesced', api);
       // The leader's answer was not for sharing (or it failed, or took too long): ask ourselves.
     }
   }
@@ -277,14 +277,14 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
   try {
     led = await work;
   } catch (err) {
-    if (staleFallback) return deliverEntry(gw, request, reply, staleFallback, 'stale');
+    if (staleFallback) return deliverEntry(gw, request, reply, staleFallback, 'stale', api);
     throw err;
   }
-  if ('entry' in led) return deliverEntry(gw, request, reply, led.entry, 'coalesced');
+  if ('entry' in led) return deliverEntry(gw, request, reply, led.entry, 'coalesced', api);
   const answer = led.answer;
-  if (staleFallback && answer.status >= 500) return deliverEntry(gw, request, reply, staleFallback, 'stale');
+  if (staleFallback && answer.status >= 500) return deliverEntry(gw, request, reply, staleFallback, 'stale', api);
   const disposition: Disposition = answer.stored ? (bypass ? 'bypass' : 'miss') : 'pass';
-  return deliverAnswer(request, reply, answer, disposition);
+  return deliverAnswer(request, reply, answer, disposition, api);
 }
 
 /**
@@ -514,6 +514,7 @@ async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyReply, a
       stored: undefined,
     },
     'pass',
+    api,
   );
 }
 
@@ -717,10 +718,12 @@ function deliverEntry(
   reply: FastifyReply,
   entry: CacheEntry,
   disposition: Disposition,
+  api: ApiRequest,
 ) {
   request.edge.disposition = disposition;
   const age = ageSeconds(entry, gw.now());
   reply.code(entry.status).headers(entry.headers);
+  privatiseForRequester(reply, api.identity);
   reply.header('age', String(age));
   reply.header('x-cache', disposition);
   reply.header('x-request-id', request.id);
@@ -732,13 +735,28 @@ function deliverAnswer(
   reply: FastifyReply,
   answer: Answer,
   disposition: Disposition,
+  api: ApiRequest,
 ) {
   request.edge.disposition = disposition;
   reply.code(answer.status).headers(answer.headers);
+  privatiseForRequester(reply, api.identity);
   if (answer.setCookies.length > 0) reply.header('set-cookie', answer.setCookies);
   reply.header('x-cache', disposition);
   reply.header('x-request-id', request.id);
   return reply.send(answer.body);
+}
+
+/**
+ * A request the wiki serves anonymously while it carries a session (callback=, origin=*,
+ * Treat-as-Untrusted with a session cookie) gets `private` from the wiki
+ * (ApiMain::sendCacheHeaders: anon-public-user-private with a persisted session), whatever the
+ * shared entry it is answered from says: a cache between the client and us must not keep it.
+ */
+function privatiseForRequester(reply: FastifyReply, identity: Identity): void {
+  if (identity.kind !== 'anonymous' || !identity.carriesCredentials) return;
+  const cc = sessionCacheControl(headerString(reply.getHeader('cache-control') as string | string[] | undefined));
+  reply.header('cache-control', cc?.startsWith('private') ? cc : 'private, must-revalidate, max-age=0');
+  reply.removeHeader('expires');
 }
 
 function deliverError(
