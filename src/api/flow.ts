@@ -58,6 +58,7 @@ import {
   type Tier,
   unprobedCacheHeaders,
 } from './policy.js';
+import { echoesRequester, mentionsAny, requesterAddressForms } from './requester-address.js';
 import {
   applicableRule,
   cacheKey,
@@ -429,6 +430,16 @@ async function fetchAndStore(
   if (verdict.store && !Buffer.isBuffer(inspected.body)) notStored = 'too-large';
   else if (verdict.store && (inspected.body as Buffer).length > gw.config.cacheMaxEntryBytes) notStored = 'too-large';
   if (verdict.store && inspected.debuginfoKept) notStored = 'debuginfo';
+  // An anonymous answer that holds the requester's own address is that requester's alone.
+  if (
+    !notStored &&
+    verdict.store &&
+    verdict.tier === 'shared' &&
+    (echoesRequester(api.query) ||
+      (Buffer.isBuffer(inspected.body) &&
+        mentionsAny(inspected.body, requesterAddressForms(headerString(headers['x-forwarded-for']) ?? ''))))
+  )
+    notStored = 'requester-address';
   if (notStored) verdict = { store: false, reason: notStored, mode: verdict.mode };
 
   const clientHeaders = clientHeadersFor(res.headers, probe, verdict.store && verdict.tier === 'session');

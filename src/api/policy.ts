@@ -27,7 +27,8 @@ export type NoStoreReason =
   | 'zero-ttl'
   | 'vary'
   | 'too-large'
-  | 'debuginfo';
+  | 'debuginfo'
+  | 'requester-address';
 
 export interface UpstreamAnswer {
   readonly status: number;

@@ -1,0 +1,48 @@
+// Which anonymous answers hold the requester's own address (api/requester-address.ts).
+import { describe, expect, it } from 'vitest';
+import { echoesRequester, mentionsAny, requesterAddressForms } from '../../src/api/requester-address.js';
+import { parsePhpQuery } from '../../src/php/php-input.js';
+
+describe('echoesRequester: modules that print the current user into supplied text', () => {
+  it.each([
+    ['action=parse&text=~~~&pst=1', true],
+    ['action=parse&text={{REVISIONUSER}}', true],
+    ['action=parse&onlypst=1&text=x', true],
+    ['action=parse&page=Main_Page', false],
+    ['action=expandtemplates&text={{REVISIONUSER}}', true],
+    ['action=compare&fromtext=a&totext=~~~&topst=1', true],
+    ['action=compare&fromrev=1&torev=2', false],
+    ['action=query&meta=siteinfo', false],
+  ])('%s → %s', (q, expected) => {
+    expect(echoesRequester(parsePhpQuery(q))).toBe(expected);
+  });
+});
+
+describe('requesterAddressForms: every spelling MediaWiki may print', () => {
+  it('IPv4, with MediaWiki`s leading-zero removal (IPUtils::sanitizeIP)', () => {
+    expect(requesterAddressForms('203.0.113.7')).toEqual(['203.0.113.7']);
+    expect(requesterAddressForms('010.001.002.003')).toContain('10.1.2.3');
+  });
+  it('IPv6 as sent, lower case, and sanitised (upper case, expanded)', () => {
+    const forms = requesterAddressForms('2001:db8::1');
+    expect(forms).toContain('2001:db8::1');
+    expect(forms).toContain('2001:DB8:0:0:0:0:0:1');
+    expect(requesterAddressForms('::ffff:192.0.2.1')).toContain('0:0:0:0:0:FFFF:C000:201');
+  });
+  it('every hop of the chain, loopback left out', () => {
+    expect(requesterAddressForms('198.51.100.9, 203.0.113.7, 127.0.0.1')).toEqual(['198.51.100.9', '203.0.113.7']);
+    expect(requesterAddressForms('::1')).toEqual([]);
+    expect(requesterAddressForms('127.0.0.1')).toEqual([]);
+  });
+  it('garbage is ignored', () => {
+    expect(requesterAddressForms('unknown, , 999.1.1.1')).toEqual([]);
+  });
+});
+
+describe('mentionsAny', () => {
+  it('finds a signature`s address in a parse answer', () => {
+    const body = Buffer.from('{"parse":{"text":{"*":"<a href=\\"/w/index.php/Special:Contributions/203.0.113.7\\">203.0.113.7</a>"}}}');
+    expect(mentionsAny(body, requesterAddressForms('203.0.113.7'))).toBe(true);
+    expect(mentionsAny(body, requesterAddressForms('198.51.100.9'))).toBe(false);
+  });
+});
