@@ -10,7 +10,6 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { parse as parseYaml } from 'yaml';
-import { DEFAULT_HARMLESS_COOKIES } from './identity.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 export type DebuginfoMode = 'strip' | 'pass' | 'off';
@@ -348,11 +347,7 @@ const FIELDS = {
   sessionName: { env: 'WIKIEDGE_SESSION_NAME', file: 'sessionName', parse: cookieName('') },
   sessionJwtCookie: { env: 'WIKIEDGE_SESSION_JWT_COOKIE', file: 'sessionJwtCookie', parse: bool(true) },
   credentialCookies: { env: 'WIKIEDGE_CREDENTIAL_COOKIES', file: 'credentialCookies', parse: cookieNameList([]) },
-  harmlessCookies: {
-    env: 'WIKIEDGE_HARMLESS_COOKIES',
-    file: 'harmlessCookies',
-    parse: cookieNameList(DEFAULT_HARMLESS_COOKIES),
-  },
+  harmlessCookies: { env: 'WIKIEDGE_HARMLESS_COOKIES', file: 'harmlessCookies', parse: cookieNameList([]) },
   credentialHeaders: { env: 'WIKIEDGE_CREDENTIAL_HEADERS', file: 'credentialHeaders', parse: headerNameList },
   logLevel: {
     env: 'WIKIEDGE_LOG_LEVEL',

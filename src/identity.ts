@@ -79,7 +79,7 @@ export interface IdentityRuleOptions {
   readonly secret: Buffer;
   /** Credential cookies of extension providers and `$wgCacheVaryCookies` (names or `prefix*`). */
   readonly credentialCookies?: readonly CookieNamePattern[];
-  /** Cookies the net must not take for credentials (names or `prefix*`). */
+  /** Cookies the net must not take for credentials (names or `prefix*`), besides `{prefix}mwuser-sessionId`. */
   readonly harmlessCookies?: readonly CookieNamePattern[];
   /** Headers that carry credentials besides Authorization. */
   readonly credentialHeaders?: readonly string[];
@@ -87,11 +87,15 @@ export interface IdentityRuleOptions {
 
 /**
  * Cookies MediaWiki itself sets that the net's pattern matches but that authenticate nobody:
- * `mwuser-sessionId`, a random id mediawiki.user's `mw.user.sessionId()` keeps in every
- * browser with JavaScript (read by analytics only, never by a session provider). Taking it for a
- * credential would turn every browser's requests into per-session ones.
+ * `{prefix}mwuser-sessionId`, a random id that mediawiki.user's `mw.user.sessionId()` keeps in
+ * every browser with JavaScript (resources/src/mediawiki.user.js:164, through mw.cookie, which
+ * adds `$wgCookiePrefix`, and an `ss0-` twin under `$wgUseSameSiteLegacyCookies`), read by
+ * analytics only, never by a session provider. Taking it for a credential would turn every
+ * browser's requests into per-session ones.
  */
-export const DEFAULT_HARMLESS_COOKIES: readonly CookieNamePattern[] = ['mwuser-sessionId'];
+function builtInHarmless(cookiePrefix: string): string[] {
+  return [`${cookiePrefix}mwuser-sessionId`, `${cookiePrefix}ss0-mwuser-sessionId`];
+}
 
 export function identityRules(opts: IdentityRuleOptions): IdentityRules {
   const sessionCookie = opts.sessionName || `${opts.cookiePrefix}_session`;
@@ -101,6 +105,11 @@ export function identityRules(opts: IdentityRuleOptions): IdentityRules {
     `${opts.cookiePrefix}LoggedOut`,
     'forceHTTPS',
     `${opts.cookiePrefix}_BPsession`,
+    // $wgUseSameSiteLegacyCookies: mw.cookie and WebResponse also send `ss0-` twins without the
+    // SameSite attribute, and CookieSessionProvider reads them (not in getVaryCookies()).
+    `ss0-${sessionCookie}`,
+    `${opts.cookiePrefix}ss0-Token`,
+    `${opts.cookiePrefix}ss0-_BPsession`,
   ]);
   if (opts.sessionJwtCookie) exact.add('sessionJwt');
   const credentialPrefixes: string[] = [];
@@ -108,9 +117,9 @@ export function identityRules(opts: IdentityRuleOptions): IdentityRules {
     if (p.endsWith('*')) credentialPrefixes.push(p.slice(0, -1));
     else exact.add(p);
   }
-  const harmless = new Set<string>();
+  const harmless = new Set<string>(builtInHarmless(opts.cookiePrefix));
   const harmlessPrefixes: string[] = [];
-  for (const p of opts.harmlessCookies ?? DEFAULT_HARMLESS_COOKIES) {
+  for (const p of opts.harmlessCookies ?? []) {
     if (p.endsWith('*')) harmlessPrefixes.push(p.slice(0, -1));
     else harmless.add(p);
   }

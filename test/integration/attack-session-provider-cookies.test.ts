@@ -86,10 +86,10 @@ describe('the credential net: a cookie that says session or token is never answe
     expect(header(withCookie, 'cache-control') ?? '').not.toMatch(/public/);
   });
 
-  it('harmless cookies (mwuser-sessionId, ordinary ones) still get the shared entry', async () => {
+  it('harmless cookies ({prefix}mwuser-sessionId, ordinary ones) still get the shared entry', async () => {
     const q = `${gw.apiUrl}?action=query&meta=siteinfo&uselang=content&format=json&requestid=${randomUUID()}`;
     await http(q);
-    const res = await http(q, { headers: { cookie: 'mwuser-sessionId=0123456789abcdef; VEE=wikitext' } });
+    const res = await http(q, { headers: { cookie: 'wikimwuser-sessionId=0123456789abcdef; VEE=wikitext' } });
     expect(header(res, 'x-cache')).toBe('hit');
   });
 

@@ -81,8 +81,10 @@ const COOKIE_TABLE: Array<[string, string, Verdict]> = [
   ['another prefix (Token): the net takes it', 'otherwikiToken=abc', 'session'],
   ['the bot-password session (BotPasswordSessionProvider, {prefix}_BPsession)', 'wiki_BPsession=abc', 'session'],
   ['CentralAuth-like names: the net takes them', 'centralauth_Session=abc', 'session'],
-  ['mwuser-sessionId (set by mediawiki.user in every browser) is harmless', 'mwuser-sessionId=abc', 'anonymous'],
-  ['a harmless name alone changes nothing beside a session', 'mwuser-sessionId=abc; wiki_session=s', 'session'],
+  ['{prefix}mwuser-sessionId (set by mediawiki.user in every browser) is harmless', 'wikimwuser-sessionId=abc', 'anonymous'],
+  ['its SameSite-legacy twin too', 'wikiss0-mwuser-sessionId=abc', 'anonymous'],
+  ['the SameSite-legacy session cookie is a credential', 'ss0-wiki_session=abc', 'session'],
+  ['a harmless name alone changes nothing beside a session', 'wikimwuser-sessionId=abc; wiki_session=s', 'session'],
   ['an ordinary cookie without session/token in its name', 'VEE=wikitext; GeoIP=x', 'anonymous'],
   ['wikiToken is a vary cookie', 'wikiToken=t', 'session'],
   ['wikiLoggedOut is a vary cookie', 'wikiLoggedOut=20261120215525', 'session'],
@@ -133,8 +135,8 @@ describe('Cookie header → verdict', () => {
     expect(who({ cookie: 'centralauth_User=Admin' }, rules)).toMatchObject({ kind: 'session', unknownCredential: false });
     expect(who({ cookie: 'siteAuth=x' }, rules)).toMatchObject({ kind: 'session', unknownCredential: false });
     expect(verdictOf(who({ cookie: 'analyticsSession42=x' }, rules))).toBe('anonymous');
-    // The operator's harmless list replaces the default one.
-    expect(verdictOf(who({ cookie: 'mwuser-sessionId=x' }, rules))).toBe('session');
+    // The operator's list adds to MediaWiki's own harmless cookie.
+    expect(verdictOf(who({ cookie: 'wikimwuser-sessionId=x' }, rules))).toBe('anonymous');
   });
 
   it('operator-named credential headers', () => {
@@ -160,7 +162,7 @@ describe('Cookie header → verdict', () => {
       carriesCredentials: true,
     });
     expect(who({ query: 'callback=f' })).toMatchObject({ carriesCredentials: false });
-    expect(who({ cookie: 'mwuser-sessionId=1', query: 'callback=f' })).toMatchObject({ carriesCredentials: false });
+    expect(who({ cookie: 'wikimwuser-sessionId=1', query: 'callback=f' })).toMatchObject({ carriesCredentials: false });
   });
 
   it('$wgSessionName replaces {prefix}_session', () => {

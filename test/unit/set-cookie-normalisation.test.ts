@@ -187,7 +187,7 @@ describe('labels are bounded', () => {
     // The credential net (identity.ts): a name that says token or session is a credential.
     ['otherwikiToken', 'credential'],
     ['wikiTokenX', 'credential'],
-    ['mwuser-sessionId', 'other'],
+    ['wikimwuser-sessionId', 'other'],
     ['centralauth_Token', 'credential'],
     ['', 'other'],
   ])('%j → %s', (name, label) => {
