@@ -15,17 +15,7 @@ import { Metrics, RedisMetrics, moduleLabeller } from './metrics.js';
 import type { CookieNames } from './set-cookie.js';
 import { Upstream } from './upstream.js';
 
-/** Where a request is going, computed once in onRequest. */
-export interface RequestTarget {
-  /** The request's path with dot segments and repeated slashes resolved (for routing only). */
-  readonly path: string;
-  /** The path exactly as received. */
-  readonly rawPath: string;
-  /** The query string as received, without `?`. */
-  readonly rawQuery: string;
-  /** The origin-form target forwarded to the wiki, byte for byte as received. */
-  readonly upstreamPath: string;
-}
+export type { RequestTarget } from './target.js';
 
 export interface Gateway {
   readonly config: Config;

@@ -232,6 +232,36 @@ export function requestCookieNames(cookieHeader: string | undefined): ReadonlySe
   return cookieHeader ? new Set(parsePhpCookies(cookieHeader).keys()) : new Set();
 }
 
+/** Shorter values could occur in any answer by chance; session ids are 32 characters. */
+const MIN_ECHO_LENGTH = 8;
+
+/**
+ * The request's credential values as an answer could echo them (as sent, and as PHP decodes
+ * them), long enough to recognise: the net for an answer that carries the request's own
+ * credentials back (a debuginfo copy the stripper does not know). Empty for most requests.
+ */
+export function credentialValues(headers: IncomingHttpHeaders, rules: IdentityRules): string[] {
+  const out = new Set<string>();
+  const cookieHeader = headers.cookie;
+  if (cookieHeader) {
+    for (const [name, value] of parsePhpCookies(cookieHeader)) {
+      if (typeof value === 'string' && value.length >= MIN_ECHO_LENGTH && cookieCredentialKind(name, rules)) out.add(value);
+    }
+    for (const part of cookieHeader.split(';')) {
+      const eq = part.indexOf('=');
+      if (eq === -1) continue;
+      const name = part.slice(0, eq).trim().replace(/[. ]/g, '_');
+      const value = part.slice(eq + 1).trim();
+      if (value.length >= MIN_ECHO_LENGTH && cookieCredentialKind(name.replace(/\[.*$/, ''), rules)) out.add(value);
+    }
+  }
+  for (const name of rules.credentialHeaders) {
+    const value = headerValue(headers[name]);
+    if (value !== undefined && value.length >= MIN_ECHO_LENGTH) out.add(value);
+  }
+  return [...out];
+}
+
 /** Whether a request may carry credentials at all, from its headers (the fresh-hit path's test). */
 export function mayCarryCredentials(headers: IncomingHttpHeaders, rules: IdentityRules): boolean {
   if (headers.cookie !== undefined) return true;

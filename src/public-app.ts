@@ -134,6 +134,10 @@ export function buildPublic(gw: Gateway): FastifyInstance {
     handler: async (request, reply) => {
       const target = parseTarget(request.raw.url ?? '/');
       request.edge.target = target;
+      if (target.hasFragment) {
+        const info = 'The request target holds a fragment (#), which HTTP does not allow (RFC 9112 §3.2).';
+        return sendGatewayError(gw, request, reply, new GatewayError('wikiedge-bad-request', { info }));
+      }
       if (request.method === 'PURGE') return purge(gw, request, reply, target);
       if (isApiTarget(target, gw.config.apiPath)) return serveApi(gw, request, reply, target);
       return streamThrough(gw, request, reply, target);

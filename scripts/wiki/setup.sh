@@ -309,16 +309,27 @@ if ( !isset( $_SERVER['HTTP_X_WIKIEDGE_PROBE'] ) ) {
 	file_put_contents( __DIR__ . '/logs/requests.log',
 		$_SERVER['REQUEST_METHOD'] . ' ' . $_SERVER['REQUEST_URI'] . "\n", FILE_APPEND | LOCK_EX );
 }
-$path = (string)parse_url( $_SERVER['REQUEST_URI'], PHP_URL_PATH );
+// Route the way a web server does (Apache, nginx and php -S itself decode the path, merge `//`,
+// resolve `.`/`..`), and match the entry point's name case-insensitively like a server on a
+// case-insensitive file system: every spelling some server would map to api.php reaches it here,
+// so the gateway's tests see what such a server would do with it.
+$path = rawurldecode( (string)parse_url( $_SERVER['REQUEST_URI'], PHP_URL_PATH ) );
+$segments = [];
+foreach ( explode( '/', str_replace( '\\', '/', $path ) ) as $seg ) {
+	if ( $seg === '' || $seg === '.' ) { continue; }
+	if ( $seg === '..' ) { array_pop( $segments ); continue; }
+	$segments[] = $seg;
+}
+$path = '/' . implode( '/', $segments ) . ( substr( $path, -1 ) === '/' && $segments ? '/' : '' );
 if ( $path === '/__wikiedge/whoami' ) {
 	// lets setup.sh check that the server on the port is this data folder's
 	header( 'Content-Type: text/plain' );
 	echo __DIR__, "\n";
 	return true;
 }
-if ( preg_match( '#^/w/(api|index|load|rest|thumb|thumb_handler|img_auth|opensearch_desc)\.php(/.*)?$#', $path, $m ) ) {
+if ( preg_match( '#^/w/(api|index|load|rest|thumb|thumb_handler|img_auth|opensearch_desc)\.php(/.*)?$#i', $path, $m ) ) {
 	chdir( '/usr/share/mediawiki' );
-	require '/usr/share/mediawiki/' . $m[1] . '.php';
+	require '/usr/share/mediawiki/' . strtolower( $m[1] ) . '.php';
 	return true;
 }
 if ( $path === '/' || $path === '/w' || $path === '/w/' ) {

@@ -41,6 +41,7 @@ import {
 import {
   type Identity,
   type IdentityRules,
+  credentialValues,
   identityFromHeaders,
   mayCarryCredentials,
   requestCookieNames,
@@ -51,6 +52,7 @@ import { normalizeSetCookies } from '../set-cookie.js';
 import type { ModuleRule } from '../config.js';
 import type { Gateway, RequestTarget } from '../gateway.js';
 import type { UpstreamRequest } from '../upstream.js';
+import { queryIsAmbiguous } from '../target.js';
 import {
   evaluateAnswer,
   type NoStoreReason,
@@ -69,6 +71,8 @@ import {
   shouldProbe,
   upstreamTarget,
 } from './request.js';
+
+const NO_VALUES: readonly string[] = Object.freeze([]);
 
 /** Upper bound for reading an api.php answer to strip debuginfo from it (not a cache limit). */
 const MAX_INSPECT_BYTES = 64 * 1024 * 1024;
@@ -92,6 +96,8 @@ export interface ApiRequest {
   readonly urlKey: string;
   /** The operator's module rules that apply to this request. */
   readonly rule: ModuleRule;
+  /** The request's credential values, for the net against answers that echo them (identity.ts). */
+  readonly credentialValues: readonly string[];
 }
 
 // ------------------------------------------------------------------------------------------ recv
@@ -202,7 +208,8 @@ function recvOf(gw: Gateway, request: FastifyRequest, target: RequestTarget): Re
   }
   const query = parsePhpQuery(target.rawQuery);
   // What the wiki will receive decides who is asking, not what the client sent.
-  const identity = identityFromHeaders(forwardedView(request.headers), query, gw.identityRules);
+  const view = forwardedView(request.headers);
+  const identity = identityFromHeaders(view, query, gw.identityRules);
   if (identity.kind === 'session' && identity.unknownCredential) gw.metrics.unknownCredentials.inc();
   const modules = modulesOf(query);
   const rule = applicableRule(modules, gw.config.modules);
@@ -214,6 +221,7 @@ function recvOf(gw: Gateway, request: FastifyRequest, target: RequestTarget): Re
     errorFormat: errorFormatOf(query),
     urlKey: `${gw.config.apiPath}?${canonicalQuery(query)}`,
     rule,
+    credentialValues: slot === undefined ? credentialValues(view, gw.identityRules) : NO_VALUES,
   };
   const recv: Recv = {
     api,
@@ -221,6 +229,7 @@ function recvOf(gw: Gateway, request: FastifyRequest, target: RequestTarget): Re
     classification: classify({
       method: request.method,
       canonicalPath: target.rawPath === gw.config.apiPath,
+      ambiguousQuery: queryIsAmbiguous(target.rawQuery),
       query,
       identity,
       hasBody: hasRequestBody(request),
@@ -430,6 +439,7 @@ async function fetchAndStore(
   if (verdict.store && !Buffer.isBuffer(inspected.body)) notStored = 'too-large';
   else if (verdict.store && (inspected.body as Buffer).length > gw.config.cacheMaxEntryBytes) notStored = 'too-large';
   if (verdict.store && inspected.debuginfoKept) notStored = 'debuginfo';
+  if (verdict.store && inspected.echoesCredentials) notStored = 'credential-echo';
   // An anonymous answer that holds the requester's own address is that requester's alone.
   if (
     !notStored &&
@@ -593,37 +603,56 @@ async function readUpstreamBody(
   return { complete: true, body: read.body, decoded: false };
 }
 
-/** strip: record, then remove; pass: record and keep (never stored); off: never parsed. */
+/**
+ * strip: record, then remove; pass: record and keep (never stored); off: never parsed.
+ * Then the net: an answer that still holds one of the request's credential values is never
+ * stored, and refused (502) if it carried debuginfo (a copy the stripper did not remove).
+ */
 function inspectDebuginfo(
   gw: Gateway,
   body: Buffer | NodeJS.ReadableStream,
   headers: Record<string, string | string[] | undefined>,
   api: ApiRequest,
-): { body: Buffer | NodeJS.ReadableStream; debuginfoKept: boolean; decoded: boolean } {
+): Inspected {
   const decoded =
     Buffer.isBuffer(body) && headers['content-encoding'] !== undefined && gw.config.debuginfo !== 'off';
-  if (!Buffer.isBuffer(body) || !mayCarryDebuginfo(body)) return { body, debuginfoKept: false, decoded };
+  if (!Buffer.isBuffer(body)) return { body, debuginfoKept: false, decoded, echoesCredentials: false };
+  if (!mayCarryDebuginfo(body))
+    return { body, debuginfoKept: false, decoded, echoesCredentials: echoes(body, api.credentialValues) };
   // `off` parses nothing, but an answer that may carry debuginfo (the requester's own cookies)
   // is still never stored: the cheap check above costs ~15 µs per 100 KB.
-  if (gw.config.debuginfo === 'off') return { body, debuginfoKept: true, decoded };
+  if (gw.config.debuginfo === 'off') return { body, debuginfoKept: true, decoded, echoesCredentials: false };
   let result: ReturnType<typeof stripDebuginfo>;
   try {
     result = stripDebuginfo(body, headerString(headers['content-type']));
   } catch (err) {
-    if (err instanceof DebuginfoStripError) {
-      // Fail closed: an answer that may echo the request's cookies is never sent half-understood.
-      throw new GatewayError('wikiedge-upstream-bad-response', {
-        cause: err,
-        info: 'The answer could not be cleaned of debuginfo.',
-      });
-    }
+    if (err instanceof DebuginfoStripError) throw uncleanable(err);
     throw err;
   }
-  if (!result.debuginfo) return { body, debuginfoKept: false, decoded };
-  gw.debuginfoMetrics.record(result.debuginfo, gw.moduleLabel(api.modules));
-  if (gw.config.debuginfo === 'pass') return { body, debuginfoKept: true, decoded };
+  if (result.debuginfo) gw.debuginfoMetrics.record(result.debuginfo, gw.moduleLabel(api.modules));
+  if (gw.config.debuginfo === 'pass') return { body, debuginfoKept: result.debuginfo !== undefined, decoded, echoesCredentials: false };
   if (result.format) gw.debuginfoMetrics.countStripped(result.format);
-  return { body: result.body, debuginfoKept: false, decoded };
+  // Fail closed: what carried debuginfo and still holds the request's credentials is never sent.
+  if (echoes(result.body, api.credentialValues)) throw uncleanable(new DebuginfoStripError('a credential of the request is left'));
+  return { body: result.body, debuginfoKept: false, decoded, echoesCredentials: false };
+}
+
+interface Inspected {
+  readonly body: Buffer | NodeJS.ReadableStream;
+  readonly debuginfoKept: boolean;
+  readonly decoded: boolean;
+  /** The answer holds one of the request's credential values: never stored. */
+  readonly echoesCredentials: boolean;
+}
+
+function echoes(body: Buffer, values: readonly string[]): boolean {
+  for (const v of values) if (body.includes(v, 0, 'latin1')) return true;
+  return false;
+}
+
+function uncleanable(cause: Error): GatewayError {
+  // An answer that may echo the request's cookies is never sent half-understood.
+  return new GatewayError('wikiedge-upstream-bad-response', { cause, info: 'The answer could not be cleaned of debuginfo.' });
 }
 
 async function handleSetCookies(

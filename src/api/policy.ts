@@ -28,7 +28,8 @@ export type NoStoreReason =
   | 'vary'
   | 'too-large'
   | 'debuginfo'
-  | 'requester-address';
+  | 'requester-address'
+  | 'credential-echo';
 
 export interface UpstreamAnswer {
   readonly status: number;

@@ -18,6 +18,7 @@ export const SMAXAGE_PROBE = 4_242_424;
 export type PassReason =
   | 'method'
   | 'not-canonical-path'
+  | 'ambiguous-query'
   | 'array-params'
   | 'request-body'
   | 'credentials-unclear'
@@ -80,6 +81,8 @@ export interface ApiRequestFacts {
   readonly method: string;
   /** The path is exactly the configured api.php path (not `/w/api.php/x.css`, `//w/api.php`, …). */
   readonly canonicalPath: boolean;
+  /** The query string begins with `?`, which servers read differently (target.ts queryIsAmbiguous). */
+  readonly ambiguousQuery: boolean;
   readonly query: PhpArray;
   readonly identity: Identity;
   readonly hasBody: boolean;
@@ -95,6 +98,8 @@ export function classify(facts: ApiRequestFacts): Classification {
   if (facts.method !== 'GET' && facts.method !== 'HEAD') return pass('method');
   // Cacheability never follows a path shape: only the one canonical path is keyed.
   if (!facts.canonicalPath) return pass('not-canonical-path');
+  // Keys are what PHP runs; where servers disagree on that, there is no key.
+  if (facts.ambiguousQuery) return pass('ambiguous-query');
   // `a[]=1&a[]=2` and `a[x]=` mean different things in different orders; not worth the risk.
   if (hasArrayShapes(facts.query)) return pass('array-params');
   // A GET with a body: nothing here knows how the wiki's stack reads it, so do not share it.

@@ -75,7 +75,13 @@ export function mayCarryDebuginfo(body: Buffer): boolean {
 export function stripDebuginfo(body: Buffer, contentType: string | undefined): StripResult {
   if (!mayCarryDebuginfo(body)) return { body, debuginfo: undefined };
   try {
-    return stripKnown(body, classify(contentType, body));
+    const result = stripKnown(body, classify(contentType, body));
+    // Every copy, in every format, or none: a toolbar copy this parser did not remove (the help
+    // page of action=help&wrap=1 inside xml, php or an HTML rendering, or a format not known
+    // yet) makes the whole answer refused rather than sent with the request's cookies.
+    const left = toolbarCopyAt(result.body);
+    if (left !== -1) fail('a debug toolbar copy (mw.config.set({"debugInfo"…) is left', left);
+    return result;
   } catch (err) {
     // Anything unexpected (a JSON.parse SyntaxError, a RangeError) is a parse failure too: fail closed.
     if (err instanceof DebuginfoStripError) throw err;
@@ -89,8 +95,10 @@ function stripKnown(body: Buffer, kind: DebuginfoFormat): StripResult {
       const r = stripJson(body, 0, body.length, 'json');
       return stripHelpWrapToolbar(r);
     }
-    case 'jsonp':
-      return stripJsonp(body);
+    case 'jsonp': {
+      const r = stripJsonp(body);
+      return stripHelpWrapToolbar(r, r.body.indexOf(0x28, 4) + 1);
+    }
     case 'xml':
       return stripXml(body);
     case 'php':
@@ -404,11 +412,14 @@ function stripWrappedHtml(b: Buffer): StripResult {
   return { body: r.body, debuginfo: top.debuginfo ?? r.debuginfo, format: 'wrappedhtml' };
 }
 
-/** `action=help&wrap=1`: the help page (with the toolbar's copy) is the JSON string `help.help`. */
-function stripHelpWrapToolbar(r: StripResult): StripResult {
+/**
+ * `action=help&wrap=1`: the help page (with the toolbar's copy) is the JSON string `help.help`
+ * of the JSON object that starts at `from` (0, or inside a JSONP callback).
+ */
+function stripHelpWrapToolbar(r: StripResult, from = 0): StripResult {
   const b = r.body;
   if (b.indexOf(WORD_CAMEL) === -1) return r;
-  const i = skipWs(b, 0, b.length);
+  const i = skipWs(b, from, b.length);
   if (b[i] !== 0x7b) return r;
   const top = scanJsonObject(b, i, b.length);
   const k = findMember(b, top, Buffer.from('help'));
@@ -423,6 +434,26 @@ function stripHelpWrapToolbar(r: StripResult): StripResult {
   const done = rewriteJsonStringHtml(b, m.valueStart, m.valueEnd, stripHtml);
   if (!done) return r;
   return { body: done.body, debuginfo: r.debuginfo ?? done.debuginfo, format: r.format ?? 'json' };
+}
+
+/** How far before `debugInfo` the toolbar's `mw.config.set(` may be, escapes included (`({\\&quot;`). */
+const TOOLBAR_LOOKBACK = 48;
+const CONFIG_SET_CALL = Buffer.from('config.set(');
+
+/**
+ * Where a debug toolbar copy (`mw.config.set({"debugInfo":…`, MWDebug::getHTMLDebugLog's
+ * script) starts in `b`, in any encoding of its quotes, or -1. Only the word right after a
+ * `config.set(` counts: the word in page text is left alone.
+ */
+export function toolbarCopyAt(b: Buffer): number {
+  let i = b.indexOf(WORD_CAMEL);
+  while (i !== -1) {
+    const window = b.subarray(Math.max(0, i - TOOLBAR_LOOKBACK), i);
+    const at = window.lastIndexOf(CONFIG_SET_CALL);
+    if (at !== -1) return i - window.length + at;
+    i = b.indexOf(WORD_CAMEL, i + WORD_CAMEL.length);
+  }
+  return -1;
 }
 
 // ---------------------------------------------------------------- HTML (the *fm formats)

@@ -123,6 +123,7 @@ function run(x: Exchange): Outcome {
   const classification = classify({
     method: x.method ?? 'GET',
     canonicalPath: true,
+    ambiguousQuery: false,
     query,
     identity,
     hasBody: x.method === 'POST',

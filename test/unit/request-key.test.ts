@@ -46,6 +46,7 @@ function facts(over: Partial<ApiRequestFacts> & { rawQuery?: string }): ApiReque
   return {
     method: 'GET',
     canonicalPath: true,
+    ambiguousQuery: false,
     query: parsePhpQuery(over.rawQuery ?? 'action=query&meta=siteinfo&format=json'),
     identity: ANON,
     hasBody: false,
@@ -163,6 +164,9 @@ describe('classify', () => {
   });
   it('a GET with a body → pass (request-body)', () => {
     expect(classify(facts({ hasBody: true }))).toEqual({ verdict: 'pass', reason: 'request-body' });
+  });
+  it('a query that begins with `?` (php -S and Apache disagree on it) is passed', () => {
+    expect(classify(facts({ ambiguousQuery: true }))).toEqual({ verdict: 'pass', reason: 'ambiguous-query' });
   });
   it('a non-canonical path → pass (not-canonical-path)', () => {
     expect(classify(facts({ canonicalPath: false }))).toEqual({
