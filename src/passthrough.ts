@@ -2,10 +2,19 @@
  * Everything that is not api.php (index.php, load.php, uploads, …) is streamed through untouched,
  * both ways. A client that goes away aborts the upstream request, which releases its socket: the
  * leak that http-proxy is known for (its issue 1586).
+ *
+ * Untouched, but not unseen: a session holder's logout through index.php (the answer deletes its
+ * session cookie) or any write on these paths evicts the session's cache entries before the
+ * answer goes out (session-lifecycle.ts), as on api.php.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { fromUpstreamFailure, failureKind, renderPlainError } from './errors.js';
-import { downstreamResponseHeaders, upstreamRequestHeaders } from './forwarding.js';
+import { downstreamResponseHeaders, forwardedView, upstreamRequestHeaders } from './forwarding.js';
+import { identityFromHeaders, mayCarryCredentials, requestCookieNames } from './identity.js';
+import { parsePhpQuery } from './php/php-input.js';
+import { settleSession, wrote } from './session-lifecycle.js';
+import { normalizeSetCookies } from './set-cookie.js';
+import type { Logger } from 'pino';
 import type { Gateway, RequestTarget } from './gateway.js';
 import { hasRequestBody } from './api/flow.js';
 
@@ -38,6 +47,7 @@ export async function streamThrough(
     });
     request.edge.upstreamMs = gw.now() - started;
     gw.metrics.upstreamDuration.observe({ outcome: 'headers' }, (gw.now() - started) / 1000);
+    await settleStreamedSession(gw, request, target, res.headers['set-cookie']);
     const headers = downstreamResponseHeaders(res.headers, { dropLength: false });
     reply.code(res.statusCode).headers(headers);
     reply.header('x-cache', 'pass');
@@ -58,4 +68,21 @@ export async function streamThrough(
       .header('x-cache', 'error')
       .send(rendered.body);
   }
+}
+
+/** Only requests that may carry credentials are looked at: the others have no session to settle. */
+async function settleStreamedSession(
+  gw: Gateway,
+  request: FastifyRequest,
+  target: RequestTarget,
+  setCookie: string | string[] | undefined,
+): Promise<void> {
+  const view = forwardedView(request.headers);
+  if (!mayCarryCredentials(view, gw.identityRules)) return;
+  const identity = identityFromHeaders(view, parsePhpQuery(target.rawQuery), gw.identityRules);
+  if (identity.kind !== 'session') return;
+  const lines = setCookie === undefined ? [] : Array.isArray(setCookie) ? setCookie : [setCookie];
+  const ended =
+    lines.length > 0 && normalizeSetCookies(lines, requestCookieNames(view.cookie), gw.cookieNames, Date.now()).sessionEnded;
+  await settleSession(gw, request.log as Logger, identity, { ended, wrote: wrote(request.method) });
 }

@@ -19,7 +19,6 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { decodeContent, readBounded } from '../body.js';
 import { ageSeconds, replacesLocal } from '../cache/freshness.js';
-import { purgeEverywhere } from '../cache/purge.js';
 import type { CacheEntry } from '../cache/store.js';
 import { DebuginfoStripError, mayCarryDebuginfo, stripDebuginfo } from '../debuginfo/strip.js';
 import {
@@ -52,6 +51,8 @@ import { normalizeSetCookies } from '../set-cookie.js';
 import type { ModuleRule } from '../config.js';
 import type { Gateway, RequestTarget } from '../gateway.js';
 import type { UpstreamRequest } from '../upstream.js';
+import { settleSession, wrote } from '../session-lifecycle.js';
+import type { Logger } from 'pino';
 import { queryIsAmbiguous } from '../target.js';
 import {
   evaluateAnswer,
@@ -426,7 +427,8 @@ async function fetchAndStore(
   );
 
   const inspected = inspectDebuginfo(gw, read.body, res.headers, api);
-  const cookies = await handleSetCookies(gw, request, api, res.headers['set-cookie']);
+  const cookies = handleSetCookies(gw, request, res.headers['set-cookie']);
+  await settleSession(gw, request.log as Logger, api.identity, { ended: cookies.sessionEnded, wrote: false });
   const rule = api.rule;
   let verdict = evaluateAnswer(
     { status: res.statusCode, headers: res.headers },
@@ -478,7 +480,7 @@ async function fetchAndStore(
   return {
     status: res.statusCode,
     headers: clientHeaders,
-    setCookies: cookies,
+    setCookies: cookies.relay,
     body: inspected.body,
     stored,
   };
@@ -513,11 +515,8 @@ async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyReply, a
     gw.config.debuginfo === 'off' ? 0 : MAX_INSPECT_BYTES,
   );
   const inspected = inspectDebuginfo(gw, read.body, res.headers, api);
-  const cookies = await handleSetCookies(gw, request, api, res.headers['set-cookie']);
-  // A write by a session holder changes what that session sees: drop its entries (everywhere).
-  if (api.identity.kind === 'session' && request.method !== 'GET' && request.method !== 'HEAD') {
-    await purgeEverywhere(gw.store, gw.redis, { kind: 'slot', slot: api.identity.slot }, gw.siblings);
-  }
+  const cookies = handleSetCookies(gw, request, res.headers['set-cookie']);
+  await settleSession(gw, request.log as Logger, api.identity, { ended: cookies.sessionEnded, wrote: wrote(request.method) });
   if (res.headers['mediawiki-api-error'] !== undefined)
     gw.metrics.apiError(String(res.headers['mediawiki-api-error']));
   const headersOut = downstreamResponseHeaders(res.headers, { dropLength: true });
@@ -530,7 +529,7 @@ async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyReply, a
     {
       status: res.statusCode,
       headers: headersOut,
-      setCookies: cookies,
+      setCookies: cookies.relay,
       body: inspected.body,
       stored: undefined,
     },
@@ -629,12 +628,31 @@ function inspectDebuginfo(
     if (err instanceof DebuginfoStripError) throw uncleanable(err);
     throw err;
   }
-  if (result.debuginfo) gw.debuginfoMetrics.record(result.debuginfo, gw.moduleLabel(api.modules));
+  if (result.debuginfo) {
+    gw.debuginfoMetrics.record(result.debuginfo, gw.moduleLabel(api.modules));
+    warnDebugToolbarOnce(gw);
+  }
   if (gw.config.debuginfo === 'pass') return { body, debuginfoKept: result.debuginfo !== undefined, decoded, echoesCredentials: false };
   if (result.format) gw.debuginfoMetrics.countStripped(result.format);
   // Fail closed: what carried debuginfo and still holds the request's credentials is never sent.
   if (echoes(result.body, api.credentialValues)) throw uncleanable(new DebuginfoStripError('a credential of the request is left'));
   return { body: result.body, debuginfoKept: false, decoded, echoesCredentials: false };
+}
+
+const toolbarWarned = new WeakSet<Gateway>();
+
+/**
+ * The gateway removes debuginfo from api.php answers only: with $wgDebugToolbar on, every
+ * index.php page the wiki renders carries the toolbar's copy (the request's Cookie header, every
+ * SQL query) and is streamed through as it is. Said once per process, loudly.
+ */
+function warnDebugToolbarOnce(gw: Gateway): void {
+  if (toolbarWarned.has(gw)) return;
+  toolbarWarned.add(gw);
+  gw.log.warn(
+    { wikiSetting: '$wgDebugToolbar' },
+    'the wiki runs with $wgDebugToolbar on: api.php answers are cleaned, but every index.php page passing through carries the visitor\'s cookies and all SQL; turn it off in production',
+  );
 }
 
 interface Inspected {
@@ -655,31 +673,17 @@ function uncleanable(cause: Error): GatewayError {
   return new GatewayError('wikiedge-upstream-bad-response', { cause, info: 'The answer could not be cleaned of debuginfo.' });
 }
 
-async function handleSetCookies(
+/** Set-Cookie lines to relay (set-cookie.ts), and whether they ended the client's session. */
+function handleSetCookies(
   gw: Gateway,
   request: FastifyRequest,
-  api: ApiRequest,
   raw: string | string[] | undefined,
-): Promise<string[]> {
-  if (raw === undefined) return [];
+): { relay: string[]; sessionEnded: boolean } {
+  if (raw === undefined) return { relay: [], sessionEnded: false };
   const lines = Array.isArray(raw) ? raw : [raw];
-  const outcome = normalizeSetCookies(
-    lines,
-    requestCookieNames(request.headers.cookie),
-    gw.cookieNames,
-    Date.now(),
-  );
+  const outcome = normalizeSetCookies(lines, requestCookieNames(request.headers.cookie), gw.cookieNames, Date.now());
   for (const e of outcome.events) gw.metrics.cookie(e.event, e.cookie);
-  if (outcome.sessionEnded && api.identity.kind === 'session') {
-    // Locally, in Redis and, through the purge channel, on every other replica.
-    const result = await purgeEverywhere(gw.store, gw.redis, { kind: 'slot', slot: api.identity.slot }, gw.siblings);
-    gw.metrics.cookie('logout_eviction', 'session');
-    request.log.info(
-      { evicted: result.purged, ...(result.redisPurged !== undefined && { redisEvicted: result.redisPurged }) },
-      'session ended: its cache entries were evicted',
-    );
-  }
-  return outcome.relay;
+  return { relay: outcome.relay, sessionEnded: outcome.sessionEnded };
 }
 
 /** The headers the client gets, as the wiki would have sent them for the client's own request. */
