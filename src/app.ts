@@ -64,7 +64,7 @@ export async function build(
   const publicApp = buildPublic(gw);
   const drain = new ConnectionDrain(publicApp.server);
   const state = { shuttingDown: false };
-  const adminApp = options.admin === false ? undefined : buildAdmin(log, localAdmin(gw, state));
+  const adminApp = options.admin === false ? undefined : buildAdmin(log, localAdmin(gw, state), { token: config.adminToken, apiPath: config.apiPath });
   await Promise.all([publicApp.ready(), adminApp?.ready()]);
   // Give Redis a moment to connect so the first requests already share; never wait longer.
   if (gw.redis && !(await gw.redis.ready(REDIS_START_WAIT_MS))) {

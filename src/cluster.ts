@@ -180,7 +180,7 @@ class Primary implements AdminBackend {
     // Workers hold the caches: give them the malloc setting the store's slabs rely on
     // (cache/arena.ts), whoever started the primary.
     this.env = { MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? SLAB_FRIENDLY_MMAP_THRESHOLD, ...workerSecret(config) };
-    this.admin = buildAdmin(log, this);
+    this.admin = buildAdmin(log, this, { token: config.adminToken, apiPath: config.apiPath });
   }
 
   async start(): Promise<void> {

@@ -7,9 +7,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { parse as parseYaml } from 'yaml';
+import { addressEntryProblem } from './address-list.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 export type DebuginfoMode = 'strip' | 'pass' | 'off';
@@ -51,9 +51,13 @@ export interface Config {
   readonly upstreamResponseTimeoutMs: number;
   readonly upstreamConnections: number;
   readonly readyTimeoutMs: number;
-  /** Addresses allowed to send PURGE and whose X-Forwarded-* headers are believed. */
+  /** Addresses or CIDR ranges whose X-Forwarded-* headers are believed (the proxies in front). */
   readonly trustedProxies: readonly string[];
+  /** Addresses or CIDR ranges allowed to send PURGE on the public listener (the wiki's $wgCdnServers traffic). */
+  readonly purgeAllow: readonly string[];
   readonly identitySecret: Buffer;
+  /** Bearer token every mutating admin request must carry; empty: none (then only non-browser requests, from IP or localhost Hosts). */
+  readonly adminToken: string;
   readonly cacheSharedMaxBytes: number;
   readonly cacheSessionMaxBytes: number;
   readonly cacheMaxEntries: number;
@@ -106,6 +110,8 @@ interface Field<T> {
   env: string;
   file: string;
   parse: (value: unknown, key: string) => T;
+  /** A secret: may also come from a file named by `<env>_FILE` (a container's secrets mount). */
+  secretFile?: true;
 }
 
 const str =
@@ -249,12 +255,21 @@ function headerNameList(v: unknown, key: string): string[] {
 function addressList(v: unknown, key: string): string[] {
   if (v === undefined || v === '') return ['127.0.0.1', '::1'];
   const items = Array.isArray(v) ? v : typeof v === 'string' ? v.split(',') : null;
-  if (!items) throw new ConfigError(key, 'must be a comma-separated list of IP addresses');
-  return items.map((item) => {
-    const s = String(item).trim();
-    if (isIP(s) === 0) throw new ConfigError(key, `must list IP addresses only, got ${JSON.stringify(s)}`);
-    return s;
-  });
+  if (!items) throw new ConfigError(key, 'must be a comma-separated list of IP addresses or CIDR ranges');
+  return items
+    .map((item) => String(item).trim())
+    .filter((s) => s !== '')
+    .map((s) => {
+      const problem = addressEntryProblem(s);
+      if (problem) throw new ConfigError(key, `must list IP addresses or CIDR ranges (e.g. 10.0.0.0/8): ${problem}`);
+      return s;
+    });
+}
+
+function adminToken(v: unknown, key: string): string {
+  if (v === undefined || v === '') return '';
+  if (typeof v !== 'string' || v.length < 16 || /\s/.test(v)) throw new ConfigError(key, 'must be at least 16 characters, without whitespace');
+  return v;
 }
 
 function secret(v: unknown, key: string): Buffer {
@@ -377,7 +392,9 @@ const FIELDS = {
   },
   readyTimeoutMs: { env: 'WIKIEDGE_READY_TIMEOUT_MS', file: 'readyTimeoutMs', parse: int(2_000, 1, 60_000) },
   trustedProxies: { env: 'WIKIEDGE_TRUSTED_PROXIES', file: 'trustedProxies', parse: addressList },
-  identitySecret: { env: 'WIKIEDGE_IDENTITY_SECRET', file: 'identitySecret', parse: secret },
+  purgeAllow: { env: 'WIKIEDGE_PURGE_ALLOW', file: 'purgeAllow', parse: addressList },
+  identitySecret: { env: 'WIKIEDGE_IDENTITY_SECRET', file: 'identitySecret', parse: secret, secretFile: true },
+  adminToken: { env: 'WIKIEDGE_ADMIN_TOKEN', file: 'adminToken', parse: adminToken, secretFile: true },
   cacheSharedMaxBytes: {
     env: 'WIKIEDGE_CACHE_SHARED_MAX_BYTES',
     file: 'cacheSharedMaxBytes',
@@ -446,6 +463,23 @@ const FIELDS = {
 } satisfies { [K in keyof Config]: Field<Config[K]> };
 
 export const CONFIG_KEYS: readonly string[] = Object.values(FIELDS).map((f) => f.env);
+/** `WIKIEDGE_IDENTITY_SECRET_FILE` and friends: the secret is the file's content. */
+const SECRET_FILE_KEYS: readonly string[] = Object.values(FIELDS as Record<string, Field<unknown>>)
+  .filter((f) => f.secretFile)
+  .map((f) => `${f.env}_FILE`);
+
+/** A secret's value from `<env>_FILE`: the file's content without its final newline. */
+function readSecretFile(env: NodeJS.ProcessEnv, field: Field<unknown>): string | undefined {
+  const path = env[`${field.env}_FILE`];
+  if (path === undefined || path === '') return undefined;
+  if (env[field.env] !== undefined && env[field.env] !== '')
+    throw new ConfigError(`${field.env}_FILE`, `must not be set together with ${field.env}`);
+  try {
+    return readFileSync(path, 'utf8').replace(/\r?\n$/, '');
+  } catch (err) {
+    throw new ConfigError(`${field.env}_FILE`, `cannot read ${path}: ${(err as Error).message}`);
+  }
+}
 
 function readFile(path: string): Raw {
   let text: string;
@@ -482,7 +516,7 @@ function deepFreeze<T>(value: T): T {
 /** Validate and freeze. Throws ConfigError naming the first bad key. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   for (const name of Object.keys(env)) {
-    if (name.startsWith('WIKIEDGE_') && name !== 'WIKIEDGE_CONFIG' && !CONFIG_KEYS.includes(name)) {
+    if (name.startsWith('WIKIEDGE_') && name !== 'WIKIEDGE_CONFIG' && !CONFIG_KEYS.includes(name) && !SECRET_FILE_KEYS.includes(name)) {
       // A typo in an operator's variable must not silently fall back to a default.
       if (!name.startsWith('WIKIEDGE_TEST_')) throw new ConfigError(name, 'is not a known configuration key');
     }
@@ -490,7 +524,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const file = env['WIKIEDGE_CONFIG'] ? readFile(env['WIKIEDGE_CONFIG']) : {};
   const out: Record<string, unknown> = {};
   for (const [name, field] of Object.entries(FIELDS) as [string, Field<unknown>][]) {
-    const fromEnv = env[field.env];
+    const fromEnv = (field.secretFile && readSecretFile(env, field)) || env[field.env];
     const value = fromEnv !== undefined && fromEnv !== '' ? fromEnv : file[field.file];
     out[name] = field.parse(value, field.env);
   }
@@ -509,11 +543,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 /** What is logged at start: everything but the secret. */
 export function describeConfig(config: Config): Record<string, unknown> {
-  const { identitySecret: _secret, upstream, redisUrl, ...rest } = config;
+  const { identitySecret: _secret, adminToken, upstream, redisUrl, ...rest } = config;
   return {
     ...rest,
     upstream: upstream.origin,
     identitySecret: '[redacted]',
+    adminToken: adminToken ? '[redacted]' : '',
     redisUrl: redactUrlPassword(redisUrl),
   };
 }

@@ -9,6 +9,7 @@ import { type PurgeSiblings, applyLocalPurge } from './cache/purge.js';
 import { RedisTier } from './cache/redis-tier.js';
 import { type CacheEntry, CacheStore } from './cache/store.js';
 import type { Config } from './config.js';
+import { AddressMatcher } from './address-list.js';
 import { DebuginfoMetrics } from './debuginfo/record.js';
 import { type IdentityRules, cookieCredentialKind, identityRules } from './identity.js';
 import { Metrics, RedisMetrics, moduleLabeller } from './metrics.js';
@@ -36,7 +37,10 @@ export interface Gateway {
   /** Milliseconds; injected so tests control time. */
   readonly now: () => number;
   readonly random: () => number;
-  readonly trusted: ReadonlySet<string>;
+  /** WIKIEDGE_TRUSTED_PROXIES: peers whose X-Forwarded-* are believed. */
+  readonly trusted: AddressMatcher;
+  /** WIKIEDGE_PURGE_ALLOW: peers that may send PURGE. */
+  readonly purgeAllowed: AddressMatcher;
 }
 
 export interface GatewayDeps {
@@ -112,12 +116,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     moduleLabel: moduleLabeller(Object.keys(config.modules)),
     now,
     random: deps.random ?? Math.random,
-    trusted: new Set(config.trustedProxies),
+    trusted: new AddressMatcher(config.trustedProxies),
+    purgeAllowed: new AddressMatcher(config.purgeAllow),
   };
-}
-
-/** IPv4-mapped IPv6 peers (`::ffff:127.0.0.1`) compare as their IPv4 address. */
-export function peerAddress(remote: string | undefined): string {
-  if (!remote) return '';
-  return remote.startsWith('::ffff:') && remote.includes('.') ? remote.slice(7) : remote;
 }

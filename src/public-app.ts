@@ -16,7 +16,7 @@ import { serveFreshHit } from './api/fresh-hit.js';
 import { canonicalQuery } from './api/request.js';
 import { purgeEverywhere } from './cache/purge.js';
 import { GatewayError, renderApiError, renderPlainError } from './errors.js';
-import { type Gateway, peerAddress } from './gateway.js';
+import type { Gateway } from './gateway.js';
 import type { Disposition } from './metrics.js';
 import { streamThrough } from './passthrough.js';
 import { parsePhpQuery } from './php/php-input.js';
@@ -147,14 +147,20 @@ export function buildPublic(gw: Gateway): FastifyInstance {
 }
 
 /**
- * PURGE <url> from a trusted address removes every variant of that URL (what MediaWiki's
+ * PURGE <url> from WIKIEDGE_PURGE_ALLOW removes every variant of that URL (what MediaWiki's
  * CdnCacheUpdate::naivePurge sends through $wgCdnServers). Anyone else: 405, as Varnish answers.
  */
 async function purge(gw: Gateway, request: FastifyRequest, reply: FastifyReply, target: RequestTarget) {
   request.edge.disposition = 'purge';
-  if (!request.edge.peerTrusted) {
+  if (!gw.purgeAllowed.has(request.socket.remoteAddress)) {
     const rendered = renderPlainError(new GatewayError('wikiedge-purge-forbidden'));
-    return reply.code(405).headers(rendered.headers).header('allow', 'GET, HEAD, POST').header('x-request-id', request.id).send(rendered.body);
+    return reply
+      .code(405)
+      .headers(rendered.headers)
+      .header('allow', 'GET, HEAD, POST')
+      .header('x-cache', 'error')
+      .header('x-request-id', request.id)
+      .send(rendered.body);
   }
   let result: { purged: number; redisPurged?: number | null } = { purged: 0 };
   if (target.rawPath === gw.config.apiPath) {
@@ -162,7 +168,12 @@ async function purge(gw: Gateway, request: FastifyRequest, reply: FastifyReply, 
     result = await purgeEverywhere(gw.store, gw.redis, { kind: 'url', urlKey }, gw.siblings);
   }
   request.log.info({ ...result, path: target.rawPath }, 'purge');
-  return reply.code(200).header('content-type', 'application/json').header('x-request-id', request.id).send(result);
+  return reply
+    .code(200)
+    .header('content-type', 'application/json')
+    .header('x-cache', 'purge')
+    .header('x-request-id', request.id)
+    .send(result);
 }
 
 /** The request's record, filled in by the steps and read once when it ends. */
@@ -170,7 +181,7 @@ function beginEdge(gw: Gateway, request: FastifyRequest, reply: FastifyReply) {
   request.edge = {
     startedAt: gw.now(),
     target: undefined,
-    peerTrusted: gw.trusted.has(peerAddress(request.socket.remoteAddress)),
+    peerTrusted: gw.trusted.has(request.socket.remoteAddress),
     disposition: 'pass',
     module: '-',
     passReason: undefined,
@@ -222,6 +233,7 @@ function sendGatewayError(gw: Gateway, request: FastifyRequest, reply: FastifyRe
   return reply
     .code(rendered.status)
     .headers(rendered.headers)
+    .header('x-cache', 'error')
     .header('x-request-id', request.id)
     .send(rendered.body);
 }

@@ -15,7 +15,7 @@
 import { type IncomingMessage, type ServerResponse, validateHeaderName, validateHeaderValue } from 'node:http';
 import { ageSeconds } from '../cache/freshness.js';
 import type { CacheEntry } from '../cache/store.js';
-import { type Gateway, peerAddress } from '../gateway.js';
+import type { Gateway } from '../gateway.js';
 import { requestIdOf } from '../request-id.js';
 import type { RequestCell } from '../request-metrics.js';
 import { recordFreshHit } from '../request-record.js';
@@ -59,7 +59,7 @@ export function serveFreshHit(gw: Gateway, req: IncomingMessage, res: ServerResp
   if (!recv || recv.classification.verdict !== 'lookup' || recv.api.identity.kind === 'session') return false;
   const api = recv.api;
   const remote = req.socket.remoteAddress;
-  const keyed = keyedHeadersOf(req.headers, remote, gw.trusted.has(peerAddress(remote)), api.query);
+  const keyed = keyedHeadersOf(req.headers, remote, gw.trusted.has(remote), api.query);
   const memo = hitMemoOf(gw, recv, method, keyed);
   const entry = gw.store.get('shared', memo.key);
   if (!entry || entry.status !== 200 || gw.store.freshness(entry, startedAt) !== 'fresh') return false;

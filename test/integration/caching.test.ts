@@ -168,7 +168,7 @@ describe('caching against the real wiki', () => {
   it('the admin listener purges by module', async () => {
     const id = unique();
     await api(`action=wbavailablebadges&format=json&${id}`);
-    const res = await http(`${gw.adminUrl}/purge?module=wbavailablebadges`, { method: 'POST' });
+    const res = await http(`${gw.adminUrl}/purge?module=wbavailablebadges`, { method: 'POST', headers: { 'content-type': 'application/json' } });
     expect(JSON.parse(res.body).purged).toBeGreaterThanOrEqual(1);
     expect(header(await api(`action=wbavailablebadges&format=json&${id}`), 'x-cache')).toBe('miss');
   });

@@ -130,7 +130,7 @@ describe.runIf(built)('cluster mode (WIKIEDGE_WORKERS=2)', () => {
     await c.fromBothWorkers(q); // now cached in each worker
     expect(firstOfEachWorker(await c.fromBothWorkers(q)).map((a) => a.cache)).toEqual(['hit', 'hit']);
 
-    const purge = await http(`${c.adminUrl}/purge?prefix=${encodeURIComponent('/w/api.php?action=query')}`, { method: 'POST' });
+    const purge = await http(`${c.adminUrl}/purge?prefix=${encodeURIComponent('/w/api.php?action=query')}`, { method: 'POST', headers: { 'content-type': 'application/json' } });
     expect(purge.status).toBe(200);
     const result = JSON.parse(purge.body) as { purged: number; workers: number; missedWorkers: number };
     expect(result).toMatchObject({ workers: 2, missedWorkers: 0 });
@@ -203,7 +203,7 @@ describe.runIf(built && existsSync('/usr/bin/redis-server'))('cluster mode with 
   it('POST /purge purges Redis once and both workers', async () => {
     const q = 'action=query&meta=siteinfo&format=json&t=redis-purge';
     await c.fromBothWorkers(q);
-    const purge = await http(`${c.adminUrl}/purge?all=1`, { method: 'POST' });
+    const purge = await http(`${c.adminUrl}/purge?all=1`, { method: 'POST', headers: { 'content-type': 'application/json' } });
     expect(purge.status).toBe(200);
     const result = JSON.parse(purge.body) as { purged: number; redisPurged: number | null; workers: number };
     expect(result.workers).toBe(2);

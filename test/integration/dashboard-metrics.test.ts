@@ -306,7 +306,7 @@ describe('every metric the dashboard reads is exported by the running gateway', 
       await setWikiToggle(wikiData, { debug: false });
     }
     // evictions
-    const purged = await http(`${gw.adminUrl}/purge?all=1`, { method: 'POST' });
+    const purged = await http(`${gw.adminUrl}/purge?all=1`, { method: 'POST', headers: { 'content-type': 'application/json' } });
     expect(JSON.parse(purged.body).purged).toBeGreaterThan(0);
     // last: an upstream failure
     await fwd.cut();

@@ -1,27 +1,50 @@
-// PURGE is accepted only from the configured trusted addresses; others get 405 and evict nothing.
+// PURGE is accepted only from WIKIEDGE_PURGE_ALLOW (default: loopback), a list kept apart from
+// WIKIEDGE_TRUSTED_PROXIES (whose X-Forwarded-* are believed): a TLS terminator trusted for
+// client addresses must not thereby be able to purge. Others get 405 and evict nothing.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
 
-describe('PURGE from an untrusted address', () => {
+describe('PURGE from an address not in WIKIEDGE_PURGE_ALLOW', () => {
   let gw: RunningGateway;
   beforeAll(async () => {
-    // Loopback is not trusted here.
-    gw = await startGateway(inject('wikiUrl'), { WIKIEDGE_TRUSTED_PROXIES: '192.0.2.10' });
+    // Loopback is a trusted proxy here (its X-Forwarded-For is believed), but may not purge.
+    gw = await startGateway(inject('wikiUrl'), { WIKIEDGE_PURGE_ALLOW: '192.0.2.10,10.0.0.0/8', WIKIEDGE_TRUSTED_PROXIES: '127.0.0.0/8,::1' });
   });
   afterAll(() => gw.close());
 
-  it('gets 405 and the entry stays', async () => {
+  it('gets 405 (with X-Cache and X-Request-Id) and the entry stays', async () => {
     const url = `${gw.apiUrl}?action=wbavailablebadges&format=json&requestid=${randomUUID()}`;
     await http(url);
     const purge = await http(url, { method: 'PURGE' });
     expect(purge.status).toBe(405);
+    expect(header(purge, 'x-cache')).toBe('error');
+    expect(header(purge, 'x-request-id')).toBeTruthy();
     expect(header(await http(url), 'x-cache')).toBe('hit');
   });
 
   it('an absolute-form PURGE (as MediaWiki sends it through $wgCdnServers) is refused too', async () => {
     const res = await http(`${gw.url}/w/index.php/Main_Page`, { method: 'PURGE' });
     expect(res.status).toBe(405);
+  });
+});
+
+describe('PURGE from an address in WIKIEDGE_PURGE_ALLOW (a CIDR range)', () => {
+  let gw: RunningGateway;
+  beforeAll(async () => {
+    // Not a trusted proxy (its X-Forwarded-For is not believed), but allowed to purge.
+    gw = await startGateway(inject('wikiUrl'), { WIKIEDGE_PURGE_ALLOW: '127.0.0.0/8', WIKIEDGE_TRUSTED_PROXIES: '192.0.2.1' });
+  });
+  afterAll(() => gw.close());
+
+  it('purges, and says purge in X-Cache', async () => {
+    const url = `${gw.apiUrl}?action=wbavailablebadges&format=json&requestid=${randomUUID()}`;
+    await http(url);
+    const purge = await http(url, { method: 'PURGE' });
+    expect(purge.status).toBe(200);
+    expect(header(purge, 'x-cache')).toBe('purge');
+    expect(JSON.parse(purge.body).purged).toBe(1);
+    expect(header(await http(url), 'x-cache')).toBe('miss');
   });
 });

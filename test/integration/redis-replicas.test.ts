@@ -143,7 +143,7 @@ describe('two replicas sharing one Redis', () => {
     const q = `action=wbavailablebadges&format=json&${id}`;
     await get(a, q);
     expect(header(await get(a, q), 'x-cache')).toBe('hit');
-    const res = await http(`${b.adminUrl}/purge?module=wbavailablebadges`, { method: 'POST' });
+    const res = await http(`${b.adminUrl}/purge?module=wbavailablebadges`, { method: 'POST', headers: { 'content-type': 'application/json' } });
     expect(JSON.parse(res.body).redisPurged).toBeGreaterThanOrEqual(1);
     await expect.poll(async () => header(await get(a, q), 'x-cache'), { timeout: 2_000 }).toBe('miss');
   });
@@ -154,7 +154,7 @@ describe('two replicas sharing one Redis', () => {
     await get(b, q);
     expect(header(await get(b, q), 'x-cache')).toBe('hit');
     const prefix = encodeURIComponent('/w/api.php?action=query&format=json&meta=siteinfo');
-    const res = await http(`${a.adminUrl}/purge?prefix=${prefix}`, { method: 'POST' });
+    const res = await http(`${a.adminUrl}/purge?prefix=${prefix}`, { method: 'POST', headers: { 'content-type': 'application/json' } });
     expect(JSON.parse(res.body).redisPurged).toBeGreaterThanOrEqual(1);
     await expect.poll(async () => header(await get(b, q), 'x-cache'), { timeout: 2_000 }).toBe('miss');
   });
@@ -164,7 +164,7 @@ describe('two replicas sharing one Redis', () => {
     const q = `action=wbavailablebadges&format=json&${id}`;
     await get(a, q);
     expect(header(await get(a, q), 'x-cache')).toBe('hit');
-    const res = await http(`${b.adminUrl}/purge?all=1`, { method: 'POST' });
+    const res = await http(`${b.adminUrl}/purge?all=1`, { method: 'POST', headers: { 'content-type': 'application/json' } });
     expect(JSON.parse(res.body).redisPurged).toBeGreaterThanOrEqual(1);
     expect(await scanAll(inspect, 'wikiedge:[eusm]:*')).toEqual([]);
     await expect.poll(async () => header(await get(a, q), 'x-cache'), { timeout: 2_000 }).toBe('miss');

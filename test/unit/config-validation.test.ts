@@ -111,3 +111,42 @@ describe('configuration', () => {
     expect(JSON.stringify(describeConfig(c))).not.toContain('a-very-secret-value-1234');
   });
 });
+
+describe('address lists, secrets from files, the admin token', () => {
+  it('WIKIEDGE_TRUSTED_PROXIES and WIKIEDGE_PURGE_ALLOW take addresses and CIDR ranges, separately', () => {
+    const c = loadConfig({ ...base, WIKIEDGE_TRUSTED_PROXIES: '10.0.0.0/8, fd00::/8,192.0.2.7', WIKIEDGE_PURGE_ALLOW: '172.30.0.0/24' });
+    expect(c.trustedProxies).toEqual(['10.0.0.0/8', 'fd00::/8', '192.0.2.7']);
+    expect(c.purgeAllow).toEqual(['172.30.0.0/24']);
+    expect(loadConfig(base).purgeAllow).toEqual(['127.0.0.1', '::1']);
+  });
+
+  it.each(['10.0.0.0/33', 'fd00::/129', 'wiki.example', '10.0.0.0/x', '1.2.3'])('refuses %s, naming the key', (entry) => {
+    const err = errorOf({ ...base, WIKIEDGE_PURGE_ALLOW: entry });
+    expect(err.key).toBe('WIKIEDGE_PURGE_ALLOW');
+    expect(err.message).toContain(entry);
+  });
+
+  it('secrets come from <KEY>_FILE (a container secrets mount), final newline dropped', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'wikiedge-secret-'));
+    const file = path.join(dir, 'token');
+    writeFileSync(file, 'a-token-read-from-a-file-0123\n');
+    writeFileSync(path.join(dir, 'secret'), 'identity-secret-from-a-file\n');
+    const c = loadConfig({ ...base, WIKIEDGE_ADMIN_TOKEN_FILE: file, WIKIEDGE_IDENTITY_SECRET_FILE: path.join(dir, 'secret') });
+    expect(c.adminToken).toBe('a-token-read-from-a-file-0123');
+    expect(c.identitySecret.toString()).toBe('identity-secret-from-a-file');
+    expect(JSON.stringify(describeConfig(c))).not.toContain('a-token-read-from-a-file');
+  });
+
+  it('a secret file that cannot be read, or set beside its variable, is an error naming the _FILE key', () => {
+    expect(errorOf({ ...base, WIKIEDGE_ADMIN_TOKEN_FILE: '/nonexistent/token' }).key).toBe('WIKIEDGE_ADMIN_TOKEN_FILE');
+    const dir = mkdtempSync(path.join(tmpdir(), 'wikiedge-secret-'));
+    writeFileSync(path.join(dir, 't'), 'a-token-read-from-a-file-0123');
+    expect(
+      errorOf({ ...base, WIKIEDGE_ADMIN_TOKEN_FILE: path.join(dir, 't'), WIKIEDGE_ADMIN_TOKEN: 'another-token-0123456789' }).key,
+    ).toBe('WIKIEDGE_ADMIN_TOKEN_FILE');
+  });
+
+  it('an admin token shorter than 16 characters is refused', () => {
+    expect(errorOf({ ...base, WIKIEDGE_ADMIN_TOKEN: 'short' }).key).toBe('WIKIEDGE_ADMIN_TOKEN');
+  });
+});
