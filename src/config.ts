@@ -51,6 +51,24 @@ export interface Config {
   readonly upstreamResponseTimeoutMs: number;
   readonly upstreamConnections: number;
   readonly readyTimeoutMs: number;
+  /** Most requests on their way to the wiki at once (all reasons). */
+  readonly upstreamMaxConcurrency: number;
+  /** Most requests waiting for a turn; more are refused (503). */
+  readonly upstreamQueueMax: number;
+  /** Longest a request waits for a turn before 503. */
+  readonly upstreamQueueTimeoutMs: number;
+  /** Turns and places one client may hold at once; more are refused (429). 0: no limit. */
+  readonly clientMaxConcurrency: number;
+  /** Uncached requests (misses, passes) per second per client; 0: no budget. */
+  readonly clientMissRate: number;
+  /** Uncached requests a client may make at once after a quiet spell. */
+  readonly clientMissBurst: number;
+  /** ms to receive a request's headers (slow-header clients are cut off: 408). */
+  readonly clientHeadersTimeoutMs: number;
+  /** ms to receive a whole request, body included (slow-body clients are cut off: 408). */
+  readonly clientRequestTimeoutMs: number;
+  /** Request bodies up to this many bytes are read whole before the request goes to the wiki. */
+  readonly requestBodyBufferBytes: number;
   /** Addresses or CIDR ranges whose X-Forwarded-* headers are believed (the proxies in front). */
   readonly trustedProxies: readonly string[];
   /** Addresses or CIDR ranges allowed to send PURGE on the public listener (the wiki's $wgCdnServers traffic). */
@@ -391,6 +409,39 @@ const FIELDS = {
     parse: int(64, 1, 4096),
   },
   readyTimeoutMs: { env: 'WIKIEDGE_READY_TIMEOUT_MS', file: 'readyTimeoutMs', parse: int(2_000, 1, 60_000) },
+  upstreamMaxConcurrency: {
+    env: 'WIKIEDGE_UPSTREAM_MAX_CONCURRENCY',
+    file: 'upstreamMaxConcurrency',
+    parse: int(16, 1, 4096),
+  },
+  upstreamQueueMax: { env: 'WIKIEDGE_UPSTREAM_QUEUE_MAX', file: 'upstreamQueueMax', parse: int(256, 0, 1_000_000) },
+  upstreamQueueTimeoutMs: {
+    env: 'WIKIEDGE_UPSTREAM_QUEUE_TIMEOUT_MS',
+    file: 'upstreamQueueTimeoutMs',
+    parse: int(10_000, 1, 600_000),
+  },
+  clientMaxConcurrency: {
+    env: 'WIKIEDGE_CLIENT_MAX_CONCURRENCY',
+    file: 'clientMaxConcurrency',
+    parse: int(8, 0, 100_000),
+  },
+  clientMissRate: { env: 'WIKIEDGE_CLIENT_MISS_RATE', file: 'clientMissRate', parse: int(20, 0, 1_000_000) },
+  clientMissBurst: { env: 'WIKIEDGE_CLIENT_MISS_BURST', file: 'clientMissBurst', parse: int(100, 1, 1_000_000) },
+  clientHeadersTimeoutMs: {
+    env: 'WIKIEDGE_CLIENT_HEADERS_TIMEOUT_MS',
+    file: 'clientHeadersTimeoutMs',
+    parse: int(10_000, 100, 600_000),
+  },
+  clientRequestTimeoutMs: {
+    env: 'WIKIEDGE_CLIENT_REQUEST_TIMEOUT_MS',
+    file: 'clientRequestTimeoutMs',
+    parse: int(60_000, 100, 3_600_000),
+  },
+  requestBodyBufferBytes: {
+    env: 'WIKIEDGE_REQUEST_BODY_BUFFER_BYTES',
+    file: 'requestBodyBufferBytes',
+    parse: int(1 * MiB, 0, 2 ** 30),
+  },
   trustedProxies: { env: 'WIKIEDGE_TRUSTED_PROXIES', file: 'trustedProxies', parse: addressList },
   purgeAllow: { env: 'WIKIEDGE_PURGE_ALLOW', file: 'purgeAllow', parse: addressList },
   identitySecret: { env: 'WIKIEDGE_IDENTITY_SECRET', file: 'identitySecret', parse: secret, secretFile: true },
@@ -531,6 +582,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const config = out as unknown as Config;
   if (config.ttlPublicSeconds > config.ttlMaxSeconds) {
     throw new ConfigError('WIKIEDGE_TTL_PUBLIC_SECONDS', 'must not exceed WIKIEDGE_TTL_MAX_SECONDS');
+  }
+  if (config.clientHeadersTimeoutMs > config.clientRequestTimeoutMs) {
+    throw new ConfigError('WIKIEDGE_CLIENT_HEADERS_TIMEOUT_MS', 'must not exceed WIKIEDGE_CLIENT_REQUEST_TIMEOUT_MS');
   }
   if (config.cacheMaxEntryBytes > config.cacheSharedMaxBytes) {
     throw new ConfigError(

@@ -17,6 +17,8 @@ export const GATEWAY_ERRORS = {
   'wikiedge-uri-too-long': { status: 414, info: 'The request URL is too long.' },
   'wikiedge-headers-too-large': { status: 431, info: 'The request headers are too large.' },
   'wikiedge-purge-forbidden': { status: 405, info: 'PURGE is only accepted from trusted addresses.' },
+  'wikiedge-rate-limited': { status: 429, info: 'This client has made too many uncached requests; retry after the time in Retry-After.' },
+  'wikiedge-overloaded': { status: 503, info: 'The wiki is busy; retry after the time in Retry-After.' },
   'wikiedge-internal': { status: 500, info: 'The gateway failed to handle the request.' },
 } as const satisfies Record<string, { status: number; info: string }>;
 
@@ -24,13 +26,16 @@ export type GatewayErrorCode = keyof typeof GATEWAY_ERRORS;
 
 export class GatewayError extends Error {
   readonly status: number;
+  /** Sent as Retry-After (RFC 9110 §10.2.3) with 429 and 503. */
+  readonly retryAfterSeconds: number | undefined;
   constructor(
     readonly code: GatewayErrorCode,
-    options?: { cause?: unknown; info?: string },
+    options?: { cause?: unknown; info?: string; retryAfterSeconds?: number },
   ) {
     super(options?.info ?? GATEWAY_ERRORS[code].info, options?.cause ? { cause: options.cause } : undefined);
     this.name = 'GatewayError';
     this.status = GATEWAY_ERRORS[code].status;
+    this.retryAfterSeconds = options?.retryAfterSeconds;
   }
 }
 
@@ -67,6 +72,7 @@ export function renderApiError(err: GatewayError, fmt: ErrorFormat): RenderedErr
     'cache-control': 'private, must-revalidate, max-age=0',
     'x-content-type-options': 'nosniff',
     'x-frame-options': 'DENY',
+    ...(err.retryAfterSeconds !== undefined && { 'retry-after': String(err.retryAfterSeconds) }),
   };
   const fv2 = fmt.formatversion === '2' || fmt.formatversion === 'latest';
   const modern = fmt.errorformat !== undefined && fmt.errorformat !== 'bc';
@@ -98,7 +104,11 @@ export function renderApiError(err: GatewayError, fmt: ErrorFormat): RenderedErr
 export function renderPlainError(err: GatewayError): RenderedError {
   return {
     status: err.status,
-    headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' },
+    headers: {
+      'content-type': 'text/plain; charset=utf-8',
+      'cache-control': 'no-store',
+      ...(err.retryAfterSeconds !== undefined && { 'retry-after': String(err.retryAfterSeconds) }),
+    },
     body: `${err.status} ${err.message}\n`,
   };
 }

@@ -10,6 +10,8 @@ import { RedisTier } from './cache/redis-tier.js';
 import { type CacheEntry, CacheStore } from './cache/store.js';
 import type { Config } from './config.js';
 import { AddressMatcher } from './address-list.js';
+import { ClientBudget } from './limits/client-budget.js';
+import { UpstreamGate } from './limits/upstream-gate.js';
 import { DebuginfoMetrics } from './debuginfo/record.js';
 import { type IdentityRules, cookieCredentialKind, identityRules } from './identity.js';
 import { Metrics, RedisMetrics, moduleLabeller } from './metrics.js';
@@ -41,6 +43,10 @@ export interface Gateway {
   readonly trusted: AddressMatcher;
   /** WIKIEDGE_PURGE_ALLOW: peers that may send PURGE. */
   readonly purgeAllowed: AddressMatcher;
+  /** Admission to the wiki: concurrency, queue, each client's share (limits/upstream-gate.ts). */
+  readonly gate: UpstreamGate;
+  /** Each client's budget of uncached requests (limits/client-budget.ts). */
+  readonly budget: ClientBudget;
 }
 
 export interface GatewayDeps {
@@ -67,7 +73,16 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     now,
     onEvict: (tier, reason, count) => late.metrics?.evicted(tier, reason, count),
   });
-  const metrics = new Metrics(registry, { store });
+  const gate = new UpstreamGate(
+    {
+      maxConcurrent: config.upstreamMaxConcurrency,
+      maxQueued: config.upstreamQueueMax,
+      queueTimeoutMs: config.upstreamQueueTimeoutMs,
+      perClientMax: config.clientMaxConcurrency,
+    },
+    (reason) => late.metrics?.upstreamRejected.inc({ reason }),
+  );
+  const metrics = new Metrics(registry, { store, gate });
   late.metrics = metrics;
   const redis = config.redisUrl
     ? new RedisTier({
@@ -118,5 +133,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     random: deps.random ?? Math.random,
     trusted: new AddressMatcher(config.trustedProxies),
     purgeAllowed: new AddressMatcher(config.purgeAllow),
+    gate,
+    budget: new ClientBudget({ ratePerSecond: config.clientMissRate, burst: config.clientMissBurst, maxClients: 100_000 }),
   };
 }

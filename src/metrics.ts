@@ -275,12 +275,13 @@ export class Metrics {
   readonly cookieNormalisations: Counter<'event' | 'cookie'>;
   readonly notStored: Counter<'reason'>;
   readonly unknownCredentials: Counter;
+  readonly upstreamRejected: Counter<'reason'>;
   private readonly errorCodes = new Set<string>();
   private readonly methods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH', 'PURGE']);
 
   constructor(
     readonly registry: Registry,
-    opts: { store?: CacheStore; collectDefaults?: boolean } = {},
+    opts: { store?: CacheStore; gate?: { readonly active: number; readonly queued: number }; collectDefaults?: boolean } = {},
   ) {
     const registers = [registry];
     if (opts.collectDefaults !== false) collectDefaultMetrics({ register: registry, prefix: 'wikiedge_' });
@@ -337,6 +338,29 @@ export class Metrics {
       name: 'wikiedge_unknown_credentials_total',
       help: 'Requests that the credential net (a cookie whose name says session or token, not of a known session provider) made session holders.',
       registers,
+    });
+    this.upstreamRejected = new Counter({
+      name: 'wikiedge_upstream_rejected_total',
+      help: 'Requests refused before reaching the wiki, by reason: client-budget (429, the client spent its uncached requests), client-share (429, too many of its requests waiting), queue-full and queue-timeout (503, the wiki is busy).',
+      labelNames: ['reason'] as const,
+      registers,
+    });
+    const gate = opts.gate;
+    new Gauge({
+      name: 'wikiedge_upstream_in_flight',
+      help: 'Requests on their way to the wiki now (at most WIKIEDGE_UPSTREAM_MAX_CONCURRENCY).',
+      registers,
+      collect() {
+        if (gate) this.set(gate.active);
+      },
+    });
+    new Gauge({
+      name: 'wikiedge_upstream_queued',
+      help: 'Requests waiting for a turn to the wiki now (at most WIKIEDGE_UPSTREAM_QUEUE_MAX).',
+      registers,
+      collect() {
+        if (gate) this.set(gate.queued);
+      },
     });
     const store = opts.store;
     const tiers: Tier[] = ['shared', 'session'];

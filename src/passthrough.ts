@@ -8,7 +8,8 @@
  * answer goes out (session-lifecycle.ts), as on api.php.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { fromUpstreamFailure, failureKind, renderPlainError } from './errors.js';
+import { ClientClosedError, GatewayError, fromUpstreamFailure, failureKind, renderPlainError } from './errors.js';
+import { admit, type Release, releaseWith, requestBodyOf } from './limits/admission.js';
 import { downstreamResponseHeaders, forwardedView, upstreamRequestHeaders } from './forwarding.js';
 import { identityFromHeaders, mayCarryCredentials, requestCookieNames } from './identity.js';
 import { parsePhpQuery } from './php/php-input.js';
@@ -16,7 +17,6 @@ import { settleSession, wrote } from './session-lifecycle.js';
 import { normalizeSetCookies } from './set-cookie.js';
 import type { Logger } from 'pino';
 import type { Gateway, RequestTarget } from './gateway.js';
-import { hasRequestBody } from './api/flow.js';
 
 export async function streamThrough(
   gw: Gateway,
@@ -29,9 +29,13 @@ export async function streamThrough(
   reply.raw.once('close', () => {
     if (!reply.raw.writableFinished) controller.abort();
   });
-  const started = gw.now();
-  gw.metrics.upstreamRequests.inc({ reason: 'pass' });
+  let release: Release | undefined;
   try {
+    // Read before a turn at the wiki is taken: a slow body holds our socket, not the wiki's.
+    const body = await requestBodyOf(gw, request.raw);
+    release = await admit(gw, request.raw, 'uncached', controller.signal);
+    const started = gw.now();
+    gw.metrics.upstreamRequests.inc({ reason: 'pass' });
     const res = await gw.upstream.request({
       method: request.method,
       path: target.upstreamPath,
@@ -42,9 +46,11 @@ export async function streamThrough(
         requestId: request.id,
         sharedFetch: false,
       }),
-      body: hasRequestBody(request) ? request.raw : null,
+      body,
       signal: controller.signal,
     });
+    // The turn lasts as long as the wiki's answer streams (a slow reader holds it: its share is bounded).
+    releaseWith(res.body, release);
     request.edge.upstreamMs = gw.now() - started;
     gw.metrics.upstreamDuration.observe({ outcome: 'headers' }, (gw.now() - started) / 1000);
     await settleStreamedSession(gw, request, target, res.headers['set-cookie']);
@@ -54,18 +60,22 @@ export async function streamThrough(
     reply.header('x-request-id', request.id);
     return reply.send(res.body);
   } catch (err) {
-    const gatewayError = fromUpstreamFailure(err);
+    release?.();
     // The client left; nobody is there to answer (the close listener counts it as 499).
-    if (controller.signal.aborted) return reply;
-    gw.metrics.upstreamFailure(failureKind(gatewayError));
+    if (controller.signal.aborted || err instanceof ClientClosedError) return reply;
+    const gatewayError = fromUpstreamFailure(err);
+    if (!(err instanceof GatewayError)) {
+      gw.metrics.upstreamFailure(failureKind(gatewayError));
+      request.log.warn({ code: gatewayError.code, cause: String(err) }, 'upstream failure');
+    }
     request.edge.disposition = 'error';
     request.edge.errorCode = gatewayError.code;
-    request.log.warn({ code: gatewayError.code, cause: String(err) }, 'upstream failure');
     const rendered = renderPlainError(gatewayError);
     return reply
       .code(rendered.status)
       .headers(rendered.headers)
       .header('x-cache', 'error')
+      .header('x-request-id', request.id)
       .send(rendered.body);
   }
 }

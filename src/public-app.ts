@@ -82,11 +82,17 @@ export function buildPublic(gw: Gateway): FastifyInstance {
       // Node refuses a head over maxHeaderSize (16 KiB) with a bare 431 before any handler: leave
       // room for a request line of WIKIEDGE_MAX_URL_BYTES, so longer targets get our 414.
       const maxHeaderSize = Math.max(16 * 1024, gw.config.maxUrlBytes + 8 * 1024);
-      const server = createServer({ ...o.http, maxHeaderSize }, (req, res) => {
+      // Slow clients (slowloris): the headers must arrive within WIKIEDGE_CLIENT_HEADERS_TIMEOUT_MS
+      // and the whole request within WIKIEDGE_CLIENT_REQUEST_TIMEOUT_MS, else Node answers 408 and
+      // closes. Node looks for such connections every connectionsCheckingInterval (30 s by
+      // default): often enough that a cut-off comes within a quarter of the headers timeout.
+      const connectionsCheckingInterval = Math.max(250, Math.min(1_000, gw.config.clientHeadersTimeoutMs / 4));
+      const server = createServer({ ...o.http, maxHeaderSize, connectionsCheckingInterval }, (req, res) => {
         if (!server.listening || !serveFreshHit(gw, req, res)) handler(req, res);
       });
       server.keepAliveTimeout = o.keepAliveTimeout;
-      server.requestTimeout = o.requestTimeout;
+      server.headersTimeout = gw.config.clientHeadersTimeoutMs;
+      server.requestTimeout = gw.config.clientRequestTimeoutMs;
       server.setTimeout(o.connectionTimeout);
       if (o.maxRequestsPerSocket > 0) server.maxRequestsPerSocket = o.maxRequestsPerSocket;
       return server;

@@ -17,7 +17,7 @@ export interface UpstreamRequest {
   readonly method: string;
   readonly path: string;
   readonly headers: Record<string, string | string[]>;
-  readonly body?: Readable | null;
+  readonly body?: Buffer | Readable | null;
   readonly signal?: AbortSignal;
 }
 

@@ -52,6 +52,7 @@ import type { ModuleRule } from '../config.js';
 import type { Gateway, RequestTarget } from '../gateway.js';
 import type { UpstreamRequest } from '../upstream.js';
 import { settleSession, wrote } from '../session-lifecycle.js';
+import { admit, releaseWith, requestBodyOf } from '../limits/admission.js';
 import type { Logger } from 'pino';
 import { queryIsAmbiguous } from '../target.js';
 import {
@@ -277,7 +278,7 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
   }
 
   // ---------------------------------------------------------------------------------- fetch
-  const work = fetchOnceAcrossReplicas(gw, request, api, key, tier, bypass);
+  const work = fetchOnceAcrossReplicas(gw, request, api, key, tier, bypass, clientGone(reply));
   gw.coalescer.lead(key, () =>
     work.then(
       (led) => ('entry' in led ? led.entry : led.answer.stored),
@@ -334,12 +335,13 @@ async function fetchOnceAcrossReplicas(
   key: string,
   tier: Tier,
   bypass: boolean,
+  gone: AbortSignal,
 ): Promise<Led> {
   if (gw.redis && !bypass) {
     const lock = await gw.redis.lock(key);
     if (lock.kind === 'won') {
       try {
-        return { answer: await fetchAndStore(gw, request, api, key, tier, 'miss') };
+        return { answer: await fetchAndStore(gw, request, api, key, tier, 'miss', gone) };
       } finally {
         void gw.redis.unlock(key, lock.token);
       }
@@ -358,7 +360,7 @@ async function fetchOnceAcrossReplicas(
       }
     }
   }
-  return { answer: await fetchAndStore(gw, request, api, key, tier, 'miss') };
+  return { answer: await fetchAndStore(gw, request, api, key, tier, 'miss', gone) };
 }
 
 function refreshInBackground(
@@ -406,6 +408,8 @@ async function fetchAndStore(
   key: string,
   tier: Tier,
   reason: 'miss' | 'refresh',
+  /** The client left: stop waiting for a turn at the gate (a fetch under way goes on: others may share it). */
+  gone?: AbortSignal,
 ): Promise<Answer> {
   const probe = shouldProbe(api.query);
   const headers = upstreamRequestHeaders(request.headers, {
@@ -424,6 +428,7 @@ async function fetchAndStore(
     reason,
     { method: 'GET', path: upstreamTarget(gw.config.apiPath, api.target.rawQuery, probe), headers },
     gw.config.debuginfo === 'off' ? gw.config.cacheMaxEntryBytes : MAX_INSPECT_BYTES,
+    gone,
   );
 
   const inspected = inspectDebuginfo(gw, read.body, res.headers, api);
@@ -501,6 +506,8 @@ async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyReply, a
     // api.php answers are read to strip debuginfo: ask for them unencoded.
     sharedFetch: gw.config.debuginfo !== 'off',
   });
+  // Read before a turn at the wiki is taken: a slow body holds our socket, not the wiki's.
+  const body = await requestBodyOf(gw, request.raw);
   const { res, read } = await askWiki(
     gw,
     request,
@@ -509,7 +516,7 @@ async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyReply, a
       method: request.method,
       path: api.target.upstreamPath,
       headers,
-      body: hasRequestBody(request) ? request.raw : null,
+      body,
       signal: controller.signal,
     },
     gw.config.debuginfo === 'off' ? 0 : MAX_INSPECT_BYTES,
@@ -549,26 +556,48 @@ async function askWiki(
   reason: 'miss' | 'refresh' | 'pass',
   upstreamRequest: UpstreamRequest,
   readLimit: number,
+  waitSignal: AbortSignal | undefined = upstreamRequest.signal,
 ) {
-  const started = gw.now();
-  gw.metrics.upstreamRequests.inc({ reason });
-  const failed = (err: unknown): Error =>
-    upstreamRequest.signal?.aborted ? new ClientClosedError() : upstreamFailed(gw, err);
-  let res: Awaited<ReturnType<Gateway['upstream']['request']>>;
+  // A turn at the wiki first (limits/admission.ts): 429/503 without one, nothing sent.
+  const release = await admit(gw, request.raw, reason === 'refresh' ? 'refresh' : 'uncached', waitSignal);
+  let streaming = false;
   try {
-    res = await gw.upstream.request(upstreamRequest);
-  } catch (err) {
-    throw failed(err);
+    const started = gw.now();
+    gw.metrics.upstreamRequests.inc({ reason });
+    const failed = (err: unknown): Error =>
+      upstreamRequest.signal?.aborted ? new ClientClosedError() : upstreamFailed(gw, err);
+    let res: Awaited<ReturnType<Gateway['upstream']['request']>>;
+    try {
+      res = await gw.upstream.request(upstreamRequest);
+    } catch (err) {
+      throw failed(err);
+    }
+    const read = await readUpstreamBody(gw, res.body, res.headers, readLimit).catch((err: unknown) => {
+      throw failed(err);
+    });
+    if (!read.complete && gw.config.debuginfo !== 'off') {
+      throw new GatewayError('wikiedge-upstream-bad-response', { info: 'The answer is too large to inspect.' });
+    }
+    if (!read.complete) {
+      // The rest streams to the client: the turn ends with it.
+      releaseWith(read.body as NodeJS.ReadableStream, release);
+      streaming = true;
+    }
+    gw.metrics.upstreamDuration.observe({ outcome: 'ok' }, (gw.now() - started) / 1000);
+    request.edge.upstreamMs = gw.now() - started;
+    return { res, read };
+  } finally {
+    if (!streaming) release();
   }
-  const read = await readUpstreamBody(gw, res.body, res.headers, readLimit).catch((err: unknown) => {
-    throw failed(err);
+}
+
+/** Aborts when the client goes away before its answer is complete. */
+function clientGone(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort();
   });
-  if (!read.complete && gw.config.debuginfo !== 'off') {
-    throw new GatewayError('wikiedge-upstream-bad-response', { info: 'The answer is too large to inspect.' });
-  }
-  gw.metrics.upstreamDuration.observe({ outcome: 'ok' }, (gw.now() - started) / 1000);
-  request.edge.upstreamMs = gw.now() - started;
-  return { res, read };
+  return controller.signal;
 }
 
 function upstreamFailed(gw: Gateway, err: unknown): GatewayError {
@@ -791,14 +820,21 @@ function deliverAnswer(
 }
 
 /**
- * A request the wiki serves anonymously while it carries a session (callback=, origin=*,
- * Treat-as-Untrusted with a session cookie) gets `private` from the wiki
- * (ApiMain::sendCacheHeaders: anon-public-user-private with a persisted session), whatever the
- * shared entry it is answered from says: a cache between the client and us must not keep it.
+ * Whatever reaches a requester that carries credentials never tells a cache between it and us
+ * that it is public:
+ * - a session holder's answer (stored in its slot, or passed: a write, an answer not stored)
+ *   was made with its credentials;
+ * - a request the wiki serves anonymously while it carries a session (callback=, origin=*,
+ *   Treat-as-Untrusted with a session cookie) gets `private` from the wiki
+ *   (ApiMain::sendCacheHeaders: anon-public-user-private with a persisted session), whatever the
+ *   shared entry it is answered from says.
  */
 function privatiseForRequester(reply: FastifyReply, identity: Identity): void {
-  if (identity.kind !== 'anonymous' || !identity.carriesCredentials) return;
-  const cc = sessionCacheControl(headerString(reply.getHeader('cache-control') as string | string[] | undefined));
+  const credentialed = identity.kind === 'session' || (identity.kind === 'anonymous' && identity.carriesCredentials);
+  if (!credentialed) return;
+  const given = headerString(reply.getHeader('cache-control') as string | string[] | undefined);
+  const cc = sessionCacheControl(given);
+  if (cc === given && identity.kind === 'session') return;
   reply.header('cache-control', cc?.startsWith('private') ? cc : 'private, must-revalidate, max-age=0');
   reply.removeHeader('expires');
 }

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recvMemoSize } from '../../src/api/flow.js';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
-import { type RunningGateway, startGateway } from '../support/gateway.js';
+import { MANY_CLIENTS_FROM_LOOPBACK, type RunningGateway, startGateway } from '../support/gateway.js';
 import { http } from '../support/http.js';
 
 let upstream: FakeUpstream;
@@ -15,7 +15,7 @@ beforeAll(async () => {
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 's-maxage=60, max-age=60, public' });
     res.end(JSON.stringify({ echo: req.url }));
   });
-  gw = await startGateway(upstream.url);
+  gw = await startGateway(upstream.url, MANY_CLIENTS_FROM_LOOPBACK);
 });
 afterAll(async () => {
   await gw?.close();

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
 import { header, http } from '../support/http.js';
 import { built, spawnGateway } from '../support/spawned.js';
+import { MANY_CLIENTS_FROM_LOOPBACK } from '../support/gateway.js';
 
 describe('graceful shutdown', () => {
   let fake: FakeUpstream | undefined;
@@ -17,7 +18,7 @@ describe('graceful shutdown', () => {
         res.end('{"batchcomplete":""}');
       }, 600);
     });
-    const gw = await spawnGateway(fake.url, { WIKIEDGE_LOG_LEVEL: 'warn' });
+    const gw = await spawnGateway(fake.url, { ...MANY_CLIENTS_FROM_LOOPBACK, WIKIEDGE_LOG_LEVEL: 'warn' });
     const { port, child, exited } = gw;
     const inFlight = Array.from({ length: 20 }, (_, i) =>
       http(`http://127.0.0.1:${port}/w/api.php?action=query&list=filearchive&format=json&n=${i}`),
@@ -37,7 +38,7 @@ describe('graceful shutdown', () => {
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private, must-revalidate, max-age=0' });
       res.end('{"batchcomplete":""}');
     });
-    const gw = await spawnGateway(fake.url, { WIKIEDGE_LOG_LEVEL: 'warn', WIKIEDGE_SHUTDOWN_DRAIN_MS: '1500' });
+    const gw = await spawnGateway(fake.url, { ...MANY_CLIENTS_FROM_LOOPBACK, WIKIEDGE_LOG_LEVEL: 'warn', WIKIEDGE_SHUTDOWN_DRAIN_MS: '1500' });
     const { port, adminPort, child, exited } = gw;
     for (let i = 0; i < 100; i++) {
       if (await http(`${gw.adminUrl}/readyz`).then((r) => r.status === 200, () => false)) break;

@@ -15,7 +15,7 @@ describe('X-Request-Id on every answer', () => {
       res.end('{"batchcomplete":true}');
     });
     trusting = await startGateway(fake.url);
-    untrusting = await startGateway(fake.url, { WIKIEDGE_TRUSTED_PROXIES: '192.0.2.10' });
+    untrusting = await startGateway(fake.url, { WIKIEDGE_TRUSTED_PROXIES: '192.0.2.10', WIKIEDGE_PURGE_ALLOW: '192.0.2.10' });
   });
   afterAll(async () => {
     await trusting.close();

@@ -2,7 +2,7 @@
 // client that asked, a logout evicts that session's entries.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type RunningGateway, startGateway } from '../support/gateway.js';
+import { MANY_CLIENTS_FROM_LOOPBACK, type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
 import { LAB_USER, LAB_USER_PASS, loginCookies } from '../support/wiki.js';
 
@@ -14,7 +14,7 @@ function sessionCookieOf(setCookie: string | string[] | undefined): string | und
 describe('session cookies through the gateway', () => {
   let gw: RunningGateway;
   beforeAll(async () => {
-    gw = await startGateway(inject('wikiUrl'));
+    gw = await startGateway(inject('wikiUrl'), MANY_CLIENTS_FROM_LOOPBACK);
   });
   afterAll(() => gw.close());
 

@@ -7,6 +7,7 @@ import { Client } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
 import { built, spawnGateway } from '../support/spawned.js';
+import { MANY_CLIENTS_FROM_LOOPBACK } from '../support/gateway.js';
 
 const CLIENTS = 50;
 const LOAD_BEFORE_SIGTERM_MS = 600;
@@ -76,7 +77,7 @@ describe('SIGTERM under keep-alive load', () => {
 
   it.runIf(built)('answers every accepted request with a 200, refuses the rest at connect, exits 0', async () => {
     fake = await wiki();
-    const gw = await spawnGateway(fake.url, { WIKIEDGE_LOG_LEVEL: 'warn' });
+    const gw = await spawnGateway(fake.url, { ...MANY_CLIENTS_FROM_LOOPBACK, WIKIEDGE_LOG_LEVEL: 'warn' });
     child = gw.child;
     const origin = gw.url;
     const clients = Array.from({ length: CLIENTS }, () => new Client(origin, { keepAliveTimeout: 30_000 }));

@@ -2,7 +2,7 @@
 // abort mid-response release their upstream sockets.
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { type RunningGateway, startGateway } from '../support/gateway.js';
+import { MANY_CLIENTS_FROM_LOOPBACK, type RunningGateway, startGateway } from '../support/gateway.js';
 import { closedPort, type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
 import { header, http } from '../support/http.js';
 
@@ -60,7 +60,7 @@ describe('upstream faults', () => {
       res.on('close', () => clearInterval(timer));
     });
     // A small pool: a leaked socket would exhaust it and make later requests queue forever.
-    gw = await startGateway(fake.url, { WIKIEDGE_UPSTREAM_CONNECTIONS: '8' });
+    gw = await startGateway(fake.url, { ...MANY_CLIENTS_FROM_LOOPBACK, WIKIEDGE_UPSTREAM_CONNECTIONS: '8', WIKIEDGE_UPSTREAM_MAX_CONCURRENCY: '64', WIKIEDGE_UPSTREAM_QUEUE_MAX: '2000' });
     const abortOne = async (i: number, path: string) => {
       const controller = new AbortController();
       const res = await request(`${gw!.url}${path}?n=${i}`, {

@@ -6,6 +6,16 @@ import { loadConfig } from '../../src/config.js';
 import type { GatewayDeps } from '../../src/gateway.js';
 import { createLogger } from '../../src/logging.js';
 
+/**
+ * For tests that play many clients from one loopback address (floods, crowds of sessions,
+ * shutdown under load): the per-client limits are off, since every request looks like the same
+ * client. The limits have their own tests (attack-slow-and-flooding-clients).
+ */
+export const MANY_CLIENTS_FROM_LOOPBACK: Readonly<Record<string, string>> = Object.freeze({
+  WIKIEDGE_CLIENT_MAX_CONCURRENCY: '0',
+  WIKIEDGE_CLIENT_MISS_RATE: '0',
+});
+
 export interface RunningGateway {
   readonly url: string;
   readonly apiUrl: string;

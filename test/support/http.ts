@@ -10,12 +10,13 @@ export interface TestResponse {
 
 export async function http(
   url: string,
-  opts: { method?: string; headers?: Record<string, string>; body?: string } = {},
+  opts: { method?: string; headers?: Record<string, string>; body?: string; signal?: AbortSignal } = {},
 ): Promise<TestResponse> {
   const res = await request(url, {
     method: (opts.method ?? 'GET') as 'GET',
     headers: opts.headers ?? {},
     body: opts.body ?? null,
+    ...(opts.signal && { signal: opts.signal }),
   });
   const body = await res.body.text();
   return { status: res.statusCode, headers: res.headers, body };

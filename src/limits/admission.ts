@@ -1,0 +1,49 @@
+/**
+ * The one way to the wiki for a client's request: charge its budget (misses and passes only),
+ * then wait for a turn at the gate. Request bodies are read before that, so a client sending its
+ * body slowly holds a socket of ours, never a connection to the wiki (WIKIEDGE_CLIENT_REQUEST_TIMEOUT_MS
+ * cuts it off).
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
+import { readBounded } from '../body.js';
+import { GatewayError } from '../errors.js';
+import { headerString } from '../forwarding.js';
+import type { Gateway } from '../gateway.js';
+import { clientAddress } from './client-address.js';
+import type { Release } from './upstream-gate.js';
+
+export type { Release } from './upstream-gate.js';
+
+/** What a request costs: `uncached` spends the client's budget; the gateway's own refreshes do not. */
+export type Admission = 'uncached' | 'refresh';
+
+export async function admit(gw: Gateway, req: IncomingMessage, admission: Admission, signal?: AbortSignal): Promise<Release> {
+  if (admission === 'refresh') return gw.gate.acquire('', signal);
+  const client = clientAddress(req.socket.remoteAddress, headerString(req.headers['x-forwarded-for']), gw.trusted);
+  const charge = gw.budget.charge(client, gw.now());
+  if (!charge.ok) {
+    gw.metrics.upstreamRejected.inc({ reason: 'client-budget' });
+    throw new GatewayError('wikiedge-rate-limited', { retryAfterSeconds: charge.retryAfterSeconds });
+  }
+  return gw.gate.acquire(client, signal);
+}
+
+/**
+ * The request's body as it will be sent: read whole when it fits WIKIEDGE_REQUEST_BODY_BUFFER_BYTES,
+ * else (uploads) what was read followed by the rest as it comes; null without a body.
+ */
+export async function requestBodyOf(gw: Gateway, req: IncomingMessage): Promise<Buffer | Readable | null> {
+  const length = req.headers['content-length'];
+  if (req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) return null;
+  const read = await readBounded(req, gw.config.requestBodyBufferBytes);
+  return read.complete ? read.body : read.stream;
+}
+
+/** Release once `stream` has ended, failed or been dropped. */
+export function releaseWith(stream: NodeJS.ReadableStream, release: Release): void {
+  const done = () => release();
+  stream.once('end', done);
+  stream.once('error', done);
+  stream.once('close', done);
+}

@@ -1,0 +1,63 @@
+/**
+ * A budget of uncached requests per client (misses and passes: what costs the wiki PHP time), as
+ * nginx's `limit_req` and Wikimedia's request controls keep one: a token bucket per client
+ * address, refilled at `ratePerSecond` up to `burst`. Hits, coalesced and stale answers cost
+ * nothing: a cache-busting flood (a random parameter on every request) spends its own budget and
+ * then gets 429 with Retry-After, while its hits and everyone else go on.
+ *
+ * Bounded: at most `maxClients` buckets, the least recently charged forgotten first (a forgotten
+ * client starts again with a full bucket, which is what a new client gets anyway).
+ */
+export interface BudgetOptions {
+  /** Tokens (uncached requests) per second; 0 turns the budget off. */
+  readonly ratePerSecond: number;
+  /** Bucket size: how many uncached requests a client may make at once after a quiet spell. */
+  readonly burst: number;
+  readonly maxClients: number;
+}
+
+export type Charge = { readonly ok: true } | { readonly ok: false; readonly retryAfterSeconds: number };
+
+interface Bucket {
+  tokens: number;
+  /** ms, when `tokens` was last brought up to date. */
+  at: number;
+}
+
+const OK: Charge = Object.freeze({ ok: true });
+
+export class ClientBudget {
+  private readonly buckets = new Map<string, Bucket>();
+
+  constructor(private readonly opts: BudgetOptions) {}
+
+  get enabled(): boolean {
+    return this.opts.ratePerSecond > 0;
+  }
+
+  /** Take one token for `client` at `now` (ms), or say how long until one is there. */
+  charge(client: string, now: number): Charge {
+    if (!this.enabled) return OK;
+    const { ratePerSecond, burst } = this.opts;
+    let bucket = this.buckets.get(client);
+    if (bucket) {
+      // Most recently charged last: Map order is the eviction order.
+      this.buckets.delete(client);
+      bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * ratePerSecond);
+      bucket.at = now;
+    } else {
+      bucket = { tokens: burst, at: now };
+      if (this.buckets.size >= this.opts.maxClients) this.buckets.delete(this.buckets.keys().next().value as string);
+    }
+    this.buckets.set(client, bucket);
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return OK;
+    }
+    return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / ratePerSecond)) };
+  }
+
+  get size(): number {
+    return this.buckets.size;
+  }
+}
