@@ -82,7 +82,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     },
     (reason) => late.metrics?.upstreamRejected.inc({ reason }),
   );
-  const metrics = new Metrics(registry, { store, gate });
+  const metrics = new Metrics(registry, { tierStats: (tier) => store.stats(tier), gate });
   late.metrics = metrics;
   const redis = config.redisUrl
     ? new RedisTier({

@@ -4,34 +4,13 @@
  * Prometheus naming: one prefix, base units, `_total` on counters, `_info` for build metadata.
  */
 import { Counter, Gauge, Histogram, type Registry, collectDefaultMetrics } from 'prom-client';
-import type { CacheStore, EvictionReason } from './cache/store.js';
-import type { Tier } from './api/policy.js';
+import type { EvictionReason, Tier } from './outcomes.js';
+import { TIERS } from './outcomes.js';
 import type { CookieEvent, CookieLabel } from './set-cookie.js';
 import type { UpstreamFailureKind } from './errors.js';
 import { RequestTally } from './request-metrics.js';
 
-/** What happened to a request; the same words in `X-Cache`, logs and metrics. */
-export type Disposition =
-  | 'hit'
-  | 'hit-shared'
-  | 'stale'
-  | 'coalesced'
-  | 'miss'
-  | 'pass'
-  | 'bypass'
-  | 'error'
-  | 'purge';
-export const DISPOSITIONS: readonly Disposition[] = [
-  'hit',
-  'hit-shared',
-  'stale',
-  'coalesced',
-  'miss',
-  'pass',
-  'bypass',
-  'error',
-  'purge',
-];
+export { DISPOSITIONS, type Disposition } from './outcomes.js';
 
 /**
  * Module label values: MediaWiki 1.39 core's API actions and query submodules, plus Wikibase's
@@ -260,6 +239,14 @@ export class RedisMetrics {
   }
 }
 
+/** What the cache gauges read from a tier (the store's stats()). */
+export interface TierStats {
+  readonly entries: number;
+  readonly bytes: number;
+  readonly budget: number;
+  readonly slabBytes: number;
+}
+
 /** MediaWiki API error codes seen, bounded: after this many distinct codes the rest are `other`. */
 const MAX_ERROR_CODES = 64;
 
@@ -281,7 +268,13 @@ export class Metrics {
 
   constructor(
     readonly registry: Registry,
-    opts: { store?: CacheStore; gate?: { readonly active: number; readonly queued: number }; collectDefaults?: boolean } = {},
+    opts: {
+      /** Read at scrape time: a tier's figures (the store's stats(); metrics never import the store). */
+      tierStats?: (tier: Tier) => TierStats;
+      /** Read at scrape time: the upstream gate's turns in use and waiters. */
+      gate?: { readonly active: number; readonly queued: number };
+      collectDefaults?: boolean;
+    } = {},
   ) {
     const registers = [registry];
     if (opts.collectDefaults !== false) collectDefaultMetrics({ register: registry, prefix: 'wikiedge_' });
@@ -362,17 +355,16 @@ export class Metrics {
         if (gate) this.set(gate.queued);
       },
     });
-    const store = opts.store;
-    const tiers: Tier[] = ['shared', 'session'];
-    const gauge = (name: string, help: string, pick: (s: ReturnType<CacheStore['stats']>) => number) =>
+    const tierStats = opts.tierStats;
+    const gauge = (name: string, help: string, pick: (s: TierStats) => number) =>
       new Gauge({
         name,
         help,
         labelNames: ['tier'] as const,
         registers,
         collect() {
-          if (!store) return;
-          for (const tier of tiers) this.set({ tier }, pick(store.stats(tier)));
+          if (!tierStats) return;
+          for (const tier of TIERS) this.set({ tier }, pick(tierStats(tier)));
         },
       });
     gauge('wikiedge_cache_entries', 'Entries held, by tier.', (s) => s.entries);

@@ -17,7 +17,7 @@ import { canonicalQuery } from './api/request.js';
 import { purgeEverywhere } from './cache/purge.js';
 import { GatewayError, renderApiError, renderPlainError } from './errors.js';
 import type { Gateway } from './gateway.js';
-import type { Disposition } from './metrics.js';
+import type { Disposition, NoStoreReason, PassReason } from './outcomes.js';
 import { streamThrough } from './passthrough.js';
 import { parsePhpQuery } from './php/php-input.js';
 import { isApiTarget, originForm, parseTarget } from './target.js';
@@ -25,8 +25,6 @@ import { requestIdOf } from './request-id.js';
 import { recordRequest } from './request-record.js';
 import type { Logger } from 'pino';
 import type { RequestTarget } from './gateway.js';
-import type { NoStoreReason } from './api/policy.js';
-import type { PassReason } from './api/request.js';
 
 /** Per-request facts the steps record, read once by the response hook for the log line and metrics. */
 export interface EdgeState {

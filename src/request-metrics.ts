@@ -13,7 +13,7 @@
  * Label values are bounded by the caller (dispositions, module labels, methods, status classes).
  */
 import type { Metric, Registry } from 'prom-client';
-import type { Disposition } from './metrics.js';
+import type { Disposition } from './outcomes.js';
 
 /** Seconds; the histogram's upper bounds (le), same as before the tally existed. */
 export const REQUEST_DURATION_BUCKETS = [

@@ -4,10 +4,8 @@
  * Log lines carry the path, never the query (it may hold tokens).
  */
 import type { Logger } from 'pino';
-import type { NoStoreReason } from './api/policy.js';
-import type { PassReason } from './api/request.js';
+import type { Disposition, NoStoreReason, PassReason } from './outcomes.js';
 import type { Gateway } from './gateway.js';
-import type { Disposition } from './metrics.js';
 import type { RequestCell } from './request-metrics.js';
 
 export interface RequestFacts {

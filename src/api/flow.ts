@@ -45,7 +45,7 @@ import {
   mayCarryCredentials,
   requestCookieNames,
 } from '../identity.js';
-import type { Disposition } from '../metrics.js';
+import type { Disposition } from '../outcomes.js';
 import { type PhpArray, parsePhpQuery, phpStringParam } from '../php/php-input.js';
 import { normalizeSetCookies } from '../set-cookie.js';
 import type { ModuleRule } from '../config.js';

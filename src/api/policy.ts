@@ -11,25 +11,12 @@
  * `private, max-age=0, s-maxage=0` (T127993); errors are always private (ApiMain::handleException).
  */
 import type { Identity } from '../identity.js';
+import type { CacheMode, NoStoreReason, Tier } from '../outcomes.js';
+
+export type { CacheMode, NoStoreReason, Tier } from '../outcomes.js';
 import type { ModuleRule } from '../config.js';
 import { KEYED_VARY, SMAXAGE_PROBE } from './request.js';
 
-export type CacheMode = 'public' | 'anon-public-user-private' | 'private' | 'unknown';
-export type Tier = 'shared' | 'session';
-
-/** Why an answer was not stored: a closed set for logs and metrics. */
-export type NoStoreReason =
-  | 'status'
-  | 'api-error'
-  | 'set-cookie'
-  | 'no-store'
-  | 'private-anonymous'
-  | 'zero-ttl'
-  | 'vary'
-  | 'too-large'
-  | 'debuginfo'
-  | 'requester-address'
-  | 'credential-echo';
 
 export interface UpstreamAnswer {
   readonly status: number;

@@ -14,15 +14,8 @@ import type { ModuleRule } from '../config.js';
  */
 export const SMAXAGE_PROBE = 4_242_424;
 
-/** Why a request goes to the wiki without a lookup: a closed set, used in logs and metrics. */
-export type PassReason =
-  | 'method'
-  | 'not-canonical-path'
-  | 'ambiguous-query'
-  | 'array-params'
-  | 'request-body'
-  | 'credentials-unclear'
-  | 'module-rule';
+export type { PassReason } from '../outcomes.js';
+import type { PassReason } from '../outcomes.js';
 
 /** Formats whose output is not an HTML page (everything else, and unknown values, render as HTML). */
 const NON_HTML_FORMATS = new Set(['json', 'xml', 'php', 'none']);

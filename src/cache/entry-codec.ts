@@ -12,8 +12,8 @@
  * parser; UTF-8 round-trips them exactly). The body is not length-prefixed and never copied
  * into a text form: base64 in JSON would cost a third more, plus escaping of the headers.
  */
-import type { Tier } from '../api/policy.js';
-import type { CacheEntry } from './store.js';
+import type { Tier } from '../outcomes.js';
+import type { CacheEntry } from './entry.js';
 
 const MAGIC0 = 0x57; // W
 const MAGIC1 = 0x45; // E

@@ -9,7 +9,9 @@
  *
  * An entry is kept (locally and in Redis) until storedAt + ttl + max(grace, staleIfError).
  */
-export type Freshness = 'fresh' | 'grace' | 'stale-if-error' | 'dead';
+import type { Freshness } from '../outcomes.js';
+
+export type { Freshness } from '../outcomes.js';
 
 export interface StaleWindows {
   readonly graceMs: number;

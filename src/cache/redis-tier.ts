@@ -24,7 +24,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
-import type { Tier } from '../api/policy.js';
+import type { Tier } from '../outcomes.js';
 import type { RedisMetrics, RedisOp, RedisWaitOutcome } from '../metrics.js';
 import { decodeEntry, encodeEntry } from './entry-codec.js';
 import { type StaleWindows, remainingKeepMs } from './freshness.js';

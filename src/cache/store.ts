@@ -9,30 +9,15 @@
  * that finds an entry dead deletes it.
  */
 import { LRUCache } from 'lru-cache';
-import type { Tier } from '../api/policy.js';
+import type { EvictionReason, Tier } from '../outcomes.js';
 import { BodyArena } from './arena.js';
 import { compactModules, sharedHeaders } from './compact.js';
+import type { CacheEntry } from './entry.js';
 import { type Freshness, freshnessAt, remainingKeepMs } from './freshness.js';
 
 export type { Freshness } from './freshness.js';
 
-export interface CacheEntry {
-  readonly status: number;
-  /** Headers replayed on a hit, precomputed at store time (never Set-Cookie, never Age). */
-  readonly headers: Readonly<Record<string, string | string[]>>;
-  /**
-   * Once stored, a new view into the tier's body arena (arena.ts) at every read; the arena may
-   * move the bytes to another slab: read it when writing the answer, not before. Any view read
-   * stays valid.
-   */
-  readonly body: Buffer;
-  readonly storedAt: number;
-  readonly ttlMs: number;
-  readonly urlKey: string;
-  readonly modules: readonly string[];
-  /** The session slot for per-session entries (logout eviction). */
-  readonly slot: string | undefined;
-}
+export type { CacheEntry } from './entry.js';
 
 /**
  * The store's own copy of an entry, compacted (compact.ts): frozen headers shared with every
@@ -100,7 +85,7 @@ export function entrySize(key: string, entry: CacheEntry): number {
   return size;
 }
 
-export type EvictionReason = 'size' | 'expired' | 'purge' | 'logout' | 'replaced';
+export type { EvictionReason } from '../outcomes.js';
 
 export interface StoreOptions {
   readonly sharedMaxBytes: number;

@@ -1,0 +1,69 @@
+/**
+ * The words the gateway's steps decide with, and say in X-Cache, logs and metric labels: closed
+ * unions, as lru-cache keeps its status words (`'hit' | 'stale' | 'miss' | …`). A leaf: it
+ * imports nothing, so every layer can use them and none has to reach up for them.
+ */
+
+/** What happened to a request; the same words in `X-Cache`, logs and metrics. */
+export type Disposition =
+  | 'hit'
+  | 'hit-shared'
+  | 'stale'
+  | 'coalesced'
+  | 'miss'
+  | 'pass'
+  | 'bypass'
+  | 'error'
+  | 'purge';
+export const DISPOSITIONS: readonly Disposition[] = [
+  'hit',
+  'hit-shared',
+  'stale',
+  'coalesced',
+  'miss',
+  'pass',
+  'bypass',
+  'error',
+  'purge',
+];
+
+/** Where an entry lives: the shared (anonymous) tier, or a session's own. */
+export type Tier = 'shared' | 'session';
+export const TIERS: readonly Tier[] = ['shared', 'session'];
+
+/**
+ * The cache mode MediaWiki chose for this requester (ApiMain::setCacheMode), read back from its
+ * headers; `unknown` when they say neither public nor private.
+ */
+export type CacheMode = 'public' | 'anon-public-user-private' | 'private' | 'unknown';
+export const CACHE_MODES: readonly CacheMode[] = ['public', 'anon-public-user-private', 'private', 'unknown'];
+
+/** Why a request goes to the wiki without a lookup. */
+export type PassReason =
+  | 'method'
+  | 'not-canonical-path'
+  | 'ambiguous-query'
+  | 'array-params'
+  | 'request-body'
+  | 'credentials-unclear'
+  | 'module-rule';
+
+/** Why an answer was not stored. */
+export type NoStoreReason =
+  | 'status'
+  | 'api-error'
+  | 'set-cookie'
+  | 'no-store'
+  | 'private-anonymous'
+  | 'zero-ttl'
+  | 'vary'
+  | 'too-large'
+  | 'debuginfo'
+  | 'requester-address'
+  | 'credential-echo';
+
+/** Why an entry left a tier. */
+export type EvictionReason = 'size' | 'expired' | 'purge' | 'logout' | 'replaced';
+
+/** An entry's age against its lifetimes (cache/freshness.ts). */
+export type Freshness = 'fresh' | 'grace' | 'stale-if-error' | 'dead';
