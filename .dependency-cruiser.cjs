@@ -27,7 +27,7 @@ const LAYERS = [
   {
     name: 'steps',
     doc: 'the request path: api.php steps, the streamed path, session lifecycle, admission, the request record',
-    path: '^src/api/(?!(request|policy|requester-address)\\.ts$)|^src/(passthrough|session-lifecycle|request-record)\\.ts$|^src/limits/admission\\.ts$',
+    path: '^src/api/(?!(request|policy|requester-address)\\.ts$)|^src/(passthrough|session-lifecycle|request-record|error-reply)\\.ts$|^src/limits/admission\\.ts$',
   },
   {
     name: 'apps',

@@ -8,7 +8,8 @@
  * answer goes out (session-lifecycle.ts), as on api.php.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ClientClosedError, GatewayError, fromUpstreamFailure, failureKind, renderPlainError } from './errors.js';
+import { replyWithError } from './error-reply.js';
+import { ClientClosedError, GatewayError, fromUpstreamFailure, failureKind } from './errors.js';
 import { admit, type Release, releaseWith, requestBodyOf } from './limits/admission.js';
 import { downstreamResponseHeaders, forwardedView, upstreamRequestHeaders } from './forwarding.js';
 import { identityFromHeaders, mayCarryCredentials, requestCookieNames } from './identity.js';
@@ -16,6 +17,7 @@ import { parsePhpQuery } from './php/php-input.js';
 import { settleSession, wrote } from './session-lifecycle.js';
 import { normalizeSetCookies } from './set-cookie.js';
 import type { Logger } from 'pino';
+import { noteOutcome } from './request-record.js';
 import type { Gateway, RequestTarget } from './gateway.js';
 
 export async function streamThrough(
@@ -24,7 +26,7 @@ export async function streamThrough(
   reply: FastifyReply,
   target: RequestTarget,
 ) {
-  request.edge.disposition = 'pass';
+  noteOutcome(request, { disposition: 'pass' });
   const controller = new AbortController();
   reply.raw.once('close', () => {
     if (!reply.raw.writableFinished) controller.abort();
@@ -51,7 +53,7 @@ export async function streamThrough(
     });
     // The turn lasts as long as the wiki's answer streams (a slow reader holds it: its share is bounded).
     releaseWith(res.body, release);
-    request.edge.upstreamMs = gw.now() - started;
+    noteOutcome(request, { disposition: 'pass', upstreamMs: gw.now() - started });
     gw.metrics.upstreamDuration.observe({ outcome: 'headers' }, (gw.now() - started) / 1000);
     await settleStreamedSession(gw, request, target, res.headers['set-cookie']);
     const headers = downstreamResponseHeaders(res.headers, { dropLength: false });
@@ -61,22 +63,11 @@ export async function streamThrough(
     return reply.send(res.body);
   } catch (err) {
     release?.();
-    // The client left; nobody is there to answer (the close listener counts it as 499).
+    // The client left; nobody is there to answer (the record counts it as 499).
     if (controller.signal.aborted || err instanceof ClientClosedError) return reply;
-    const gatewayError = fromUpstreamFailure(err);
-    if (!(err instanceof GatewayError)) {
-      gw.metrics.upstreamFailure(failureKind(gatewayError));
-      request.log.warn({ code: gatewayError.code, cause: String(err) }, 'upstream failure');
-    }
-    request.edge.disposition = 'error';
-    request.edge.errorCode = gatewayError.code;
-    const rendered = renderPlainError(gatewayError);
-    return reply
-      .code(rendered.status)
-      .headers(rendered.headers)
-      .header('x-cache', 'error')
-      .header('x-request-id', request.id)
-      .send(rendered.body);
+    // A refusal of ours (429/503) is not the wiki's failure.
+    if (!(err instanceof GatewayError)) gw.metrics.upstreamFailure(failureKind(fromUpstreamFailure(err)));
+    return replyWithError(gw, request, reply, err);
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * The public listener: every request to the wiki's URL space enters here. api.php goes through
  * the cache flow (api/flow.ts), PURGE through the purge step, everything else streams through.
- * One metrics update and one log line per request are written by recordRequest.
+ * The request's record is begun here and finished once (request-record.ts): one metrics update
+ * and one log line per request.
  */
 import Fastify, {
   type FastifyBaseLogger,
@@ -15,37 +16,15 @@ import { serveApi } from './api/flow.js';
 import { serveFreshHit } from './api/fresh-hit.js';
 import { canonicalQuery } from './api/request.js';
 import { purgeEverywhere } from './cache/purge.js';
-import { GatewayError, renderApiError, renderPlainError } from './errors.js';
+import { replyWithError } from './error-reply.js';
+import { GatewayError } from './errors.js';
 import type { Gateway } from './gateway.js';
-import type { Disposition, NoStoreReason, PassReason } from './outcomes.js';
 import { streamThrough } from './passthrough.js';
 import { parsePhpQuery } from './php/php-input.js';
-import { isApiTarget, originForm, parseTarget } from './target.js';
+import { isApiTarget, originForm, parseTarget, targetTooLong } from './target.js';
 import { requestIdOf } from './request-id.js';
-import { recordRequest } from './request-record.js';
-import type { Logger } from 'pino';
-import type { RequestTarget } from './gateway.js';
-
-/** Per-request facts the steps record, read once by the response hook for the log line and metrics. */
-export interface EdgeState {
-  startedAt: number;
-  target: RequestTarget | undefined;
-  peerTrusted: boolean;
-  disposition: Disposition;
-  module: string;
-  passReason: PassReason | undefined;
-  notStored: NoStoreReason | undefined;
-  upstreamMs: number | undefined;
-  errorCode: string | undefined;
-  /** Counted and logged once, whether the response finished or the client went away first. */
-  recorded: boolean;
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    edge: EdgeState;
-  }
-}
+import { beginRecord, finishRecord, noteOutcome, noteTarget, type RequestRecord } from './request-record.js';
+import type { RequestTarget } from './target.js';
 
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH', 'PURGE'];
 /** The options Fastify hands a serverFactory, defaults filled in (fastify/lib/server.js). */
@@ -70,7 +49,7 @@ export function buildPublic(gw: Gateway): FastifyInstance {
     // Fastify answers those before the onRequest hook: start the request's record here so it
     // is counted and logged like any other.
     frameworkErrors: (_err, request, reply) => {
-      beginEdge(gw, request, reply);
+      beginRecord(gw, request, reply);
       sendGatewayError(gw, request, reply, new GatewayError('wikiedge-bad-request', { info: 'The request URL is malformed.' }));
     },
     // Fresh local hits are answered before Fastify routes them (api/fresh-hit.ts); the server
@@ -100,16 +79,15 @@ export function buildPublic(gw: Gateway): FastifyInstance {
     routerOptions: { ignoreDuplicateSlashes: false, maxParamLength: 10_000 },
   });
   app.addHttpMethod('PURGE');
-  app.decorateRequest('edge', null as unknown as EdgeState);
+  app.decorateRequest('edge', null as unknown as RequestRecord);
   // Bodies are never parsed: they are streamed to the wiki as they come.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
 
   // Callback-style hooks: cheaper than async ones on the hit path.
   app.addHook('onRequest', (request, reply, done) => {
-    beginEdge(gw, request, reply);
-    const url = request.raw.url ?? '/';
-    if (url.length > gw.config.maxUrlBytes / 3 && Buffer.byteLength(url) > gw.config.maxUrlBytes) {
+    beginRecord(gw, request, reply);
+    if (targetTooLong(request.raw.url ?? '/', gw.config.maxUrlBytes)) {
       sendGatewayError(gw, request, reply, new GatewayError('wikiedge-uri-too-long'));
       return;
     }
@@ -117,7 +95,7 @@ export function buildPublic(gw: Gateway): FastifyInstance {
   });
 
   app.addHook('onResponse', (request, reply, done) => {
-    if (request.edge && !request.edge.recorded) recordEdge(gw, request, reply.statusCode);
+    finishRecord(gw, request, reply.statusCode);
     done();
   });
 
@@ -137,7 +115,7 @@ export function buildPublic(gw: Gateway): FastifyInstance {
     url: '*',
     handler: async (request, reply) => {
       const target = parseTarget(request.raw.url ?? '/');
-      request.edge.target = target;
+      noteTarget(request, target);
       if (target.hasFragment) {
         const info = 'The request target holds a fragment (#), which HTTP does not allow (RFC 9112 §3.2).';
         return sendGatewayError(gw, request, reply, new GatewayError('wikiedge-bad-request', { info }));
@@ -155,17 +133,12 @@ export function buildPublic(gw: Gateway): FastifyInstance {
  * CdnCacheUpdate::naivePurge sends through $wgCdnServers). Anyone else: 405, as Varnish answers.
  */
 async function purge(gw: Gateway, request: FastifyRequest, reply: FastifyReply, target: RequestTarget) {
-  request.edge.disposition = 'purge';
   if (!gw.purgeAllowed.has(request.socket.remoteAddress)) {
-    const rendered = renderPlainError(new GatewayError('wikiedge-purge-forbidden'));
-    return reply
-      .code(405)
-      .headers(rendered.headers)
-      .header('allow', 'GET, HEAD, POST')
-      .header('x-cache', 'error')
-      .header('x-request-id', request.id)
-      .send(rendered.body);
+    return replyWithError(gw, request, reply, new GatewayError('wikiedge-purge-forbidden'), {
+      headers: { allow: 'GET, HEAD, POST' },
+    });
   }
+  noteOutcome(request, { disposition: 'purge' });
   let result: { purged: number; redisPurged?: number | null } = { purged: 0 };
   if (target.rawPath === gw.config.apiPath) {
     const urlKey = `${gw.config.apiPath}?${canonicalQuery(parsePhpQuery(target.rawQuery))}`;
@@ -180,64 +153,8 @@ async function purge(gw: Gateway, request: FastifyRequest, reply: FastifyReply, 
     .send(result);
 }
 
-/** The request's record, filled in by the steps and read once when it ends. */
-function beginEdge(gw: Gateway, request: FastifyRequest, reply: FastifyReply) {
-  request.edge = {
-    startedAt: gw.now(),
-    target: undefined,
-    peerTrusted: gw.trusted.has(request.socket.remoteAddress),
-    disposition: 'pass',
-    module: '-',
-    passReason: undefined,
-    notStored: undefined,
-    upstreamMs: undefined,
-    errorCode: undefined,
-    recorded: false,
-  };
-  // A client that leaves before the answer is still a request: Fastify's onResponse only runs
-  // when the response finishes, so count it here (as 499, nginx's "client closed request").
-  // (Answers Fastify sends before the hooks run, the malformed-URL 400, finish without an
-  // onResponse: those are counted here too, with their own status.)
-  reply.raw.once('close', () => {
-    if (request.edge.recorded) return;
-    if (reply.raw.writableFinished) recordEdge(gw, request, reply.raw.statusCode);
-    else recordEdge(gw, request, 499, 'client-closed');
-  });
-}
-
-/** Counted and logged once (request-record.ts), from what the steps wrote into request.edge. */
-function recordEdge(gw: Gateway, request: FastifyRequest, status: number, errorCode?: string) {
-  const edge = request.edge;
-  edge.recorded = true;
-  if (errorCode) {
-    edge.disposition = 'error';
-    edge.errorCode = errorCode;
-  }
-  recordRequest(gw, request.log as Logger, {
-    method: request.method,
-    path: edge.target?.rawPath,
-    module: edge.module,
-    status,
-    disposition: edge.disposition,
-    seconds: (gw.now() - edge.startedAt) / 1000,
-    upstreamMs: edge.upstreamMs,
-    passReason: edge.passReason,
-    notStored: edge.notStored,
-    errorCode: edge.errorCode,
-  });
-}
-
+/** Errors answered before a route (a bad or long target): MediaWiki's shape when it is api.php. */
 function sendGatewayError(gw: Gateway, request: FastifyRequest, reply: FastifyReply, err: GatewayError) {
-  if (request.edge) {
-    request.edge.disposition = 'error';
-    request.edge.errorCode = err.code;
-  }
   const target = parseTarget(request.raw.url ?? '/');
-  const rendered = isApiTarget(target, gw.config.apiPath) ? renderApiError(err, {}) : renderPlainError(err);
-  return reply
-    .code(rendered.status)
-    .headers(rendered.headers)
-    .header('x-cache', 'error')
-    .header('x-request-id', request.id)
-    .send(rendered.body);
+  return replyWithError(gw, request, reply, err, isApiTarget(target, gw.config.apiPath) ? { api: {} } : {});
 }

@@ -95,3 +95,12 @@ export function isApiTarget(target: RequestTarget, apiPath: string): boolean {
 export function queryIsAmbiguous(rawQuery: string): boolean {
   return rawQuery.charCodeAt(0) === 0x3f;
 }
+
+/**
+ * A target longer than WIKIEDGE_MAX_URL_BYTES gets 414, on every path that sees it (the fresh-hit
+ * path leaves such targets to the full one). The byte length is only measured when the UTF-16
+ * length says it could be over: a character takes at most 3 bytes in the request line.
+ */
+export function targetTooLong(url: string, maxUrlBytes: number): boolean {
+  return url.length > maxUrlBytes / 3 && Buffer.byteLength(url) > maxUrlBytes;
+}

@@ -15,6 +15,7 @@ import type { CacheMode, NoStoreReason, Tier } from '../outcomes.js';
 
 export type { CacheMode, NoStoreReason, Tier } from '../outcomes.js';
 import type { ModuleRule } from '../config.js';
+import { downstreamResponseHeaders, headerString } from '../forwarding.js';
 import { KEYED_VARY, SMAXAGE_PROBE } from './request.js';
 
 
@@ -178,4 +179,101 @@ export function sessionCacheControl(cacheControl: string | undefined): string | 
   if (!cc.has('public') && !cc.has('s-maxage')) return cacheControl;
   const maxAge = seconds(cc.get('max-age')) ?? 0;
   return `private, must-revalidate, max-age=${maxAge}`;
+}
+
+// ------------------------------------------------------------------------- the final verdict
+
+/** What is known of an answer once its body has been read and inspected (api/ask-wiki.ts). */
+export interface InspectedFacts {
+  /** The body was read whole (false: it streams on, past the inspection limit). */
+  readonly complete: boolean;
+  readonly bodyBytes: number;
+  readonly maxEntryBytes: number;
+  /** debuginfo was kept in the body (WIKIEDGE_DEBUGINFO=pass, or `off` with a body that may hold it). */
+  readonly debuginfoKept: boolean;
+  /** The body holds one of the request's credential values. */
+  readonly echoesCredentials: boolean;
+  /** The answer would be shared and holds the requester's own address (api/requester-address.ts). */
+  readonly holdsRequesterAddress: boolean;
+}
+
+/**
+ * evaluateAnswer's verdict, amended by what only the body tells: a body too large or still
+ * streaming is not stored; one that kept debuginfo or echoes the request's credentials is never
+ * stored; a shared answer that holds the requester's address is that requester's alone.
+ */
+export function finalVerdict(verdict: ResponseVerdict, facts: InspectedFacts): ResponseVerdict {
+  if (!verdict.store) return verdict;
+  const notStored = ((): NoStoreReason | undefined => {
+    if (!facts.complete || facts.bodyBytes > facts.maxEntryBytes) return 'too-large';
+    if (facts.debuginfoKept) return 'debuginfo';
+    if (facts.echoesCredentials) return 'credential-echo';
+    if (verdict.tier === 'shared' && facts.holdsRequesterAddress) return 'requester-address';
+    return undefined;
+  })();
+  return notStored ? { store: false, reason: notStored, mode: verdict.mode } : verdict;
+}
+
+// -------------------------------------------------------------------------------- the request
+
+/**
+ * A session holder may force a fresh answer for itself (RFC 9111 §5.2.1.4 `no-cache`, or
+ * `Pragma: no-cache`); a client's no-cache never touches (and so never evicts) what everyone
+ * shares.
+ */
+export function bypassesCache(tier: Tier, requestHeaders: Readonly<Record<string, string | string[] | undefined>>): boolean {
+  return tier === 'session' && clientNoCache(requestHeaders);
+}
+
+export function clientNoCache(requestHeaders: Readonly<Record<string, string | string[] | undefined>>): boolean {
+  const cc = headerString(requestHeaders['cache-control']) ?? '';
+  return /(^|,)\s*no-cache\s*(,|$)/i.test(cc) || /no-cache/i.test(headerString(requestHeaders['pragma']) ?? '');
+}
+
+// ------------------------------------------------------------------------- the client's headers
+
+/**
+ * The headers the client gets, as the wiki would have sent them for the client's own request:
+ * hop-by-hop ones, Set-Cookie (relayed apart, never stored), the wiki's request id and (the body
+ * is always delivered decoded) Content-Encoding removed; our smaxage probe undone
+ * (unprobedCacheHeaders); and for an answer kept in a session's slot, never `public`.
+ */
+export function responseHeaders(
+  upstream: Readonly<Record<string, string | string[] | undefined>>,
+  opts: { readonly probed: boolean; readonly perSession: boolean },
+): Record<string, string | string[]> {
+  const out = downstreamResponseHeaders(upstream, { dropLength: true });
+  delete out['set-cookie'];
+  delete out['x-request-id'];
+  delete out['content-encoding'];
+  if (opts.probed) {
+    const unprobed = unprobedCacheHeaders(headerString(out['cache-control']), headerString(out['expires']));
+    if (unprobed.cacheControl === undefined) delete out['cache-control'];
+    else out['cache-control'] = unprobed.cacheControl;
+    if (unprobed.expires === undefined) delete out['expires'];
+    else out['expires'] = unprobed.expires;
+  }
+  if (opts.perSession) {
+    const cc = sessionCacheControl(headerString(out['cache-control']));
+    if (cc !== undefined) out['cache-control'] = cc;
+    if (cc?.startsWith('private')) delete out['expires'];
+  }
+  return out;
+}
+
+/**
+ * What a requester that carries credentials is told, whatever the entry or answer says: the
+ * Cache-Control to send instead and that Expires goes, or undefined to send it as it is.
+ * - A session holder's answer (stored in its slot, or passed) was made with its credentials:
+ *   never `public`.
+ * - A request the wiki serves anonymously while it carries a session (callback=, origin=*,
+ *   Treat-as-Untrusted) gets `private` from the wiki (ApiMain::sendCacheHeaders:
+ *   anon-public-user-private with a persisted session), whatever shared entry answers it.
+ */
+export function requesterCacheControl(identity: Identity, cacheControl: string | undefined): string | undefined {
+  const credentialed = identity.kind === 'session' || (identity.kind === 'anonymous' && identity.carriesCredentials);
+  if (!credentialed) return undefined;
+  const cc = sessionCacheControl(cacheControl);
+  if (cc === cacheControl && identity.kind === 'session') return undefined;
+  return cc?.startsWith('private') ? cc : 'private, must-revalidate, max-age=0';
 }

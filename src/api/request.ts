@@ -131,14 +131,33 @@ export interface KeyedHeaders {
 }
 
 /**
+ * Every field of KeyedHeaders, in key order. The key (cacheKey) and the fresh-hit path's memo
+ * (sameKeyedHeaders) both walk this list, and the compiler holds it equal to KeyedHeaders: a
+ * keyed header added there and forgotten here does not build.
+ */
+export const KEYED_FIELDS = ['forwardedProto', 'treatAsUntrusted', 'origin'] as const;
+type KeyedField = (typeof KEYED_FIELDS)[number];
+type SameKeys<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const KEYED_FIELDS_COVER_KEYED_HEADERS: SameKeys<KeyedField, keyof KeyedHeaders> = true;
+void KEYED_FIELDS_COVER_KEYED_HEADERS;
+
+/** Whether two requests' keyed headers give the same key. */
+export function sameKeyedHeaders(a: KeyedHeaders, b: KeyedHeaders): boolean {
+  for (const field of KEYED_FIELDS) if (a[field] !== b[field]) return false;
+  return true;
+}
+
+/**
  * The lookup key: path + canonical query, then identity slot and keyed header values. It begins
  * with the URL key (which holds no newline: canonicalQuery encodes), so that the store can keep
  * an entry's URL key as a slice of its key instead of a second copy (store.ts).
  */
 export function cacheKey(urlKey: string, identity: Identity, headers: KeyedHeaders): string {
   const slot = identity.kind === 'session' ? `s:${identity.slot}:${identity.variant}` : 'anon';
+  let key = `${urlKey}\n${slot}`;
   // Present-but-empty differs from absent: WebRequest::getHeader() !== false is true for ''.
-  return `${urlKey}\n${slot}\n${headers.forwardedProto}\n${present(headers.treatAsUntrusted)}\n${present(headers.origin)}`;
+  for (const field of KEYED_FIELDS) key += `\n${present(headers[field])}`;
+  return key;
 }
 
 function present(value: string | undefined): string {
