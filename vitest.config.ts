@@ -1,7 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: `unit` needs nothing but Node; `integration` runs against a real MediaWiki
-// (Debian's package under php -S), brought up once by test/integration/global-setup.ts.
+// Three projects: `unit` needs nothing but Node; `in-process` runs whole gateways against
+// stand-ins (PHP and redis-server where a test starts its own, never the wiki); `integration`
+// runs against a real MediaWiki (Debian's package under php -S), brought up once by
+// test/integration/global-setup.ts.
 export default defineConfig({
   test: {
     // The JSON report feeds scripts/test-summary.mjs (one closing line for CI).
@@ -12,6 +14,18 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           environment: 'node',
+        },
+      },
+      {
+        // Whole gateways in this process or spawned, against stand-ins (no wiki): real sockets,
+        // real timers, so one file at a time.
+        test: {
+          name: 'in-process',
+          include: ['test/in-process/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          fileParallelism: false,
         },
       },
       {

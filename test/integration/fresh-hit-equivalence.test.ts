@@ -2,12 +2,12 @@
 // real wiki: that short path is really taken, sends byte for byte the header lines and body the
 // full path sends for the same entry (only Date and X-Request-Id differ), and gives way to the
 // full path for everything else (stale entries, purged entries, sessions, long targets).
-import { connect } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import * as freshHit from '../../src/api/fresh-hit.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { loginCookies, LAB_USER, LAB_USER_PASS } from '../support/wiki.js';
+import { exchange, headerOf, stableHeaders } from '../support/raw-exchange.js';
 
 const served = vi.hoisted(() => ({ fresh: [] as boolean[] }));
 vi.mock('../../src/api/fresh-hit.js', async (importOriginal) => {
@@ -24,40 +24,8 @@ vi.mock('../../src/api/fresh-hit.js', async (importOriginal) => {
 
 const wiki = inject('wikiUrl');
 
-interface RawResponse {
-  readonly statusLine: string;
-  /** Header lines as sent, lower-cased names, sorted (order carries no meaning across names). */
-  readonly headers: string[];
-  readonly body: Buffer;
-}
-
-/** One request on its own connection, read to the end: what the client's socket received. */
-function exchange(base: string, method: string, target: string, extra: Record<string, string> = {}): Promise<RawResponse> {
-  const { hostname, port } = new URL(base);
-  const lines = [`${method} ${target} HTTP/1.1`, `Host: ${hostname}:${port}`, 'Connection: close'];
-  for (const [k, v] of Object.entries(extra)) lines.push(`${k}: ${v}`);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => socket.write(`${lines.join('\r\n')}\r\n\r\n`));
-    const chunks: Buffer[] = [];
-    socket.on('data', (c: Buffer) => chunks.push(c));
-    socket.on('error', reject);
-    socket.on('end', () => {
-      const all = Buffer.concat(chunks);
-      const split = all.indexOf('\r\n\r\n');
-      const [statusLine, ...headerLines] = all.subarray(0, split).toString('latin1').split('\r\n');
-      resolve({
-        statusLine: statusLine!,
-        headers: headerLines.map((l) => l.replace(/^[^:]+/, (n) => n.toLowerCase())).sort(),
-        body: all.subarray(split + 4),
-      });
-    });
-  });
-}
-
-/** Header lines that differ between any two responses: the clock and the request id. */
-const stable = (r: RawResponse) => r.headers.filter((l) => !/^(date|x-request-id): /.test(l));
-const header = (r: RawResponse, name: string) =>
-  r.headers.find((l) => l.startsWith(`${name}: `))?.slice(name.length + 2);
+const stable = stableHeaders;
+const header = headerOf;
 
 describe('fresh hits short path', () => {
   let gw: RunningGateway;
