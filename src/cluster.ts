@@ -102,6 +102,7 @@ export async function runPrimary(config: Config, log: Logger): Promise<void> {
   async function askReady(worker: Worker | undefined): Promise<Readiness> {
     if (!worker) return { ready: false, reason: 'no-worker-listening' };
     try {
+      // The worker's probe gives up after readyTimeoutMs; a second more for its answer to come back.
       return await asks.ask(worker, { op: 'ready' }, config.readyTimeoutMs + 1_000);
     } catch (err) {
       return { ready: false, error: (err as Error).message };
