@@ -11,7 +11,8 @@
 import cluster from 'node:cluster';
 import type { Logger } from 'pino';
 import { type BuiltPublic, build } from './app.js';
-import { answerPrimary, runPrimary, siblingsOverIpc } from './cluster.js';
+import { runPrimary } from './cluster.js';
+import { answerPrimary, siblingsOverIpc } from './cluster/worker-side.js';
 import { ConfigError, describeConfig, loadConfig } from './config.js';
 import { createLogger } from './logging.js';
 

@@ -1,0 +1,71 @@
+/**
+ * What the primary and its workers say to each other over node:cluster's IPC channel, in one
+ * place: the shapes of the messages, what each question is answered with, and the type guards
+ * that recognise them. Every message carries `wikiedge`, so that anything else on the channel
+ * (Node's own cluster messages reach 'message' listeners too) is ignored.
+ *
+ * Two conversations:
+ * - ask / answer: the primary asks one worker for its metrics, a readiness probe or a purge;
+ *   the worker answers with the same id (ipc-asks.ts waits for it, worker-side.ts answers).
+ * - siblings-purge: a worker that applied a purge by itself (PURGE, a logout, a session holder's
+ *   write) without Redis tells the primary, which hands it to every other worker (purge-fan-out.ts).
+ *
+ * The channel uses the 'advanced' serialization (structured clone, cluster.ts): metric values
+ * may be NaN or Infinity, which JSON would turn into null.
+ */
+import type { Registry } from 'prom-client';
+import type { Readiness } from '../admin.js';
+import type { PurgeMessage, PurgeResult } from '../cache/purge.js';
+
+/** What one registry exports (Registry.getMetricsAsJSON()), as it travels over IPC. */
+export type MetricsJson = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
+
+/** A question from the primary to one worker. */
+export type Ask =
+  | { readonly op: 'metrics' }
+  | { readonly op: 'ready' }
+  /** everywhere: Redis and this worker's local tier (the leader); otherwise the local tier only. */
+  | { readonly op: 'purge'; readonly message: PurgeMessage; readonly everywhere: boolean };
+
+/** What a worker answers to each question. */
+export interface Answers {
+  readonly metrics: MetricsJson;
+  readonly ready: Readiness;
+  readonly purge: PurgeResult;
+}
+
+export type AnswerTo<A extends Ask> = Answers[A['op']];
+
+export interface AskMessage {
+  readonly wikiedge: 'ask';
+  readonly id: number;
+  readonly ask: Ask;
+}
+
+/** The answer to the ask with the same id: its value, or why there is none. */
+export interface AnswerMessage {
+  readonly wikiedge: 'answer';
+  readonly id: number;
+  readonly value?: unknown;
+  readonly error?: string;
+}
+
+/** From a worker: a purge it applied locally, for the primary to hand to every other worker. */
+export interface SiblingsPurgeMessage {
+  readonly wikiedge: 'siblings-purge';
+  readonly message: PurgeMessage;
+}
+
+function tagged(m: unknown, tag: string): boolean {
+  return typeof m === 'object' && m !== null && (m as { wikiedge?: unknown }).wikiedge === tag;
+}
+
+export function isAsk(m: unknown): m is AskMessage {
+  return tagged(m, 'ask');
+}
+export function isAnswer(m: unknown): m is AnswerMessage {
+  return tagged(m, 'answer');
+}
+export function isSiblingsPurge(m: unknown): m is SiblingsPurgeMessage {
+  return tagged(m, 'siblings-purge');
+}

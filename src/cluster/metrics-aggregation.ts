@@ -1,0 +1,95 @@
+/**
+ * The cluster's /metrics: every worker's registry summed into one exposition (prom-client's
+ * AggregatorRegistry), so that Prometheus scrapes one target per machine as it does per single
+ * process.
+ *
+ * Counters must never go down, or Prometheus reads a reset (rate() and increase() then count the
+ * whole value again). Two things would make them:
+ * - a worker that exits takes its counts with it: its last counters and histograms are kept as
+ *   the retired sums (its gauges go: what it held is gone);
+ * - a worker that does not answer a scrape in time: it counts with the figures it gave last.
+ *
+ * Workers are asked through an `ask` function (ipc-asks.ts in the primary), so that the
+ * arithmetic can be tested with literal figures.
+ */
+import type { Logger } from 'pino';
+import { AggregatorRegistry, type Aggregator } from 'prom-client';
+import type { MetricsJson } from './messages.js';
+
+/** How long a scrape waits for each worker's figures. */
+export const METRICS_ASK_MS = 5_000;
+
+/**
+ * Metrics that must not be summed across workers (prom-client sums by default; its own default
+ * metrics carry their aggregator already). The cache gauges are summed on purpose: bytes held and
+ * budget both become the whole machine's, so their ratio still means what it does per worker.
+ */
+export const AGGREGATORS: Readonly<Record<string, Aggregator>> = {
+  // 1 only if every worker has the tier up: one worker without Redis is already a problem.
+  wikiedge_redis_up: 'min',
+  // An info metric is 1 for each combination any worker saw, not the number of workers.
+  wikiedge_upstream_info: 'max',
+};
+
+export interface Exposition {
+  readonly contentType: string;
+  readonly body: string;
+}
+
+export class ClusterMetrics<W extends { readonly id: number }> {
+  /** Each worker's last figures, kept in case it does not answer (or dies) next time. */
+  private readonly last = new Map<W, MetricsJson>();
+  /** Counters and histograms of workers that exited, so the sums never go down. */
+  private retired: MetricsJson = [];
+  /** Retirements run one after another, and a scrape waits for them. */
+  private retiring: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly ask: (worker: W) => Promise<MetricsJson>,
+    private readonly log: Logger,
+  ) {}
+
+  /** The worker exited: fold its last counters and histograms into the retired sums. */
+  retire(worker: W): void {
+    this.retiring = this.retiring.then(async () => {
+      const last = this.last.get(worker);
+      this.last.delete(worker);
+      if (last) this.retired = await foldRetired(this.retired, last);
+    });
+  }
+
+  /** Ask every live worker for its figures; the sum of them and of the retired ones. */
+  async exposition(workers: readonly W[]): Promise<Exposition> {
+    await this.retiring;
+    const answers = await Promise.allSettled(workers.map((w) => this.ask(w)));
+    const parts: MetricsJson[] = [this.retired];
+    answers.forEach((a, i) => {
+      const worker = workers[i]!;
+      if (a.status === 'fulfilled') this.last.set(worker, a.value);
+      else this.log.warn({ worker: worker.id, err: String(a.reason) }, 'metrics: a worker did not answer, its last figures are used');
+      // A worker that did not answer still counts with what it said last: sums must not drop.
+      const figures = this.last.get(worker);
+      if (figures) parts.push(figures);
+    });
+    const registry = sumWorkers(parts);
+    return { contentType: registry.contentType, body: await registry.metrics() };
+  }
+}
+
+/** The registry that sums the parts, each metric with its aggregator (AGGREGATORS, else sum). */
+export function sumWorkers(parts: readonly MetricsJson[]): ReturnType<typeof AggregatorRegistry.aggregate> {
+  const withAggregators = parts.map((part) =>
+    part.map((metric) => {
+      const aggregator = AGGREGATORS[metric.name];
+      return aggregator ? { ...metric, aggregator } : metric;
+    }),
+  );
+  return AggregatorRegistry.aggregate(withAggregators);
+}
+
+/** The retired sums with an exited worker's last counters and histograms added. */
+export async function foldRetired(retired: MetricsJson, last: MetricsJson): Promise<MetricsJson> {
+  // prom-client's types say MetricType (an enum); at run time `type` is 'counter', 'gauge', …
+  const cumulative = last.filter((m) => ['counter', 'histogram'].includes(m.type as unknown as string));
+  return AggregatorRegistry.aggregate([retired, cumulative]).getMetricsAsJSON();
+}

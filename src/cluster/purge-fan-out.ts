@@ -1,0 +1,88 @@
+/**
+ * A purge in a cluster reaches every worker, each holding its own local tier:
+ *
+ * - an admin POST /purge: one worker (the leader, the first listening) purges Redis, publishes
+ *   on its channel and purges its local tier; only then every other worker purges its local
+ *   tier. Redis goes first so that no worker refills its local tier from Redis after its own
+ *   purge (cache/purge.ts), and once, so that Redis and its channel see one purge, not one per
+ *   worker.
+ * - a worker's own purge (PURGE, a logout, a session holder's write) without Redis: it has
+ *   applied it already and tells the primary (messages.ts's siblings-purge), which relays it to
+ *   every other worker's local tier.
+ *
+ * The admin's answer says what was removed and how many workers did not answer (their entries
+ * may still be there): purgeOutcome, arithmetic over the answers alone.
+ */
+import type { Logger } from 'pino';
+import type { AdminPurgeResult } from '../admin.js';
+import type { PurgeMessage, PurgeResult } from '../cache/purge.js';
+
+/** How long a purge waits for each worker (prefix, module and `all` purges walk its whole local tier). */
+export const PURGE_ASK_MS = 30_000;
+
+/** Ask one worker to purge: Redis and its local tier (everywhere), or its local tier only. */
+export type AskPurge<W> = (worker: W, message: PurgeMessage, everywhere: boolean) => Promise<PurgeResult>;
+
+export class PurgeFanOut<W extends { readonly id: number }> {
+  constructor(
+    private readonly askPurge: AskPurge<W>,
+    /** WIKIEDGE_REDIS_URL is set: a purge must reach Redis, and the answer says if it did. */
+    private readonly withRedis: boolean,
+    private readonly log: Logger,
+  ) {}
+
+  /** An admin purge: the leader first (Redis), then every other worker. */
+  async purge(workers: readonly W[], message: PurgeMessage): Promise<AdminPurgeResult> {
+    const [leader, ...others] = workers;
+    const led = leader && (await settled(this.askPurge(leader, message, true)));
+    if (led?.status === 'rejected') this.missed(leader!, led.reason, 'purge: a worker did not answer');
+    const rest = await Promise.allSettled(others.map((w) => this.askPurge(w, message, false)));
+    rest.forEach((r, i) => {
+      if (r.status === 'rejected') this.missed(others[i]!, r.reason, 'purge: a worker did not answer');
+    });
+    return purgeOutcome(led, rest, this.withRedis);
+  }
+
+  /** A worker's own purge, for every other worker's local tier (it has applied it already). */
+  relay(workers: readonly W[], from: W, message: PurgeMessage): void {
+    for (const worker of workers) {
+      if (worker === from) continue;
+      this.askPurge(worker, message, false).catch((err: unknown) =>
+        this.missed(worker, err, 'purge from a sibling: a worker did not answer'),
+      );
+    }
+  }
+
+  private missed(worker: W, err: unknown, msg: string): void {
+    this.log.warn({ worker: worker.id, err: String(err) }, msg);
+  }
+}
+
+/**
+ * The admin's answer from the workers' answers.
+ * @param leader the answer of the worker that purged Redis; undefined when no worker listens
+ * @param others the answers of every other worker, which purged their local tier only
+ */
+export function purgeOutcome(
+  leader: PromiseSettledResult<PurgeResult> | undefined,
+  others: readonly PromiseSettledResult<PurgeResult>[],
+  withRedis: boolean,
+): AdminPurgeResult {
+  const answers = [...(leader ? [leader] : []), ...others];
+  const answered = answers.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
+  // Redis's count comes from the leader alone; null says Redis may not have been purged.
+  const redisPurged = leader?.status === 'fulfilled' ? leader.value.redisPurged : withRedis ? null : undefined;
+  return {
+    purged: answered.reduce((sum, r) => sum + r.purged, 0),
+    ...(redisPurged !== undefined && { redisPurged }),
+    workers: answered.length,
+    missedWorkers: answers.length - answered.length,
+  };
+}
+
+function settled<T>(p: Promise<T>): Promise<PromiseSettledResult<T>> {
+  return p.then(
+    (value) => ({ status: 'fulfilled', value }),
+    (reason: unknown) => ({ status: 'rejected', reason }),
+  );
+}

@@ -1,0 +1,49 @@
+/**
+ * A worker's end of the IPC channel (messages.ts): it answers the primary's questions from its
+ * own gateway, and, without Redis, tells the primary about the purges it applied by itself.
+ * This is all a worker knows of the cluster; the gateway it runs is the single process's
+ * (app.ts's build() without the admin listener, main.ts).
+ */
+import { probeWiki } from '../admin.js';
+import type { BuiltPublic } from '../app.js';
+import { type PurgeSiblings, applyLocalPurge, purgeEverywhere } from '../cache/purge.js';
+import type { Gateway } from '../gateway.js';
+import { type AnswerMessage, type Answers, type Ask, type SiblingsPurgeMessage, isAsk } from './messages.js';
+
+/**
+ * In a worker: its purges (PURGE, logouts, a session holder's writes) reach the other workers
+ * through the primary. Used only without Redis, whose channel already reaches every worker.
+ */
+export function siblingsOverIpc(): PurgeSiblings {
+  return {
+    publish: (message) => {
+      process.send?.({ wikiedge: 'siblings-purge', message } satisfies SiblingsPurgeMessage);
+    },
+  };
+}
+
+/** In a worker: answer the primary's questions about this worker's gateway. */
+export function answerPrimary(built: BuiltPublic): void {
+  const gw = built.gateway;
+  process.on('message', (m: unknown) => {
+    if (!isAsk(m)) return;
+    answer(gw, m.ask).then(
+      (value) => process.send?.({ wikiedge: 'answer', id: m.id, value } satisfies AnswerMessage),
+      (err: unknown) => process.send?.({ wikiedge: 'answer', id: m.id, error: String(err) } satisfies AnswerMessage),
+    );
+  });
+}
+
+async function answer(gw: Gateway, ask: Ask): Promise<Answers[Ask['op']]> {
+  switch (ask.op) {
+    case 'metrics':
+      return gw.registry.getMetricsAsJSON();
+    case 'ready':
+      return probeWiki(gw);
+    case 'purge':
+      // The leader purges Redis too; every other worker only its local tier (purge-fan-out.ts).
+      return ask.everywhere
+        ? purgeEverywhere(gw.store, gw.redis, ask.message)
+        : { purged: applyLocalPurge(gw.store, ask.message) };
+  }
+}
