@@ -12,16 +12,22 @@
 #             no compiler, no test tools, no sources, no curl; runs as the
 #             unprivileged `node` user (uid/gid 1000) of the official Node image.
 #
-# The base image is a build argument so that it can be pinned by digest or
-# swapped for a mirror, e.g.
-#   docker build --build-arg NODE_IMAGE=node:20-bookworm-slim@sha256:... .
-# scripts/verify-image.sh builds a local stand-in with the same name, because
-# its machines cannot reach a registry (see the comment at the top of it).
+# The Node version is ONE build argument, used by both stages:
+#   docker build --build-arg NODE_VERSION=22 -t wikiedge .
+# Default: 26, the Active LTS line on 2026-11-24 (Node's schedule: an even major is released in
+# April and enters Active LTS in October; 26 did in October 2026, when 24 moved to Maintenance
+# LTS; 20 reached end of life on 2026-04-30). docs/DOCKER.md says which versions were built
+# and run: scripts/verify-image.sh builds this file with NODE_VERSION=20 on a local stand-in
+# for node:20-bookworm-slim (its machines have Node 20 and no registry); the default base has
+# not been built here.
+# NODE_DIGEST pins the base by digest (recommended for production; empty by default), e.g.
+#   docker build --build-arg NODE_DIGEST=@sha256:<digest of node:26-bookworm-slim> .
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_VERSION=26
+ARG NODE_DIGEST=
 
 # ---------------------------------------------------------------- build stage
-FROM ${NODE_IMAGE} AS build
+FROM node:${NODE_VERSION}-bookworm-slim${NODE_DIGEST} AS build
 WORKDIR /app
 
 # Dependencies first, so this layer is reused while only src/ changes.
@@ -33,7 +39,7 @@ COPY src ./src
 RUN npm run build
 
 # -------------------------------------------------------------- runtime stage
-FROM ${NODE_IMAGE} AS runtime
+FROM node:${NODE_VERSION}-bookworm-slim${NODE_DIGEST} AS runtime
 
 # The admin listener (/healthz, /readyz, /metrics) defaults to 127.0.0.1,
 # which inside a container is unreachable for Prometheus and for published
