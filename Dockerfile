@@ -3,8 +3,13 @@
 # wikiedge container image.
 #
 #   docker build -t wikiedge .
-#   docker run --rm -p 8080:8080 -p 8081:8081 \
+#   docker run --rm -p 8080:8080 -p 127.0.0.1:8081:8081 \
 #       -e WIKIEDGE_UPSTREAM=http://mediawiki:80 wikiedge
+#
+# The admin port (8081: /healthz /readyz /metrics POST /purge) binds all interfaces in the
+# container (WIKIEDGE_ADMIN_HOST=0.0.0.0 below) so that Prometheus can reach it: publish it on
+# loopback at most, put it only on the network Prometheus scrapes from, and set
+# WIKIEDGE_ADMIN_TOKEN(_FILE) wherever anything else shares a network with it (docs/DOCKER.md).
 #
 # Two stages:
 #   build   - installs all dependencies (incl. TypeScript) and compiles src/ to dist/
@@ -43,7 +48,7 @@ FROM node:${NODE_VERSION}-bookworm-slim${NODE_DIGEST} AS runtime
 
 # The admin listener (/healthz, /readyz, /metrics) defaults to 127.0.0.1,
 # which inside a container is unreachable for Prometheus and for published
-# ports; 0.0.0.0 here. Do not publish 8081 to the internet.
+# ports; 0.0.0.0 here. Never publish 8081 beyond loopback (see the top).
 # MALLOC_MMAP_THRESHOLD_: a fixed glibc mmap threshold, so the cache's body slabs
 # (128 KiB-1 MiB) are each their own mapping and go back to the OS when dropped
 # (src/cache/arena.ts; docs/BENCHMARKS.md "memory").
