@@ -3,8 +3,13 @@
 # wikiedge container image.
 #
 #   docker build -t wikiedge .
-#   docker run --rm -p 8080:8080 -p 8081:8081 \
+#   docker run --rm -p 8080:8080 -p 127.0.0.1:8081:8081 \
 #       -e WIKIEDGE_UPSTREAM=http://mediawiki:80 wikiedge
+#
+# The admin port (8081: /healthz /readyz /metrics POST /purge) binds all interfaces in the
+# container (WIKIEDGE_ADMIN_HOST=0.0.0.0 below) so that Prometheus can reach it: publish it on
+# loopback at most, put it only on the network Prometheus scrapes from, and set
+# WIKIEDGE_ADMIN_TOKEN(_FILE) wherever anything else shares a network with it (docs/DOCKER.md).
 #
 # Two stages:
 #   build   - installs all dependencies (incl. TypeScript) and compiles src/ to dist/
@@ -12,16 +17,22 @@
 #             no compiler, no test tools, no sources, no curl; runs as the
 #             unprivileged `node` user (uid/gid 1000) of the official Node image.
 #
-# The base image is a build argument so that it can be pinned by digest or
-# swapped for a mirror, e.g.
-#   docker build --build-arg NODE_IMAGE=node:20-bookworm-slim@sha256:... .
-# scripts/verify-image.sh builds a local stand-in with the same name, because
-# its machines cannot reach a registry (see the comment at the top of it).
+# The Node version is ONE build argument, used by both stages:
+#   docker build --build-arg NODE_VERSION=22 -t wikiedge .
+# Default: 26, the Active LTS line on 2026-11-24 (Node's schedule: an even major is released in
+# April and enters Active LTS in October; 26 did in October 2026, when 24 moved to Maintenance
+# LTS; 20 reached end of life on 2026-04-30). docs/DOCKER.md says which versions were built
+# and run: scripts/verify-image.sh builds this file with NODE_VERSION=20 on a local stand-in
+# for node:20-bookworm-slim (its machines have Node 20 and no registry); the default base has
+# not been built here.
+# NODE_DIGEST pins the base by digest (recommended for production; empty by default), e.g.
+#   docker build --build-arg NODE_DIGEST=@sha256:<digest of node:26-bookworm-slim> .
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_VERSION=26
+ARG NODE_DIGEST=
 
 # ---------------------------------------------------------------- build stage
-FROM ${NODE_IMAGE} AS build
+FROM node:${NODE_VERSION}-bookworm-slim${NODE_DIGEST} AS build
 WORKDIR /app
 
 # Dependencies first, so this layer is reused while only src/ changes.
@@ -33,11 +44,11 @@ COPY src ./src
 RUN npm run build
 
 # -------------------------------------------------------------- runtime stage
-FROM ${NODE_IMAGE} AS runtime
+FROM node:${NODE_VERSION}-bookworm-slim${NODE_DIGEST} AS runtime
 
 # The admin listener (/healthz, /readyz, /metrics) defaults to 127.0.0.1,
 # which inside a container is unreachable for Prometheus and for published
-# ports; 0.0.0.0 here. Do not publish 8081 to the internet.
+# ports; 0.0.0.0 here. Never publish 8081 beyond loopback (see the top).
 # MALLOC_MMAP_THRESHOLD_: a fixed glibc mmap threshold, so the cache's body slabs
 # (128 KiB-1 MiB) are each their own mapping and go back to the OS when dropped
 # (src/cache/arena.ts; docs/BENCHMARKS.md "memory").

@@ -8,6 +8,8 @@
 # Full list: mediawiki php-cli php-sqlite3 php-intl php-mbstring php-xml php-curl php-gd curl redis-server
 #            prometheus (only for promtool: the test that checks the Prometheus config and every
 #            PromQL expression of the Grafana dashboard; its daemon is never started)
+# The container checks pass their own lists (scripts/lib/podman.sh): podman runc debootstrap
+# uidmap netavark aardvark-dns, and podman-compose for scripts/verify-compose.sh.
 #
 # * Checks each package with dpkg-query; prints nothing and exits 0 when nothing is missing.
 # * Otherwise (root only): apt-get update, then apt-get install --no-install-recommends of the
@@ -22,7 +24,7 @@ DEFAULT_PKGS=(mediawiki php-cli php-sqlite3 php-intl php-mbstring php-xml php-cu
 if [ $# -gt 0 ]; then
   case "$1" in
     -h | --help)
-      sed -n '2,16p' "$0"
+      sed -n '2,20p' "$0"
       exit 0
       ;;
   esac

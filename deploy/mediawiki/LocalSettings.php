@@ -2,15 +2,16 @@
 # LocalSettings.php for the compose demo: the official `mediawiki:1.39` image (Apache,
 # MediaWiki in /var/www/html) on SQLite, behind the wikiedge gateway.
 #
-# compose.yaml mounts this file read-only at /var/www/html/LocalSettings.php. The database
-# must be created once with install.php before the wiki works: see the first-run command in
-# compose.yaml. That command writes install.php's own LocalSettings.php to /tmp of a
-# throw-away container; this file is the one that is used.
+# compose.yaml mounts this file read-only at /var/www/html/LocalSettings.php. On the first
+# start, deploy/mediawiki/start.sh creates the database with install.php (which writes a
+# LocalSettings.php of its own to a temporary folder, deleted afterwards); this file is the one
+# that is used.
 #
 # Environment (set in compose.yaml):
-#   MW_SECRET_KEY   required: 64 hex chars, e.g. `openssl rand -hex 32`
-#   MW_SERVER       public base URL of the wiki (default http://localhost:8080, the gateway)
-#   WIKIEDGE_NET    CIDR of the compose network the gateway is on (default 172.30.0.0/24)
+#   MW_SECRET_KEY           required: 64 hex chars, e.g. `openssl rand -hex 32`
+#   MW_SERVER               public base URL of the wiki (default http://localhost:8080, the gateway)
+#   MW_TRUSTED_PROXY_CIDR   the addresses the gateway can have on the wiki network (compose.yaml:
+#                           its ip_range, 172.30.0.128/25): trusted for X-Forwarded-For
 
 if ( !defined( 'MEDIAWIKI' ) ) {
 	exit;
@@ -72,32 +73,44 @@ $wgDefaultSkin = 'vector';
 ## one `PURGE http://<$wgInternalServer>/w/index.php/<Title>` per URL per entry, using the
 ## entry as an HTTP proxy. It does so whenever this list is non-empty, even with
 ## $wgUseCdn = false. (MediaWiki purges index.php URLs only, never api.php.)
-## The gateway accepts PURGE only from the addresses in its WIKIEDGE_TRUSTED_PROXIES (IP
-## list), which is why compose.yaml gives this container a fixed address.
+## The gateway, by its compose service name: its PURGEs reach the gateway from the wiki's
+## address on the wiki network, which the gateway accepts because compose.yaml sets its
+## WIKIEDGE_PURGE_ALLOW to that network's ip_range. Nothing else may PURGE through the public
+## port (the default allows loopback only).
 ## NOTE: an "IP:port" or hostname entry here is NOT trusted for X-Forwarded-For: the trust
 ## test is in_array( $ip, $wgCdnServers ) on the bare IP. Trust comes from the next setting.
 $wgCdnServers = [ 'wikiedge:8080' ];
 
-## $wgCdnServersNoPurge: trusted proxies, never purged. Accepts IPs and CIDR ranges. With
-## the gateway's network here, MediaWiki takes the client address from the X-Forwarded-For
+## $wgCdnServersNoPurge: trusted proxies, never purged. Accepts IPs and CIDR ranges. Here the
+## range the gateway's address on the wiki network is drawn from (compose.yaml gives that
+## network a fixed subnet, 172.30.0.0/24, and hands containers addresses from its ip_range
+## 172.30.0.128/25 only), so MediaWiki takes the client address from the X-Forwarded-For
 ## header the gateway adds (rate limits, blocks, CheckUser, IP edits see the real client).
-## Only list networks where every host is a proxy you control: anything on it can claim
-## any client IP.
-$wgCdnServersNoPurge = [ getenv( 'WIKIEDGE_NET' ) ?: '172.30.0.0/24' ];
+## The range leaves out the network's gateway address (172.30.0.1), which is what connections
+## from the host through published ports come from. Only list ranges where every host is a
+## proxy you control: anything in it can claim any client IP. Change it together with the
+## network's ipam in compose.yaml.
+$wgCdnServersNoPurge = [ getenv( 'MW_TRUSTED_PROXY_CIDR' ) ?: '172.30.0.128/25' ];
 
 ## $wgUseCdn stays OFF here, on purpose. Setting it to true:
 ##  * makes anonymous page views (index.php) cacheable: `s-maxage=$wgCdnMaxAge` instead of
 ##    `private` (api.php responses are unchanged: the API sets its own Cache-Control);
-##  * turns the debug toolbar OFF (MWDebug::setup() skips it when $wgUseCdn is set), so
-##    API results carry no "debuginfo" and the gateway has no wiki-side figures (SQL query
-##    count/time, memory, request time) to export as metrics;
+##  * turns the debug toolbar off (MWDebug::setup() skips it when $wgUseCdn is set);
 ##  * does not change PURGE: that depends only on $wgCdnServers.
 $wgUseCdn = false;
 
-## The debug toolbar adds a "debuginfo" object to every successful API result: the wiki's
-## own timing, memory and SQL queries. The gateway reads it, exports it as Prometheus
-## metrics, and strips it before caching and answering (WIKIEDGE_DEBUGINFO=strip, the
-## default), because it is big (~90 KB) and echoes the request's Cookie header. It costs
-## the wiki real time (~6x per API request): turn it off if you do not need the metrics.
-$wgDebugToolbar = true;
+## =======================================================================================
+## $wgDebugToolbar MUST STAY OFF IN PRODUCTION (and in anything reachable by others).
+## With it on, MediaWiki embeds the debug toolbar's data in EVERY HTML page it renders
+## (index.php page views, special pages, edit forms), and a "debuginfo" block in every API
+## result: the request's Cookie header (session cookies included), all SQL queries, ~930 file
+## paths, PHP's memory and timings. The gateway removes debuginfo from /w/api.php answers
+## only; everything else (index.php, load.php, rest.php) is streamed through it untouched,
+## so every page view through the gateway would hand the viewer's cookies and the wiki's SQL
+## to whoever sees the page (and to any cache or log in between). It also costs the wiki ~6x
+## the time per API request.
+## Turn it on only on a private test wiki, to see the gateway's wiki-side metrics
+## (wikiedge_wiki_* from debuginfo); the gateway's own metrics do not need it.
+## =======================================================================================
+$wgDebugToolbar = false;
 $wgShowExceptionDetails = false;
