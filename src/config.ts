@@ -515,7 +515,7 @@ const FIELDS = {
 
 export const CONFIG_KEYS: readonly string[] = Object.values(FIELDS).map((f) => f.env);
 /** `WIKIEDGE_IDENTITY_SECRET_FILE` and friends: the secret is the file's content. */
-const SECRET_FILE_KEYS: readonly string[] = Object.values(FIELDS as Record<string, Field<unknown>>)
+export const SECRET_FILE_KEYS: readonly string[] = Object.values(FIELDS as Record<string, Field<unknown>>)
   .filter((f) => f.secretFile)
   .map((f) => `${f.env}_FILE`);
 
