@@ -1,7 +1,7 @@
 /**
  * The configuration as people read it, all from the table (fields.ts): the object logged at
- * start, `--print-config`, `--help`, and the README's configuration reference. Pure: text in,
- * text out; secrets never leave as themselves.
+ * start, `--print-config`, `--help`, and the README's configuration reference. Pure (no I/O);
+ * secrets never leave as themselves.
  */
 import { type Field, MadeAtStart, REQUIRED } from './field.js';
 import { type Config, FIELD_LIST } from './fields.js';
@@ -40,9 +40,9 @@ const ORIGIN_NOTE: Record<Origin, (field: Field<unknown>) => string> = {
 };
 
 /**
- * `--print-config`: the effective configuration, one `WIKIEDGE_KEY=value` line per key in the
- * environment's spelling (so a line can be copied into an env file), secrets redacted, each line
- * marked with where its value came from: `# default` for the keys nobody set.
+ * `--print-config`: the effective configuration, one `WIKIEDGE_KEY=value` line per key with the
+ * value spelled as the environment takes it (setting it gives the same value back), secrets
+ * redacted, then a comment saying where the value came from: `# default` for the keys nobody set.
  */
 export function renderEffectiveConfig({ config, origins }: LoadedConfig): string {
   const lines = FIELD_LIST.map(([key, field]) => ({
