@@ -70,6 +70,16 @@ describe('configuration', () => {
     [{ ...base, WIKIEDGE_IDENTITY_SECRET: 'short' }, 'WIKIEDGE_IDENTITY_SECRET', 'at least 16'],
     [{ ...base, WIKIEDGE_MODULES: '{"query":{"ttl":5}}' }, 'WIKIEDGE_MODULES.query.ttl', 'not a known rule'],
     [{ ...base, WIKIEDGE_TTL_PUBLIC_SECONDS: '7200' }, 'WIKIEDGE_TTL_PUBLIC_SECONDS', 'must not exceed'],
+    [
+      { ...base, WIKIEDGE_CLIENT_HEADERS_TIMEOUT_MS: '70000' },
+      'WIKIEDGE_CLIENT_HEADERS_TIMEOUT_MS',
+      'must not exceed WIKIEDGE_CLIENT_REQUEST_TIMEOUT_MS',
+    ],
+    [
+      { ...base, WIKIEDGE_CACHE_MAX_ENTRY_BYTES: String(300 * 1024 * 1024) },
+      'WIKIEDGE_CACHE_MAX_ENTRY_BYTES',
+      'must not exceed WIKIEDGE_CACHE_SHARED_MAX_BYTES',
+    ],
     [{ ...base, WIKIEDGE_PORTT: '1' }, 'WIKIEDGE_PORTT', 'not a known configuration key'],
     [{ ...base, WIKIEDGE_SHUTDOWN_DRAIN_MS: '-1' }, 'WIKIEDGE_SHUTDOWN_DRAIN_MS', 'integer from 0 to 600000'],
     [{ ...base, WIKIEDGE_SHUTDOWN_DRAIN_MS: '5s' }, 'WIKIEDGE_SHUTDOWN_DRAIN_MS', 'integer from 0 to 600000'],

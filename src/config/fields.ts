@@ -1,0 +1,428 @@
+/**
+ * Every configuration key, once: the single source of the `Config` type, of loading and
+ * validation (load.ts), of the logged configuration, of `--help` and `--print-config`
+ * (render.ts) and of the README's configuration reference (scripts/config-reference.mjs).
+ *
+ * To add a key, add one entry below:
+ *
+ *     shutdownGraceMs: field({
+ *       env: 'WIKIEDGE_SHUTDOWN_GRACE_MS',      // WIKIEDGE_ + the entry's name in SNAKE_CASE
+ *       parse: int(0, 600_000),                 // a parser of parsers.ts, or a new one there
+ *       default: 10_000,                        // or REQUIRED, or new MadeAtStart(make, 'words')
+ *       unit: 'ms',
+ *       doc: 'on SIGTERM, once the listener is closed, ...',  // the README's "meaning", Markdown
+ *     }),
+ *
+ * The entry's name is the key in the YAML/JSON file and in `Config`, whose type follows from
+ * `parse`. Mark a key `secret: true` when it must never be logged; it may then also come from
+ * `<env>_FILE`, and the reference says so itself. A rule between two keys goes in NOT_ABOVE.
+ * Then regenerate the README's table:
+ * `npm run build && node scripts/config-reference.mjs --write` (test/unit/readme-config-reference.test.ts
+ * fails until it is done).
+ */
+import { randomBytes } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import { type Field, type ValueOf, field, MadeAtStart, REQUIRED } from './field.js';
+import {
+  addressList,
+  adminToken,
+  apiPath,
+  bool,
+  cookieName,
+  cookieNameList,
+  DEBUGINFO_MODES,
+  fraction,
+  headerNameList,
+  hitLogShare,
+  hmacKey,
+  int,
+  LOG_FORMATS,
+  LOG_LEVELS,
+  MiB,
+  moduleRules,
+  oneOf,
+  port,
+  redisKeyPrefix,
+  redisUrl,
+  str,
+  upstreamUrl,
+  workerCount,
+} from './parsers.js';
+import { redactUrlPassword } from './redact.js';
+
+export const FIELDS = {
+  upstream: field({
+    env: 'WIKIEDGE_UPSTREAM',
+    parse: upstreamUrl,
+    default: REQUIRED,
+    unit: 'url',
+    doc: "the wiki's origin, e.g. `http://wiki:80` (no path)",
+    describe: (url) => url.origin,
+  }),
+  host: field({ env: 'WIKIEDGE_HOST', parse: str, default: '0.0.0.0', unit: 'host', doc: 'public listener address' }),
+  port: field({ env: 'WIKIEDGE_PORT', parse: port, default: 8080, unit: 'port', doc: 'public listener port' }),
+  adminHost: field({
+    env: 'WIKIEDGE_ADMIN_HOST',
+    parse: str,
+    default: '127.0.0.1',
+    unit: 'host',
+    doc: 'admin listener address (`/healthz`, `/readyz`, `/metrics`, `POST /purge`)',
+  }),
+  adminPort: field({ env: 'WIKIEDGE_ADMIN_PORT', parse: port, default: 8081, unit: 'port', doc: 'admin listener port' }),
+  apiPath: field({
+    env: 'WIKIEDGE_API_PATH',
+    parse: apiPath,
+    default: '/w/api.php',
+    unit: 'path',
+    doc: 'the intercepted path (`$wgScriptPath` + `/api.php`)',
+  }),
+  cookiePrefix: field({ env: 'WIKIEDGE_COOKIE_PREFIX', parse: cookieName, default: 'wiki', unit: 'name', doc: '`$wgCookiePrefix`' }),
+  sessionName: field({
+    env: 'WIKIEDGE_SESSION_NAME',
+    parse: cookieName,
+    default: '',
+    unit: 'name',
+    doc: '`$wgSessionName`; empty means `{prefix}_session`',
+  }),
+  sessionJwtCookie: field({
+    env: 'WIKIEDGE_SESSION_JWT_COOKIE',
+    parse: bool,
+    default: true,
+    unit: 'boolean',
+    doc: 'count `sessionJwt` as a credential',
+  }),
+  credentialCookies: field({
+    env: 'WIKIEDGE_CREDENTIAL_COOKIES',
+    parse: cookieNameList,
+    default: [],
+    unit: 'list',
+    doc: "more credential cookies, comma-separated names or `prefix*`: extension session providers (CentralAuth: `centralauth_*`) and the wiki's `$wgCacheVaryCookies`; `scripts/wiki/vary-cookies.php` prints what the wiki itself varies on",
+  }),
+  harmlessCookies: field({
+    env: 'WIKIEDGE_HARMLESS_COOKIES',
+    parse: cookieNameList,
+    default: [],
+    unit: 'list',
+    doc: "cookies whose name says session or token but that authenticate nobody (names or `prefix*`), besides MediaWiki's own `{prefix}mwuser-sessionId`; every other such cookie is taken for a credential (the credential net)",
+  }),
+  credentialHeaders: field({
+    env: 'WIKIEDGE_CREDENTIAL_HEADERS',
+    parse: headerNameList,
+    default: [],
+    unit: 'list',
+    doc: 'request headers that carry credentials besides `Authorization` (e.g. a header set by an SSO proxy in front of the wiki)',
+  }),
+  logLevel: field({
+    env: 'WIKIEDGE_LOG_LEVEL',
+    parse: oneOf(LOG_LEVELS),
+    default: 'info',
+    unit: 'choice',
+    doc: '`fatal` … `trace`, `silent`',
+  }),
+  logFormat: field({
+    env: 'WIKIEDGE_LOG_FORMAT',
+    parse: oneOf(LOG_FORMATS),
+    default: 'json',
+    unit: 'choice',
+    doc: '`json` (one line per request) or `pretty` (terminal)',
+  }),
+  logHits: field({
+    env: 'WIKIEDGE_LOG_HITS',
+    parse: hitLogShare,
+    default: 0,
+    shownDefault: 'false',
+    unit: 'ratio',
+    doc: 'cache hits that get a log line: `false`, `true` (every one) or a fraction such as `0.01` (a sample); every hit is counted in `wikiedge_requests_total` either way; a line per hit made hits ~40 % dearer in CPU (run K: 20.0 against 14.0 µs; 0.73× the throughput of a bare Fastify route against 1.02×, docs/BENCHMARKS.md)',
+  }),
+  upstreamConnectTimeoutMs: field({
+    env: 'WIKIEDGE_UPSTREAM_CONNECT_TIMEOUT_MS',
+    parse: int(1, 600_000),
+    default: 5_000,
+    unit: 'ms',
+    doc: 'ms to connect to the wiki',
+  }),
+  upstreamResponseTimeoutMs: field({
+    env: 'WIKIEDGE_UPSTREAM_RESPONSE_TIMEOUT_MS',
+    parse: int(1, 3_600_000),
+    default: 30_000,
+    unit: 'ms',
+    doc: "ms for the wiki's headers, and between body chunks",
+  }),
+  upstreamConnections: field({
+    env: 'WIKIEDGE_UPSTREAM_CONNECTIONS',
+    parse: int(1, 4096),
+    default: 64,
+    unit: 'count',
+    doc: 'keep-alive connections to the wiki',
+  }),
+  readyTimeoutMs: field({
+    env: 'WIKIEDGE_READY_TIMEOUT_MS',
+    parse: int(1, 60_000),
+    default: 2_000,
+    unit: 'ms',
+    doc: 'ms `/readyz` waits for the wiki',
+  }),
+  upstreamMaxConcurrency: field({
+    env: 'WIKIEDGE_UPSTREAM_MAX_CONCURRENCY',
+    parse: int(1, 4096),
+    default: 16,
+    unit: 'count',
+    doc: "requests on their way to the wiki at once (misses, passes, refreshes, streamed pages); size it to the wiki's PHP workers: more only queue inside PHP",
+  }),
+  upstreamQueueMax: field({
+    env: 'WIKIEDGE_UPSTREAM_QUEUE_MAX',
+    parse: int(0, 1_000_000),
+    default: 256,
+    unit: 'count',
+    doc: 'requests waiting for a turn; more are refused at once with 503 and `Retry-After`',
+  }),
+  upstreamQueueTimeoutMs: field({
+    env: 'WIKIEDGE_UPSTREAM_QUEUE_TIMEOUT_MS',
+    parse: int(1, 600_000),
+    default: 10_000,
+    unit: 'ms',
+    doc: 'longest wait for a turn before 503 (`Retry-After`); a waiter whose client has gone leaves the queue at once and never reaches the wiki',
+  }),
+  clientMaxConcurrency: field({
+    env: 'WIKIEDGE_CLIENT_MAX_CONCURRENCY',
+    parse: int(0, 100_000),
+    default: 8,
+    unit: 'count',
+    doc: 'turns and queue places one client address may hold; more get 429 (`0`: no limit)',
+  }),
+  clientMissRate: field({
+    env: 'WIKIEDGE_CLIENT_MISS_RATE',
+    parse: int(0, 1_000_000),
+    default: 20,
+    unit: 'per-second',
+    doc: 'uncached requests (misses and passes) per second per client address, a token bucket; past it 429 with `Retry-After`. Hits, coalesced and stale answers are never limited. `0`: off',
+  }),
+  clientMissBurst: field({
+    env: 'WIKIEDGE_CLIENT_MISS_BURST',
+    parse: int(1, 1_000_000),
+    default: 100,
+    unit: 'count',
+    doc: "the bucket's size: uncached requests a client may make at once after a quiet spell",
+  }),
+  clientHeadersTimeoutMs: field({
+    env: 'WIKIEDGE_CLIENT_HEADERS_TIMEOUT_MS',
+    parse: int(100, 600_000),
+    default: 10_000,
+    unit: 'ms',
+    doc: 'ms for a client to send its request headers (slowloris); past it Node answers 408 and closes',
+  }),
+  clientRequestTimeoutMs: field({
+    env: 'WIKIEDGE_CLIENT_REQUEST_TIMEOUT_MS',
+    parse: int(100, 3_600_000),
+    default: 60_000,
+    unit: 'ms',
+    doc: 'ms for a client to send its whole request, body included; past it 408. Raise it for large uploads over slow links',
+  }),
+  requestBodyBufferBytes: field({
+    env: 'WIKIEDGE_REQUEST_BODY_BUFFER_BYTES',
+    parse: int(0, 2 ** 30),
+    default: 1 * MiB,
+    unit: 'bytes',
+    doc: "request bodies up to this size are read whole before the request takes a turn at the wiki, so a slow sender holds a socket of ours, not the wiki's; larger ones (uploads) stream",
+  }),
+  trustedProxies: field({
+    env: 'WIKIEDGE_TRUSTED_PROXIES',
+    parse: addressList,
+    default: ['127.0.0.1', '::1'],
+    unit: 'list',
+    doc: 'addresses or CIDR ranges (`10.0.0.0/8`) whose X-Forwarded-* are believed: the TLS terminator or load balancer in front',
+  }),
+  purgeAllow: field({
+    env: 'WIKIEDGE_PURGE_ALLOW',
+    parse: addressList,
+    default: ['127.0.0.1', '::1'],
+    unit: 'list',
+    doc: "addresses or CIDR ranges allowed to send `PURGE` on the public port: the hosts that send the wiki's `$wgCdnServers` traffic (the wiki's servers, or its job runners), not the TLS terminator",
+  }),
+  identitySecret: field({
+    env: 'WIKIEDGE_IDENTITY_SECRET',
+    parse: hmacKey,
+    default: new MadeAtStart(() => randomBytes(32), 'random at start'),
+    unit: 'text',
+    secret: true,
+    doc: 'HMAC key for session slots; set it (≥16 chars) to share slots across restarts/replicas',
+  }),
+  adminToken: field({
+    env: 'WIKIEDGE_ADMIN_TOKEN',
+    parse: adminToken,
+    default: '',
+    unit: 'text',
+    secret: true,
+    doc: 'when set (≥16 characters), every mutating admin request (`POST /purge`) needs `Authorization: Bearer <token>`; `/metrics`, `/healthz`, `/readyz` stay open',
+  }),
+  cacheSharedMaxBytes: field({
+    env: 'WIKIEDGE_CACHE_SHARED_MAX_BYTES',
+    parse: int(1024, 2 ** 40),
+    default: 256 * MiB,
+    unit: 'bytes',
+    doc: 'byte budget of the shared tier',
+  }),
+  cacheSessionMaxBytes: field({
+    env: 'WIKIEDGE_CACHE_SESSION_MAX_BYTES',
+    parse: int(1024, 2 ** 40),
+    default: 64 * MiB,
+    unit: 'bytes',
+    doc: 'byte budget of the per-session tier',
+  }),
+  cacheMaxEntries: field({
+    env: 'WIKIEDGE_CACHE_MAX_ENTRIES',
+    parse: int(1, 10_000_000),
+    default: 200_000,
+    unit: 'count',
+    doc: 'entries per tier',
+  }),
+  cacheMaxEntryBytes: field({
+    env: 'WIKIEDGE_CACHE_MAX_ENTRY_BYTES',
+    parse: int(1, 2 ** 31),
+    default: 1 * MiB,
+    unit: 'bytes',
+    doc: 'larger answers are not stored',
+  }),
+  ttlPublicSeconds: field({
+    env: 'WIKIEDGE_TTL_PUBLIC_SECONDS',
+    parse: int(1, 86_400),
+    default: 60,
+    unit: 'seconds',
+    doc: 'shared TTL when the wiki sets no max age of its own',
+  }),
+  ttlSessionSeconds: field({
+    env: 'WIKIEDGE_TTL_SESSION_SECONDS',
+    parse: int(1, 3_600),
+    default: 10,
+    unit: 'seconds',
+    doc: 'per-session TTL when the wiki gives no `max-age`',
+  }),
+  ttlMaxSeconds: field({
+    env: 'WIKIEDGE_TTL_MAX_SECONDS',
+    parse: int(1, 604_800),
+    default: 3_600,
+    unit: 'seconds',
+    doc: 'cap on every TTL',
+  }),
+  ttlJitterRatio: field({
+    env: 'WIKIEDGE_TTL_JITTER_RATIO',
+    parse: fraction(0.5),
+    default: 0.1,
+    unit: 'ratio',
+    doc: 'TTLs are shortened by a random 0–10 % so hot keys do not expire together',
+  }),
+  graceSeconds: field({
+    env: 'WIKIEDGE_GRACE_SECONDS',
+    parse: int(0, 86_400),
+    default: 10,
+    unit: 'seconds',
+    doc: 'serve stale this long past the TTL while one refresh runs',
+  }),
+  staleIfErrorSeconds: field({
+    env: 'WIKIEDGE_STALE_IF_ERROR_SECONDS',
+    parse: int(0, 86_400),
+    default: 300,
+    unit: 'seconds',
+    doc: 'serve stale this long past the TTL when the wiki fails',
+  }),
+  coalesceWaitMs: field({
+    env: 'WIKIEDGE_COALESCE_WAIT_MS',
+    parse: int(1, 600_000),
+    default: 10_000,
+    unit: 'ms',
+    doc: 'longest a request waits for an identical one in flight',
+  }),
+  maxUrlBytes: field({
+    env: 'WIKIEDGE_MAX_URL_BYTES',
+    parse: int(256, 1_048_576),
+    default: 8_192,
+    unit: 'bytes',
+    doc: 'longer request targets get 414',
+  }),
+  debuginfo: field({
+    env: 'WIKIEDGE_DEBUGINFO',
+    parse: oneOf(DEBUGINFO_MODES),
+    default: 'strip',
+    unit: 'choice',
+    doc: '`strip` (record, then remove), `pass` (record, keep, never store), `off` (never parse)',
+  }),
+  modules: field({
+    env: 'WIKIEDGE_MODULES',
+    parse: moduleRules,
+    default: {},
+    unit: 'json',
+    doc: 'per-module rules, JSON: `{"wbavailablebadges":{"ttlSeconds":600},"parse":{"pass":true},"filearchive":{"shareAnonymousPrivate":true}}`; for `action=query` the keys are the list/prop/meta/generator submodules',
+  }),
+  shutdownGraceMs: field({
+    env: 'WIKIEDGE_SHUTDOWN_GRACE_MS',
+    parse: int(0, 600_000),
+    default: 10_000,
+    unit: 'ms',
+    doc: 'on SIGTERM, once the listener is closed, how long in-flight requests may take before their connections are closed',
+  }),
+  shutdownDrainMs: field({
+    env: 'WIKIEDGE_SHUTDOWN_DRAIN_MS',
+    parse: int(0, 600_000),
+    default: 0,
+    unit: 'ms',
+    doc: "on SIGTERM, how long to go on serving before the listener closes: `/readyz` answers 503 at once and every answer says `Connection: close`, so a load balancer that follows `/readyz` stops sending first. Set it above the balancer's check interval × failure threshold; the whole shutdown then takes up to drain + grace",
+  }),
+  workers: field({
+    env: 'WIKIEDGE_WORKERS',
+    // 1 is one process (no cluster); more runs a node:cluster primary (admin listener, no
+    // gateway) and that many workers, each with its own local tier.
+    parse: workerCount(256, availableParallelism),
+    default: 1,
+    unit: 'count',
+    doc: 'processes serving the public port: `1` is one process; a larger number, or `auto` (one per CPU, `os.availableParallelism()`), runs a node:cluster primary and that many workers (see "Using all cores")',
+  }),
+  redisUrl: field({
+    env: 'WIKIEDGE_REDIS_URL',
+    parse: redisUrl,
+    default: '',
+    unit: 'url',
+    doc: '`redis://[user:password@]host:port[/db]` (or `rediss://`): turns on the shared Redis tier (see "Several replicas with Redis"); empty: local tier only. The password is redacted in the logged configuration',
+    describe: redactUrlPassword,
+  }),
+  redisTimeoutMs: field({
+    env: 'WIKIEDGE_REDIS_TIMEOUT_MS',
+    parse: int(1, 10_000),
+    default: 50,
+    unit: 'ms',
+    doc: 'bound on every Redis call made for a request; past it the request goes on without Redis and the tier is marked down',
+  }),
+  redisLockMs: field({
+    env: 'WIKIEDGE_REDIS_LOCK_MS',
+    parse: int(10, 600_000),
+    default: 3_000,
+    unit: 'ms',
+    doc: "lifetime of the cross-replica fetch lock; also the longest a replica polls for the lock holder's entry (with `WIKIEDGE_COALESCE_WAIT_MS`)",
+  }),
+  redisKeyPrefix: field({
+    env: 'WIKIEDGE_REDIS_KEY_PREFIX',
+    parse: redisKeyPrefix,
+    default: 'wikiedge:',
+    unit: 'text',
+    doc: 'prefix of every Redis key and of the purge channel (`<prefix>purge`); give each wiki its own when several share one Redis',
+  }),
+};
+
+/** The validated, deep-frozen configuration: one property per entry of FIELDS, typed by its parser. */
+export type Config = { readonly [K in keyof typeof FIELDS]: ValueOf<(typeof FIELDS)[K]> };
+
+type NumericKey = { [K in keyof Config]: Config[K] extends number ? K : never }[keyof Config];
+
+/** Rules between two keys, checked once every key is valid: the first must not exceed the second. */
+export const NOT_ABOVE: readonly (readonly [NumericKey, NumericKey])[] = [
+  ['ttlPublicSeconds', 'ttlMaxSeconds'],
+  ['clientHeadersTimeoutMs', 'clientRequestTimeoutMs'],
+  ['cacheMaxEntryBytes', 'cacheSharedMaxBytes'],
+];
+
+export type ConfigKey = keyof Config;
+
+/** The table as a list, in its order: the order of loading, the README, --help and --print-config. */
+export const FIELD_LIST = Object.entries(FIELDS) as unknown as readonly (readonly [ConfigKey, Field<unknown>])[];
+
+/** Every environment variable the table defines. */
+export const CONFIG_KEYS: readonly string[] = FIELD_LIST.map(([, f]) => f.env);
