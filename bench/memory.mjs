@@ -13,7 +13,7 @@
 //
 // Entries are made as the gateway makes them: header strings new for every answer (as undici
 // parses them), the flow's removals, a body read as body.ts reads it (the store compacts). Run it the
-// way the gateway runs (MALLOC_MMAP_THRESHOLD_=131072, see src/cluster.ts); run.mjs does.
+// way the gateway runs (MALLOC_MMAP_THRESHOLD_=131072, see src/cluster/worker-env.ts); run.mjs does.
 import { cacheKey } from '../dist/api/request.js';
 import { CacheStore } from '../dist/cache/store.js';
 import { headers } from './servers/api-answer.mjs';

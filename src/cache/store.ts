@@ -113,7 +113,7 @@ function* keysOf(value: string | Set<string> | undefined): Iterable<string> {
 /**
  * Slabs of 1/64 of the tier's budget, within 128 KiB-1 MiB: two slabs of slack are 3.1 % of
  * budgets from 8 MiB up (more of the smaller ones). 128 KiB at least, so that with
- * MALLOC_MMAP_THRESHOLD_=131072 (cluster.ts) every slab is a mapping of its own.
+ * MALLOC_MMAP_THRESHOLD_=131072 (cluster/worker-env.ts) every slab is a mapping of its own.
  */
 function slabBytesFor(maxBytes: number): number {
   return Math.min(1024 * 1024, Math.max(128 * 1024, Math.floor(maxBytes / 64)));
