@@ -1,0 +1,36 @@
+// policy.ts finalVerdict: what only the body tells amends evaluateAnswer's verdict. One fact per row.
+import { describe, expect, it } from 'vitest';
+import { finalVerdict, type InspectedFacts, type ResponseVerdict } from '../../src/api/policy.js';
+
+const SHARED: ResponseVerdict = { store: true, tier: 'shared', mode: 'public', ttlMs: 60_000 };
+const SESSION: ResponseVerdict = { store: true, tier: 'session', mode: 'private', ttlMs: 10_000 };
+const CLEAN: InspectedFacts = {
+  complete: true,
+  bodyBytes: 1_000,
+  maxEntryBytes: 1_048_576,
+  debuginfoKept: false,
+  echoesCredentials: false,
+  holdsRequesterAddress: false,
+};
+
+describe('finalVerdict', () => {
+  it('a clean body keeps the verdict', () => {
+    expect(finalVerdict(SHARED, CLEAN)).toBe(SHARED);
+  });
+  it('a verdict not to store stays one', () => {
+    const no: ResponseVerdict = { store: false, reason: 'set-cookie', mode: 'private' };
+    expect(finalVerdict(no, { ...CLEAN, debuginfoKept: true })).toBe(no);
+  });
+  it.each([
+    ['a body still streaming', { complete: false }, 'too-large'],
+    ['a body above the entry cap', { bodyBytes: 2_000_000 }, 'too-large'],
+    ['debuginfo kept', { debuginfoKept: true }, 'debuginfo'],
+    ['the request`s credential echoed', { echoesCredentials: true }, 'credential-echo'],
+    ['the requester`s address, to be shared', { holdsRequesterAddress: true }, 'requester-address'],
+  ] as const)('%s: not stored (%s)', (_what, facts, reason) => {
+    expect(finalVerdict(SHARED, { ...CLEAN, ...facts })).toEqual({ store: false, reason, mode: 'public' });
+  });
+  it('the requester`s own address in its own session slot is fine', () => {
+    expect(finalVerdict(SESSION, { ...CLEAN, holdsRequesterAddress: true })).toBe(SESSION);
+  });
+});
