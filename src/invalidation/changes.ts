@@ -1,0 +1,87 @@
+/**
+ * A change, as the invalidation sees it: the tags it invalidates (dependencies.ts's vocabulary)
+ * and the users whose sessions it ends, from a CDN PURGE or a recentchanges row.
+ *
+ * Every change invalidates `*` (lists any change can alter), the namespace of each page it names
+ * (`n:<ns>`), and the pages themselves, by title and by id. A recentchanges row names more than
+ * its title (research notes §3): a move its target (`logparams.target_title`), a merge its
+ * destination (`dest_title`), a move of protection its old title (`oldtitle_title`). A rights or
+ * block log row ends the sessions of the user it names (User:Name): their cached answers were
+ * made with rights they may no longer have. A row hidden from anonymous readers (`actionhidden`)
+ * names nothing: only `*`.
+ */
+import { ANY } from './dependencies.js';
+import { DEFAULT_NAMESPACES, type Namespaces, titleKey } from './titles.js';
+
+export type ChangeSource = 'purge' | 'follower';
+
+export interface Change {
+  readonly source: ChangeSource;
+  /** edit, new, log, categorize, external (recentchanges' rc_type), or purge. */
+  readonly type: string;
+  readonly tags: readonly string[];
+  /** Users (names, spaces not underscores) whose sessions' entries go. */
+  readonly users: readonly string[];
+  /** When the change happened (ms since the epoch, the wiki's clock), when known. */
+  readonly at: number | undefined;
+}
+
+/** A recentchanges row (formatversion=2, rcprop=title|ids|timestamp|loginfo). */
+export interface RecentChangeRow {
+  readonly type: string;
+  readonly ns?: number;
+  readonly title?: string;
+  readonly pageid?: number;
+  readonly revid?: number;
+  readonly rcid: number;
+  readonly timestamp: string;
+  readonly logtype?: string;
+  readonly logaction?: string;
+  readonly logparams?: Record<string, unknown>;
+  readonly actionhidden?: boolean;
+}
+
+const USER_LOG_TYPES = new Set(['rights', 'block']);
+
+export function changeFromRow(row: RecentChangeRow, namespaces: Namespaces = DEFAULT_NAMESPACES): Change {
+  const tags = new Set<string>([ANY]);
+  const users: string[] = [];
+  const addTitle = (text: unknown, ns: unknown) => {
+    if (typeof text !== 'string') return;
+    const t = titleKey(text, namespaces);
+    if (!t) return;
+    tags.add(`p:${t.key}`);
+    tags.add(`n:${typeof ns === 'number' ? ns : t.ns}`);
+  };
+  if (!row.actionhidden) {
+    addTitle(row.title, row.ns);
+    if (typeof row.pageid === 'number' && row.pageid > 0) tags.add(`i:${row.pageid}`);
+    const p = row.logparams ?? {};
+    addTitle(p['target_title'], p['target_ns']);
+    addTitle(p['dest_title'], p['dest_ns']);
+    addTitle(p['oldtitle_title'], p['oldtitle_ns']);
+    if (row.logtype && USER_LOG_TYPES.has(row.logtype) && typeof row.title === 'string') {
+      const t = titleKey(row.title, namespaces);
+      if (t && t.ns === 2) users.push(t.key.slice(t.key.indexOf(':') + 1));
+    }
+  }
+  const at = Date.parse(row.timestamp);
+  return {
+    source: 'follower',
+    type: row.type === 'log' && row.logtype ? `log/${row.logtype}` : row.type,
+    tags: [...tags],
+    users,
+    at: Number.isFinite(at) ? at : undefined,
+  };
+}
+
+/** A PURGE of a page's URL (purge-url.ts): the page changed in some way. */
+export function changeFromPurge(title: string, namespaces: Namespaces = DEFAULT_NAMESPACES): Change {
+  const tags = new Set<string>([ANY]);
+  const t = titleKey(title, namespaces);
+  if (t) {
+    tags.add(`p:${t.key}`);
+    tags.add(`n:${t.ns}`);
+  }
+  return { source: 'purge', type: 'purge', tags: [...tags], users: [], at: undefined };
+}

@@ -1,0 +1,236 @@
+/**
+ * What a cached answer depends on, as tags a change can name (the invalidation's vocabulary):
+ *
+ *   p:<title key>   the page of that title (titles.ts titleKey)
+ *   i:<page id>     the page of that id (a page keeps its id when it moves)
+ *   n:<namespace>   any page of that namespace being created, changed, deleted or moved
+ *   *               any change at all (the safe default: lists any change can alter, modules
+ *                   whose dependencies cannot be bounded, answers that could not be read)
+ *
+ * Modules are sorted by what they read (/work/notes research, from MediaWiki 1.39's modules):
+ * - page modules (prop=info, revisions, links, …; parse of a page; compare) depend on the pages
+ *   named in the request and, above all, on those the answer lists (`normalized`, `redirects`,
+ *   `pages`: the canonical titles a change will name);
+ * - lists within one namespace (allpages, allredirects, prefixsearch, allimages, allmessages)
+ *   depend on that namespace;
+ * - every other list (recentchanges, logevents, categorymembers, backlinks, search, users, …)
+ *   and every unknown module depends on any change;
+ * - configuration (siteinfo but its statistics, paraminfo, help, filerepoinfo, languageinfo,
+ *   wbavailablebadges) on nothing: its TTL alone bounds it.
+ * A parse of a page depends on its templates too (a template edit re-renders it, and only the
+ * job that follows purges the page): changes in the Template, Module and MediaWiki namespaces.
+ * An operator's module rule (`dependsOn`) overrides the table.
+ *
+ * Answers that carry the server's clock (`curtimestamp=1`, siteinfo's `general.time`) are
+ * flagged: their TTL is capped to seconds whatever the rest (bot frameworks read the wiki's
+ * clock from them).
+ */
+import type { PhpArray } from '../php/php-input.js';
+import { phpStringParam } from '../php/php-input.js';
+import { DEFAULT_NAMESPACES, type Namespaces, titleKey } from './titles.js';
+
+export type DependencyClass = 'pages' | 'namespace' | 'any' | 'nothing';
+
+export const ANY = '*';
+
+/** Query submodules (list/prop/meta/generator) by what they depend on. */
+const PAGE_MODULES = new Set([
+  'info',
+  'revisions',
+  'categories',
+  'templates',
+  'links',
+  'images',
+  'extlinks',
+  'iwlinks',
+  'langlinks',
+  'pageprops',
+  'imageinfo',
+  'contributors',
+  'pageimages',
+  'pageterms',
+]);
+
+/** Namespace-scoped lists: the parameter naming the namespace(s), and the default. */
+const NAMESPACE_LISTS: Readonly<Record<string, { readonly param: string; readonly fallback: number }>> = {
+  allpages: { param: 'apnamespace', fallback: 0 },
+  allredirects: { param: 'arnamespace', fallback: 0 },
+  prefixsearch: { param: 'psnamespace', fallback: 0 },
+  allimages: { param: '', fallback: 6 },
+  allmessages: { param: '', fallback: 8 },
+};
+
+const CONFIG_MODULES = new Set(['siteinfo', 'filerepoinfo', 'languageinfo']);
+
+/** Actions (besides query) by what they depend on. */
+const CONFIG_ACTIONS = new Set(['help', 'paraminfo', 'rsd', 'wbavailablebadges']);
+
+/** Template, Module (Scribunto) and MediaWiki: what a rendering transcludes or reads. */
+const RENDERING_NAMESPACES = [10, 828, 8];
+
+/** Wikibase entity id prefixes → the namespace of their pages on a default repo (Item:Q42). */
+const ENTITY_NAMESPACES: Readonly<Record<string, string>> = { Q: 'Item', P: 'Property', L: 'Lexeme' };
+
+export interface Dependencies {
+  readonly tags: readonly string[];
+  /** The answer carries the server's current time. */
+  readonly clock: boolean;
+}
+
+export interface DependencyInput {
+  readonly query: PhpArray;
+  /** The action and, for action=query, its submodules (request.ts modulesOf). */
+  readonly modules: readonly string[];
+  /** The operator's override for this request's modules (config `dependsOn`). */
+  readonly override: DependencyClass | undefined;
+  /** The answer's body parsed as JSON (json or JSONP answers), or undefined when it could not be. */
+  readonly answer: unknown;
+  readonly namespaces?: Namespaces;
+}
+
+export function dependenciesOf(input: DependencyInput): Dependencies {
+  const { query, modules } = input;
+  const ns = input.namespaces ?? DEFAULT_NAMESPACES;
+  const tags = new Set<string>();
+  const clock = carriesClock(query, modules);
+  const classes = input.override ? [input.override] : modules.map((m, i) => classOf(m, i === 0 && modules.length > 1, query));
+  for (const c of classes) {
+    if (c === 'any') tags.add(ANY);
+  }
+  if (classes.includes('namespace')) {
+    const generator = phpStringParam(query, 'generator');
+    for (const m of modules) {
+      const list = NAMESPACE_LISTS[m];
+      if (!list) continue;
+      // As a generator its parameters take a `g` (ApiQueryGeneratorBase::encodeParamName).
+      const param = list.param && m === generator ? `g${list.param}` : list.param;
+      for (const n of namespacesOf(query, param, list.fallback)) tags.add(n === -3 ? ANY : `n:${n}`);
+    }
+  }
+  if (classes.includes('pages')) {
+    if (modules[0] === 'parse') for (const n of RENDERING_NAMESPACES) tags.add(`n:${n}`);
+    for (const t of requestTitles(query, modules[0] ?? '')) addTitle(tags, t, ns);
+    for (const id of requestPageIds(query)) tags.add(`i:${id}`);
+    // The pages the answer names are the ones a change will name; without them (an answer in
+    // xml, php or HTML, or one that did not parse), any change.
+    if (input.answer === undefined) tags.add(ANY);
+    else collectAnswerPages(input.answer, tags, ns);
+  }
+  return { tags: tags.has(ANY) ? [ANY, ...[...tags].filter((t) => t !== ANY)] : [...tags], clock };
+}
+
+function classOf(module: string, isQueryItself: boolean, query: PhpArray): DependencyClass {
+  if (isQueryItself) return 'nothing'; // action=query: its submodules decide
+  if (module === 'query') return 'nothing'; // a bare action=query
+  if (PAGE_MODULES.has(module)) return 'pages';
+  if (NAMESPACE_LISTS[module]) return 'namespace';
+  if (CONFIG_MODULES.has(module)) return module === 'siteinfo' && siprops(query).includes('statistics') ? 'any' : 'nothing';
+  if (CONFIG_ACTIONS.has(module)) return 'nothing';
+  if (module === 'parse') return query.has('text') || query.has('summary') ? 'any' : 'pages';
+  if (module === 'compare' || module === 'wbgetentities') return 'pages';
+  return 'any';
+}
+
+function siprops(query: PhpArray): string[] {
+  return (phpStringParam(query, 'siprop') ?? 'general').split('|');
+}
+
+function carriesClock(query: PhpArray, modules: readonly string[]): boolean {
+  const cur = phpStringParam(query, 'curtimestamp');
+  // ApiMain: a boolean parameter is true when present, whatever its value.
+  if (cur !== undefined) return true;
+  return modules.includes('siteinfo') && siprops(query).includes('general');
+}
+
+function namespacesOf(query: PhpArray, param: string, fallback: number): number[] {
+  const given = param ? phpStringParam(query, param) : undefined;
+  if (given === undefined || given === '') return [fallback];
+  // Every namespace: any change can alter it.
+  if (given === '*') return [-3];
+  return given.split('|').map(Number).filter(Number.isInteger);
+}
+
+function split(value: string | undefined): string[] {
+  if (value === undefined || value === '') return [];
+  return value.startsWith('\x1f') ? value.slice(1).split('\x1f') : value.split('|');
+}
+
+function requestTitles(query: PhpArray, action: string): string[] {
+  const out = split(phpStringParam(query, 'titles'));
+  if (action === 'parse') out.push(...split(phpStringParam(query, 'page')));
+  if (action === 'compare') out.push(...split(phpStringParam(query, 'fromtitle')), ...split(phpStringParam(query, 'totitle')));
+  if (action === 'wbgetentities') {
+    for (const id of split(phpStringParam(query, 'ids'))) {
+      const prefix = ENTITY_NAMESPACES[id.charAt(0).toUpperCase()];
+      // A wiki may keep items in the main namespace (Wikidata): both spellings.
+      if (prefix) out.push(`${prefix}:${id}`, id);
+    }
+  }
+  return out;
+}
+
+function requestPageIds(query: PhpArray): string[] {
+  return [...split(phpStringParam(query, 'pageids')), ...split(phpStringParam(query, 'pageid')), ...split(phpStringParam(query, 'fromid')), ...split(phpStringParam(query, 'toid'))].filter(
+    (id) => /^\d+$/.test(id),
+  );
+}
+
+function addTitle(tags: Set<string>, text: unknown, ns: Namespaces): void {
+  if (typeof text !== 'string') return;
+  const t = titleKey(text, ns);
+  if (t) tags.add(`p:${t.key}`);
+}
+
+function addId(tags: Set<string>, id: unknown): void {
+  if (typeof id === 'number' && id > 0) tags.add(`i:${id}`);
+}
+
+/** The pages an answer names: query.pages/normalized/redirects/converted, parse, compare, entities. */
+function collectAnswerPages(answer: unknown, tags: Set<string>, ns: Namespaces): void {
+  if (typeof answer !== 'object' || answer === null) return;
+  const a = answer as Record<string, unknown>;
+  const q = a['query'] as Record<string, unknown> | undefined;
+  if (q && typeof q === 'object') {
+    for (const field of ['normalized', 'redirects', 'converted']) {
+      const list = q[field];
+      if (Array.isArray(list)) for (const r of list as { from?: unknown; to?: unknown }[]) (addTitle(tags, r?.from, ns), addTitle(tags, r?.to, ns));
+    }
+    const pages = q['pages'];
+    const items = Array.isArray(pages) ? pages : pages && typeof pages === 'object' ? Object.values(pages) : [];
+    for (const p of items as { title?: unknown; pageid?: unknown }[]) {
+      addTitle(tags, p?.title, ns);
+      addId(tags, p?.pageid);
+    }
+  }
+  const parse = a['parse'] as { title?: unknown; pageid?: unknown } | undefined;
+  if (parse && typeof parse === 'object') (addTitle(tags, parse.title, ns), addId(tags, parse.pageid));
+  const compare = a['compare'] as Record<string, unknown> | undefined;
+  if (compare && typeof compare === 'object') {
+    addTitle(tags, compare['fromtitle'], ns);
+    addTitle(tags, compare['totitle'], ns);
+    addId(tags, compare['fromid']);
+    addId(tags, compare['toid']);
+  }
+  const entities = a['entities'];
+  if (entities && typeof entities === 'object')
+    for (const e of Object.values(entities) as { title?: unknown; pageid?: unknown }[]) (addTitle(tags, e?.title, ns), addId(tags, e?.pageid));
+}
+
+/** The body of a json or JSONP answer as JSON, or undefined (another format, or unreadable). */
+export function answerJson(body: Buffer, contentType: string | undefined): unknown {
+  const mime = (contentType ?? '').split(';', 1)[0]!.trim().toLowerCase();
+  let text: string;
+  if (mime === 'application/json') text = body.toString('utf8');
+  else if (mime === 'text/javascript') {
+    // ApiFormatJson: `/**/cb(…)`.
+    const s = body.toString('utf8');
+    const open = s.indexOf('(');
+    if (!s.startsWith('/**/') || open === -1 || !s.endsWith(')')) return undefined;
+    text = s.slice(open + 1, -1);
+  } else return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

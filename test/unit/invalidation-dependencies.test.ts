@@ -1,0 +1,96 @@
+// What an answer depends on (src/invalidation/dependencies.ts), module by module.
+import { describe, expect, it } from 'vitest';
+import { modulesOf } from '../../src/api/request.js';
+import { answerJson, dependenciesOf } from '../../src/invalidation/dependencies.js';
+import { parsePhpQuery } from '../../src/php/php-input.js';
+
+function deps(q: string, answer?: unknown, override?: 'pages' | 'any' | 'nothing') {
+  const query = parsePhpQuery(q);
+  return dependenciesOf({ query, modules: modulesOf(query), override, answer });
+}
+
+describe('page modules depend on the pages the request names and, above all, the answer lists', () => {
+  it('prop=revisions: normalized, redirects and pages (fv2), titles and ids', () => {
+    const answer = {
+      query: {
+        normalized: [{ from: 'main_page', to: 'Main page' }],
+        redirects: [{ from: 'Main page', to: 'Main Page' }],
+        pages: [{ pageid: 1, ns: 0, title: 'Main Page', revisions: [] }],
+      },
+    };
+    expect(deps('action=query&prop=revisions&titles=main_page&redirects=1&format=json&formatversion=2', answer)).toEqual({
+      tags: ['p:Main page', 'p:Main Page', 'i:1'],
+      clock: false,
+    });
+  });
+  it('formatversion=1 pages are an object; a missing page still names its title', () => {
+    const answer = { query: { pages: { '-1': { ns: 0, title: 'Nowhere', missing: '' }, '7': { pageid: 7, ns: 1, title: 'Talk:X' } } } };
+    expect(deps('action=query&prop=info&titles=Nowhere|Talk:X&format=json', answer).tags.sort()).toEqual(['i:7', 'p:Nowhere', 'p:Talk:X']);
+  });
+  it('pageids and revids: the answer says which pages', () => {
+    const answer = { query: { pages: [{ pageid: 5, ns: 0, title: 'Five' }] } };
+    expect(deps('action=query&prop=revisions&revids=99&format=json&formatversion=2', answer).tags).toEqual(['p:Five', 'i:5']);
+  });
+  it('an answer that could not be read (xml, php, HTML): any change, besides the request`s titles', () => {
+    expect(deps('action=query&prop=info&titles=Foo&format=xml', undefined).tags).toEqual(['*', 'p:Foo']);
+  });
+  it('parse of a page: the page, and the namespaces a rendering reads (templates, modules, messages)', () => {
+    const answer = { parse: { title: 'Main Page', pageid: 1, text: {} } };
+    expect(deps('action=parse&page=main_page&format=json', answer).tags.sort()).toEqual(['i:1', 'n:10', 'n:8', 'n:828', 'p:Main Page', 'p:Main page'].sort());
+  });
+  it('compare: both sides', () => {
+    const answer = { compare: { fromtitle: 'A', fromid: 1, totitle: 'B', toid: 2 } };
+    expect(deps('action=compare&fromtitle=A&totitle=B&format=json', answer).tags.sort()).toEqual(['i:1', 'i:2', 'p:A', 'p:B']);
+  });
+  it('Wikibase entities: the entity`s page, from the ids (both spellings) and the answer', () => {
+    const answer = { entities: { Q42: { id: 'Q42', title: 'Item:Q42', pageid: 10 } } };
+    expect(deps('action=wbgetentities&ids=Q42&format=json', answer).tags.sort()).toEqual(['i:10', 'p:Item:Q42', 'p:Q42'].sort());
+  });
+});
+
+describe('lists', () => {
+  it.each([
+    ['action=query&list=allpages', ['n:0']],
+    ['action=query&list=allpages&apnamespace=10', ['n:10']],
+    ['action=query&list=allpages&apnamespace=*', ['*']],
+    ['action=query&generator=allpages&gapnamespace=4&prop=info', ['n:4']],
+    ['action=query&list=allimages', ['n:6']],
+    ['action=query&list=recentchanges', ['*']],
+    ['action=query&list=logevents', ['*']],
+    ['action=query&list=categorymembers&cmtitle=Category:X', ['*']],
+    ['action=query&list=search&srsearch=x', ['*']],
+    ['action=parse&text=hello', ['*']],
+    ['action=expandtemplates&text={{x}}', ['*']],
+    ['action=someextension', ['*']],
+  ])('%s → %j', (q, tags) => {
+    expect(deps(q, {}).tags).toEqual(tags);
+  });
+});
+
+describe('configuration and the clock', () => {
+  it.each([
+    ['action=query&meta=siteinfo', [], true],
+    ['action=query&meta=siteinfo&siprop=namespaces', [], false],
+    ['action=query&meta=siteinfo&siprop=general|statistics', ['*'], true],
+    ['action=paraminfo&modules=query', [], false],
+    ['action=help', [], false],
+    ['action=wbavailablebadges', [], false],
+    ['action=query&list=allpages&curtimestamp=1', ['n:0'], true],
+  ])('%s → %j, clock %s', (q, tags, clock) => {
+    expect(deps(q, {})).toEqual({ tags, clock });
+  });
+});
+
+it('an operator`s rule overrides the table', () => {
+  expect(deps('action=someextension', {}, 'nothing').tags).toEqual([]);
+  expect(deps('action=query&meta=siteinfo&siprop=namespaces', {}, 'any').tags).toEqual(['*']);
+});
+
+describe('answerJson', () => {
+  it('json and JSONP answers parse; others do not', () => {
+    expect(answerJson(Buffer.from('{"a":1}'), 'application/json; charset=utf-8')).toEqual({ a: 1 });
+    expect(answerJson(Buffer.from('/**/cb({"a":1})'), 'text/javascript; charset=utf-8')).toEqual({ a: 1 });
+    expect(answerJson(Buffer.from('<api/>'), 'text/xml')).toBeUndefined();
+    expect(answerJson(Buffer.from('{oops'), 'application/json')).toBeUndefined();
+  });
+});
