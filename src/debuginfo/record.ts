@@ -4,21 +4,13 @@
  * versions it runs, and how many blocks strip.ts removed.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { CACHE_MODES, type CacheMode } from '../outcomes.js';
 import { parseFormattedSize } from './size.js';
 import { DEBUGINFO_FORMATS, type DebuginfoFormat } from './strip.js';
 
 /** MWDebug's log types (`MWDebug::log` → log, `warning` → warn, `deprecated*` → deprecated). */
 export type LogType = 'log' | 'warn' | 'deprecated' | 'other';
 export const LOG_TYPES: readonly LogType[] = ['log', 'warn', 'deprecated', 'other'];
-
-/** `ApiMain::setCacheMode()` modes; anything else (a future mode) is `other`. */
-export type CacheModeLabel = 'public' | 'anon-public-user-private' | 'private' | 'other';
-export const CACHE_MODES: readonly CacheModeLabel[] = [
-  'public',
-  'anon-public-user-private',
-  'private',
-  'other',
-];
 
 const CACHE_MODE_LINE = 'ApiMain::setCacheMode: setting cache mode ';
 const MIB = 1024 * 1024;
@@ -35,8 +27,13 @@ function foldLogType(t: unknown): LogType {
   return t === 'log' || t === 'warn' || t === 'deprecated' ? t : 'other';
 }
 
-function foldCacheMode(m: string): CacheModeLabel {
-  return m === 'public' || m === 'anon-public-user-private' || m === 'private' ? m : 'other';
+/**
+ * The mode of an `ApiMain::setCacheMode: setting cache mode X` line, in the words of outcomes.ts
+ * (the same the gateway reads back from the headers); a mode this parser does not know (a future
+ * one) is `unknown`.
+ */
+function foldCacheMode(m: string): CacheMode {
+  return m === 'public' || m === 'anon-public-user-private' || m === 'private' ? m : 'unknown';
 }
 
 export class DebuginfoMetrics {
