@@ -1,7 +1,7 @@
 /**
- * stripDebuginfo on format=json answers: formatversion 1 and 2, escaped and raw unicode, the real
- * captures 60/61/65 (copied into test/fixtures/debuginfo), and bodies where the word is not a
- * top-level member.
+ * stripDebuginfo on format=json answers (src/debuginfo/json.ts): formatversion 1 and 2, escaped and
+ * raw unicode, the real captures 60/61/65 (copied into test/fixtures/debuginfo), list=filearchive
+ * with the toolbar on and off, and bodies where the word is not a top-level member.
  */
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
@@ -80,6 +80,16 @@ describe('real captures (MediaWiki 1.39.17, $wgDebugToolbar = true)', () => {
   it('meta=tokens: removes the block, keeps the anonymous "+\\\\" token as written', () => {
     const r = stripDebuginfo(fixture('tokens-fv1.json.gz'), JSON_TYPE);
     expect(r.body.toString()).toBe('{"batchcomplete":"","query":{"tokens":{"csrftoken":"+\\\\"}}}');
+  });
+});
+
+describe('byte-identical to the same request with the toolbar off (list=filearchive)', () => {
+  it.each([['json', JSON_TYPE, 'json']] as const)('%s', (name, type, format) => {
+    const on = fixture(`filearchive-${name}.on.json.gz`);
+    const r = stripDebuginfo(on, type);
+    expect(r.format).toBe(format);
+    expect(r.body.equals(fixture(`filearchive-${name}.off.json.gz`))).toBe(true);
+    expect(r.debuginfo).toMatchObject({ mwVersion: '1.39.17', phpEngine: 'PHP', phpVersion: '8.2.35' });
   });
 });
 

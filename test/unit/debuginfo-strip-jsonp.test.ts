@@ -1,0 +1,47 @@
+/**
+ * stripDebuginfo on format=json with `callback=` (src/debuginfo/jsonp.ts): the JSON object inside
+ * `/**∕cb(…)`. Fixtures from a throw-away lab wiki (Debian's MediaWiki 1.39.17, lab/setup.sh
+ * --debug, no cookies sent), see test/fixtures/debuginfo/README.md; `.on` / `.off` are the same
+ * request with $wgDebugToolbar on and off.
+ */
+import { readFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { DebuginfoStripError, stripDebuginfo } from '../../src/debuginfo/strip.js';
+
+function fixture(name: string): Buffer {
+  return gunzipSync(readFileSync(new URL(`../fixtures/debuginfo/${name}.gz`, import.meta.url)));
+}
+
+const JSONP_TYPE = 'text/javascript; charset=utf-8';
+
+function assertNoLeak(body: Buffer) {
+  expect(body.toString('utf8')).not.toMatch(/debug[iI]nfo|HTTP HEADERS|SELECT |MWDebug output/);
+}
+
+describe('byte-identical to the same request with the toolbar off (list=filearchive)', () => {
+  it.each([['jsonp', JSONP_TYPE, 'jsonp']] as const)('%s', (name, type, format) => {
+    const on = fixture(`filearchive-${name}.on.js`);
+    const r = stripDebuginfo(on, type);
+    expect(r.format).toBe(format);
+    expect(r.body.equals(fixture(`filearchive-${name}.off.js`))).toBe(true);
+    expect(r.debuginfo).toMatchObject({ mwVersion: '1.39.17', phpEngine: 'PHP', phpVersion: '8.2.35' });
+  });
+});
+
+describe('siteinfo', () => {
+  it('JSONP: /**/cb({...}) keeps its wrapper', () => {
+    const r = stripDebuginfo(fixture('siteinfo-jsonp.js'), JSONP_TYPE);
+    const s = r.body.toString();
+    expect(s.startsWith('/**/cb({"batchcomplete":""')).toBe(true);
+    expect(s.endsWith('"nofollowdomainexceptions":["mediawiki.org"]}}})')).toBe(true);
+    assertNoLeak(r.body);
+    expect(r.format).toBe('jsonp');
+  });
+});
+
+describe('synthetic shapes', () => {
+  it.each([['jsonp', '/**/cb({"debuginfo":{}}']] as const)('broken %s fails closed', (_kind, text) => {
+    expect(() => stripDebuginfo(Buffer.from(text), JSONP_TYPE)).toThrow(DebuginfoStripError);
+  });
+});

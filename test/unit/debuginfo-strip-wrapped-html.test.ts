@@ -1,0 +1,52 @@
+/**
+ * stripDebuginfo on `wrappedhtml=1` (src/debuginfo/wrapped-html.ts): the HTML rendering inside the
+ * JSON string "html", decoded, stripped and re-encoded as PHP would. Fixtures from a throw-away lab
+ * wiki (Debian's MediaWiki 1.39.17, lab/setup.sh --debug, no cookies sent), see
+ * test/fixtures/debuginfo/README.md; `.on` / `.off` are the same request with $wgDebugToolbar on and off.
+ */
+import { readFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { stripDebuginfo } from '../../src/debuginfo/strip.js';
+
+function fixture(name: string): Buffer {
+  return gunzipSync(readFileSync(new URL(`../fixtures/debuginfo/${name}.gz`, import.meta.url)));
+}
+
+const WRAPPED_TYPE = 'text/mediawiki-api-prettyprint-wrapped; charset=utf-8';
+
+function assertNoLeak(body: Buffer) {
+  expect(body.toString('utf8')).not.toMatch(/debug[iI]nfo|HTTP HEADERS|SELECT |MWDebug output/);
+}
+
+/** Per-request values that differ between any two page views. */
+function normalise(s: string): string {
+  return s
+    .replace(/"wgRequestId":"[0-9a-f]+"/g, '"wgRequestId":"X"')
+    .replace(/"wgBackendResponseTime":[0-9]+/g, '"wgBackendResponseTime":0')
+    .replace(/"time":[0-9]+\}$/, '"time":0}');
+}
+
+describe('HTML pages: identical to the toolbar-off page but for request id and timing', () => {
+  it.each([['wrapped', 'txt', WRAPPED_TYPE]] as const)('%s', (name, ext, type) => {
+    const on = fixture(`filearchive-${name}.on.${ext}`);
+    const r = stripDebuginfo(on, type);
+    assertNoLeak(r.body);
+    expect(normalise(r.body.toString('utf8'))).toBe(
+      normalise(fixture(`filearchive-${name}.off.${ext}`).toString('utf8')),
+    );
+    expect(r.debuginfo).toMatchObject({ mwVersion: '1.39.17' });
+  });
+});
+
+describe('unicode (titles=Zürich<U+2028>日本)', () => {
+  it('wrappedhtml: the JSON string "html" is decoded, stripped and re-encoded as PHP would', () => {
+    const r = stripDebuginfo(fixture('unicode-jsonfm-wrapped.txt'), WRAPPED_TYPE);
+    const s = r.body.toString();
+    assertNoLeak(r.body);
+    const parsed = JSON.parse(s) as { html: string; status: number };
+    expect(parsed.status).toBe(200);
+    expect(parsed.html).toContain('"from": "Z\\u00fcrich\\u2028\\u65e5\\u672c"');
+    expect(parsed.html.endsWith('}</pre>')).toBe(true);
+  });
+});
