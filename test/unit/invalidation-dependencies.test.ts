@@ -25,7 +25,7 @@ describe('page modules depend on the pages the request names and, above all, the
   });
   it('formatversion=1 pages are an object; a missing page still names its title', () => {
     const answer = { query: { pages: { '-1': { ns: 0, title: 'Nowhere', missing: '' }, '7': { pageid: 7, ns: 1, title: 'Talk:X' } } } };
-    expect(deps('action=query&prop=info&titles=Nowhere|Talk:X&format=json', answer).tags.sort()).toEqual(['i:7', 'p:Nowhere', 'p:Talk:X']);
+    expect(deps('action=query&prop=info&titles=Nowhere|Talk:X&format=json', answer).tags.toSorted()).toEqual(['i:7', 'p:Nowhere', 'p:Talk:X']);
   });
   it('pageids and revids: the answer says which pages', () => {
     const answer = { query: { pages: [{ pageid: 5, ns: 0, title: 'Five' }] } };
@@ -36,15 +36,15 @@ describe('page modules depend on the pages the request names and, above all, the
   });
   it('parse of a page: the page, and the namespaces a rendering reads (templates, modules, messages)', () => {
     const answer = { parse: { title: 'Main Page', pageid: 1, text: {} } };
-    expect(deps('action=parse&page=main_page&format=json', answer).tags.sort()).toEqual(['i:1', 'n:10', 'n:8', 'n:828', 'p:Main Page', 'p:Main page'].sort());
+    expect(deps('action=parse&page=main_page&format=json', answer).tags.toSorted()).toEqual(['i:1', 'n:10', 'n:8', 'n:828', 'p:Main Page', 'p:Main page'].sort());
   });
   it('compare: both sides', () => {
     const answer = { compare: { fromtitle: 'A', fromid: 1, totitle: 'B', toid: 2 } };
-    expect(deps('action=compare&fromtitle=A&totitle=B&format=json', answer).tags.sort()).toEqual(['i:1', 'i:2', 'p:A', 'p:B']);
+    expect(deps('action=compare&fromtitle=A&totitle=B&format=json', answer).tags.toSorted()).toEqual(['i:1', 'i:2', 'p:A', 'p:B']);
   });
   it('Wikibase entities: the entity`s page, from the ids (both spellings) and the answer', () => {
     const answer = { entities: { Q42: { id: 'Q42', title: 'Item:Q42', pageid: 10 } } };
-    expect(deps('action=wbgetentities&ids=Q42&format=json', answer).tags.sort()).toEqual(['i:10', 'p:Item:Q42', 'p:Q42'].sort());
+    expect(deps('action=wbgetentities&ids=Q42&format=json', answer).tags.toSorted()).toEqual(['i:10', 'p:Item:Q42', 'p:Q42'].sort());
   });
 });
 
