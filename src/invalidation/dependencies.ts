@@ -193,7 +193,11 @@ function collectAnswerPages(answer: unknown, tags: Set<string>, ns: Namespaces):
   if (q && typeof q === 'object') {
     for (const field of ['normalized', 'redirects', 'converted']) {
       const list = q[field];
-      if (Array.isArray(list)) for (const r of list as { from?: unknown; to?: unknown }[]) (addTitle(tags, r?.from, ns), addTitle(tags, r?.to, ns));
+      if (!Array.isArray(list)) continue;
+      for (const r of list as { from?: unknown; to?: unknown }[]) {
+        addTitle(tags, r?.from, ns);
+        addTitle(tags, r?.to, ns);
+      }
     }
     const pages = q['pages'];
     const items = Array.isArray(pages) ? pages : pages && typeof pages === 'object' ? Object.values(pages) : [];
@@ -203,7 +207,10 @@ function collectAnswerPages(answer: unknown, tags: Set<string>, ns: Namespaces):
     }
   }
   const parse = a['parse'] as { title?: unknown; pageid?: unknown } | undefined;
-  if (parse && typeof parse === 'object') (addTitle(tags, parse.title, ns), addId(tags, parse.pageid));
+  if (parse && typeof parse === 'object') {
+    addTitle(tags, parse.title, ns);
+    addId(tags, parse.pageid);
+  }
   const compare = a['compare'] as Record<string, unknown> | undefined;
   if (compare && typeof compare === 'object') {
     addTitle(tags, compare['fromtitle'], ns);
@@ -213,7 +220,10 @@ function collectAnswerPages(answer: unknown, tags: Set<string>, ns: Namespaces):
   }
   const entities = a['entities'];
   if (entities && typeof entities === 'object')
-    for (const e of Object.values(entities) as { title?: unknown; pageid?: unknown }[]) (addTitle(tags, e?.title, ns), addId(tags, e?.pageid));
+    for (const e of Object.values(entities) as { title?: unknown; pageid?: unknown }[]) {
+      addTitle(tags, e?.title, ns);
+      addId(tags, e?.pageid);
+    }
 }
 
 /** The body of a json or JSONP answer as JSON, or undefined (another format, or unreadable). */
