@@ -2,66 +2,12 @@
 // a call is bounded and never throws; the first failure or timeout marks the tier down (one log
 // line, wikiedge_redis_up 0, wikiedge_redis_errors_total{op}); while down, calls return at once
 // without reaching Redis; a PING probe brings it back (one log line).
-import { EventEmitter } from 'node:events';
-import type { Redis } from 'ioredis';
-import pino from 'pino';
-import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RedisMetrics } from '../../src/metrics.js';
-import { RedisConnection } from '../../src/cache/redis/connection.js';
-
-/** The few client methods the connection uses; `ping` answers as `pingAnswer` says. */
-class FakeClient extends EventEmitter {
-  status = 'connecting';
-  pingAnswer: 'now' | 'never' = 'now';
-  calls = 0;
-  ping(): Promise<string> {
-    this.calls++;
-    return this.pingAnswer === 'now' ? Promise.resolve('PONG') : new Promise<string>(() => undefined);
-  }
-  subscribe(): Promise<number> {
-    return Promise.resolve(1);
-  }
-  quit(): Promise<string> {
-    return Promise.resolve('OK');
-  }
-  disconnect(): void {
-    this.status = 'end';
-  }
-  becomeReady(): void {
-    this.status = 'ready';
-    this.emit('ready');
-  }
-}
+import type { RedisConnection } from '../../src/cache/redis/connection.js';
+import { fakeRedisConnection } from '../support/redis.js';
 
 const TIMEOUT_MS = 20;
-
-function setup() {
-  const clients: FakeClient[] = [];
-  const lines: Record<string, unknown>[] = [];
-  const log = pino({ level: 'info' }, { write: (s: string) => lines.push(JSON.parse(s)) });
-  const registry = new Registry();
-  const metrics = new RedisMetrics(registry);
-  const connection = new RedisConnection({
-    url: 'redis://fake',
-    timeoutMs: TIMEOUT_MS,
-    log,
-    metrics,
-    connect: () => {
-      const c = new FakeClient();
-      clients.push(c);
-      return c as unknown as Redis;
-    },
-  });
-  const [cmd, sub] = clients as [FakeClient, FakeClient];
-  connection.subscribe('wikiedge:purge', () => undefined);
-  const metric = async (name: string) =>
-    (await registry.getSingleMetric(name)!.get()).values.map((v) => ({ labels: v.labels, value: v.value }));
-  const errors = async (op: string) => (await metric('wikiedge_redis_errors_total')).find((v) => v.labels['op'] === op)!.value;
-  const upGauge = async () => (await metric('wikiedge_redis_up'))[0]!.value;
-  const states = (s: string) => lines.filter((l) => l['redis'] === s).length;
-  return { connection, cmd, sub, lines, errors, upGauge, states };
-}
+const setup = () => fakeRedisConnection(TIMEOUT_MS);
 
 let open: RedisConnection[] = [];
 afterEach(async () => {
@@ -72,9 +18,7 @@ afterEach(async () => {
 async function upConnection() {
   const s = setup();
   open.push(s.connection);
-  s.cmd.becomeReady();
-  s.sub.becomeReady();
-  expect(await s.connection.ready(1_000)).toBe(true);
+  expect(await s.up()).toBe(true);
   return s;
 }
 
@@ -84,9 +28,7 @@ describe('bounded Redis calls and the up/down state', () => {
     open.push(s.connection);
     expect(s.connection.up).toBe(false);
     expect((await s.connection.call('get', () => Promise.resolve('x'))).ok).toBe(false);
-    s.cmd.becomeReady();
-    s.sub.becomeReady();
-    expect(await s.connection.ready(1_000)).toBe(true);
+    expect(await s.up()).toBe(true);
     expect(s.connection.up).toBe(true);
     expect(await s.upGauge()).toBe(1);
     expect(s.states('up')).toBe(1);
