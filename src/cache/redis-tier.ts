@@ -57,7 +57,7 @@ export class RedisTier {
     const { metrics, log } = opts;
     this.connection = new RedisConnection({ url: opts.url, timeoutMs: opts.timeoutMs, log, metrics, connect: opts.connect });
     this.entries = new RedisEntries(this.connection, keys, { windows: opts.windows, now: opts.now, metrics });
-    this.locks = new RedisLocks(this.connection, keys, { lockMs: opts.lockMs, metrics });
+    this.locks = new RedisLocks(this.connection, keys, { lockMs: opts.lockMs, windows: opts.windows, metrics });
     this.purges = new RedisPurges(this.connection, keys, {
       keyPrefix: opts.keyPrefix,
       timeoutMs: opts.timeoutMs,
