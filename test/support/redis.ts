@@ -1,7 +1,14 @@
 // A throw-away redis-server for a test: started as a child process on a free port (never the
-// machine's own Redis on 6379), without persistence, stopped by its pid.
+// machine's own Redis on 6379), without persistence, stopped by its pid. And, for unit tests, the
+// tier's connection (src/cache/redis/connection.ts) over a fake client, with its log and metrics.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { createServer, connect } from 'node:net';
+import type { Redis } from 'ioredis';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { RedisConnection } from '../../src/cache/redis/connection.js';
+import { RedisMetrics } from '../../src/metrics.js';
 
 const REDIS_SERVER = process.env['WIKIEDGE_TEST_REDIS_SERVER'] ?? '/usr/bin/redis-server';
 
@@ -114,5 +121,67 @@ export async function startRedis(): Promise<TestRedis> {
     },
     command: (line) => rawCommand(port, line),
     stop: () => kill('SIGTERM'),
+  };
+}
+
+/** The few client methods the connection uses; `ping` answers as `pingAnswer` says. */
+export class FakeRedisClient extends EventEmitter {
+  status = 'connecting';
+  pingAnswer: 'now' | 'never' = 'now';
+  ping(): Promise<string> {
+    return this.pingAnswer === 'now' ? Promise.resolve('PONG') : new Promise<string>(() => undefined);
+  }
+  subscribe(): Promise<number> {
+    return Promise.resolve(1);
+  }
+  quit(): Promise<string> {
+    return Promise.resolve('OK');
+  }
+  disconnect(): void {
+    this.status = 'end';
+  }
+  becomeReady(): void {
+    this.status = 'ready';
+    this.emit('ready');
+  }
+}
+
+/** A RedisConnection over two fake clients (command, subscriber), still starting; close it after the test. */
+export function fakeRedisConnection(timeoutMs: number) {
+  const clients: FakeRedisClient[] = [];
+  const lines: Record<string, unknown>[] = [];
+  const log = pino({ level: 'info' }, { write: (s: string) => lines.push(JSON.parse(s)) });
+  const registry = new Registry();
+  const connection = new RedisConnection({
+    url: 'redis://fake',
+    timeoutMs,
+    log,
+    metrics: new RedisMetrics(registry),
+    connect: () => {
+      const c = new FakeRedisClient();
+      clients.push(c);
+      return c as unknown as Redis;
+    },
+  });
+  const [cmd, sub] = clients as [FakeRedisClient, FakeRedisClient];
+  connection.subscribe('wikiedge:purge', () => undefined);
+  const values = async (name: string) => (await registry.getSingleMetric(name)!.get()).values;
+  return {
+    connection,
+    cmd,
+    sub,
+    lines,
+    /** wikiedge_redis_errors_total{op} */
+    errors: async (op: string) => (await values('wikiedge_redis_errors_total')).find((v) => v.labels['op'] === op)!.value,
+    /** wikiedge_redis_up */
+    upGauge: async () => (await values('wikiedge_redis_up'))[0]!.value,
+    /** How many `"redis":"up"` / `"down"` log lines. */
+    states: (state: 'up' | 'down') => lines.filter((l) => l['redis'] === state).length,
+    /** Both connections ready and the PING answered. */
+    async up(): Promise<boolean> {
+      cmd.becomeReady();
+      sub.becomeReady();
+      return connection.ready(1_000);
+    },
   };
 }

@@ -1,0 +1,39 @@
+/**
+ * The Redis tier's key names: pure, no I/O. Owned here so entries, locks and purges name the same
+ * key the same way (P = WIKIEDGE_REDIS_KEY_PREFIX, default `wikiedge:`):
+ *
+ *   P e:<sha256(cache key)>     the encoded entry (entries.ts)
+ *   P l:<sha256(cache key)>     the fetch lock (locks.ts)
+ *   P u:<url key>               set of entry hashes of that URL (every variant), for PURGE and
+ *                               (by SCAN MATCH) for prefix purges (purges.ts)
+ *   P s:<sha256(session slot)>  set of entry hashes of that session, for logout evictions
+ *   P m:<sha256(module)>        set of entry hashes by module, for module purges
+ *   P purge                     the purge channel
+ *
+ * Cache keys already hold an HMAC of the session's credentials, never a raw cookie; they are
+ * hashed once more so key lengths are bounded.
+ */
+import { createHash } from 'node:crypto';
+
+export const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
+
+/** Escape Redis glob metacharacters (SCAN MATCH). */
+export function globEscape(s: string): string {
+  return s.replace(/[*?[\]\\]/g, '\\$&');
+}
+
+/** Redis key names for a prefix; pure, for tests. */
+export function redisKeys(prefix: string) {
+  return {
+    entry: (key: string) => `${prefix}e:${sha256(key)}`,
+    member: (key: string) => sha256(key),
+    lock: (key: string) => `${prefix}l:${sha256(key)}`,
+    url: (urlKey: string) => `${prefix}u:${urlKey}`,
+    slot: (slot: string) => `${prefix}s:${sha256(slot)}`,
+    module: (module: string) => `${prefix}m:${sha256(module)}`,
+    entryPrefix: `${prefix}e:`,
+    channel: `${prefix}purge`,
+  };
+}
+
+export type RedisKeys = ReturnType<typeof redisKeys>;
