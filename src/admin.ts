@@ -227,6 +227,6 @@ export function localAdmin(gw: Gateway, state: { readonly shuttingDown: boolean 
     readiness: () => probeWiki(gw),
     metrics: async () => ({ contentType: gw.registry.contentType, body: await gw.registry.metrics() }),
     // With Redis: removed there too, and on every replica through the purge channel.
-    purge: (message) => purgeEverywhere(gw.store, gw.redis, message),
+    purge: (message) => purgeEverywhere(gw.store, gw.redis, message, undefined, gw.sessionUsers),
   };
 }

@@ -70,6 +70,10 @@ export async function build(
   if (gw.redis && !(await gw.redis.ready(REDIS_START_WAIT_MS))) {
     log.warn({ waitedMs: REDIS_START_WAIT_MS }, 'redis not ready at start: starting without it, it is used as soon as it answers');
   }
+  // A gap the change signals met before this process started still holds for what Redis keeps.
+  const staleBefore = gw.redis?.up ? await gw.redis.staleBefore() : undefined;
+  if (staleBefore) gw.store.expireBefore(staleBefore);
+  gw.follower?.start();
   const built: BuiltPublic = {
     gateway: gw,
     publicApp,
@@ -100,6 +104,7 @@ export async function build(
         drain.stop();
       }
       await adminApp?.close();
+      await gw.follower?.stop();
       await Promise.all([gw.upstream.close(), gw.redis?.close()]);
     },
   };

@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { Coalescer } from './cache/coalescer.js';
-import { type PurgeSiblings, applyLocalPurge } from './cache/purge.js';
+import { type PurgeMessage, type PurgeResult, type PurgeSiblings, applyLocalPurge, purgeEverywhere } from './cache/purge.js';
 import { RedisTier } from './cache/redis-tier.js';
 import { type CacheEntry, CacheStore } from './cache/store.js';
 import type { Config } from './config.js';
@@ -14,7 +14,10 @@ import { ClientBudget } from './limits/client-budget.js';
 import { UpstreamGate } from './limits/upstream-gate.js';
 import { DebuginfoMetrics } from './debuginfo/record.js';
 import { type IdentityRules, cookieCredentialKind, identityRules } from './identity.js';
-import { Metrics, RedisMetrics, moduleLabeller } from './metrics.js';
+import { ChangeSignalMetrics, Metrics, RedisMetrics, moduleLabeller } from './metrics.js';
+import { ALWAYS_LEADER, ChangeFollower, type Cursor, MemoryCursorStore } from './invalidation/follower.js';
+import { SessionUsers } from './invalidation/session-users.js';
+import { ChangeSignals } from './invalidation/signals.js';
 import type { CookieNames } from './set-cookie.js';
 import { Upstream } from './upstream.js';
 
@@ -47,6 +50,14 @@ export interface Gateway {
   readonly gate: UpstreamGate;
   /** Each client's budget of uncached requests (limits/client-budget.ts). */
   readonly budget: ClientBudget;
+  /** MediaWiki's change signals applied (invalidation/signals.ts), and the TTL defaults they allow. */
+  readonly changes: ChangeSignals;
+  /** Which sessions belong to which user (invalidation/session-users.ts). */
+  readonly sessionUsers: SessionUsers;
+  /** The recentchanges follower, with WIKIEDGE_RC_FOLLOW (started and stopped by app.ts). */
+  readonly follower: ChangeFollower | undefined;
+  /** Apply a purge everywhere: Redis, this tier, the other replicas and workers. */
+  readonly purge: (message: PurgeMessage) => Promise<PurgeResult>;
 }
 
 export interface GatewayDeps {
@@ -84,6 +95,8 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
   );
   const metrics = new Metrics(registry, { tierStats: (tier) => store.stats(tier), gate });
   late.metrics = metrics;
+  const changeMetrics = new ChangeSignalMetrics(registry);
+  const sessionUsers = new SessionUsers();
   const redis = config.redisUrl
     ? new RedisTier({
         url: config.redisUrl,
@@ -94,9 +107,26 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
         now,
         log: log.child({ component: 'redis' }),
         metrics: new RedisMetrics(registry),
-        onPurge: (message) => applyLocalPurge(store, message),
+        onPurge: (message) => applyLocalPurge(store, message, sessionUsers),
       })
     : undefined;
+  const purge = (message: PurgeMessage) => purgeEverywhere(store, redis, message, deps.siblings, sessionUsers);
+  const changes = new ChangeSignals({
+    purge,
+    metrics: changeMetrics,
+    log: log.child({ component: 'changes' }),
+    now: () => Date.now(),
+    shortTtl: { ttlPublicSeconds: config.ttlPublicSeconds, ttlSessionSeconds: config.ttlSessionSeconds },
+    followedTtl: { ttlPublicSeconds: config.ttlFollowedSeconds, ttlSessionSeconds: config.ttlSessionFollowedSeconds },
+  });
+  const upstream = new Upstream({
+    origin: config.upstream,
+    connectTimeoutMs: config.upstreamConnectTimeoutMs,
+    responseTimeoutMs: config.upstreamResponseTimeoutMs,
+    connections: config.upstreamConnections,
+  });
+  const follower = config.rcFollow ? newFollower(config, log, upstream, redis, changes, changeMetrics) : undefined;
+  if (follower) changes.followWith(follower);
   const rules = identityRules({
     cookiePrefix: config.cookiePrefix,
     sessionName: config.sessionName,
@@ -109,12 +139,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
   return {
     config,
     log,
-    upstream: new Upstream({
-      origin: config.upstream,
-      connectTimeoutMs: config.upstreamConnectTimeoutMs,
-      responseTimeoutMs: config.upstreamResponseTimeoutMs,
-      connections: config.upstreamConnections,
-    }),
+    upstream,
     store,
     redis,
     siblings: deps.siblings,
@@ -135,5 +160,48 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     purgeAllowed: new AddressMatcher(config.purgeAllow),
     gate,
     budget: new ClientBudget({ ratePerSecond: config.clientMissRate, burst: config.clientMissBurst, maxClients: 100_000 }),
+    changes,
+    sessionUsers,
+    follower,
+    purge,
   };
+}
+
+/**
+ * The recentchanges follower: with Redis its cursor lives there and one replica follows at a
+ * time (a lease renewed every poll, taken over when its holder dies); without, the cursor lives
+ * as long as the process, as its local tier does (every worker of a cluster follows for itself).
+ */
+function newFollower(
+  config: Config,
+  log: Logger,
+  upstream: Upstream,
+  redis: RedisTier | undefined,
+  changes: ChangeSignals,
+  metrics: ChangeSignalMetrics,
+): ChangeFollower {
+  const leaseMs = Math.max(5_000, config.rcPollMs * 5);
+  const state = redis?.followerState;
+  return new ChangeFollower({
+    upstream,
+    apiPath: config.apiPath,
+    pollMs: config.rcPollMs,
+    unhealthyAfterMs: Math.max(10_000, config.rcPollMs * 5),
+    // Past the short TTL without a successful poll, entries the follower vouched for would have
+    // expired without it: from then on they are refreshed at next use.
+    gapAfterMs: config.ttlPublicSeconds * 1000,
+    requestTimeoutMs: config.upstreamResponseTimeoutMs,
+    now: () => Date.now(),
+    log: log.child({ component: 'change-follower' }),
+    metrics,
+    cursors: state
+      ? { load: async () => (await state.loadCursor()) as Cursor | undefined, save: (c) => state.saveCursor(c) }
+      : new MemoryCursorStore(),
+    lease: state ? { hold: () => state.holdLease(leaseMs), release: () => state.releaseLease() } : ALWAYS_LEADER,
+    apply: async (list) => {
+      await changes.apply(list);
+    },
+    expire: (before, reason) => changes.expire(before, reason),
+    namespaces: (ns) => changes.setNamespaces(ns),
+  });
 }

@@ -408,3 +408,114 @@ export class Metrics {
     this.upstreamFailures.inc({ kind });
   }
 }
+
+/** recentchanges types and core log types (research notes §3): the `type` label's closed set. */
+const CHANGE_TYPES = new Set([
+  'edit',
+  'new',
+  'categorize',
+  'external',
+  'purge',
+  'log/delete',
+  'log/move',
+  'log/protect',
+  'log/upload',
+  'log/import',
+  'log/merge',
+  'log/rights',
+  'log/block',
+  'log/newusers',
+  'log/managetags',
+  'log/contentmodel',
+  'log/pagelang',
+]);
+
+/** MediaWiki's change signals (src/invalidation/): what arrived, what it removed, how late. */
+export class ChangeSignalMetrics {
+  readonly events: Counter<'source' | 'type'>;
+  readonly invalidatedEntries: Counter<'cause'>;
+  readonly lagSeconds: Histogram<'source'>;
+  readonly followerUp: Gauge;
+  readonly followerLeader: Gauge;
+  readonly followerLastSuccess: Gauge;
+  readonly followerCursorLag: Gauge;
+  readonly followerPolls: Counter<'outcome'>;
+  readonly followerGaps: Counter<'reason'>;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.events = new Counter({
+      name: 'wikiedge_change_events_total',
+      help: 'Changes of the wiki the gateway learned of, by source (purge: a CDN PURGE; follower: a recentchanges row) and type (edit, new, log/<type>, categorize, external, purge).',
+      labelNames: ['source', 'type'] as const,
+      registers,
+    });
+    this.invalidatedEntries = new Counter({
+      name: 'wikiedge_invalidated_entries_total',
+      help: 'Cached entries removed because the wiki changed what they depend on, by cause (purge, follower, user: a user whose rights changed, gap: counted once per gap, entries refreshed at next use).',
+      labelNames: ['cause'] as const,
+      registers,
+    });
+    this.lagSeconds = new Histogram({
+      name: 'wikiedge_invalidation_lag_seconds',
+      help: "From a change (its recentchanges timestamp, the wiki's clock, 1 s resolution; a PURGE's arrival) to the removal of what depended on it, by source.",
+      labelNames: ['source'] as const,
+      buckets: [0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5, 10, 30, 60, 300],
+      registers,
+    });
+    this.followerUp = new Gauge({
+      name: 'wikiedge_change_follower_up',
+      help: '1 while the change follower vouches for what is cached (a poll succeeded lately, here or on the replica that follows), else 0: the short TTL defaults apply.',
+      registers,
+    });
+    this.followerLeader = new Gauge({
+      name: 'wikiedge_change_follower_leader',
+      help: '1 while this replica holds the follower lease and polls the wiki.',
+      registers,
+    });
+    this.followerLastSuccess = new Gauge({
+      name: 'wikiedge_change_follower_last_success_timestamp_seconds',
+      help: 'When the change follower last polled the wiki successfully (or, on a standby replica, last saw the lease held).',
+      registers,
+    });
+    this.followerCursorLag = new Gauge({
+      name: 'wikiedge_change_follower_lag_seconds',
+      help: "How far the follower's cursor (the newest change it read) is behind the wiki's clock.",
+      registers,
+    });
+    this.followerPolls = new Counter({
+      name: 'wikiedge_change_follower_polls_total',
+      help: 'Change follower polls, by outcome (ok, error, standby: another replica follows).',
+      labelNames: ['outcome'] as const,
+      registers,
+    });
+    this.followerGaps = new Counter({
+      name: 'wikiedge_change_follower_gaps_total',
+      help: 'Times the follower could not vouch that it saw every change, by reason (cursor-lost, clock, rc-purged, stalled); each makes everything cached before it refresh at its next use.',
+      labelNames: ['reason'] as const,
+      registers,
+    });
+  }
+
+  event(source: string, type: string): void {
+    this.events.inc({ source, type: CHANGE_TYPES.has(type) ? type : type.startsWith('log/') ? 'log/other' : 'other' });
+  }
+  invalidated(cause: string, count: number): void {
+    this.invalidatedEntries.inc({ cause }, count);
+  }
+  lag(source: string, seconds: number): void {
+    this.lagSeconds.observe({ source }, seconds);
+  }
+  poll(outcome: 'ok' | 'error' | 'standby'): void {
+    this.followerPolls.inc({ outcome });
+  }
+  gap(reason: string): void {
+    this.followerGaps.inc({ reason });
+  }
+  state(s: { healthy: boolean; leader: boolean; lastSuccessMs: number | undefined; cursorLagSeconds: number | undefined }): void {
+    this.followerUp.set(s.healthy ? 1 : 0);
+    this.followerLeader.set(s.leader ? 1 : 0);
+    if (s.lastSuccessMs !== undefined) this.followerLastSuccess.set(s.lastSuccessMs / 1000);
+    if (s.cursorLagSeconds !== undefined) this.followerCursorLag.set(s.cursorLagSeconds);
+  }
+}

@@ -60,10 +60,11 @@ export type NoStoreReason =
   | 'too-large'
   | 'debuginfo'
   | 'requester-address'
-  | 'credential-echo';
+  | 'credential-echo'
+  | 'invalidated';
 
 /** Why an entry left a tier. */
-export type EvictionReason = 'size' | 'expired' | 'purge' | 'logout' | 'replaced';
+export type EvictionReason = 'size' | 'expired' | 'purge' | 'logout' | 'replaced' | 'invalidated';
 
 /** An entry's age against its lifetimes (cache/freshness.ts). */
 export type Freshness = 'fresh' | 'grace' | 'stale-if-error' | 'dead';

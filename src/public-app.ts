@@ -15,7 +15,8 @@ import { createServer, type ServerOptions } from 'node:http';
 import { serveApi } from './api/flow.js';
 import { serveFreshHit } from './api/fresh-hit.js';
 import { canonicalQuery } from './api/request.js';
-import { purgeEverywhere } from './cache/purge.js';
+import { changeFromPurge } from './invalidation/changes.js';
+import { type PurgePaths, purgedTitle } from './invalidation/purge-url.js';
 import { replyWithError } from './error-reply.js';
 import { GatewayError } from './errors.js';
 import type { Gateway } from './gateway.js';
@@ -139,10 +140,16 @@ async function purge(gw: Gateway, request: FastifyRequest, reply: FastifyReply, 
     });
   }
   noteOutcome(request, { disposition: 'purge' });
-  let result: { purged: number; redisPurged?: number | null } = { purged: 0 };
+  let result: { purged: number; redisPurged?: number | null; page?: string } = { purged: 0 };
   if (target.rawPath === gw.config.apiPath) {
+    // An api.php URL: every variant of it.
     const urlKey = `${gw.config.apiPath}?${canonicalQuery(parsePhpQuery(target.rawQuery))}`;
-    result = await purgeEverywhere(gw.store, gw.redis, { kind: 'url', urlKey }, gw.siblings);
+    result = await gw.purge({ kind: 'url', urlKey });
+  } else {
+    // A page's URL (what MediaWiki sends, invalidation/purge-url.ts): every answer that depends
+    // on the page, on its namespace's lists, or on any change.
+    const page = purgedTitle(request.raw.url ?? target.upstreamPath, purgePaths(gw));
+    if (page !== undefined) result = { purged: await gw.changes.apply([changeFromPurge(page, gw.changes.namespaces)]), page };
   }
   request.log.info({ ...result, path: target.rawPath }, 'purge');
   return reply
@@ -151,6 +158,12 @@ async function purge(gw: Gateway, request: FastifyRequest, reply: FastifyReply, 
     .header('x-cache', 'purge')
     .header('x-request-id', request.id)
     .send(result);
+}
+
+/** Where the wiki's index.php, articles and uploads live, for PURGE URLs (purge-url.ts). */
+function purgePaths(gw: Gateway): PurgePaths {
+  const api = gw.config.apiPath;
+  return { script: `${api.slice(0, api.lastIndexOf('/'))}/index.php`, articlePath: gw.config.articlePath, uploadPath: gw.config.uploadPath };
 }
 
 /** Errors answered before a route (a bad or long target): MediaWiki's shape when it is api.php. */

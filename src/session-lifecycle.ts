@@ -11,7 +11,6 @@
  * worker (cache/purge.ts), before the answer is sent, so the client's next read is fresh.
  */
 import type { Logger } from 'pino';
-import { purgeEverywhere } from './cache/purge.js';
 import type { Gateway } from './gateway.js';
 import type { Identity } from './identity.js';
 
@@ -28,7 +27,7 @@ export function wrote(method: string): boolean {
 
 export async function settleSession(gw: Gateway, log: Logger, identity: Identity, events: SessionEvents): Promise<void> {
   if (identity.kind !== 'session' || (!events.ended && !events.wrote)) return;
-  const result = await purgeEverywhere(gw.store, gw.redis, { kind: 'slot', slot: identity.slot }, gw.siblings);
+  const result = await gw.purge({ kind: 'slot', slot: identity.slot });
   if (!events.ended) return;
   gw.metrics.cookie('logout_eviction', 'session');
   log.info(

@@ -34,7 +34,9 @@ import { settleSession, wrote } from '../session-lifecycle.js';
 import type { RequestTarget } from '../target.js';
 import { askWiki, clientGone, inspect, MAX_INSPECT_BYTES, setCookies, type WikiAnswer } from './ask-wiki.js';
 import { type Answer, deliverAnswer, deliverEntry } from './deliver.js';
-import { bypassesCache, evaluateAnswer, finalVerdict, responseHeaders } from './policy.js';
+import { bypassesCache, dependencyVerdict, evaluateAnswer, finalVerdict, responseHeaders, writerBypasses } from './policy.js';
+import { answerJson, dependenciesOf } from '../invalidation/dependencies.js';
+import { userNamed } from '../invalidation/session-users.js';
 import { type ApiRequest, keyedHeadersOf, recv } from './recv.js';
 import { cacheKey, shouldProbe, upstreamTarget } from './request.js';
 
@@ -74,7 +76,9 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
   // ----------------------------------------------------------------------------------- hash
   const key = hash(gw, request, api);
   const tier: Tier = api.identity.kind === 'session' ? 'session' : 'shared';
-  const bypass = bypassesCache(tier, request.headers);
+  // A session holder's no-cache, or a writer MediaWiki marked for a few seconds after its edit
+  // (read-your-writes): fetched fresh, and the entry refreshed.
+  const bypass = bypassesCache(tier, request.headers) || writerBypasses(request.headers.cookie);
 
   // --------------------------------------------------------------------------------- lookup
   let fallback: CacheEntry | undefined;
@@ -284,6 +288,10 @@ async function fetchAndStore(
     requestId: request.id,
     sharedFetch: true,
   });
+  // Noted before the wiki is asked: an answer whose dependencies are invalidated meanwhile may
+  // predate the change, and is not stored (cache/invalidation-log.ts, redis/invalidations.ts).
+  const mark = gw.store.invalidationMark();
+  const redisMark = gw.redis?.up ? await gw.redis.invalidationMark() : undefined;
   // HEAD is fetched as GET so the answer can serve both (RFC 9110 §9.3.2). Whole answers are
   // read while debuginfo may need stripping (an answer above the entry cap is then delivered,
   // not stored); with `off`, reading stops at the cap and the rest streams.
@@ -301,8 +309,12 @@ async function fetchAndStore(
   await settleSession(gw, request.log as Logger, api.identity, { ended: cookies.sessionEnded, wrote: false });
   countApiError(gw, res.headers);
 
+  const json = lazyJson(inspected.body, headerString(res.headers['content-type']));
+  if (api.identity.kind === 'session') noteSessionUser(gw, api, json);
+
   // ---------------------------------------------------------------------------------- store
-  const verdict = finalVerdict(evaluateAnswer({ status: res.statusCode, headers: res.headers }, api.identity, api.rule, gw.config, gw.random), {
+  const ttl = { ...gw.config, ...gw.changes.ttlDefaults() };
+  let verdict = finalVerdict(evaluateAnswer({ status: res.statusCode, headers: res.headers }, api.identity, api.rule, ttl, gw.random), {
     complete: Buffer.isBuffer(inspected.body),
     bodyBytes: Buffer.isBuffer(inspected.body) ? inspected.body.length : Infinity,
     maxEntryBytes: gw.config.cacheMaxEntryBytes,
@@ -310,20 +322,31 @@ async function fetchAndStore(
     echoesCredentials: inspected.echoesCredentials,
     holdsRequesterAddress: inspected.holdsRequesterAddress,
   });
+  const deps = verdict.store
+    ? dependenciesOf({ query: api.query, modules: api.modules, override: api.rule.dependsOn, answer: json, namespaces: gw.changes.namespaces })
+    : undefined;
+  if (verdict.store && deps) verdict = dependencyVerdict(verdict, deps, gw.store.invalidatedSince(deps.tags, mark), gw.config.ttlClockSeconds);
   const clientHeaders = responseHeaders(res.headers, { probed: probe, perSession: api.identity.kind === 'session' });
   let stored: CacheEntry | undefined;
   let notStored: NoStoreReason | undefined = verdict.store ? undefined : verdict.reason;
-  if (verdict.store && Buffer.isBuffer(inspected.body)) {
-    stored = await store(gw, tier, key, {
-      status: res.statusCode,
-      headers: clientHeaders,
-      body: inspected.body,
-      storedAt: gw.now(),
-      ttlMs: verdict.ttlMs,
-      urlKey: api.urlKey,
-      modules: api.modules,
-      slot: api.identity.kind === 'session' ? api.identity.slot : undefined,
-    });
+  if (verdict.store && deps && Buffer.isBuffer(inspected.body)) {
+    stored = await store(
+      gw,
+      tier,
+      key,
+      {
+        status: res.statusCode,
+        headers: clientHeaders,
+        body: inspected.body,
+        storedAt: gw.now(),
+        ttlMs: verdict.ttlMs,
+        urlKey: api.urlKey,
+        modules: api.modules,
+        slot: api.identity.kind === 'session' ? api.identity.slot : undefined,
+        deps: deps.tags,
+      },
+      redisMark,
+    );
     if (!stored) notStored = 'too-large';
   }
   if (notStored) gw.metrics.notStored.inc({ reason: notStored });
@@ -339,10 +362,30 @@ async function fetchAndStore(
  * The local tier, then Redis (bounded by WIKIEDGE_REDIS_TIMEOUT_MS; awaited so a replica asked
  * next finds it). Undefined when the local tier would not keep it (larger than the tier).
  */
-async function store(gw: Gateway, tier: Tier, key: string, entry: CacheEntry): Promise<CacheEntry | undefined> {
+async function store(gw: Gateway, tier: Tier, key: string, entry: CacheEntry, redisMark: number | undefined): Promise<CacheEntry | undefined> {
   if (!gw.store.set(tier, key, entry)) return undefined;
-  if (gw.redis) await gw.redis.set(tier, key, entry);
+  if (gw.redis) await gw.redis.set(tier, key, entry, redisMark);
   return entry;
+}
+
+/** The answer's JSON, parsed once and only if asked (dependencies, a session's user). */
+function lazyJson(body: Buffer | NodeJS.ReadableStream, contentType: string | undefined): () => unknown {
+  let parsed: { value: unknown } | undefined;
+  return () => (parsed ??= { value: Buffer.isBuffer(body) ? answerJson(body, contentType) : undefined }).value;
+}
+
+/**
+ * Which user a session belongs to, from the answers that say so (userinfo, a login): a rights
+ * change or block of that user then ends its sessions' entries (invalidation/session-users.ts).
+ */
+function noteSessionUser(gw: Gateway, api: ApiRequest, json: () => unknown): void {
+  if (api.identity.kind !== 'session') return;
+  const action = api.modules[0];
+  if (!api.modules.includes('userinfo') && action !== 'login' && action !== 'clientlogin') return;
+  const user = userNamed(json());
+  if (user === undefined) return;
+  gw.sessionUsers.note(api.identity.slot, user);
+  void gw.redis?.noteSession(user, api.identity.slot);
 }
 
 function countApiError(gw: Gateway, headers: Readonly<Record<string, string | string[] | undefined>>): void {
@@ -382,6 +425,7 @@ async function pass(
   const cookies = setCookies(gw, request, res.headers['set-cookie']);
   await settleSession(gw, request.log as Logger, api.identity, { ended: cookies.sessionEnded, wrote: wrote(request.method) });
   countApiError(gw, res.headers);
+  noteSessionUser(gw, api, lazyJson(inspected.body, headerString(res.headers['content-type'])));
   const clientHeaders = responseHeaders(res.headers, { probed: false, perSession: false });
   // A body the gateway did not decode goes out with the wiki's own encoding.
   const encoding = res.headers['content-encoding'];

@@ -16,6 +16,7 @@ import type { CacheMode, NoStoreReason, Tier } from '../outcomes.js';
 export type { CacheMode, NoStoreReason, Tier } from '../outcomes.js';
 import type { ModuleRule } from '../config.js';
 import { downstreamResponseHeaders, headerString } from '../forwarding.js';
+import { parsePhpCookies } from '../php/php-input.js';
 import { KEYED_VARY, SMAXAGE_PROBE } from './request.js';
 
 
@@ -276,4 +277,33 @@ export function requesterCacheControl(identity: Identity, cacheControl: string |
   const cc = sessionCacheControl(cacheControl);
   if (cc === cacheControl && identity.kind === 'session') return undefined;
   return cc?.startsWith('private') ? cc : 'private, must-revalidate, max-age=0';
+}
+
+// ------------------------------------------------------------------------- change signals
+
+/**
+ * What the answer's dependencies (invalidation/dependencies.ts) change in the verdict: one of
+ * them invalidated while it was fetched means it may predate the change (not stored); an answer
+ * carrying the wiki's clock keeps it a few seconds at most, whatever the TTL of the rest.
+ */
+export function dependencyVerdict(
+  verdict: StoreDecision,
+  deps: { readonly clock: boolean },
+  invalidatedMeanwhile: boolean,
+  clockSeconds: number,
+): ResponseVerdict {
+  if (invalidatedMeanwhile) return { store: false, reason: 'invalidated', mode: verdict.mode };
+  if (deps.clock && verdict.ttlMs > clockSeconds * 1000) return { ...verdict, ttlMs: clockSeconds * 1000 };
+  return verdict;
+}
+
+/**
+ * MediaWiki marks a writer's browser after every write (MediaWiki.php: `UseCDNCache=false` and
+ * `UseDC=master`, Max-Age 10, unprefixed) precisely so that caches let it bypass them for a few
+ * seconds and it reads its own write; the entry it refreshes is then fresh for everyone.
+ */
+export function writerBypasses(cookieHeader: string | undefined): boolean {
+  if (cookieHeader === undefined || (!cookieHeader.includes('UseCDNCache') && !cookieHeader.includes('UseDC'))) return false;
+  const cookies = parsePhpCookies(cookieHeader);
+  return cookies.get('UseCDNCache') === 'false' || cookies.get('UseDC') === 'master';
 }

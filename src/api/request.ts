@@ -67,7 +67,22 @@ export function applicableRule(
     if (rule?.ttlSeconds !== undefined) ttlSeconds = Math.min(ttlSeconds ?? Infinity, rule.ttlSeconds);
   }
   for (const name of named) if (!rules[name]?.shareAnonymousPrivate) shareAnonymousPrivate = false;
-  return { pass, shareAnonymousPrivate, ...(ttlSeconds !== undefined && { ttlSeconds }) };
+  // dependsOn overrides the table only when every module named has one; the widest wins.
+  const given = named.map((name) => rules[name]?.dependsOn);
+  const dependsOn =
+    given.length > 0 && given.every((d) => d !== undefined)
+      ? given.includes('any')
+        ? 'any'
+        : given.includes('pages')
+          ? 'pages'
+          : 'nothing'
+      : undefined;
+  return {
+    pass,
+    shareAnonymousPrivate,
+    ...(ttlSeconds !== undefined && { ttlSeconds }),
+    ...(dependsOn !== undefined && { dependsOn }),
+  };
 }
 
 export interface ApiRequestFacts {

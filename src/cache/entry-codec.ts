@@ -4,7 +4,7 @@
  * freshness the same way (see freshness.ts).
  *
  *   magic "WE" · version u8 · tier u8 (0 shared, 1 session) · status u16 · storedAt f64 · ttlMs u32
- *   urlKey str · slot (flag u8, str) · modules (varint n, n × str)
+ *   urlKey str · slot (flag u8, str) · modules (varint n, n × str) · deps (varint n, n × str)
  *   headers (varint n, n × (name str, kind varint: 0 = one value str, k+1 = k value strs))
  *   body: every remaining byte
  *
@@ -17,7 +17,8 @@ import type { CacheEntry } from './entry.js';
 
 const MAGIC0 = 0x57; // W
 const MAGIC1 = 0x45; // E
-export const CODEC_VERSION = 1;
+/** 2 added deps. A version-1 entry (no deps) decodes as depending on any change. */
+export const CODEC_VERSION = 2;
 
 export class EntryCodecError extends Error {
   constructor(message: string) {
@@ -148,6 +149,8 @@ export function encodeEntry(tier: Tier, entry: CacheEntry): Buffer {
   size += 1 + (entry.slot === undefined ? 0 : add(entry.slot));
   size += varintSize(entry.modules.length);
   for (const m of entry.modules) size += add(m);
+  size += varintSize(entry.deps.length);
+  for (const d of entry.deps) size += add(d);
   const names = Object.keys(entry.headers);
   size += varintSize(names.length);
   for (const name of names) {
@@ -183,6 +186,8 @@ export function encodeEntry(tier: Tier, entry: CacheEntry): Buffer {
   }
   w.varint(entry.modules.length);
   for (let m = 0; m < entry.modules.length; m++) next();
+  w.varint(entry.deps.length);
+  for (let d = 0; d < entry.deps.length; d++) next();
   w.varint(names.length);
   for (const name of names) {
     next();
@@ -205,7 +210,7 @@ export function decodeEntry(buf: Buffer): { tier: Tier; entry: CacheEntry } {
   const r = new Reader(buf);
   if (r.u8() !== MAGIC0 || r.u8() !== MAGIC1) throw new EntryCodecError('not a wikiedge entry');
   const version = r.u8();
-  if (version !== CODEC_VERSION) throw new EntryCodecError(`unknown entry version ${version}`);
+  if (version !== CODEC_VERSION && version !== 1) throw new EntryCodecError(`unknown entry version ${version}`);
   const tierByte = r.u8();
   if (tierByte > 1) throw new EntryCodecError('bad tier');
   const tier: Tier = tierByte === 0 ? 'shared' : 'session';
@@ -217,6 +222,9 @@ export function decodeEntry(buf: Buffer): { tier: Tier; entry: CacheEntry } {
   const moduleCount = r.varint();
   const modules: string[] = [];
   for (let i = 0; i < moduleCount; i++) modules.push(r.str());
+  const deps: string[] = [];
+  if (version === 1) deps.push('*');
+  else for (let i = r.varint(); i > 0; i--) deps.push(r.str());
   const headerCount = r.varint();
   const headers: Record<string, string | string[]> = {};
   for (let i = 0; i < headerCount; i++) {
@@ -233,7 +241,7 @@ export function decodeEntry(buf: Buffer): { tier: Tier; entry: CacheEntry } {
     Object.defineProperty(headers, name, { value, enumerable: true, writable: true, configurable: true });
   }
   const body = r.rest();
-  return { tier, entry: { status, headers, body, storedAt, ttlMs, urlKey, modules, slot } };
+  return { tier, entry: { status, headers, body, storedAt, ttlMs, urlKey, modules, slot, deps } };
 }
 
 /** The obvious alternative, for comparison in tests: JSON with the body in base64. */

@@ -18,4 +18,6 @@ export interface CacheEntry {
   readonly modules: readonly string[];
   /** The session slot for per-session entries (logout eviction). */
   readonly slot: string | undefined;
+  /** What the answer depends on (invalidation/dependencies.ts): tags a change invalidates. */
+  readonly deps: readonly string[];
 }

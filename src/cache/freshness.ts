@@ -23,9 +23,15 @@ interface Timed {
   readonly ttlMs: number;
 }
 
-export function freshnessAt(entry: Timed, now: number, w: StaleWindows): Freshness {
+/**
+ * `staleBefore` (ms): entries stored before it are not vouched for any more (a gap in the change
+ * signals, invalidation/follower.ts): never fresh nor in grace, only a fallback when the wiki
+ * fails, within their stale-if-error window.
+ */
+export function freshnessAt(entry: Timed, now: number, w: StaleWindows, staleBefore = 0): Freshness {
   // A replica whose clock is behind the writer's sees a negative age: fresh, never "older".
   const age = now - entry.storedAt;
+  if (entry.storedAt < staleBefore) return age < entry.ttlMs + w.staleIfErrorMs ? 'stale-if-error' : 'dead';
   if (age < entry.ttlMs) return 'fresh';
   if (age < entry.ttlMs + w.graceMs) return 'grace';
   if (age < entry.ttlMs + w.staleIfErrorMs) return 'stale-if-error';

@@ -17,8 +17,13 @@ export interface PurgeResult {
   readonly redisPurged?: number | null;
 }
 
+/** Which sessions belong to a user (invalidation/session-users.ts), for `user` purges. */
+export interface UserSessions {
+  slots(user: string): readonly string[];
+}
+
 /** Apply a purge to a local tier. Returns how many entries it removed. */
-export function applyLocalPurge(store: CacheStore, message: PurgeMessage): number {
+export function applyLocalPurge(store: CacheStore, message: PurgeMessage, users?: UserSessions): number {
   switch (message.kind) {
     case 'url':
       return store.purgeUrl(message.urlKey);
@@ -33,7 +38,17 @@ export function applyLocalPurge(store: CacheStore, message: PurgeMessage): numbe
       return store.purgeWhere((e) => e.urlKey.startsWith(prefix));
     }
     case 'all':
-      return store.purgeWhere(() => true);
+      return store.flushAll();
+    case 'tags':
+      return store.invalidate(message.tags);
+    case 'user': {
+      let n = 0;
+      for (const slot of users?.slots(message.user) ?? []) n += store.evictSession(slot);
+      return n;
+    }
+    case 'expire':
+      store.expireBefore(message.before);
+      return 0;
   }
 }
 
@@ -51,11 +66,12 @@ export async function purgeEverywhere(
   redis: RedisTier | undefined,
   message: PurgeMessage,
   siblings?: PurgeSiblings,
+  users?: UserSessions,
 ): Promise<PurgeResult> {
   if (!redis) {
     siblings?.publish(message);
-    return { purged: applyLocalPurge(store, message) };
+    return { purged: applyLocalPurge(store, message, users) };
   }
   const redisPurged = await redis.purge(message);
-  return { purged: applyLocalPurge(store, message), redisPurged };
+  return { purged: applyLocalPurge(store, message, users), redisPurged };
 }

@@ -9,6 +9,9 @@
  *   redis/locks.ts       the short fetch lock per key, and waiting for its holder's entry
  *   redis/purges.ts      purges through the index sets or SCAN, and the pub/sub channel that
  *                        carries them to every replica's local LRU
+ *   redis/invalidations.ts  invalidation by dependency tag (index sets, numbered, with the store
+ *                        guard), users' sessions, the gap's cutoff
+ *   redis/follower-state.ts the change follower's cursor and one-follower lease
  *
  * Faults: every call is bounded by `timeoutMs` (module, prefix and all purges, which are admin
  * requests, by max(1 s, 20 × timeoutMs)); the first failure marks the tier down (logged once)
@@ -26,6 +29,8 @@ import { RedisEntries } from './redis/entries.js';
 import { redisKeys } from './redis/keys.js';
 import { type LockResult, RedisLocks } from './redis/locks.js';
 import { type PurgeMessage, RedisPurges } from './redis/purges.js';
+import { RedisInvalidations } from './redis/invalidations.js';
+import { RedisFollowerState } from './redis/follower-state.js';
 
 export { globEscape, redisKeys, sha256 } from './redis/keys.js';
 export type { LockResult } from './redis/locks.js';
@@ -51,6 +56,8 @@ export class RedisTier {
   private readonly entries: RedisEntries;
   private readonly locks: RedisLocks;
   private readonly purges: RedisPurges;
+  private readonly invalidations: RedisInvalidations;
+  private readonly follower: RedisFollowerState;
 
   constructor(opts: RedisTierOptions) {
     const keys = redisKeys(opts.keyPrefix);
@@ -58,13 +65,15 @@ export class RedisTier {
     this.connection = new RedisConnection({ url: opts.url, timeoutMs: opts.timeoutMs, log, metrics, connect: opts.connect });
     this.entries = new RedisEntries(this.connection, keys, { windows: opts.windows, now: opts.now, metrics });
     this.locks = new RedisLocks(this.connection, keys, { lockMs: opts.lockMs, windows: opts.windows, metrics });
+    this.invalidations = new RedisInvalidations(this.connection, keys, Math.max(1_000, opts.timeoutMs * 20));
     this.purges = new RedisPurges(this.connection, keys, {
       keyPrefix: opts.keyPrefix,
       timeoutMs: opts.timeoutMs,
       log,
       metrics,
       onPurge: opts.onPurge,
-    });
+    }, this.invalidations);
+    this.follower = new RedisFollowerState(this.connection, keys);
   }
 
   /** True while Redis is used on the request path. */
@@ -82,9 +91,32 @@ export class RedisTier {
     return this.entries.get(tier, key);
   }
 
-  /** Write an entry (and its index memberships) for every replica (redis/entries.ts). */
-  set(tier: Tier, key: string, entry: CacheEntry): Promise<boolean> {
-    return this.entries.set(tier, key, entry);
+  /**
+   * Write an entry (and its index memberships) for every replica, unless one of its tags was
+   * invalidated after `mark` (redis/entries.ts).
+   */
+  set(tier: Tier, key: string, entry: CacheEntry, mark?: number): Promise<boolean> {
+    return this.entries.set(tier, key, entry, mark);
+  }
+
+  /** The invalidation number to note before a fetch (redis/invalidations.ts), undefined when unknown. */
+  invalidationMark(): Promise<number | undefined> {
+    return this.invalidations.mark();
+  }
+
+  /** The instant before which nothing is vouched for (a gap), undefined when unknown. */
+  staleBefore(): Promise<number | undefined> {
+    return this.invalidations.staleBefore();
+  }
+
+  /** Remember that a session belongs to a user (redis/invalidations.ts). */
+  noteSession(user: string, slot: string): Promise<void> {
+    return this.invalidations.noteSession(user, slot);
+  }
+
+  /** The change follower's cursor and lease (redis/follower-state.ts). */
+  get followerState(): RedisFollowerState {
+    return this.follower;
   }
 
   /** Try to become the one replica that fetches `key` now (redis/locks.ts). */

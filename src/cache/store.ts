@@ -14,6 +14,7 @@ import { BodyArena } from './arena.js';
 import { compactModules, sharedHeaders } from './compact.js';
 import type { CacheEntry } from './entry.js';
 import { type Freshness, freshnessAt, remainingKeepMs } from './freshness.js';
+import { InvalidationLog } from './invalidation-log.js';
 
 export type { Freshness } from './freshness.js';
 
@@ -36,6 +37,7 @@ class StoredEntry implements CacheEntry {
   readonly urlKey: string;
   readonly modules: readonly string[];
   readonly slot: string | undefined;
+  readonly deps: readonly string[];
   #bytes: ArrayBufferLike;
   #offset: number;
   #length: number;
@@ -48,6 +50,8 @@ class StoredEntry implements CacheEntry {
     this.urlKey = urlKey;
     this.modules = compactModules(entry.modules);
     this.slot = entry.slot;
+    // Tag lists repeat as module lists do (the same query shapes): shared the same way.
+    this.deps = compactModules(entry.deps);
     const body = entry.body;
     this.#bytes = body.buffer;
     this.#offset = body.byteOffset;
@@ -75,9 +79,14 @@ class StoredEntry implements CacheEntry {
  */
 const ENTRY_OVERHEAD_BYTES = 640;
 
+/** A tag index slot (a Set member, or a Map entry for the first key of a tag). */
+const TAG_INDEX_BYTES = 48;
+
 export function entrySize(key: string, entry: CacheEntry): number {
   // One byte per key character: keys are percent-encoded URLs and Latin-1 header values.
   let size = ENTRY_OVERHEAD_BYTES + key.length + entry.body.length;
+  // Each tag is held once per entry in the tag index, and in its list unless the list is shared.
+  for (const tag of entry.deps) size += TAG_INDEX_BYTES + tag.length;
   for (const name in entry.headers) {
     const v = entry.headers[name]!;
     size += name.length + (Array.isArray(v) ? v.join('').length : v.length);
@@ -123,6 +132,8 @@ class Tiered {
   readonly lru: LRUCache<string, CacheEntry>;
   readonly byUrl: KeyIndex = new Map();
   readonly bySlot: KeyIndex = new Map();
+  /** Dependency tag → keys of the entries that depend on it (invalidation). */
+  readonly byTag: KeyIndex = new Map();
   readonly arena: BodyArena;
   private removing: EvictionReason | undefined;
 
@@ -178,6 +189,7 @@ class Tiered {
   private unindex(key: string, entry: CacheEntry): void {
     this.unindexOne(this.byUrl, entry.urlKey, key);
     if (entry.slot) this.unindexOne(this.bySlot, entry.slot, key);
+    for (const tag of entry.deps) this.unindexOne(this.byTag, tag, key);
   }
 
   set(key: string, given: CacheEntry, now: number): boolean {
@@ -197,6 +209,7 @@ class Tiered {
     while (this.lru.size > this.opts.maxEntries) this.lru.pop();
     this.index(this.byUrl, entry.urlKey, key);
     if (entry.slot) this.index(this.bySlot, entry.slot, key);
+    for (const tag of entry.deps) this.index(this.byTag, tag, key);
     return true;
   }
 
@@ -214,6 +227,9 @@ class Tiered {
 
 export class CacheStore {
   private readonly tiers: Record<Tier, Tiered>;
+  private readonly invalidations = new InvalidationLog();
+  /** expireBefore(): entries stored before this are no longer fresh (freshness.ts). */
+  private staleBefore = 0;
 
   constructor(private readonly opts: StoreOptions) {
     this.tiers = {
@@ -228,7 +244,16 @@ export class CacheStore {
 
   /** `now`: a clock reading the caller already made for this request (the fresh-hit path's). */
   freshness(entry: CacheEntry, now: number = this.opts.now()): Freshness {
-    return freshnessAt(entry, now, this.opts);
+    return freshnessAt(entry, now, this.opts, this.staleBefore);
+  }
+
+  /**
+   * Nothing stored before `at` is vouched for any more (a gap in the change signals): such entries
+   * are refreshed at their next use, and still answer when the wiki fails (stale-if-error).
+   */
+  expireBefore(at: number): void {
+    if (at > this.staleBefore) this.staleBefore = at;
+    this.invalidations.recordFlush();
   }
 
   /**
@@ -255,6 +280,39 @@ export class CacheStore {
     let n = 0;
     for (const t of Object.values(this.tiers)) n += t.deleteAll(t.keysFor(t.byUrl, urlKey), 'purge');
     return n;
+  }
+
+  /**
+   * A change (invalidation/changes.ts): every entry, in both tiers, that depends on one of
+   * `tags`; recorded, so that an answer fetched before it is not stored after it.
+   */
+  invalidate(tags: readonly string[]): number {
+    this.invalidations.record(tags);
+    let n = 0;
+    for (const t of Object.values(this.tiers)) {
+      const doomed = new Set<string>();
+      for (const tag of tags) for (const key of t.keysFor(t.byTag, tag)) doomed.add(key);
+      n += t.deleteAll(doomed, 'invalidated');
+    }
+    return n;
+  }
+
+  /** Everything (the admin's purge of all); recorded, so that no answer fetched before it is stored after it. */
+  flushAll(): number {
+    this.invalidations.recordFlush();
+    let n = 0;
+    for (const t of Object.values(this.tiers)) n += t.deleteAll([...t.lru.keys()], 'purge');
+    return n;
+  }
+
+  /** Noted before asking the wiki (InvalidationLog). */
+  invalidationMark(): number {
+    return this.invalidations.mark();
+  }
+
+  /** Whether an answer with these dependencies, asked for at `mark`, may be stale already. */
+  invalidatedSince(deps: readonly string[], mark: number): boolean {
+    return this.invalidations.invalidatedSince(deps, mark);
   }
 
   /** Logout: every entry of a session. */

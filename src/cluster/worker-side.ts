@@ -43,7 +43,7 @@ async function answer(gw: Gateway, ask: Ask): Promise<Answers[Ask['op']]> {
     case 'purge':
       // The leader purges Redis too; every other worker only its local tier (purge-fan-out.ts).
       return ask.everywhere
-        ? purgeEverywhere(gw.store, gw.redis, ask.message)
-        : { purged: applyLocalPurge(gw.store, ask.message) };
+        ? purgeEverywhere(gw.store, gw.redis, ask.message, undefined, gw.sessionUsers)
+        : { purged: applyLocalPurge(gw.store, ask.message, gw.sessionUsers) };
   }
 }

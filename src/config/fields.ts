@@ -27,6 +27,7 @@ import {
   addressList,
   adminToken,
   apiPath,
+  articlePath,
   bool,
   cookieName,
   cookieNameList,
@@ -297,6 +298,27 @@ export const FIELDS = {
     unit: 'seconds',
     doc: 'per-session TTL when the wiki gives no `max-age`',
   }),
+  ttlFollowedSeconds: field({
+    env: 'WIKIEDGE_TTL_FOLLOWED_SECONDS',
+    parse: int(1, 604_800),
+    default: 3_600,
+    unit: 'seconds',
+    doc: 'shared TTL when the wiki sets no max age of its own, while the change follower (`WIKIEDGE_RC_FOLLOW`) is healthy: answers are then invalidated when the wiki changes what they depend on',
+  }),
+  ttlSessionFollowedSeconds: field({
+    env: 'WIKIEDGE_TTL_SESSION_FOLLOWED_SECONDS',
+    parse: int(1, 86_400),
+    default: 300,
+    unit: 'seconds',
+    doc: 'per-session TTL when the wiki gives no `max-age`, while the change follower is healthy (a rights change or block of the user ends its sessions\' entries at once)',
+  }),
+  ttlClockSeconds: field({
+    env: 'WIKIEDGE_TTL_CLOCK_SECONDS',
+    parse: int(1, 3_600),
+    default: 2,
+    unit: 'seconds',
+    doc: "cap on the TTL of answers that carry the wiki's clock (`curtimestamp=1`, siteinfo's `general.time`): bot frameworks read the wiki's time from them",
+  }),
   ttlMaxSeconds: field({
     env: 'WIKIEDGE_TTL_MAX_SECONDS',
     parse: int(1, 604_800),
@@ -310,6 +332,34 @@ export const FIELDS = {
     default: 0.1,
     unit: 'ratio',
     doc: 'TTLs are shortened by a random 0–10 % so hot keys do not expire together',
+  }),
+  rcFollow: field({
+    env: 'WIKIEDGE_RC_FOLLOW',
+    parse: bool,
+    default: false,
+    unit: 'boolean',
+    doc: "follow the wiki's `list=recentchanges` (straight at the wiki) and invalidate every cached answer that depends on what changed, log events included; with Redis one replica follows at a time. While it is healthy the `*_FOLLOWED_*` TTL defaults apply",
+  }),
+  rcPollMs: field({
+    env: 'WIKIEDGE_RC_POLL_MS',
+    parse: int(100, 600_000),
+    default: 1_000,
+    unit: 'ms',
+    doc: 'how often the change follower asks the wiki for recent changes',
+  }),
+  articlePath: field({
+    env: 'WIKIEDGE_ARTICLE_PATH',
+    parse: articlePath,
+    default: '/wiki/$1',
+    unit: 'path',
+    doc: "the wiki's `$wgArticlePath`, for mapping the PURGEs MediaWiki sends (`$wgCdnServers`) to pages; `{script}/$1` and `{script}?title=$1` are always understood",
+  }),
+  uploadPath: field({
+    env: 'WIKIEDGE_UPLOAD_PATH',
+    parse: apiPath,
+    default: '/w/images',
+    unit: 'path',
+    doc: "the wiki's `$wgUploadPath`: a PURGE of a file's URL there invalidates its File: page",
   }),
   graceSeconds: field({
     env: 'WIKIEDGE_GRACE_SECONDS',
@@ -415,6 +465,7 @@ type NumericKey = { [K in keyof Config]: Config[K] extends number ? K : never }[
 /** Rules between two keys, checked once every key is valid: the first must not exceed the second. */
 export const NOT_ABOVE: readonly (readonly [NumericKey, NumericKey])[] = [
   ['ttlPublicSeconds', 'ttlMaxSeconds'],
+  ['ttlFollowedSeconds', 'ttlMaxSeconds'],
   ['clientHeadersTimeoutMs', 'clientRequestTimeoutMs'],
   ['cacheMaxEntryBytes', 'cacheSharedMaxBytes'],
 ];

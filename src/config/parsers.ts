@@ -19,7 +19,15 @@ export interface ModuleRule {
   readonly ttlSeconds?: number;
   /** Store anonymous answers that the wiki marks private (e.g. list=filearchive) in the shared tier. */
   readonly shareAnonymousPrivate?: boolean;
+  /**
+   * What the module's answers depend on, instead of the gateway's table
+   * (invalidation/dependencies.ts): `pages` (those the request and answer name), `any` (every
+   * change), `nothing` (the TTL alone).
+   */
+  readonly dependsOn?: 'pages' | 'any' | 'nothing';
 }
+
+export const DEPENDS_ON = ['pages', 'any', 'nothing'] as const;
 
 export const MiB = 1024 * 1024;
 
@@ -96,6 +104,13 @@ export function upstreamUrl(v: unknown, key: string): URL {
     );
   }
   return url;
+}
+
+/** `$wgArticlePath`: a path holding `$1` where the title goes, e.g. /wiki/$1. */
+export function articlePath(v: unknown, key: string): string {
+  const s = str(v, key);
+  if (!/^\/[A-Za-z0-9._~/$-]*$/.test(s) || s.split('$1').length !== 2) throw new ConfigError(key, 'must be an absolute path holding $1 once, such as /wiki/$1');
+  return s;
 }
 
 export function apiPath(v: unknown, key: string): string {
@@ -194,7 +209,7 @@ export function redisKeyPrefix(v: unknown, key: string): string {
   return s;
 }
 
-const MODULE_RULE_KEYS = ['pass', 'ttlSeconds', 'shareAnonymousPrivate'];
+const MODULE_RULE_KEYS = ['pass', 'ttlSeconds', 'shareAnonymousPrivate', 'dependsOn'];
 
 /** A JSON object (the environment) or a mapping (the file) of module name to ModuleRule. */
 export function moduleRules(v: unknown, key: string): Readonly<Record<string, ModuleRule>> {
@@ -225,6 +240,9 @@ export function moduleRules(v: unknown, key: string): Readonly<Record<string, Mo
         ttlSeconds: parseOr(r['ttlSeconds'], 0, int(1, 86_400), `${where}.ttlSeconds`),
       }),
       shareAnonymousPrivate: parseOr(r['shareAnonymousPrivate'], false, bool, `${where}.shareAnonymousPrivate`),
+      ...(r['dependsOn'] !== undefined && {
+        dependsOn: parseOr(r['dependsOn'], 'any', oneOf(DEPENDS_ON), `${where}.dependsOn`),
+      }),
     };
   }
   return out;

@@ -83,8 +83,11 @@ export interface DependencyInput {
   readonly modules: readonly string[];
   /** The operator's override for this request's modules (config `dependsOn`). */
   readonly override: DependencyClass | undefined;
-  /** The answer's body parsed as JSON (json or JSONP answers), or undefined when it could not be. */
-  readonly answer: unknown;
+  /**
+   * The answer's body parsed as JSON (json or JSONP answers), or undefined when it cannot be;
+   * asked only when a page module needs the pages the answer names.
+   */
+  readonly answer: () => unknown;
   readonly namespaces?: Namespaces;
 }
 
@@ -113,8 +116,9 @@ export function dependenciesOf(input: DependencyInput): Dependencies {
     for (const id of requestPageIds(query)) tags.add(`i:${id}`);
     // The pages the answer names are the ones a change will name; without them (an answer in
     // xml, php or HTML, or one that did not parse), any change.
-    if (input.answer === undefined) tags.add(ANY);
-    else collectAnswerPages(input.answer, tags, ns);
+    const answer = input.answer();
+    if (answer === undefined) tags.add(ANY);
+    else collectAnswerPages(answer, tags, ns);
   }
   return { tags: tags.has(ANY) ? [ANY, ...[...tags].filter((t) => t !== ANY)] : [...tags], clock };
 }

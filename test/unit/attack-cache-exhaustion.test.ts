@@ -12,6 +12,7 @@ const entry = (urlKey: string, bytes: number, slot?: string): CacheEntry => ({
   urlKey,
   modules: ['query'],
   slot,
+  deps: [],
 });
 
 function store() {

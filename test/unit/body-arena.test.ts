@@ -181,6 +181,7 @@ describe('the store keeps its bodies in the arena', () => {
     urlKey: `/w/api.php?i=${i}`,
     modules: ['query'],
     slot: undefined,
+    deps: [],
   });
 
   it('through eviction churn every entry still held has its own bytes, and body memory stays near the budget', () => {

@@ -14,6 +14,7 @@ const entry = (headers: Record<string, string | string[]>, modules: string[]): C
   urlKey: '/w/api.php?action=query',
   modules,
   slot: undefined,
+  deps: ['p:Main Page', '*'],
 });
 const store = new CacheStore({ sharedMaxBytes: 1 << 24, sessionMaxBytes: 1 << 24, maxEntries: 10_000, graceMs: 0, staleIfErrorMs: 0, now: () => 1 });
 let keys = 0;

@@ -6,7 +6,7 @@ import { parsePhpQuery } from '../../src/php/php-input.js';
 
 function deps(q: string, answer?: unknown, override?: 'pages' | 'any' | 'nothing') {
   const query = parsePhpQuery(q);
-  return dependenciesOf({ query, modules: modulesOf(query), override, answer });
+  return dependenciesOf({ query, modules: modulesOf(query), override, answer: () => answer });
 }
 
 describe('page modules depend on the pages the request names and, above all, the answer lists', () => {

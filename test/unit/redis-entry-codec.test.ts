@@ -34,6 +34,7 @@ function siteinfoEntry(): CacheEntry {
     urlKey: '/w/api.php?action=query&format=json&meta=siteinfo',
     modules: ['query', 'siteinfo'],
     slot: undefined,
+  deps: ['p:Main Page', 'i:1', '*'],
   };
 }
 
@@ -80,6 +81,7 @@ describe('entry codec', () => {
       urlKey: '/w/api.php?action=query&titles=Z%C3%BCrich\u2028日本',
       modules: [],
       slot: 'c2xvdC1obWFj',
+      deps: [],
     };
     expect(decodeEntry(encodeEntry('session', entry))).toEqual({ tier: 'session', entry });
   });
@@ -109,6 +111,7 @@ describe('entry codec', () => {
           urlKey: str,
           modules: fc.array(str, { maxLength: 3 }),
           slot: fc.option(str, { nil: undefined }),
+          deps: fc.array(str, { maxLength: 4 }),
         }),
         fc.constantFrom('shared' as const, 'session' as const),
         (entry, tier) => {
@@ -124,12 +127,22 @@ describe('entry codec', () => {
   it('refuses what it did not write: other magic, other versions, truncation', () => {
     const good = encodeEntry('shared', siteinfoEntry());
     expect(() => decodeEntry(Buffer.from('{"status":200}'))).toThrow(EntryCodecError);
-    const v2 = Buffer.from(good);
-    v2[2] = 2;
-    expect(() => decodeEntry(v2)).toThrow(/version 2/);
+    const v3 = Buffer.from(good);
+    v3[2] = 3;
+    expect(() => decodeEntry(v3)).toThrow(/version 3/);
     // Cut inside the header block (the body has no length: only the prefix can be truncated).
     expect(() => decodeEntry(good.subarray(0, 40))).toThrow(EntryCodecError);
     expect(() => decodeEntry(Buffer.alloc(0))).toThrow(EntryCodecError);
+  });
+
+  it('a version-1 entry (written before dependencies were kept) decodes as depending on any change', () => {
+    const e = { ...siteinfoEntry(), modules: ['zz-last-module-zz'], deps: [] };
+    const v2 = encodeEntry('shared', e);
+    // Version 1 had no deps field: drop the one-byte empty list after the modules and mark it 1.
+    const v1 = Buffer.concat([v2.subarray(0, 2), Buffer.from([1]), v2.subarray(3)]);
+    const at = v2.indexOf(Buffer.from('zz-last-module-zz')) + 'zz-last-module-zz'.length;
+    const old = Buffer.concat([v1.subarray(0, at), v1.subarray(at + 1)]);
+    expect(decodeEntry(old).entry).toEqual({ ...e, deps: ['*'] });
   });
 
   it('refuses values the format cannot carry', () => {

@@ -17,13 +17,25 @@ import { type StaleWindows, remainingKeepMs } from '../freshness.js';
 import type { CacheEntry } from '../store.js';
 import type { Outcome, RedisConnection } from './connection.js';
 import type { RedisKeys } from './keys.js';
+import { FLUSH_TAG } from './invalidations.js';
 
-// KEYS[1] entry, KEYS[2..] index sets; ARGV[1] payload, ARGV[2] px, ARGV[3] member.
+// KEYS[1] entry, KEYS[2 .. 1+nidx] index sets, KEYS[2+nidx ..] the v: keys of its tags (and of
+// the flush) when guarded; ARGV[1] payload, ARGV[2] px, ARGV[3] member, ARGV[4] nidx, ARGV[5] the
+// mark noted before the fetch ('' unguarded). Returns 0 without writing when one of the entry's
+// tags was invalidated after the mark (invalidations.ts): the answer may predate the change.
 // An index set lives as long as its longest-lived member (PTTL is -1 for a set just made).
 const STORE_LUA = `
 local px = tonumber(ARGV[2])
+local nidx = tonumber(ARGV[4])
+if ARGV[5] ~= '' then
+  local mark = tonumber(ARGV[5])
+  for i = 2 + nidx, #KEYS do
+    local v = redis.call('GET', KEYS[i])
+    if v and tonumber(v) > mark then return 0 end
+  end
+end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', px)
-for i = 2, #KEYS do
+for i = 2, 1 + nidx do
   redis.call('SADD', KEYS[i], ARGV[3])
   if redis.call('PTTL', KEYS[i]) < px then redis.call('PEXPIRE', KEYS[i], px) end
 end
@@ -88,8 +100,12 @@ export class RedisEntries {
     return entry;
   }
 
-  /** Write an entry (and its index memberships) for every replica. Resolves when done or given up. */
-  async set(tier: Tier, key: string, entry: CacheEntry): Promise<boolean> {
+  /**
+   * Write an entry (and its index memberships: URL, session, modules, dependency tags) for every
+   * replica, unless one of its tags was invalidated after `mark` (the number noted before the
+   * fetch; undefined: unguarded). Resolves when done, refused or given up.
+   */
+  async set(tier: Tier, key: string, entry: CacheEntry, mark?: number): Promise<boolean> {
     if (!this.connection.up) return false;
     const px = remainingKeepMs(entry, this.opts.now(), this.opts.windows);
     if (px === 0) return false;
@@ -102,10 +118,23 @@ export class RedisEntries {
     const indexes = [this.keys.url(entry.urlKey)];
     if (entry.slot !== undefined) indexes.push(this.keys.slot(entry.slot));
     for (const m of new Set(entry.modules)) indexes.push(this.keys.module(m));
+    for (const tag of new Set(entry.deps)) indexes.push(this.keys.dep(tag));
+    const guards = mark === undefined ? [] : [...new Set(entry.deps), FLUSH_TAG].map((tag) => this.keys.invalidatedAt(tag));
     const r = await this.connection.call('set', () =>
-      this.cmd.wikiedgeStore(1 + indexes.length, this.keys.entry(key), ...indexes, payload, px, this.keys.member(key)),
+      this.cmd.wikiedgeStore(
+        1 + indexes.length + guards.length,
+        this.keys.entry(key),
+        ...indexes,
+        ...guards,
+        payload,
+        px,
+        this.keys.member(key),
+        indexes.length,
+        mark === undefined ? '' : String(mark),
+      ),
     );
-    if (r.ok) this.opts.metrics.stored.inc({ tier });
-    return r.ok;
+    const stored = r.ok && Number(r.value) === 1;
+    if (stored) this.opts.metrics.stored.inc({ tier });
+    return stored;
   }
 }

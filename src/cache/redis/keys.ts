@@ -8,6 +8,12 @@
  *                               (by SCAN MATCH) for prefix purges (purges.ts)
  *   P s:<sha256(session slot)>  set of entry hashes of that session, for logout evictions
  *   P m:<sha256(module)>        set of entry hashes by module, for module purges
+ *   P d:<sha256(tag)>           set of entry hashes that depend on a tag (invalidations.ts)
+ *   P v:<sha256(tag)>           the sequence number of the tag's last invalidation (store guard)
+ *   P vseq                      the invalidation sequence
+ *   P us:<sha256(user)>         set of session index keys (P s:…) of a user's sessions
+ *   P stale-before              ms: entries stored before it are not vouched for (a gap)
+ *   P rc-cursor / P rc-lease    the change follower's cursor and its one-follower lease
  *   P purge                     the purge channel
  *
  * Cache keys already hold an HMAC of the session's credentials, never a raw cookie; they are
@@ -31,6 +37,13 @@ export function redisKeys(prefix: string) {
     url: (urlKey: string) => `${prefix}u:${urlKey}`,
     slot: (slot: string) => `${prefix}s:${sha256(slot)}`,
     module: (module: string) => `${prefix}m:${sha256(module)}`,
+    dep: (tag: string) => `${prefix}d:${sha256(tag)}`,
+    invalidatedAt: (tag: string) => `${prefix}v:${sha256(tag)}`,
+    invalidationSeq: `${prefix}vseq`,
+    userSessions: (user: string) => `${prefix}us:${sha256(user)}`,
+    staleBefore: `${prefix}stale-before`,
+    rcCursor: `${prefix}rc-cursor`,
+    rcLease: `${prefix}rc-lease`,
     entryPrefix: `${prefix}e:`,
     channel: `${prefix}purge`,
   };

@@ -16,6 +16,7 @@ import type { Logger } from 'pino';
 import type { RedisMetrics } from '../../metrics.js';
 import type { RedisConnection } from './connection.js';
 import { type RedisKeys, globEscape } from './keys.js';
+import type { RedisInvalidations } from './invalidations.js';
 
 /** What travels on the purge channel: never a cookie (slots are HMACs), never an entry. */
 export type PurgeMessage =
@@ -23,7 +24,13 @@ export type PurgeMessage =
   | { readonly kind: 'slot'; readonly slot: string }
   | { readonly kind: 'module'; readonly module: string }
   | { readonly kind: 'prefix'; readonly prefix: string }
-  | { readonly kind: 'all' };
+  | { readonly kind: 'all' }
+  /** A change: every entry depending on one of the tags (invalidation/dependencies.ts). */
+  | { readonly kind: 'tags'; readonly tags: readonly string[] }
+  /** A user's rights changed: every entry of its sessions. */
+  | { readonly kind: 'user'; readonly user: string }
+  /** A gap in the change signals: nothing stored before `before` (ms) is vouched for. */
+  | { readonly kind: 'expire'; readonly before: number };
 
 // KEYS: index sets; ARGV[1] the entry key prefix. Deletes every member's entry and the sets.
 const PURGE_LUA = `
@@ -62,6 +69,14 @@ export function parsePurgeMessage(text: string): PurgeMessage | undefined {
       return s('prefix') !== undefined ? { kind: 'prefix', prefix: s('prefix')! } : undefined;
     case 'all':
       return { kind: 'all' };
+    case 'tags': {
+      const tags = o['tags'];
+      return Array.isArray(tags) && tags.every((t) => typeof t === 'string') ? { kind: 'tags', tags: tags as string[] } : undefined;
+    }
+    case 'user':
+      return s('user') ? { kind: 'user', user: s('user')! } : undefined;
+    case 'expire':
+      return typeof o['before'] === 'number' && Number.isFinite(o['before']) ? { kind: 'expire', before: o['before'] } : undefined;
     default:
       return undefined;
   }
@@ -86,6 +101,7 @@ export class RedisPurges {
     private readonly connection: RedisConnection,
     private readonly keys: RedisKeys,
     private readonly opts: RedisPurgesOptions,
+    private readonly invalidations: RedisInvalidations,
   ) {
     this.purgeTimeoutMs = Math.max(1_000, opts.timeoutMs * 20);
     this.cmd = connection.cmd as RedisConnection['cmd'] & PurgeScript;
@@ -117,6 +133,17 @@ export class RedisPurges {
         break;
       case 'all':
         removed = await this.purgeAll();
+        // Writes racing with it are refused as after a gap.
+        if (removed !== null && !(await this.invalidations.expire(0))) removed = null;
+        break;
+      case 'tags':
+        removed = await this.invalidations.invalidate(message.tags);
+        break;
+      case 'user':
+        removed = await this.invalidations.evictUser(message.user);
+        break;
+      case 'expire':
+        removed = (await this.invalidations.expire(message.before)) ? 0 : null;
         break;
     }
     if (removed === null) return null;
@@ -153,7 +180,7 @@ export class RedisPurges {
   /** Every entry and index set of this prefix (locks included: harmless). */
   private async purgeAll(): Promise<number | null> {
     let n = 0;
-    const ok = await this.scan(`${globEscape(this.opts.keyPrefix)}[eusml]:*`, async (keys) => {
+    const ok = await this.scan(`${globEscape(this.opts.keyPrefix)}[eusmld]:*`, async (keys) => {
       if (keys.length === 0) return true;
       const r = await this.connection.call('purge', () => this.cmd.unlink(...keys), { timeoutMs: this.purgeTimeoutMs });
       if (!r.ok) return false;

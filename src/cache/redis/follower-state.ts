@@ -1,0 +1,69 @@
+/**
+ * The change follower's state in Redis (invalidation/follower.ts), so that it survives the
+ * follower and is shared by the replicas:
+ *
+ *   P rc-cursor   the cursor (JSON), no expiry: losing it is a gap
+ *   P rc-lease    the replica that follows now: SET NX PX, renewed by its holder every poll;
+ *                 when the holder dies the lease expires and another replica takes it
+ */
+import { randomBytes } from 'node:crypto';
+import type { RedisConnection } from './connection.js';
+import type { RedisKeys } from './keys.js';
+
+// KEYS[1] the lease; ARGV[1] our id, ARGV[2] PX. Taken when free, renewed when ours.
+const LEASE_LUA = `
+local holder = redis.call('GET', KEYS[1])
+if holder == false then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+if holder == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0`;
+
+const RELEASE_LUA = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`;
+
+interface Scripts {
+  wikiedgeLease(numKeys: number, ...args: (string | number)[]): Promise<number>;
+  wikiedgeLeaseRelease(numKeys: number, ...args: string[]): Promise<number>;
+}
+
+export class RedisFollowerState {
+  private readonly cmd: RedisConnection['cmd'] & Scripts;
+  private readonly id = randomBytes(9).toString('base64url');
+
+  constructor(
+    private readonly connection: RedisConnection,
+    private readonly keys: RedisKeys,
+  ) {
+    this.cmd = connection.cmd as RedisConnection['cmd'] & Scripts;
+    this.cmd.defineCommand('wikiedgeLease', { lua: LEASE_LUA });
+    this.cmd.defineCommand('wikiedgeLeaseRelease', { lua: RELEASE_LUA });
+  }
+
+  /** The stored cursor (parsed JSON), undefined when there is none, or throws when Redis fails. */
+  async loadCursor(): Promise<unknown> {
+    const r = await this.connection.call('get', () => this.cmd.get(this.keys.rcCursor), { evenIfDown: true });
+    if (!r.ok) throw new Error('redis: the change follower cursor could not be read');
+    return r.value === null ? undefined : (JSON.parse(r.value) as unknown);
+  }
+
+  async saveCursor(cursor: unknown): Promise<void> {
+    const r = await this.connection.call('set', () => this.cmd.set(this.keys.rcCursor, JSON.stringify(cursor)), { evenIfDown: true });
+    if (!r.ok) throw new Error('redis: the change follower cursor could not be written');
+  }
+
+  /** Whether this replica holds the lease now (taken or renewed for `ms`). Redis down: no. */
+  async holdLease(ms: number): Promise<boolean> {
+    const r = await this.connection.call('lock', () => this.cmd.wikiedgeLease(1, this.keys.rcLease, this.id, ms));
+    return r.ok && Number(r.value) === 1;
+  }
+
+  async releaseLease(): Promise<void> {
+    await this.connection.call('unlock', () => this.cmd.wikiedgeLeaseRelease(1, this.keys.rcLease, this.id));
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * Invalidation in the Redis tier (the change signals of src/invalidation/): every entry that
+ * depends on a tag is found through its dependency index set, without KEYS, and removed in one
+ * script call; the tag's invalidation is numbered so that an answer fetched before it is not
+ * written after it by any replica.
+ *
+ *   P d:<sha256(tag)>    the entries that depend on the tag (entries.ts joins them)
+ *   P vseq               the invalidation sequence (INCR per invalidation)
+ *   P v:<sha256(tag)>    the sequence number of the tag's last invalidation, kept GUARD_MS;
+ *                        P v:<sha256(*flush*)> for a gap or a purge of everything
+ *   P us:<sha256(user)>  the session index sets (P s:…) of a user's sessions, learned from
+ *                        userinfo and login answers (invalidation/session-users.ts)
+ *   P stale-before       entries stored before this instant (ms) are not vouched for
+ *
+ * Why a sequence rather than the clock: replicas' clocks differ, Redis' counter is one. A fetch
+ * notes `vseq` before it asks the wiki (mark); entries.ts's store script refuses the entry if
+ * one of its tags' `v:` is above the mark.
+ */
+import type { RedisConnection } from './connection.js';
+import type { RedisKeys } from './keys.js';
+
+/** How long a tag's invalidation number is kept: far longer than any fetch. */
+export const GUARD_MS = 10 * 60_000;
+/** A user's session list lives this long after its last session was seen. */
+const USER_SESSIONS_MS = 24 * 3600_000;
+export const FLUSH_TAG = '*flush*';
+
+// KEYS[1] vseq, then per tag: its v: key and its d: set; ARGV[1] entry key prefix, ARGV[2] GUARD_MS.
+// Numbers the invalidation, records it for every tag, removes every entry of every set.
+const INVALIDATE_LUA = `
+local seq = redis.call('INCR', KEYS[1])
+local n = 0
+for i = 2, #KEYS, 2 do
+  redis.call('SET', KEYS[i], seq, 'PX', ARGV[2])
+  local members = redis.call('SMEMBERS', KEYS[i + 1])
+  for _, m in ipairs(members) do n = n + redis.call('DEL', ARGV[1] .. m) end
+  redis.call('DEL', KEYS[i + 1])
+end
+return n`;
+
+// KEYS[1] the user's session list; ARGV[1] the entry key prefix. Removes every entry of every
+// session index set the list names, and the sets.
+const EVICT_USER_LUA = `
+local n = 0
+for _, set in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  for _, m in ipairs(redis.call('SMEMBERS', set)) do n = n + redis.call('DEL', ARGV[1] .. m) end
+  redis.call('DEL', set)
+end
+return n`;
+
+// KEYS[1] stale-before, KEYS[2] vseq, KEYS[3] the flush tag's v: key; ARGV[1] the instant, ARGV[2] GUARD_MS.
+const EXPIRE_LUA = `
+local was = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tonumber(ARGV[1]) > was then redis.call('SET', KEYS[1], ARGV[1]) end
+local seq = redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[3], seq, 'PX', ARGV[2])
+return 0`;
+
+interface Scripts {
+  wikiedgeInvalidate(numKeys: number, ...args: (string | number)[]): Promise<number>;
+  wikiedgeEvictUser(numKeys: number, ...args: string[]): Promise<number>;
+  wikiedgeExpire(numKeys: number, ...args: (string | number)[]): Promise<number>;
+}
+
+export class RedisInvalidations {
+  private readonly cmd: RedisConnection['cmd'] & Scripts;
+
+  constructor(
+    private readonly connection: RedisConnection,
+    private readonly keys: RedisKeys,
+    private readonly purgeTimeoutMs: number,
+  ) {
+    this.cmd = connection.cmd as RedisConnection['cmd'] & Scripts;
+    this.cmd.defineCommand('wikiedgeInvalidate', { lua: INVALIDATE_LUA });
+    this.cmd.defineCommand('wikiedgeEvictUser', { lua: EVICT_USER_LUA });
+    this.cmd.defineCommand('wikiedgeExpire', { lua: EXPIRE_LUA });
+  }
+
+  /** Remove every entry that depends on one of `tags`; the number removed, or null. */
+  async invalidate(tags: readonly string[]): Promise<number | null> {
+    const keys: string[] = [this.keys.invalidationSeq];
+    for (const tag of tags) keys.push(this.keys.invalidatedAt(tag), this.keys.dep(tag));
+    const r = await this.connection.call('purge', () => this.cmd.wikiedgeInvalidate(keys.length, ...keys, this.keys.entryPrefix, GUARD_MS), {
+      timeoutMs: this.purgeTimeoutMs,
+    });
+    return r.ok ? Number(r.value) : null;
+  }
+
+  /** Remove every entry of a user's known sessions. */
+  async evictUser(user: string): Promise<number | null> {
+    const r = await this.connection.call('purge', () => this.cmd.wikiedgeEvictUser(1, this.keys.userSessions(user), this.keys.entryPrefix), {
+      timeoutMs: this.purgeTimeoutMs,
+    });
+    return r.ok ? Number(r.value) : null;
+  }
+
+  /** Nothing stored before `before` is vouched for any more; racing writes are refused. */
+  async expire(before: number): Promise<boolean> {
+    const r = await this.connection.call('purge', () =>
+      this.cmd.wikiedgeExpire(3, this.keys.staleBefore, this.keys.invalidationSeq, this.keys.invalidatedAt(FLUSH_TAG), before, GUARD_MS),
+    );
+    return r.ok;
+  }
+
+  /** The instant before which nothing is vouched for (0 when none), or undefined when unknown. */
+  async staleBefore(): Promise<number | undefined> {
+    const r = await this.connection.call('get', () => this.cmd.get(this.keys.staleBefore));
+    return r.ok ? Number(r.value ?? 0) : undefined;
+  }
+
+  /** The current invalidation number: noted before a fetch (the store guard), or undefined. */
+  async mark(): Promise<number | undefined> {
+    if (!this.connection.up) return undefined;
+    const r = await this.connection.call('get', () => this.cmd.get(this.keys.invalidationSeq));
+    return r.ok ? Number(r.value ?? 0) : undefined;
+  }
+
+  /** Remember that a session belongs to a user (fire and forget: bounded, never awaited by a client). */
+  async noteSession(user: string, slot: string): Promise<void> {
+    if (!this.connection.up) return;
+    const list = this.keys.userSessions(user);
+    await this.connection.call('set', () => this.cmd.multi().sadd(list, this.keys.slot(slot)).pexpire(list, USER_SESSIONS_MS).exec());
+  }
+}

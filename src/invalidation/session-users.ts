@@ -1,0 +1,65 @@
+/**
+ * Which sessions belong to which user, learned from answers the gateway already sees (never
+ * guessed): `meta=userinfo` names the session's user, a login's answer (`action=login`
+ * lgusername, `action=clientlogin` username) the user it just logged in. A rights or block log
+ * row for User:Name then ends the cached answers of Name's sessions (changes.ts): they were made
+ * with the rights Name had before.
+ *
+ * Bounded: at most `maxSlots` sessions remembered, the least recently seen forgotten first (its
+ * entries then live until their session TTL, as they did before this map existed).
+ */
+export class SessionUsers {
+  /** slot → user, in the order last seen. */
+  private readonly userOf = new Map<string, string>();
+  private readonly slotsOf = new Map<string, Set<string>>();
+
+  constructor(private readonly maxSlots = 100_000) {}
+
+  note(slot: string, user: string): void {
+    const was = this.userOf.get(slot);
+    if (was !== undefined) {
+      this.userOf.delete(slot);
+      if (was !== user) this.drop(was, slot);
+    }
+    this.userOf.set(slot, user);
+    let slots = this.slotsOf.get(user);
+    if (!slots) this.slotsOf.set(user, (slots = new Set()));
+    slots.add(slot);
+    while (this.userOf.size > this.maxSlots) {
+      const [oldest, owner] = this.userOf.entries().next().value as [string, string];
+      this.userOf.delete(oldest);
+      this.drop(owner, oldest);
+    }
+  }
+
+  slots(user: string): readonly string[] {
+    return [...(this.slotsOf.get(user) ?? [])];
+  }
+
+  get size(): number {
+    return this.userOf.size;
+  }
+
+  private drop(user: string, slot: string): void {
+    const slots = this.slotsOf.get(user);
+    if (!slots) return;
+    slots.delete(slot);
+    if (slots.size === 0) this.slotsOf.delete(user);
+  }
+}
+
+/**
+ * The user an answer says a session belongs to: userinfo's name (not an anonymous one), or the
+ * name a login answered with. `answer` is the parsed JSON of a json answer.
+ */
+export function userNamed(answer: unknown): string | undefined {
+  if (typeof answer !== 'object' || answer === null) return undefined;
+  const a = answer as Record<string, { [k: string]: unknown } | undefined>;
+  const info = (a['query'] as { userinfo?: { name?: unknown; anon?: unknown; id?: unknown } } | undefined)?.userinfo;
+  if (info && typeof info.name === 'string' && info.anon === undefined && info.id !== 0) return info.name;
+  const login = a['login'];
+  if (login && login['result'] === 'Success' && typeof login['lgusername'] === 'string') return login['lgusername'];
+  const client = a['clientlogin'];
+  if (client && client['status'] === 'PASS' && typeof client['username'] === 'string') return client['username'];
+  return undefined;
+}

@@ -1,0 +1,99 @@
+/**
+ * MediaWiki's change signals, applied: CDN PURGEs (the public listener's PURGE route) and the
+ * change follower (follower.ts) both end here, as Changes (changes.ts), which invalidate every
+ * cached answer that depends on what they name, in both tiers, locally, in Redis and on every
+ * other replica and worker (cache/purge.ts purgeEverywhere), and end the sessions of users whose
+ * rights changed.
+ *
+ * It also says which TTL defaults apply: the long ones (WIKIEDGE_TTL_FOLLOWED_SECONDS,
+ * WIKIEDGE_TTL_SESSION_FOLLOWED_SECONDS) while the follower vouches for what is cached, the
+ * short ones otherwise (PURGEs alone do not carry log events: blocks, protections, merges).
+ */
+import type { Logger } from 'pino';
+import type { PurgeMessage, PurgeResult } from '../cache/purge.js';
+import type { Change, ChangeSource } from './changes.js';
+import type { GapReason } from './follower.js';
+import { DEFAULT_NAMESPACES, type Namespaces } from './titles.js';
+
+export interface TtlDefaults {
+  readonly ttlPublicSeconds: number;
+  readonly ttlSessionSeconds: number;
+}
+
+export interface ChangeMetrics {
+  event(source: ChangeSource, type: string): void;
+  invalidated(cause: 'purge' | 'follower' | 'user' | 'gap', count: number): void;
+  lag(source: ChangeSource, seconds: number): void;
+}
+
+export interface SignalsOptions {
+  /** Apply a purge everywhere (cache/purge.ts purgeEverywhere, bound to this gateway). */
+  readonly purge: (message: PurgeMessage) => Promise<PurgeResult>;
+  readonly metrics: ChangeMetrics;
+  readonly log: Logger;
+  readonly now: () => number;
+  /** The short defaults (no follower, or one not healthy) and the long ones. */
+  readonly shortTtl: TtlDefaults;
+  readonly followedTtl: TtlDefaults;
+}
+
+export class ChangeSignals {
+  private ns: Namespaces = DEFAULT_NAMESPACES;
+  private follower: { readonly healthy: boolean } | undefined;
+
+  constructor(private readonly opts: SignalsOptions) {}
+
+  get namespaces(): Namespaces {
+    return this.ns;
+  }
+
+  /** The wiki's own namespace names (the follower reads them from siteinfo). */
+  setNamespaces(ns: Namespaces): void {
+    this.ns = ns;
+  }
+
+  /** The follower whose health decides the TTL defaults. */
+  followWith(follower: { readonly healthy: boolean }): void {
+    this.follower = follower;
+  }
+
+  /** The TTL defaults that apply now. */
+  ttlDefaults(): TtlDefaults {
+    return this.follower?.healthy ? this.opts.followedTtl : this.opts.shortTtl;
+  }
+
+  /** Invalidate what each change names, everywhere; end the sessions of the users it names. */
+  async apply(changes: readonly Change[]): Promise<number> {
+    let total = 0;
+    const tags = new Set<string>();
+    for (const change of changes) {
+      this.opts.metrics.event(change.source, change.type);
+      for (const tag of change.tags) tags.add(tag);
+    }
+    if (tags.size > 0) {
+      const result = await this.opts.purge({ kind: 'tags', tags: [...tags] });
+      const n = result.purged + (result.redisPurged ?? 0);
+      total += n;
+      this.opts.metrics.invalidated(changes[0]!.source, n);
+    }
+    for (const change of changes) {
+      for (const user of change.users) {
+        const result = await this.opts.purge({ kind: 'user', user });
+        const n = result.purged + (result.redisPurged ?? 0);
+        total += n;
+        this.opts.metrics.invalidated('user', n);
+        this.opts.log.info({ user, evicted: n }, 'the rights of a user changed: its sessions` cache entries were evicted');
+      }
+      if (change.at !== undefined) this.opts.metrics.lag(change.source, Math.max(0, (this.opts.now() - change.at) / 1000));
+      else this.opts.metrics.lag(change.source, 0);
+    }
+    return total;
+  }
+
+  /** A gap: nothing cached before `before` is vouched for any more (refreshed at next use). */
+  async expire(before: number, reason: GapReason): Promise<void> {
+    await this.opts.purge({ kind: 'expire', before });
+    this.opts.metrics.invalidated('gap', 0);
+    this.opts.log.warn({ gap: reason, before: new Date(before).toISOString() }, 'change signals: everything cached before this instant is refreshed at its next use');
+  }
+}
