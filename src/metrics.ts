@@ -409,7 +409,7 @@ export class Metrics {
   }
 }
 
-/** recentchanges types and core log types (research notes §3): the `type` label's closed set. */
+/** recentchanges types, core log types (research notes §3) and write actions: the `type` label's closed set. */
 const CHANGE_TYPES = new Set([
   'edit',
   'new',
@@ -428,6 +428,21 @@ const CHANGE_TYPES = new Set([
   'log/managetags',
   'log/contentmodel',
   'log/pagelang',
+  // Writes through the gateway (source=write), by action.
+  'move',
+  'delete',
+  'undelete',
+  'protect',
+  'rollback',
+  'upload',
+  'filerevert',
+  'mergehistory',
+  'changecontentmodel',
+  'setpagelanguage',
+  'revisiondelete',
+  'import',
+  'managetags',
+  'tag',
 ]);
 
 /** MediaWiki's change signals (src/invalidation/): what arrived, what it removed, how late. */

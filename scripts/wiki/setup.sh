@@ -31,7 +31,7 @@
 #   WIKI_ADMIN_USER=Admin     WIKI_ADMIN_PASS=Adm1n-Lab-Passw0rd!   (sysop, bureaucrat, interface-admin)
 #   WIKI_USER_NAME=LabUser    WIKI_USER_PASS=User-Lab-Passw0rd!     (plain user)
 #   a bot password of $ADMIN_USER: WIKI_BOT_APPID=wikiedge (login name Admin@wikiedge),
-#   WIKI_BOT_PASS=wikiedgebotpasswordforthetests00 (32 characters of [0-9a-w]: BotPassword::canonicalizeLoginData), grants basic,highvolume
+#   WIKI_BOT_PASS=wikiedgebotpasswordforthetests00 (32 characters of [0-9a-w]: BotPassword::canonicalizeLoginData), grants basic,highvolume,editpage
 #   (BotPasswordSessionProvider: logging in with it gives a {prefix}_BPsession cookie)
 # Files in DIR: router.php appends "METHOD URI" per request to logs/requests.log (requests carrying
 # the header X-Wikiedge-Probe, i.e. this script's own readiness probes, are not logged);
@@ -257,7 +257,7 @@ fi
 
 # ---------------------------------------------------------------- bot password (once)
 if [ ! -f "$DATA/.botpass_done" ]; then
-  php "$MW/maintenance/createBotPassword.php" --conf "$LS" --appid "$BOT_APPID" --grants basic,highvolume \
+  php "$MW/maintenance/createBotPassword.php" --conf "$LS" --appid "$BOT_APPID" --grants basic,highvolume,editpage \
     "$ADMIN_USER" "$BOT_PASS" > "$DATA/logs/botpass.log" 2>&1 || {
     cat "$DATA/logs/botpass.log" >&2
     log "createBotPassword.php failed"

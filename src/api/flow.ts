@@ -37,6 +37,8 @@ import { type Answer, deliverAnswer, deliverEntry } from './deliver.js';
 import { bypassesCache, dependencyVerdict, evaluateAnswer, finalVerdict, responseHeaders, writerBypasses } from './policy.js';
 import { answerJson, dependenciesOf } from '../invalidation/dependencies.js';
 import { userNamed } from '../invalidation/session-users.js';
+import { changeFromWrite } from '../invalidation/changes.js';
+import { parsePhpQuery, phpStringParam } from '../php/php-input.js';
 import { type ApiRequest, keyedHeadersOf, recv } from './recv.js';
 import { cacheKey, shouldProbe, upstreamTarget } from './request.js';
 
@@ -368,6 +370,29 @@ async function store(gw: Gateway, tier: Tier, key: string, entry: CacheEntry, re
   return entry;
 }
 
+/**
+ * A successful write that passed through here changed its pages: what depends on them goes
+ * before the writer's answer does (changes.ts changeFromWrite), so the writer and everyone else
+ * read the write, even where MediaWiki sends no PURGE (protect, merge). Parameters are read as
+ * PHP reads them, $_POST over $_GET, from a form-encoded body read whole (multipart uploads are
+ * left to the PURGE and the follower).
+ */
+async function invalidateWrite(
+  gw: Gateway,
+  request: FastifyRequest,
+  api: ApiRequest,
+  body: Buffer | NodeJS.ReadableStream | null,
+  status: number,
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+): Promise<void> {
+  if (!wrote(request.method) || status !== 200 || headers['mediawiki-api-error'] !== undefined) return;
+  const type = (headerString(request.headers['content-type']) ?? '').split(';', 1)[0]!.trim().toLowerCase();
+  const posted = Buffer.isBuffer(body) && type === 'application/x-www-form-urlencoded' ? parsePhpQuery(body.toString('latin1')) : undefined;
+  const param = (name: string) => (posted && phpStringParam(posted, name)) ?? phpStringParam(api.query, name);
+  const change = changeFromWrite(param('action') ?? api.modules[0] ?? '', param, gw.changes.namespaces);
+  if (change) await gw.changes.apply([change]);
+}
+
 /** The answer's JSON, parsed once and only if asked (dependencies, a session's user). */
 function lazyJson(body: Buffer | NodeJS.ReadableStream, contentType: string | undefined): () => unknown {
   let parsed: { value: unknown } | undefined;
@@ -426,6 +451,7 @@ async function pass(
   await settleSession(gw, request.log as Logger, api.identity, { ended: cookies.sessionEnded, wrote: wrote(request.method) });
   countApiError(gw, res.headers);
   noteSessionUser(gw, api, lazyJson(inspected.body, headerString(res.headers['content-type'])));
+  await invalidateWrite(gw, request, api, body, res.statusCode, res.headers);
   const clientHeaders = responseHeaders(res.headers, { probed: false, perSession: false });
   // A body the gateway did not decode goes out with the wiki's own encoding.
   const encoding = res.headers['content-encoding'];

@@ -13,7 +13,8 @@
 import { ANY } from './dependencies.js';
 import { DEFAULT_NAMESPACES, type Namespaces, titleKey } from './titles.js';
 
-export type ChangeSource = 'purge' | 'follower';
+/** purge: a CDN PURGE; follower: a recentchanges row; write: a write that passed through the gateway. */
+export type ChangeSource = 'purge' | 'follower' | 'write';
 
 export interface Change {
   readonly source: ChangeSource;
@@ -84,4 +85,52 @@ export function changeFromPurge(title: string, namespaces: Namespaces = DEFAULT_
     tags.add(`n:${t.ns}`);
   }
   return { source: 'purge', type: 'purge', tags: [...tags], users: [], at: undefined };
+}
+
+/**
+ * The write modules of MediaWiki 1.39's API and the parameters that name the pages they change
+ * (ApiEditPage title/pageid, ApiMove from/to/fromid, ApiDelete, ApiUndelete, ApiProtect,
+ * ApiRollback, ApiUpload filename, ApiMergeHistory, ApiPurge titles, …).
+ */
+const WRITES: Readonly<Record<string, readonly string[]>> = {
+  edit: ['title'],
+  move: ['from', 'to'],
+  delete: ['title'],
+  undelete: ['title'],
+  protect: ['title'],
+  rollback: ['title'],
+  upload: ['filename'],
+  filerevert: ['filename'],
+  mergehistory: ['from', 'to'],
+  changecontentmodel: ['title'],
+  setpagelanguage: ['title'],
+  purge: ['titles'],
+  revisiondelete: ['target'],
+  import: [],
+  managetags: [],
+  tag: [],
+};
+const FILE_PARAMS = new Set(['filename']);
+
+/**
+ * A successful write that passed through the gateway: its pages changed. Read-your-writes even
+ * where MediaWiki sends no PURGE (protect, merge) and before the follower's next poll. `params`
+ * are the request's parameters as PHP reads them ($_GET then $_POST), by name; undefined when
+ * the request is not a write module.
+ */
+export function changeFromWrite(action: string, params: (name: string) => string | undefined, namespaces: Namespaces = DEFAULT_NAMESPACES): Change | undefined {
+  const names = WRITES[action];
+  if (!names) return undefined;
+  const tags = new Set<string>([ANY]);
+  for (const name of names) {
+    for (const text of (params(name) ?? '').split('|')) {
+      if (!text) continue;
+      const t = titleKey(FILE_PARAMS.has(name) ? `File:${text}` : text, namespaces);
+      if (!t) continue;
+      tags.add(`p:${t.key}`);
+      tags.add(`n:${t.ns}`);
+    }
+  }
+  for (const id of (params('pageid') ?? params('fromid') ?? '').split('|')) if (/^\d+$/.test(id)) tags.add(`i:${id}`);
+  return { source: 'write', type: action, tags: [...tags], users: [], at: undefined };
 }

@@ -22,7 +22,7 @@ export interface TtlDefaults {
 
 export interface ChangeMetrics {
   event(source: ChangeSource, type: string): void;
-  invalidated(cause: 'purge' | 'follower' | 'user' | 'gap', count: number): void;
+  invalidated(cause: ChangeSource | 'user' | 'gap', count: number): void;
   lag(source: ChangeSource, seconds: number): void;
 }
 

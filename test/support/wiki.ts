@@ -155,3 +155,47 @@ export async function botPasswordLogin(baseUrl: string): Promise<Map<string, str
   if (body.login?.result !== 'Success') throw new Error(`bot password login failed: ${JSON.stringify(body)}`);
   return jar;
 }
+
+/**
+ * A write at `baseUrl` (the wiki itself, or the gateway) as the holder of `cookie`: fetches a
+ * CSRF token, POSTs `params` with it, returns the parsed answer (throws on an API error).
+ */
+export async function apiWrite(baseUrl: string, cookie: string, params: Record<string, string>): Promise<Record<string, unknown>> {
+  const api = apiUrl(baseUrl);
+  // ApiUserrights wants its own token type; every other write the CSRF token.
+  const type = params['action'] === 'userrights' ? 'userrights' : 'csrf';
+  const tokenRes = await fetch(`${api}?action=query&meta=tokens&type=${type}&format=json`, { headers: { cookie } });
+  const token = ((await tokenRes.json()) as { query: { tokens: Record<string, string> } }).query.tokens[`${type}token`]!;
+  const res = await fetch(api, {
+    method: 'POST',
+    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ format: 'json', ...params, token }).toString(),
+  });
+  const body = (await res.json()) as Record<string, unknown>;
+  if (body['error']) throw new Error(`${params['action']} failed: ${JSON.stringify(body['error'])}`);
+  return body;
+}
+
+/** Run the wiki's job queue now (maintenance/runJobs.php), as a cron job would. */
+export async function runJobs(wikiData: string): Promise<void> {
+  const { execFile } = await import('node:child_process');
+  const { promisify } = await import('node:util');
+  await promisify(execFile)('php', ['/usr/share/mediawiki/maintenance/runJobs.php', '--conf', path.join(wikiData, 'LocalSettings.php'), '--quiet']);
+}
+
+/** Upload files straight into the wiki (maintenance/importImages.php), as an operator would. */
+export async function importImages(wikiData: string, dir: string, overwrite = false): Promise<void> {
+  const { execFile } = await import('node:child_process');
+  const { promisify } = await import('node:util');
+  await promisify(execFile)('php', [
+    '/usr/share/mediawiki/maintenance/importImages.php',
+    '--conf',
+    path.join(wikiData, 'LocalSettings.php'),
+    '--user',
+    ADMIN_USER,
+    ...(overwrite ? ['--overwrite'] : []),
+    '--extensions',
+    'png',
+    dir,
+  ]);
+}

@@ -1,0 +1,158 @@
+// Consistent with the wiki, through MediaWiki's own CDN PURGEs: with $wgCdnServers naming the
+// gateway, MediaWiki sends a PURGE of each changed page's URLs through it before the write's
+// answer. Every cached API answer that depends on the page is then fresh on the first read after
+// the write's answer returned, for writes made straight at the wiki and through the gateway; the
+// entries of unrelated pages stay hits.
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type RunningGateway, startGateway } from '../support/gateway.js';
+import { header, http } from '../support/http.js';
+import { ADMIN_PASS, ADMIN_USER, apiWrite, importImages, loginCookies, runJobs, setWikiToggle } from '../support/wiki.js';
+
+const wiki = inject('wikiUrl');
+const data = inject('wikiData');
+
+describe('invalidation by the PURGEs MediaWiki sends', () => {
+  let gw: RunningGateway;
+  let admin: string;
+  beforeAll(async () => {
+    gw = await startGateway(wiki, {
+      WIKIEDGE_UPLOAD_PATH: '/images',
+      WIKIEDGE_MODULES: JSON.stringify({ filearchive: { shareAnonymousPrivate: true } }),
+    });
+    const { port } = new URL(gw.url);
+    await setWikiToggle(data, { cdn: [`127.0.0.1:${port}`] });
+    admin = await loginCookies(wiki, ADMIN_USER, ADMIN_PASS);
+  });
+  afterAll(async () => {
+    await setWikiToggle(data, { cdn: [] });
+    await gw.close();
+  });
+
+  const api = (q: string) => `${gw.apiUrl}?${q}&format=json&formatversion=2`;
+  const read = async (q: string) => http(api(q));
+  const content = async (title: string) => {
+    const res = await read(`action=query&prop=revisions&rvprop=content&rvslots=main&titles=${encodeURIComponent(title)}`);
+    const page = JSON.parse(res.body).query.pages[0];
+    return { text: page.missing ? undefined : (page.revisions[0].slots.main.content as string), res };
+  };
+  /** Cache an answer, and check it is a hit now. */
+  const cached = async (q: string) => {
+    await read(q);
+    const again = await read(q);
+    expect(header(again, 'x-cache'), q).toBe('hit');
+    return JSON.parse(again.body);
+  };
+  const unrelated = async () => {
+    const title = `Unrelated ${randomUUID()}`;
+    await apiWrite(wiki, admin, { action: 'edit', title, text: 'untouched' });
+    const q = `action=query&prop=info&titles=${encodeURIComponent(title)}`;
+    await cached(q);
+    return async () => expect(header(await read(q), 'x-cache'), 'an unrelated page stays a hit').toBe('hit');
+  };
+
+  it('an edit straight at the wiki: content, info, parse and the lists are fresh at once; unrelated pages stay hits', async () => {
+    const title = `Purged ${randomUUID()}`;
+    await apiWrite(wiki, admin, { action: 'edit', title, text: 'version one' });
+    const stillHit = await unrelated();
+    const t = encodeURIComponent(title);
+    await cached(`action=query&prop=revisions&rvprop=content&rvslots=main&titles=${t}`);
+    const info = await cached(`action=query&prop=info&titles=${t}`);
+    await cached(`action=parse&page=${t}&prop=text`);
+    await cached('action=query&list=recentchanges&rclimit=5&rcprop=title');
+    await cached(`action=query&list=allpages&apprefix=${encodeURIComponent(title.slice(0, 12))}`);
+
+    await apiWrite(wiki, admin, { action: 'edit', title, text: 'version two' });
+
+    expect((await content(title)).text).toBe('version two');
+    const infoAfter = JSON.parse((await read(`action=query&prop=info&titles=${t}`)).body);
+    expect(infoAfter.query.pages[0].lastrevid).toBeGreaterThan(info.query.pages[0].lastrevid);
+    expect((await read(`action=parse&page=${t}&prop=text`)).body).toContain('version two');
+    const rc = JSON.parse((await read('action=query&list=recentchanges&rclimit=5&rcprop=title')).body);
+    expect(rc.query.recentchanges[0].title).toBe(title);
+    await stillHit();
+  });
+
+  it('a page created straight at the wiki shows in allpages at once', async () => {
+    const prefix = `Fresh list ${randomUUID().slice(0, 8)}`;
+    const q = `action=query&list=allpages&apprefix=${encodeURIComponent(prefix)}`;
+    expect((await cached(q)).query.allpages).toEqual([]);
+    await apiWrite(wiki, admin, { action: 'edit', title: `${prefix} a`, text: 'x' });
+    expect(JSON.parse((await read(q)).body).query.allpages.map((p: { title: string }) => p.title)).toEqual([`${prefix} a`]);
+  });
+
+  it('a move straight at the wiki: both titles fresh', async () => {
+    const from = `Move from ${randomUUID()}`;
+    const to = `Move to ${randomUUID()}`;
+    await apiWrite(wiki, admin, { action: 'edit', title: from, text: 'moving' });
+    await cached(`action=query&prop=info&titles=${encodeURIComponent(from)}`);
+    await cached(`action=query&prop=info&titles=${encodeURIComponent(to)}`);
+    await apiWrite(wiki, admin, { action: 'move', from, to, noredirect: '1' });
+    expect(JSON.parse((await read(`action=query&prop=info&titles=${encodeURIComponent(from)}`)).body).query.pages[0].missing).toBe(true);
+    expect(JSON.parse((await read(`action=query&prop=info&titles=${encodeURIComponent(to)}`)).body).query.pages[0].missing).toBeUndefined();
+  });
+
+  it('a delete and an undelete straight at the wiki: fresh each time', async () => {
+    const title = `Deleted ${randomUUID()}`;
+    await apiWrite(wiki, admin, { action: 'edit', title, text: 'to be deleted' });
+    await cached(`action=query&prop=revisions&rvprop=content&rvslots=main&titles=${encodeURIComponent(title)}`);
+    await apiWrite(wiki, admin, { action: 'delete', title });
+    expect((await content(title)).text).toBeUndefined();
+    await apiWrite(wiki, admin, { action: 'undelete', title });
+    expect((await content(title)).text).toBe('to be deleted');
+  });
+
+  it('an upload and a file deletion straight at the wiki: imageinfo and filearchive fresh', async () => {
+    const name = `Purge-${randomUUID().slice(0, 8)}.png`;
+    const dir = await mkdtemp(path.join(tmpdir(), 'wikiedge-upload-'));
+    try {
+      // A 1×1 PNG.
+      const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+      await (await import('node:fs/promises')).writeFile(path.join(dir, name), png);
+      const iq = `action=query&prop=imageinfo&iiprop=size&titles=${encodeURIComponent(`File:${name}`)}`;
+      expect((await cached(iq)).query.pages[0].missing).toBe(true);
+      const fa = 'action=query&list=filearchive&falimit=max';
+      await cached(fa);
+      await importImages(data, dir);
+      expect(JSON.parse((await read(iq)).body).query.pages[0].imageinfo[0].width).toBe(1);
+      await apiWrite(wiki, admin, { action: 'delete', title: `File:${name}` });
+      const archived = JSON.parse((await read(fa)).body).query.filearchive.map((f: { name: string }) => f.name);
+      expect(archived).toContain(name);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('writes through the gateway: fresh for the writer and everyone, even a protection (MediaWiki purges nothing for it)', async () => {
+    const title = `Protected ${randomUUID()}`;
+    await apiWrite(gw.url, admin, { action: 'edit', title, text: 'x' });
+    const q = `action=query&prop=info&inprop=protection&titles=${encodeURIComponent(title)}`;
+    expect((await cached(q)).query.pages[0].protection).toEqual([]);
+    await apiWrite(gw.url, admin, { action: 'protect', title, protections: 'edit=sysop', expiry: 'infinite' });
+    const after = JSON.parse((await read(q)).body).query.pages[0].protection;
+    expect(after.map((p: { type: string }) => p.type)).toEqual(['edit']);
+  });
+
+  it('a template edit refreshes the parse of a page that transcludes it once the wiki`s job has run', async () => {
+    const template = `Template:Purge tpl ${randomUUID().slice(0, 8)}`;
+    const page = `Uses template ${randomUUID()}`;
+    await apiWrite(wiki, admin, { action: 'edit', title: template, text: 'TEMPLATE ONE' });
+    await apiWrite(wiki, admin, { action: 'edit', title: page, text: `{{${template.slice('Template:'.length)}}}` });
+    await runJobs(data);
+    const q = `action=parse&page=${encodeURIComponent(page)}&prop=text`;
+    expect(JSON.stringify(await cached(q))).toContain('TEMPLATE ONE');
+    await apiWrite(wiki, admin, { action: 'edit', title: template, text: 'TEMPLATE TWO' });
+    await runJobs(data);
+    expect((await read(q)).body).toContain('TEMPLATE TWO');
+  });
+
+  it('counts what it did', async () => {
+    const text = (await http(`${gw.adminUrl}/metrics`)).body;
+    expect(text).toMatch(/wikiedge_change_events_total\{source="purge",type="purge"\} [1-9]/);
+    expect(text).toMatch(/wikiedge_invalidated_entries_total\{cause="purge"\} [1-9]/);
+    expect(text).toMatch(/wikiedge_change_events_total\{source="write",type="protect"\} 1/);
+  });
+});
