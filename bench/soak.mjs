@@ -112,12 +112,12 @@ async function metricsSample(adminUrl) {
     else if (name === 'wikiedge_cache_entries') m.cacheEntries[label('tier')] = v;
     else if (name === 'wikiedge_cache_evictions_total') m.evictions += v;
     else if (name === 'wikiedge_upstream_requests_total') m.upstream += v;
-    else if (name === 'wikiedge_nodejs_heap_size_used_bytes') m.heapUsed = v;
-    else if (name === 'wikiedge_nodejs_heap_size_total_bytes') m.heapTotal = v;
-    else if (name === 'wikiedge_nodejs_external_memory_bytes') m.external = v;
-    else if (name === 'wikiedge_nodejs_heap_space_size_used_bytes') (m.spaceUsed ??= {})[label('space')] = v;
-    else if (name === 'wikiedge_process_open_fds') m.promOpenFds = v;
-    else if (name === 'wikiedge_nodejs_eventloop_lag_max_seconds') m.eventLoopLagMax = v;
+    else if (name === 'nodejs_heap_size_used_bytes') m.heapUsed = v;
+    else if (name === 'nodejs_heap_size_total_bytes') m.heapTotal = v;
+    else if (name === 'nodejs_external_memory_bytes') m.external = v;
+    else if (name === 'nodejs_heap_space_size_used_bytes') (m.spaceUsed ??= {})[label('space')] = v;
+    else if (name === 'process_open_fds') m.promOpenFds = v;
+    else if (name === 'nodejs_eventloop_lag_max_seconds') m.eventLoopLagMax = v;
   }
   return m;
 }

@@ -8,6 +8,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
 import Fastify, { type FastifyBaseLogger, LogController, type FastifyInstance } from 'fastify';
+import { describePurge, logPurge } from './access-log.js';
 import { canonicalQuery } from './api/request.js';
 import { headerString } from './forwarding.js';
 import { parsePhpQuery } from './php/php-input.js';
@@ -109,7 +110,7 @@ export function buildAdmin(log: Logger, backend: AdminBackend, options: AdminOpt
     if (typeof message === 'string') return reply.code(400).send({ error: message });
     const result = await backend.purge(message);
     const total = result.purged + (result.redisPurged ?? 0);
-    request.log.info({ ...result, purge: message }, 'admin purge');
+    logPurge(request.log as Logger, { source: 'admin', ...describePurge(message), ...result });
     // A worker that did not answer may still hold the entries: the caller should retry.
     return reply
       .code(result.missedWorkers ? 503 : 200)
@@ -227,6 +228,9 @@ export function localAdmin(gw: Gateway, state: { readonly shuttingDown: boolean 
     readiness: () => probeWiki(gw),
     metrics: async () => ({ contentType: gw.registry.contentType, body: await gw.registry.metrics() }),
     // With Redis: removed there too, and on every replica through the purge channel.
-    purge: (message) => purgeEverywhere(gw.store, gw.redis, message, undefined, gw.sessionUsers),
+    purge: (message) => {
+      gw.metrics.purgeRequested('admin');
+      return purgeEverywhere(gw.store, gw.redis, message, undefined, gw.sessionUsers);
+    },
   };
 }

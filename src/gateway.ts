@@ -93,9 +93,10 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     },
     (reason) => late.metrics?.upstreamRejected.inc({ reason }),
   );
-  const metrics = new Metrics(registry, { tierStats: (tier) => store.stats(tier), gate });
+  // The pool is read at scrape time, by when `upstream` (below) exists.
+  const metrics = new Metrics(registry, { tierStats: (tier) => store.stats(tier), gate, pool: () => upstream.pool.stats });
   late.metrics = metrics;
-  const changeMetrics = new ChangeSignalMetrics(registry);
+  const changeMetrics = new ChangeSignalMetrics(registry, { followerEnabled: config.rcFollow, purges: metrics });
   const sessionUsers = new SessionUsers();
   const redis = config.redisUrl
     ? new RedisTier({

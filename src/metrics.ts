@@ -3,7 +3,9 @@
  * one, so tests do not collide), with labels whose values come from closed sets.
  * Prometheus naming: one prefix, base units, `_total` on counters, `_info` for build metadata.
  */
+import type { Server } from 'node:net';
 import { Counter, Gauge, Histogram, type Registry, collectDefaultMetrics } from 'prom-client';
+import { buildInfo } from './build-info.js';
 import type { EvictionReason, Tier } from './outcomes.js';
 import { TIERS } from './outcomes.js';
 import type { CookieEvent, CookieLabel } from './set-cookie.js';
@@ -11,141 +13,7 @@ import type { UpstreamFailureKind } from './errors.js';
 import { RequestTally } from './request-metrics.js';
 
 export { DISPOSITIONS, type Disposition } from './outcomes.js';
-
-/**
- * Module label values: MediaWiki 1.39 core's API actions and query submodules, plus Wikibase's
- * wbavailablebadges and whatever the operator's module table names. Anything else is `other`, so
- * a client inventing module names cannot grow the series count.
- */
-const KNOWN_MODULES = [
-  // actions
-  'block',
-  'changeauthenticationdata',
-  'changecontentmodel',
-  'checktoken',
-  'clearhasmsg',
-  'clientlogin',
-  'compare',
-  'createaccount',
-  'delete',
-  'edit',
-  'emailuser',
-  'expandtemplates',
-  'feedcontributions',
-  'feedrecentchanges',
-  'feedwatchlist',
-  'filerevert',
-  'help',
-  'imagerotate',
-  'import',
-  'linkaccount',
-  'login',
-  'logout',
-  'managetags',
-  'mergehistory',
-  'move',
-  'opensearch',
-  'options',
-  'paraminfo',
-  'parse',
-  'patrol',
-  'protect',
-  'purge',
-  'query',
-  'removeauthenticationdata',
-  'resetpassword',
-  'revisiondelete',
-  'rollback',
-  'rsd',
-  'setnotificationtimestamp',
-  'setpagelanguage',
-  'spamblacklist',
-  'tag',
-  'unblock',
-  'undelete',
-  'unlinkaccount',
-  'upload',
-  'userrights',
-  'validatepassword',
-  'watch',
-  'wbavailablebadges',
-  // query submodules (list, prop, meta)
-  'allcategories',
-  'alldeletedrevisions',
-  'allfileusages',
-  'allimages',
-  'alllinks',
-  'allpages',
-  'allredirects',
-  'allrevisions',
-  'alltransclusions',
-  'allusers',
-  'backlinks',
-  'blocks',
-  'categorymembers',
-  'deletedrevs',
-  'embeddedin',
-  'exturlusage',
-  'filearchive',
-  'imageusage',
-  'iwbacklinks',
-  'langbacklinks',
-  'logevents',
-  'mystashedfiles',
-  'pagepropnames',
-  'pageswithprop',
-  'prefixsearch',
-  'protectedtitles',
-  'querypage',
-  'random',
-  'recentchanges',
-  'search',
-  'tags',
-  'usercontribs',
-  'users',
-  'watchlist',
-  'watchlistraw',
-  'categories',
-  'categoryinfo',
-  'contributors',
-  'deletedrevisions',
-  'duplicatefiles',
-  'extlinks',
-  'fileusage',
-  'imageinfo',
-  'images',
-  'info',
-  'iwlinks',
-  'langlinks',
-  'links',
-  'linkshere',
-  'pageprops',
-  'redirects',
-  'revisions',
-  'stashimageinfo',
-  'templates',
-  'transcludedin',
-  'allmessages',
-  'authmanagerinfo',
-  'filerepoinfo',
-  'languageinfo',
-  'siteinfo',
-  'tokens',
-  'userinfo',
-];
-
-export function moduleLabeller(extra: readonly string[]): (modules: readonly string[]) => string {
-  const known = new Set([...KNOWN_MODULES, ...extra]);
-  return (modules) => {
-    const action = modules[0] ?? 'help';
-    if (!known.has(action)) return 'other';
-    if (action !== 'query' || modules.length === 1) return action;
-    // One series per query submodule; several at once are folded, so combinations cannot explode.
-    if (modules.length > 2) return 'query+multiple';
-    const sub = modules[1]!;
-    return known.has(sub) ? `query+${sub}` : 'query+other';
-  };
-}
+export { moduleLabeller, UNKNOWN_MODULE } from './module-labels.js';
 
 /** Redis operations, the `op` label of wikiedge_redis_errors_total. */
 export type RedisOp = 'get' | 'set' | 'lock' | 'unlock' | 'poll' | 'purge' | 'publish' | 'ping' | 'subscribe';
@@ -220,9 +88,14 @@ export class RedisMetrics {
       labelNames: ['tier'] as const,
       registers,
     });
+    // Every series from the start (a series that appears late loses its first increase to rate()).
     this.up.set(0);
     for (const op of REDIS_OPS) this.errors.inc({ op }, 0);
     for (const result of ['hit', 'miss', 'unavailable']) this.lookups.inc({ result }, 0);
+    for (const outcome of ['won', 'lost', 'unavailable']) this.locks.inc({ outcome }, 0);
+    for (const outcome of ['entry', 'released', 'timeout', 'unavailable']) this.waits.inc({ outcome }, 0);
+    for (const kind of PURGE_KINDS) this.purgeMessages.inc({ kind }, 0);
+    for (const tier of TIERS) this.stored.inc({ tier }, 0);
   }
 
   error(op: RedisOp): void {
@@ -237,6 +110,30 @@ export class RedisMetrics {
   wait(outcome: RedisWaitOutcome): void {
     this.waits.inc({ outcome });
   }
+}
+
+/** The kinds of purge (cache/redis/purges.ts PurgeMessage). */
+const PURGE_KINDS = ['url', 'slot', 'module', 'prefix', 'all', 'tags', 'user', 'expire'] as const;
+
+/**
+ * Who asked for a purge, the `source` label of wikiedge_purge_requests_total:
+ * - admin: POST /purge on the admin listener;
+ * - http-purge: a PURGE of an api.php URL on the public listener;
+ * - page-url: a PURGE of a page's URL (what MediaWiki sends through $wgCdnServers);
+ * - follower: changes read from the wiki's recentchanges;
+ * - write: a write that passed through the gateway;
+ * - user-rights: a user's rights changed or it was blocked (its sessions' entries go);
+ * - gap: the change signals could not vouch for what is cached (everything older refreshes).
+ */
+export type PurgeSource = 'admin' | 'http-purge' | 'page-url' | 'follower' | 'write' | 'user-rights' | 'gap';
+export const PURGE_SOURCES: readonly PurgeSource[] = ['admin', 'http-purge', 'page-url', 'follower', 'write', 'user-rights', 'gap'];
+
+/** What the upstream connection gauges read from the client's pool (undici's Pool#stats). */
+export interface PoolStats {
+  /** Sockets open to the wiki. */
+  readonly connected: number;
+  /** Open sockets without a request on them. */
+  readonly free: number;
 }
 
 /** What the cache gauges read from a tier (the store's stats()). */
@@ -263,6 +160,9 @@ export class Metrics {
   readonly notStored: Counter<'reason'>;
   readonly unknownCredentials: Counter;
   readonly upstreamRejected: Counter<'reason'>;
+  readonly purgeRequests: Counter<'source'>;
+  private readonly clientConnections: Gauge;
+  private readonly clientConnectionsAccepted: Counter;
   private readonly errorCodes = new Set<string>();
   private readonly methods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH', 'PURGE']);
 
@@ -273,11 +173,21 @@ export class Metrics {
       tierStats?: (tier: Tier) => TierStats;
       /** Read at scrape time: the upstream gate's turns in use and waiters. */
       gate?: { readonly active: number; readonly queued: number };
+      /** Read at scrape time: the upstream client's sockets (undici's Pool#stats). */
+      pool?: () => PoolStats;
       collectDefaults?: boolean;
     } = {},
   ) {
     const registers = [registry];
-    if (opts.collectDefaults !== false) collectDefaultMetrics({ register: registry, prefix: 'wikiedge_' });
+    if (opts.collectDefaults !== false) collectNodeMetrics(registry);
+    new Gauge({
+      name: 'wikiedge_build_info',
+      help: 'Always 1: the gateway version, the commit it was built from and the Node.js version it runs on, as labels.',
+      labelNames: ['version', 'commit', 'node_version'] as const,
+      // Workers of one machine run the same build: 1, not the number of workers.
+      aggregator: 'max',
+      registers,
+    }).set({ ...buildInfo() }, 1);
     this.requests = new RequestTally(registry);
     this.upstreamDuration = new Histogram({
       name: 'wikiedge_upstream_duration_seconds',
@@ -338,6 +248,37 @@ export class Metrics {
       labelNames: ['reason'] as const,
       registers,
     });
+    for (const reason of ['client-budget', 'client-share', 'queue-full', 'queue-timeout']) this.upstreamRejected.inc({ reason }, 0);
+    this.purgeRequests = new Counter({
+      name: 'wikiedge_purge_requests_total',
+      help: 'Purges asked for, by source: admin (POST /purge), http-purge (PURGE of an api.php URL), page-url (PURGE of a page URL), follower (recentchanges), write (a write through the gateway), user-rights, gap.',
+      labelNames: ['source'] as const,
+      registers,
+    });
+    for (const source of PURGE_SOURCES) this.purgeRequests.inc({ source }, 0);
+    this.clientConnections = new Gauge({
+      name: 'wikiedge_client_connections',
+      help: 'Client connections open on the public listener now.',
+      registers,
+    });
+    this.clientConnectionsAccepted = new Counter({
+      name: 'wikiedge_client_connections_accepted_total',
+      help: 'Client connections accepted on the public listener.',
+      registers,
+    });
+    const pool = opts.pool;
+    new Gauge({
+      name: 'wikiedge_upstream_connections',
+      help: 'Connections open to the wiki now, by state: busy (a request on it) or idle (kept alive for the next one).',
+      labelNames: ['state'] as const,
+      registers,
+      collect() {
+        if (!pool) return;
+        const stats = pool();
+        this.set({ state: 'busy' }, stats.connected - stats.free);
+        this.set({ state: 'idle' }, stats.free);
+      },
+    });
     const gate = opts.gate;
     new Gauge({
       name: 'wikiedge_upstream_in_flight',
@@ -381,6 +322,21 @@ export class Metrics {
     return this.methods.has(m) ? m : 'other';
   }
 
+  /** Count the connections of the public listener (accepted, and open now). */
+  watchClientConnections(server: Server): void {
+    const open = this.clientConnections;
+    const accepted = this.clientConnectionsAccepted;
+    server.on('connection', (socket: NodeJS.EventEmitter) => {
+      accepted.inc();
+      open.inc();
+      socket.once('close', () => open.dec());
+    });
+  }
+
+  purgeRequested(source: PurgeSource): void {
+    this.purgeRequests.inc({ source });
+  }
+
   apiError(header: string): void {
     for (const raw of header.split(',')) {
       const code = raw.trim();
@@ -407,6 +363,19 @@ export class Metrics {
   upstreamFailure(kind: UpstreamFailureKind): void {
     this.upstreamFailures.inc({ kind });
   }
+}
+
+/**
+ * Node.js and process metrics under the names prom-client, and every Node.js dashboard built on
+ * it, use (process_cpu_seconds_total, nodejs_eventloop_lag_seconds, nodejs_heap_size_used_bytes,
+ * ...), without the gateway's prefix. Except three gauges whose names end in `_total`, which
+ * Prometheus reserves for counters (`promtool check metrics` refuses them): the same figures are
+ * the sums of nodejs_active_handles, nodejs_active_requests and nodejs_active_resources by type.
+ */
+function collectNodeMetrics(registry: Registry): void {
+  collectDefaultMetrics({ register: registry });
+  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'])
+    registry.removeSingleMetric(name);
 }
 
 /** recentchanges types, core log types (research notes §3) and write actions: the `type` label's closed set. */
@@ -445,6 +414,13 @@ const CHANGE_TYPES = new Set([
   'tag',
 ]);
 
+const PURGE_SOURCE_OF_CAUSE: Readonly<Record<string, PurgeSource>> = {
+  follower: 'follower',
+  write: 'write',
+  user: 'user-rights',
+  gap: 'gap',
+};
+
 /** MediaWiki's change signals (src/invalidation/): what arrived, what it removed, how late. */
 export class ChangeSignalMetrics {
   readonly events: Counter<'source' | 'type'>;
@@ -456,9 +432,19 @@ export class ChangeSignalMetrics {
   readonly followerCursorLag: Gauge;
   readonly followerPolls: Counter<'outcome'>;
   readonly followerGaps: Counter<'reason'>;
+  private readonly purges: { purgeRequested(source: PurgeSource): void } | undefined;
 
-  constructor(registry: Registry) {
+  constructor(
+    registry: Registry,
+    opts: {
+      /** WIKIEDGE_RC_FOLLOW: the follower runs, and its gauges mean something (the alerts ask). */
+      followerEnabled?: boolean;
+      /** Where the purges the change signals ask for are counted (wikiedge_purge_requests_total). */
+      purges?: { purgeRequested(source: PurgeSource): void };
+    } = {},
+  ) {
     const registers = [registry];
+    this.purges = opts.purges;
     this.events = new Counter({
       name: 'wikiedge_change_events_total',
       help: 'Changes of the wiki the gateway learned of, by source (purge: a CDN PURGE; follower: a recentchanges row) and type (edit, new, log/<type>, categorize, external, purge).',
@@ -478,24 +464,36 @@ export class ChangeSignalMetrics {
       buckets: [0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5, 10, 30, 60, 300],
       registers,
     });
+    // Aggregators: how a cluster's primary folds its workers' figures into one (sum by default,
+    // which would make a timestamp of two workers twice the time).
+    new Gauge({
+      name: 'wikiedge_change_follower_enabled',
+      help: '1 when the change follower is configured (WIKIEDGE_RC_FOLLOW), else 0: the other follower figures only mean something when it is.',
+      aggregator: 'max',
+      registers,
+    }).set(opts.followerEnabled ? 1 : 0);
     this.followerUp = new Gauge({
       name: 'wikiedge_change_follower_up',
       help: '1 while the change follower vouches for what is cached (a poll succeeded lately, here or on the replica that follows), else 0: the short TTL defaults apply.',
+      aggregator: 'min',
       registers,
     });
     this.followerLeader = new Gauge({
       name: 'wikiedge_change_follower_leader',
       help: '1 while this replica holds the follower lease and polls the wiki.',
+      aggregator: 'max',
       registers,
     });
     this.followerLastSuccess = new Gauge({
       name: 'wikiedge_change_follower_last_success_timestamp_seconds',
       help: 'When the change follower last polled the wiki successfully (or, on a standby replica, last saw the lease held).',
+      aggregator: 'min',
       registers,
     });
     this.followerCursorLag = new Gauge({
       name: 'wikiedge_change_follower_lag_seconds',
       help: "How far the follower's cursor (the newest change it read) is behind the wiki's clock.",
+      aggregator: 'max',
       registers,
     });
     this.followerPolls = new Counter({
@@ -510,13 +508,25 @@ export class ChangeSignalMetrics {
       labelNames: ['reason'] as const,
       registers,
     });
+    // Every series from the start (a series that appears late loses its first increase to rate()).
+    for (const cause of ['purge', 'follower', 'write', 'user', 'gap']) this.invalidatedEntries.inc({ cause }, 0);
+    for (const source of ['purge', 'follower', 'write']) this.lagSeconds.zero({ source });
+    for (const outcome of ['ok', 'error', 'standby']) this.followerPolls.inc({ outcome }, 0);
+    for (const reason of ['cursor-lost', 'clock', 'rc-purged', 'stalled']) this.followerGaps.inc({ reason }, 0);
   }
 
   event(source: string, type: string): void {
     this.events.inc({ source, type: CHANGE_TYPES.has(type) ? type : type.startsWith('log/') ? 'log/other' : 'other' });
   }
+  /**
+   * Called once per purge the change signals make (invalidation/signals.ts): one per batch of
+   * changes, one per user whose rights changed, one per gap. A PURGE's (cause `purge`) is counted
+   * where the PURGE arrives, which also counts those that name no page.
+   */
   invalidated(cause: string, count: number): void {
     this.invalidatedEntries.inc({ cause }, count);
+    const source = PURGE_SOURCE_OF_CAUSE[cause];
+    if (source) this.purges?.purgeRequested(source);
   }
   lag(source: string, seconds: number): void {
     this.lagSeconds.observe({ source }, seconds);

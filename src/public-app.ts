@@ -12,6 +12,8 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import { createServer, type ServerOptions } from 'node:http';
+import type { Logger } from 'pino';
+import { logPurge, type PurgeFacts } from './access-log.js';
 import { serveApi } from './api/flow.js';
 import { serveFreshHit } from './api/fresh-hit.js';
 import { canonicalQuery } from './api/request.js';
@@ -68,6 +70,7 @@ export function buildPublic(gw: Gateway): FastifyInstance {
       const server = createServer({ ...o.http, maxHeaderSize, connectionsCheckingInterval }, (req, res) => {
         if (!server.listening || !serveFreshHit(gw, req, res)) handler(req, res);
       });
+      gw.metrics.watchClientConnections(server);
       server.keepAliveTimeout = o.keepAliveTimeout;
       server.headersTimeout = gw.config.clientHeadersTimeoutMs;
       server.requestTimeout = gw.config.clientRequestTimeoutMs;
@@ -141,17 +144,21 @@ async function purge(gw: Gateway, request: FastifyRequest, reply: FastifyReply, 
   }
   noteOutcome(request, { disposition: 'purge' });
   let result: { purged: number; redisPurged?: number | null; page?: string } = { purged: 0 };
+  let purged: PurgeFacts;
   if (target.rawPath === gw.config.apiPath) {
     // An api.php URL: every variant of it.
     const urlKey = `${gw.config.apiPath}?${canonicalQuery(parsePhpQuery(target.rawQuery))}`;
     result = await gw.purge({ kind: 'url', urlKey });
+    purged = { source: 'http-purge', kind: 'url', what: urlKey, ...result };
   } else {
     // A page's URL (what MediaWiki sends, invalidation/purge-url.ts): every answer that depends
     // on the page, on its namespace's lists, or on any change.
     const page = purgedTitle(request.raw.url ?? target.upstreamPath, purgePaths(gw));
     if (page !== undefined) result = { purged: await gw.changes.apply([changeFromPurge(page, gw.changes.namespaces)]), page };
+    purged = { source: 'page-url', kind: 'page', what: page ?? target.rawPath, purged: result.purged };
   }
-  request.log.info({ ...result, path: target.rawPath }, 'purge');
+  gw.metrics.purgeRequested(purged.source);
+  logPurge(request.log as Logger, purged);
   return reply
     .code(200)
     .header('content-type', 'application/json')

@@ -1,17 +1,29 @@
 /**
- * The request's record, and what becomes of it: one metrics update and (for all but quiet hits)
- * one log line per request, whichever path served it: Fastify's (public-app.ts) or the fresh-hit
- * path (api/fresh-hit.ts). Log lines carry the path, never the query (it may hold tokens).
+ * The request's record, and what becomes of it: one metrics update and one access-log line per
+ * request (access-log.ts; hits only as WIKIEDGE_LOG_HITS says), whichever path served it:
+ * Fastify's (public-app.ts) or the fresh-hit path (api/fresh-hit.ts). The line carries the URL
+ * with the values of credential parameters redacted, the client address as the gateway decides
+ * it (limits/client-address.ts: X-Forwarded-For only from WIKIEDGE_TRUSTED_PROXIES), the user
+ * agent (bounded), the bytes read and written on the connection for the request, and what the
+ * steps decided.
  *
  * The record is written here only: steps return what they decided and found (api/flow.ts
  * ApiOutcome); the route notes it (noteOutcome), the error writer notes an error (noteError),
  * and the record is read once when the request ends (finishRecord). A background refresh, which
  * answers nobody, never touches it.
  */
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Logger } from 'pino';
-import type { Disposition, NoStoreReason, PassReason } from './outcomes.js';
+import { AccessLog } from './access-log.js';
+import { modulesOf } from './api/request.js';
+import { headerString } from './forwarding.js';
 import type { Gateway } from './gateway.js';
+import { clientAddress } from './limits/client-address.js';
+import { UNKNOWN_MODULE } from './metrics.js';
+import type { Disposition, NoStoreReason, PassReason } from './outcomes.js';
+import type { PhpArray } from './php/php-input.js';
+import { postedForm, requestData } from './php/php-post.js';
 import type { RequestCell } from './request-metrics.js';
 import type { RequestTarget } from './target.js';
 
@@ -76,6 +88,28 @@ export function noteTarget(request: FastifyRequest, target: RequestTarget, modul
   if (module !== undefined) request.edge.module = module;
 }
 
+/** The parameters that name a request's modules (api/request.ts modulesOf). */
+const MODULE_PARAMETERS: ReadonlySet<string> = new Set(['action', 'generator', 'list', 'prop', 'meta']);
+
+/**
+ * A request with a body runs the modules its form names (MediaWiki reads `$_POST + $_GET`,
+ * php/php-post.ts): logins, edits and logouts are POSTs whose action is in the body. The label
+ * comes from the same closed set as a GET's; a form that was not read (larger than
+ * WIKIEDGE_REQUEST_BODY_BUFFER_BYTES, streamed on as it came) or could not be (a multipart body
+ * without its boundary) is labelled `unknown`.
+ */
+export function noteFormModule(
+  gw: Gateway,
+  request: FastifyRequest,
+  query: PhpArray,
+  body: Buffer | NodeJS.ReadableStream | null,
+): void {
+  if (body === null) return;
+  const form = postedForm(headerString(request.headers['content-type']), Buffer.isBuffer(body) ? body : undefined, MODULE_PARAMETERS);
+  if (form.kind === 'none') return;
+  request.edge.module = form.kind === 'form' ? gw.moduleLabel(modulesOf(requestData(query, form.post))) : UNKNOWN_MODULE;
+}
+
 export function noteOutcome(request: FastifyRequest, outcome: Outcome): void {
   const edge = request.edge;
   edge.disposition = outcome.disposition;
@@ -98,13 +132,25 @@ export function finishRecord(gw: Gateway, request: FastifyRequest, status: numbe
   if (!edge || edge.recorded) return;
   edge.recorded = true;
   if (errorCode) noteError(request, errorCode);
-  recordRequest(gw, request.log as Logger, {
+  const raw = request.raw;
+  const seconds = (gw.now() - edge.startedAt) / 1000;
+  const io = connectionBytes(raw.socket);
+  const requests = gw.metrics.requests;
+  requests.record(requests.cell(edge.disposition, edge.module, gw.metrics.method(request.method), status), seconds, io.out);
+  if (isHit(edge.disposition) && !hitLogged(gw)) return;
+  AccessLog.of(gw.log).request({
+    reqId: request.id,
     method: request.method,
+    target: edge.target?.upstreamPath ?? raw.url ?? '',
     path: edge.target?.rawPath,
     module: edge.module,
-    status,
     disposition: edge.disposition,
-    seconds: (gw.now() - edge.startedAt) / 1000,
+    status,
+    seconds,
+    client: clientOf(gw, raw),
+    userAgent: headerString(raw.headers['user-agent']),
+    bytesIn: io.in,
+    bytesOut: io.out,
     upstreamMs: edge.upstreamMs,
     passReason: edge.passReason,
     notStored: edge.notStored,
@@ -112,45 +158,28 @@ export function finishRecord(gw: Gateway, request: FastifyRequest, status: numbe
   });
 }
 
-export interface RequestFacts {
-  /** Only where `log` is not already a child logger bound to the request id (Fastify's request.log). */
-  readonly reqId?: string;
-  readonly method: string;
-  readonly path: string | undefined;
-  readonly module: string;
-  readonly status: number;
-  readonly disposition: Disposition;
-  readonly seconds: number;
-  readonly upstreamMs?: number | undefined;
-  readonly passReason?: PassReason | undefined;
-  readonly notStored?: NoStoreReason | undefined;
-  readonly errorCode?: string | undefined;
-}
-
-export function recordRequest(gw: Gateway, log: Logger, facts: RequestFacts): void {
-  const requests = gw.metrics.requests;
-  requests.record(requests.cell(facts.disposition, facts.module, gw.metrics.method(facts.method), facts.status), facts.seconds);
-  if ((facts.disposition === 'hit' || facts.disposition === 'hit-shared') && !hitLogged(gw)) return;
-  logRequest(log, facts);
-}
-
 /**
  * The fresh-hit path's record: the caller found its metrics cell once for the URL, and the
- * facts for a log line are only gathered when this hit is logged (WIKIEDGE_LOG_HITS), from
- * plain arguments: a closure to build them would be allocated on every hit.
+ * line is written from plain arguments and fragments serialised once per URL (access-log.ts):
+ * an object or a closure to gather them would be allocated on every hit.
  */
 export function recordFreshHit(
   gw: Gateway,
+  req: IncomingMessage,
   cell: RequestCell,
+  target: RequestTarget,
   seconds: number,
   reqId: string,
-  method: string,
-  path: string,
-  module: string,
   status: number,
 ): void {
-  gw.metrics.requests.record(cell, seconds);
-  if (hitLogged(gw)) logRequest(gw.log, { reqId, method, path, module, status, disposition: cell.labels.disposition, seconds });
+  const io = connectionBytes(req.socket);
+  gw.metrics.requests.record(cell, seconds, io.out);
+  if (!hitLogged(gw)) return;
+  AccessLog.of(gw.log).hit(target, cell, reqId, status, seconds, clientOf(gw, req), req.headers['user-agent'], io.in, io.out);
+}
+
+function isHit(disposition: Disposition): boolean {
+  return disposition === 'hit' || disposition === 'hit-shared';
 }
 
 /** WIKIEDGE_LOG_HITS: none, every one, or a random share of them. */
@@ -159,23 +188,40 @@ function hitLogged(gw: Gateway): boolean {
   return share >= 1 || (share > 0 && gw.random() < share);
 }
 
-function logRequest(log: Logger, facts: RequestFacts): void {
-  // One fixed shape, no spreads (object spread made this line ~3x dearer); pino leaves out
-  // the fields that are undefined.
-  log.info(
-    {
-      reqId: facts.reqId,
-      method: facts.method,
-      path: facts.path,
-      module: facts.module,
-      status: facts.status,
-      cache: facts.disposition,
-      ms: Math.round(facts.seconds * 1e6) / 1e3,
-      upstreamMs: facts.upstreamMs,
-      pass: facts.passReason,
-      notStored: facts.notStored,
-      error: facts.errorCode,
-    },
-    'request',
-  );
+/** The client as the gateway decides it: the peer, or X-Forwarded-For walked past the trusted proxies. */
+function clientOf(gw: Gateway, req: IncomingMessage): string {
+  return clientAddress(req.socket.remoteAddress, headerString(req.headers['x-forwarded-for']), gw.trusted);
+}
+
+/** Where the previous request on a connection left its byte counts (requests on one connection come one after another). */
+const READ_MARK = Symbol('wikiedge.bytesRead');
+const WRITTEN_MARK = Symbol('wikiedge.bytesWritten');
+type MarkedSocket = Socket & { [READ_MARK]?: number; [WRITTEN_MARK]?: number };
+
+/** One object for every request's counts: read at once by the caller, never kept. */
+const counts = { in: 0, out: 0 };
+
+/**
+ * Bytes read from and written to the connection since the previous request on it ended: the
+ * request's head and body, the answer's status line, headers and body (nginx's
+ * $request_length and $bytes_sent). A pipelined request's answer waits for the one before it,
+ * so it is counted with the request whose record comes after it is written.
+ */
+function connectionBytes(socket: Socket | null): { readonly in: number; readonly out: number } {
+  if (!socket) {
+    counts.in = 0;
+    counts.out = 0;
+    return counts;
+  }
+  const s = socket as MarkedSocket;
+  const readBefore = s[READ_MARK] ?? 0;
+  const writtenBefore = s[WRITTEN_MARK] ?? 0;
+  // bytesWritten is undefined once the socket is gone: nothing more was written then.
+  const read = s.bytesRead ?? readBefore;
+  const written = (s.bytesWritten as number | undefined) ?? writtenBefore;
+  counts.in = read - readBefore;
+  counts.out = written - writtenBefore;
+  s[READ_MARK] = read;
+  s[WRITTEN_MARK] = written;
+  return counts;
 }

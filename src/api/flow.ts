@@ -29,7 +29,7 @@ import { forwardedView, headerString, upstreamRequestHeaders } from '../forwardi
 import type { Gateway } from '../gateway.js';
 import { requestBodyOf } from '../limits/admission.js';
 import type { Disposition, Freshness, NoStoreReason, PassReason, Tier } from '../outcomes.js';
-import { noteOutcome, noteTarget, type Outcome } from '../request-record.js';
+import { noteFormModule, noteOutcome, noteTarget, type Outcome } from '../request-record.js';
 import { settleSession, wrote } from '../session-lifecycle.js';
 import type { RequestTarget } from '../target.js';
 import { askWiki, clientGone, inspect, MAX_INSPECT_BYTES, setCookies, type WikiAnswer } from './ask-wiki.js';
@@ -438,6 +438,7 @@ async function pass(
   });
   // Read before a turn at the wiki is taken: a slow body holds our socket, not the wiki's.
   const body = await requestBodyOf(gw, request.raw);
+  noteFormModule(gw, request, api.query, body);
   const fetched: WikiAnswer = await askWiki(
     gw,
     request,

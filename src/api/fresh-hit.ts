@@ -84,7 +84,7 @@ export function serveFreshHit(gw: Gateway, req: IncomingMessage, res: ServerResp
   head[head.length - REQUEST_ID_FROM_END] = reqId;
   res.writeHead(entry.status, head);
   res.end(entry.body);
-  recordFreshHit(gw, memo.cell, (gw.now() - startedAt) / 1000, reqId, method, api.target.rawPath, recv.moduleLabel, entry.status);
+  recordFreshHit(gw, req, memo.cell, api.target, (gw.now() - startedAt) / 1000, reqId, entry.status);
   return true;
 }
 

@@ -42,6 +42,8 @@ async function answer(gw: Gateway, ask: Ask): Promise<Answers[Ask['op']]> {
       return probeWiki(gw);
     case 'purge':
       // The leader purges Redis too; every other worker only its local tier (purge-fan-out.ts).
+      // An admin purge is counted once, by the leader.
+      if (ask.everywhere) gw.metrics.purgeRequested('admin');
       return ask.everywhere
         ? purgeEverywhere(gw.store, gw.redis, ask.message, undefined, gw.sessionUsers)
         : { purged: applyLocalPurge(gw.store, ask.message, gw.sessionUsers) };

@@ -46,7 +46,7 @@ describe('malformed requests', () => {
     const line = gw.logs.find((l) => l['reqId'] === 'malformed-1' && l['msg'] === 'request');
     expect(line).toMatchObject({ status: 400, cache: 'error', error: 'wikiedge-bad-request' });
     const metrics = (await http(`${gw.adminUrl}/metrics`)).body;
-    expect(metrics).toMatch(/^wikiedge_requests_total\{disposition="error",module="-",method="GET",status_class="4xx"\} [1-9]/m);
+    expect(metrics).toMatch(/^wikiedge_requests_total\{disposition="error",module="-",method="GET",status_class="4xx",code="400"\} [1-9]/m);
   });
 
   it('the process keeps serving', async () => {

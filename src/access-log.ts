@@ -1,0 +1,276 @@
+/**
+ * The access log: one JSON line per client request, with what nginx's `combined` format and
+ * varnishncsa give (client address, method, URL, status, bytes, user agent, duration) and what
+ * the gateway adds (cache disposition, module, request id, upstream time, why not stored). And
+ * the purge line: what a purge removed, who asked.
+ *
+ *   {"level":30,"time":1718000000000,"service":"wikiedge","reqId":"…","method":"GET",
+ *    "path":"/w/api.php","url":"/w/api.php?action=query&meta=tokens&token=[redacted]",
+ *    "module":"query+tokens","cache":"pass","status":200,"ms":12.345,"client":"203.0.113.7",
+ *    "ua":"mwn/2.0","bytesIn":172,"bytesOut":912,"upstreamMs":11.9,"pass":"…","msg":"request"}
+ *
+ * The lines are pino's (the same level, time, bindings and `msg`, through the same destination
+ * and its batches, logging.ts), but written here as text: pino's log.info() with an object
+ * costs ~4–6 µs of CPU per line in the server (docs/BENCHMARKS.md), which made a logged cache
+ * hit ~0.7× a bare Fastify route. Here a hit's line is one string concatenation of fragments
+ * serialised once (per URL and per metrics cell) and a few per-request values.
+ *
+ * What never reaches the line: the values of query parameters that carry credentials
+ * (redactQuery below); cookies and other headers (only the user agent, bounded).
+ */
+import pino, { type Logger } from 'pino';
+import type { PurgeMessage } from './cache/purge.js';
+import type { PurgeSource } from './metrics.js';
+import type { Disposition, NoStoreReason, PassReason } from './outcomes.js';
+import type { RequestCell } from './request-metrics.js';
+import type { RequestTarget } from './target.js';
+
+/** The user agent is cut here: enough for any real one, bounded for a client that sends 8 KiB. */
+export const MAX_USER_AGENT_CHARS = 256;
+/** URLs are logged up to here (the gateway serves up to WIKIEDGE_MAX_URL_BYTES, 8 KiB by default). */
+export const MAX_URL_CHARS = 4096;
+
+// ------------------------------------------------------------------------------ redaction
+
+/**
+ * Query parameters whose values are credentials, by name (lower case, as PHP names them: see
+ * parameterName). MediaWiki's API takes tokens in the query as well as in the body: `token`,
+ * `lgtoken`, `logintoken`, `createtoken`, `csrftoken`, `wltoken` (the watchlist feed's secret),
+ * `centralauthtoken`, `OATHToken`; passwords as `lgpassword`, `password` and `retype`
+ * (clientlogin, createaccount, changeauthenticationdata); OAuth 1.0a sends `oauth_token`,
+ * `oauth_signature`, … and OAuth 2 `access_token`. Beyond MediaWiki: anything named like a
+ * secret, a session, a key or a signature.
+ */
+const SECRET_PARAMETER =
+  /(?:token|password|passwd|passphrase|secret|retype|session|sessionid|signature|credentials?|(?:api|access|private|secret|session)_?key)$|^oauth|^(?:auth|authorization|key|sig|pass|pwd|otp|code)$/;
+
+/** A quick look before the parameter walk: none of the name parts SECRET_PARAMETER knows, and nothing encoded. */
+const MAY_HOLD_SECRET = /token|pass|secret|retype|session|sig|cred|key|oauth|auth|otp|code|pwd|%|\+/i;
+
+/** What replaces a credential's value. */
+export const REDACTED = '[redacted]';
+
+/**
+ * The query with the value of every credential-carrying parameter replaced by `[redacted]`;
+ * names, order and every other byte as received. Names are read as PHP reads them (decoded,
+ * `+` a space, leading spaces dropped, `.` and space as `_`, `name[...]` as `name`; php-input.ts),
+ * so an encoded name (`lg%70assword`) is recognised as what MediaWiki will take it for.
+ */
+export function redactQuery(rawQuery: string): string {
+  if (rawQuery === '' || !MAY_HOLD_SECRET.test(rawQuery)) return rawQuery;
+  const pairs = rawQuery.split('&');
+  let changed = false;
+  for (let i = 0; i < pairs.length; i++) {
+    const pair = pairs[i]!;
+    const eq = pair.indexOf('=');
+    if (eq === -1) continue;
+    if (SECRET_PARAMETER.test(parameterName(pair.slice(0, eq)))) {
+      pairs[i] = `${pair.slice(0, eq + 1)}${REDACTED}`;
+      changed = true;
+    }
+  }
+  return changed ? pairs.join('&') : rawQuery;
+}
+
+/** A raw query parameter name as PHP registers it, lower case, without its `[...]` part. */
+export function parameterName(raw: string): string {
+  let name = raw;
+  if (name.includes('%') || name.includes('+')) {
+    name = name.replace(/\+/g, ' ').replace(/%([0-9A-Fa-f]{2})/g, (_m, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+  }
+  const bracket = name.indexOf('[');
+  if (bracket !== -1) name = name.slice(0, bracket);
+  return name.replace(/^ +/, '').replace(/[. ]/g, '_').toLowerCase();
+}
+
+/** The request target as logged: the query redacted, at most MAX_URL_CHARS. */
+export function loggedUrl(target: string): string {
+  const q = target.indexOf('?');
+  const url = q === -1 ? target : `${target.slice(0, q + 1)}${redactQuery(target.slice(q + 1))}`;
+  return url.length > MAX_URL_CHARS ? `${url.slice(0, MAX_URL_CHARS)}…` : url;
+}
+
+// ------------------------------------------------------------------------------ JSON text
+
+/** Printable ASCII without `"` and `\`: such a string is its own JSON text between quotes. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** A JSON string, quotes included; cheap for the plain strings a request line mostly holds. */
+export function jsonString(s: string): string {
+  return PLAIN.test(s) ? `"${s}"` : JSON.stringify(s);
+}
+
+/** Milliseconds with microsecond precision, as the lines have always carried them. */
+function ms(seconds: number): number {
+  return Math.round(seconds * 1e6) / 1e3;
+}
+
+// ------------------------------------------------------------------------------ the writer
+
+/** Everything a request line says besides what it shares with the others of its URL. */
+export interface AccessFacts {
+  readonly reqId: string;
+  readonly method: string;
+  /** The request target as received (origin-form); undefined when there was none to parse. */
+  readonly target: string;
+  /** The path as received, for the `path` field (what the lines carried before `url`). */
+  readonly path: string | undefined;
+  readonly module: string;
+  readonly disposition: Disposition;
+  readonly status: number;
+  readonly seconds: number;
+  readonly client: string;
+  readonly userAgent: string | undefined;
+  readonly bytesIn: number;
+  readonly bytesOut: number;
+  readonly upstreamMs?: number | undefined;
+  readonly passReason?: PassReason | undefined;
+  readonly notStored?: NoStoreReason | undefined;
+  readonly errorCode?: string | undefined;
+}
+
+/** pino's internals that a line needs to be one of its lines (pino.symbols, its public API). */
+interface PinoInternals {
+  readonly [pino.symbols.streamSym]: { write(line: string): unknown };
+  readonly [pino.symbols.chindingsSym]: string;
+}
+
+const writers = new WeakMap<Logger, AccessLog>();
+
+export class AccessLog {
+  /** `{"level":30` … the bindings of the logger (service, and whatever a child adds). */
+  private readonly bindings: string;
+  private readonly stream: { write(line: string): unknown };
+  /** A URL's line fragment (method, path, url, module, cache), for hits answered again and again. */
+  private readonly fragments = new WeakMap<RequestTarget, { readonly cell: RequestCell; readonly text: string }>();
+
+  /** One writer per logger (the gateway's). */
+  static of(log: Logger): AccessLog {
+    let writer = writers.get(log);
+    if (!writer) writers.set(log, (writer = new AccessLog(log)));
+    return writer;
+  }
+
+  private constructor(private readonly log: Logger) {
+    const internals = log as unknown as PinoInternals;
+    this.stream = internals[pino.symbols.streamSym];
+    this.bindings = internals[pino.symbols.chindingsSym];
+  }
+
+  /** Request lines are `info`: none below that level. */
+  get enabled(): boolean {
+    return this.log.levelVal <= 30;
+  }
+
+  /** A request's line, from its facts. */
+  request(f: AccessFacts): void {
+    if (!this.enabled) return;
+    let line =
+      `{"level":30,"time":${Date.now()}${this.bindings},"reqId":"${f.reqId}"` +
+      `,"method":${jsonString(f.method)}` +
+      (f.path === undefined ? '' : `,"path":${jsonString(f.path)}`) +
+      `,"url":${jsonString(loggedUrl(f.target))},"module":${jsonString(f.module)},"cache":"${f.disposition}"`;
+    line += this.perRequest(f.status, f.seconds, f.client, f.userAgent, f.bytesIn, f.bytesOut);
+    if (f.upstreamMs !== undefined) line += `,"upstreamMs":${f.upstreamMs}`;
+    if (f.passReason !== undefined) line += `,"pass":"${f.passReason}"`;
+    if (f.notStored !== undefined) line += `,"notStored":"${f.notStored}"`;
+    if (f.errorCode !== undefined) line += `,"error":${jsonString(f.errorCode)}`;
+    this.stream.write(`${line},"msg":"request"}\n`);
+  }
+
+  /**
+   * A hit's line on the fresh-hit path: the target is the one the recv step remembered (the
+   * same object for every hit of that URL) and the cell the metrics cell of its method, module
+   * and disposition (a GET or a HEAD, never an `other` method), so their part of the line is
+   * serialised once and kept as long as both are the same.
+   */
+  hit(
+    target: RequestTarget,
+    cell: RequestCell,
+    reqId: string,
+    status: number,
+    seconds: number,
+    client: string,
+    userAgent: string | undefined,
+    bytesIn: number,
+    bytesOut: number,
+  ): void {
+    if (!this.enabled) return;
+    let fragment = this.fragments.get(target);
+    if (fragment?.cell !== cell) {
+      const { method, module, disposition } = cell.labels;
+      const text =
+        `,"method":${jsonString(method)},"path":${jsonString(target.rawPath)},"url":${jsonString(loggedUrl(target.upstreamPath))}` +
+        `,"module":${jsonString(module)},"cache":"${disposition}"`;
+      this.fragments.set(target, (fragment = { cell, text }));
+    }
+    this.stream.write(
+      `{"level":30,"time":${Date.now()}${this.bindings},"reqId":"${reqId}"${fragment.text}` +
+        `${this.perRequest(status, seconds, client, userAgent, bytesIn, bytesOut)},"msg":"request"}\n`,
+    );
+  }
+
+  private perRequest(status: number, seconds: number, client: string, userAgent: string | undefined, bytesIn: number, bytesOut: number): string {
+    const ua =
+      userAgent === undefined
+        ? ''
+        : `,"ua":${jsonString(userAgent.length > MAX_USER_AGENT_CHARS ? userAgent.slice(0, MAX_USER_AGENT_CHARS) : userAgent)}`;
+    return `,"status":${status},"ms":${ms(seconds)},"client":${jsonString(client)}${ua},"bytesIn":${bytesIn},"bytesOut":${bytesOut}`;
+  }
+}
+
+// ------------------------------------------------------------------------------ purges
+
+/** What a purge line says: who asked, what kind, what it named, what it removed. */
+export interface PurgeFacts {
+  /** Who asked (wikiedge_purge_requests_total's source). */
+  readonly source: PurgeSource;
+  /** url, module, prefix, all (admin and api.php PURGEs, cache/purge.ts) or page (a page URL's PURGE). */
+  readonly kind: string;
+  /** The URL key, module, prefix or page title; absent for `all`. */
+  readonly what?: string | undefined;
+  /** Entries removed from this process's (or, from the admin of a cluster, every worker's) local tier. */
+  readonly purged: number;
+  /** Entries removed from Redis; null when Redis could not be reached; absent without Redis. */
+  readonly redisPurged?: number | null | undefined;
+  readonly workers?: number | undefined;
+  readonly missedWorkers?: number | undefined;
+}
+
+/** A purge message's kind and what it names, for its line. */
+export function describePurge(message: PurgeMessage): { readonly kind: string; readonly what?: string } {
+  switch (message.kind) {
+    case 'url':
+      return { kind: 'url', what: message.urlKey };
+    case 'module':
+      return { kind: 'module', what: message.module };
+    case 'prefix':
+      return { kind: 'prefix', what: message.prefix };
+    case 'slot':
+      return { kind: 'slot', what: message.slot };
+    case 'user':
+      return { kind: 'user', what: message.user };
+    case 'tags':
+      return { kind: 'tags', what: message.tags.slice(0, 20).join(' ') };
+    case 'expire':
+      return { kind: 'expire', what: new Date(message.before).toISOString() };
+    case 'all':
+      return { kind: 'all' };
+  }
+}
+
+/** The purge line: rare (an operator's or the wiki's purge), so through pino as any other line. */
+export function logPurge(log: Logger, facts: PurgeFacts): void {
+  log.info(
+    {
+      source: facts.source,
+      kind: facts.kind,
+      what: facts.what === undefined ? undefined : loggedUrl(facts.what),
+      purged: facts.purged,
+      redisPurged: facts.redisPurged,
+      workers: facts.workers,
+      missedWorkers: facts.missedWorkers,
+    },
+    'purge',
+  );
+}
