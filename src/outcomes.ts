@@ -27,6 +27,14 @@ export const DISPOSITIONS: readonly Disposition[] = [
   'purge',
 ];
 
+/**
+ * The dispositions of answers that came from the cache, not from a request of this one to the
+ * wiki: the hit ratio's numerator (the dashboard's hit_dispositions constant and the
+ * wikiedge:hit_ratio:rate5m recording rule list exactly these; a test holds them to it).
+ * `coalesced` waited for an identical request's answer, `stale` was served past its TTL.
+ */
+export const HIT_DISPOSITIONS: readonly Disposition[] = ['hit', 'hit-shared', 'stale', 'coalesced'];
+
 /** Where an entry lives: the shared (anonymous) tier, or a session's own. */
 export type Tier = 'shared' | 'session';
 export const TIERS: readonly Tier[] = ['shared', 'session'];

@@ -2,218 +2,18 @@
 // PromQL expression of config/grafana/dashboards/wikiedge.json must be in a real scrape of
 // GET /metrics after a mix of traffic against the real wiki.
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
 import { type Forwarder, startForwarder } from '../support/forwarder.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
+import { allExpressions, allPanels, familyOf, loadDashboard, parseScrape, type Scrape, selectorsOf, TARGET_LABELS } from '../support/promql.js';
+import { startRedis, type TestRedis } from '../support/redis.js';
 import { LAB_USER, LAB_USER_PASS, loginCookies, setWikiToggle } from '../support/wiki.js';
 
 const wiki = inject('wikiUrl');
 const wikiData = inject('wikiData');
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const DASHBOARD = path.join(repoRoot, 'config/grafana/dashboards/wikiedge.json');
-
-// ------------------------------------------------------------------------------ scrape parsing
-interface Scrape {
-  /** family name -> TYPE */
-  types: Map<string, string>;
-  /** sample name (e.g. x_bucket) -> label sets */
-  samples: Map<string, Record<string, string>[]>;
-}
-
-function parseScrape(text: string): Scrape {
-  const types = new Map<string, string>();
-  const samples = new Map<string, Record<string, string>[]>();
-  for (const line of text.split('\n')) {
-    const type = /^# TYPE (\S+) (\S+)$/.exec(line);
-    if (type) types.set(type[1]!, type[2]!);
-    if (line === '' || line.startsWith('#')) continue;
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})? (\S+)$/.exec(line);
-    if (!m) throw new Error(`unparsable sample line: ${line}`);
-    const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]!] = l[2]!;
-    const list = samples.get(m[1]!) ?? [];
-    list.push(labels);
-    samples.set(m[1]!, list);
-  }
-  return { types, samples };
-}
-
-/** The family a sample name belongs to: histograms are exported as name_bucket/_sum/_count. */
-function familyOf(scrape: Scrape, sample: string): string | undefined {
-  if (scrape.types.has(sample)) return sample;
-  const m = /^(.*)_(bucket|sum|count)$/.exec(sample);
-  if (!m) return undefined;
-  const type = scrape.types.get(m[1]!);
-  if (type === 'histogram') return m[1];
-  if (type === 'summary' && m[2] !== 'bucket') return m[1];
-  return undefined;
-}
-
-// ------------------------------------------------------------------------------ PromQL parsing
-interface Selector {
-  name: string;
-  /** label names used in the selector's matchers */
-  labels: string[];
-}
-
-const KEYWORDS = new Set([
-  'by',
-  'without',
-  'on',
-  'ignoring',
-  'group_left',
-  'group_right',
-  'bool',
-  'and',
-  'or',
-  'unless',
-  'offset',
-  'atan2',
-]);
-const LABEL_LISTS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right']);
-
-type Token =
-  | { kind: 'ident'; text: string }
-  | { kind: 'matchers'; text: string }
-  | { kind: 'punct'; text: string }
-  | { kind: 'other' };
-
-function tokenize(expr: string): Token[] {
-  const out: Token[] = [];
-  let i = 0;
-  const skipString = (at: number): number => {
-    const quote = expr[at]!;
-    let j = at + 1;
-    while (j < expr.length && expr[j] !== quote) j += expr[j] === '\\' && quote !== '`' ? 2 : 1;
-    if (j >= expr.length) throw new Error(`unterminated string in ${expr}`);
-    return j + 1;
-  };
-  while (i < expr.length) {
-    const c = expr[i]!;
-    if (/\s/.test(c)) i++;
-    else if (c === '"' || c === "'" || c === '`') {
-      i = skipString(i);
-      out.push({ kind: 'other' });
-    } else if (c === '{') {
-      let j = i + 1;
-      while (j < expr.length && expr[j] !== '}') j = /["'`]/.test(expr[j]!) ? skipString(j) : j + 1;
-      if (j >= expr.length) throw new Error(`unterminated { in ${expr}`);
-      out.push({ kind: 'matchers', text: expr.slice(i + 1, j) });
-      i = j + 1;
-    } else if (c === '[') {
-      const j = expr.indexOf(']', i);
-      if (j === -1) throw new Error(`unterminated [ in ${expr}`);
-      out.push({ kind: 'other' });
-      i = j + 1;
-    } else if (c === '$') {
-      // Grafana variables: $var, ${var}, ${var:fmt}, $__rate_interval
-      const m = /^\$(\{[^}]*\}|\w+)/.exec(expr.slice(i));
-      if (!m) throw new Error(`bad variable in ${expr}`);
-      out.push({ kind: 'other' });
-      i += m[0].length;
-    } else if (/[0-9.]/.test(c)) {
-      const m = /^[0-9.]+(e[+-]?[0-9]+)?[a-zA-Z]*/.exec(expr.slice(i))!;
-      out.push({ kind: 'other' });
-      i += m[0].length;
-    } else if (/[a-zA-Z_:]/.test(c)) {
-      const m = /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(expr.slice(i))!;
-      out.push({ kind: 'ident', text: m[0] });
-      i += m[0].length;
-    } else {
-      out.push({ kind: 'punct', text: c });
-      i++;
-    }
-  }
-  return out;
-}
-
-function matcherLabels(text: string): string[] {
-  const labels: string[] = [];
-  let rest = text;
-  while (rest.trim() !== '') {
-    const m = /^\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`)\s*,?/.exec(
-      rest,
-    );
-    if (!m) throw new Error(`unparsable matchers: {${text}}`);
-    labels.push(m[1]!);
-    rest = rest.slice(m[0].length);
-  }
-  return labels;
-}
-
-/** Every metric selector in a PromQL expression (functions, keywords and grouping labels excluded). */
-function selectorsOf(expr: string): { selectors: Selector[]; groupingLabels: string[] } {
-  const tokens = tokenize(expr);
-  const selectors: Selector[] = [];
-  const groupingLabels: string[] = [];
-  for (let k = 0; k < tokens.length; k++) {
-    const tok = tokens[k]!;
-    const next = tokens[k + 1];
-    if (tok.kind === 'matchers') throw new Error(`selector without a metric name in ${expr}`);
-    if (tok.kind !== 'ident') continue;
-    if (LABEL_LISTS.has(tok.text) && next?.kind === 'punct' && next.text === '(') {
-      let j = k + 2;
-      for (; j < tokens.length; j++) {
-        const t = tokens[j]!;
-        if (t.kind === 'punct' && t.text === ')') break;
-        if (t.kind === 'ident') groupingLabels.push(t.text);
-      }
-      k = j;
-      continue;
-    }
-    if (KEYWORDS.has(tok.text)) continue;
-    if (next?.kind === 'punct' && next.text === '(') continue; // a function or an aggregation
-    if (next?.kind === 'ident' && LABEL_LISTS.has(next.text)) continue; // `sum by (x) (...)`
-    const labels = next?.kind === 'matchers' ? matcherLabels(next.text) : [];
-    if (next?.kind === 'matchers') k++;
-    selectors.push({ name: tok.text, labels });
-  }
-  return { selectors, groupingLabels };
-}
-
-interface Panel {
-  type: string;
-  title?: string;
-  datasource?: { type?: string; uid?: string } | string | null;
-  targets?: { expr?: string; refId?: string }[];
-  panels?: Panel[];
-}
-interface Dashboard {
-  panels: Panel[];
-  templating?: { list: { type: string; name: string; query?: unknown; definition?: string }[] };
-}
-
-function loadDashboard(): Dashboard {
-  return JSON.parse(readFileSync(DASHBOARD, 'utf8')) as Dashboard;
-}
-
-function allPanels(d: Dashboard): Panel[] {
-  return d.panels.flatMap((p) => [p, ...(p.panels ?? [])]);
-}
-
-/** Every PromQL text in the dashboard: panel targets and `label_values(metric, label)` variables. */
-function allExpressions(d: Dashboard): { where: string; expr: string }[] {
-  const out: { where: string; expr: string }[] = [];
-  for (const p of allPanels(d)) {
-    for (const t of p.targets ?? []) if (t.expr) out.push({ where: `${p.title} ${t.refId}`, expr: t.expr });
-  }
-  for (const v of d.templating?.list ?? []) {
-    if (v.type !== 'query') continue;
-    const text = typeof v.query === 'string' ? v.query : (v.query as { query?: string })?.query;
-    const m = /^label_values\((.*),\s*[a-zA-Z_][a-zA-Z0-9_]*\)$/.exec(text ?? '');
-    if (m) out.push({ where: `variable ${v.name}`, expr: m[1]! });
-  }
-  return out;
-}
-
-/** Labels Prometheus adds at scrape time: never in the gateway's own output. */
-const TARGET_LABELS = new Set(['instance', 'job']);
 
 // ------------------------------------------------------------------------------------ tests
 describe('the PromQL reader used by these tests', () => {
@@ -266,11 +66,14 @@ describe('config/grafana/dashboards/wikiedge.json', () => {
 describe('every metric the dashboard reads is exported by the running gateway', () => {
   let fwd: Forwarder;
   let gw: RunningGateway;
+  let redis: TestRedis;
   let scrape: Scrape;
   beforeAll(async () => {
-    // Through a forwarder that can be cut, so an upstream failure can be made at the end.
+    // Through a forwarder that can be cut, so an upstream failure can be made at the end; with
+    // a Redis tier, whose panels read its metrics.
     fwd = await startForwarder(wiki);
-    gw = await startGateway(fwd.url);
+    redis = await startRedis();
+    gw = await startGateway(fwd.url, { WIKIEDGE_REDIS_URL: redis.url });
     const api = (q: string, headers: Record<string, string> = {}) =>
       http(`${gw.apiUrl}?${q}`, { headers });
     const id = randomUUID();
@@ -305,6 +108,9 @@ describe('every metric the dashboard reads is exported by the running gateway', 
     } finally {
       await setWikiToggle(wikiData, { debug: false });
     }
+    // a change the wiki announces: a PURGE of a page URL (what $wgCdnServers sends)
+    const page = await http(`${gw.url}/wiki/Main_Page`, { method: 'PURGE' });
+    expect(page.status).toBe(200);
     // evictions
     const purged = await http(`${gw.adminUrl}/purge?all=1`, { method: 'POST', headers: { 'content-type': 'application/json' } });
     expect(JSON.parse(purged.body).purged).toBeGreaterThan(0);
@@ -321,6 +127,7 @@ describe('every metric the dashboard reads is exported by the running gateway', 
   afterAll(async () => {
     await gw?.close();
     await fwd?.close();
+    await redis?.stop();
   });
 
   it('the dashboard reads at least the core families', () => {
@@ -343,6 +150,17 @@ describe('every metric the dashboard reads is exported by the running gateway', 
       'wikiedge_upstream_failures_total',
       'wikiedge_cookie_normalisations_total',
       'wikiedge_upstream_info',
+      // Standard Node.js names (no wikiedge_ prefix), the Redis tier, the change signals, admission.
+      'process_cpu_seconds_total',
+      'nodejs_eventloop_lag_p99_seconds',
+      'wikiedge_redis_up',
+      'wikiedge_redis_lookups_total',
+      'wikiedge_change_events_total',
+      'wikiedge_invalidation_lag_seconds_bucket',
+      'wikiedge_change_follower_up',
+      'wikiedge_upstream_rejected_total',
+      'wikiedge_response_bytes_total',
+      'wikiedge_build_info',
     ]) {
       expect(names, family).toContain(family);
     }
