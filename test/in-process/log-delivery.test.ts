@@ -22,7 +22,7 @@ describe('log delivery', () => {
     await http(`${gw.url}/w/api.php?action=query&meta=userinfo&format=json&n=lonely`, {
       headers: { 'x-request-id': 'lonely-request' },
     });
-    // Far fewer than 8 KiB of lines: only the periodic flush can bring this one out.
+    // Far fewer than 64 KiB of lines: only the periodic flush can bring this one out.
     let seenAfter = -1;
     for (let waited = 0; waited <= 2_000; waited += 50) {
       if (lines().some((l) => l['reqId'] === 'lonely-request')) {
@@ -47,7 +47,7 @@ describe('log delivery', () => {
       res.end('{"batchcomplete":""}');
     });
     const gw = await spawnGateway(fake.url);
-    // ~250 bytes a line: 400 lines are a dozen 8 KiB batches and a partial one held at exit.
+    // ~250 bytes a line: 400 lines are a full 64 KiB batch or more and a partial one held at exit.
     const ids = Array.from({ length: 400 }, (_, i) => `burst-${i}`);
     for (const id of ids) {
       await http(`${gw.url}/w/api.php?action=query&meta=userinfo&format=json`, { headers: { 'x-request-id': id } });

@@ -53,8 +53,8 @@ describe('log flush guarantees', () => {
 
   it('a full batch is written without waiting for the flush interval; what is held comes with the interval', async () => {
     const { log, onDisk } = logToFile(100);
-    const line = 'x'.repeat(200);
-    for (let i = 0; i < 60; i++) log.info({ i }, line); // ~15-25 KiB: full batches of 8 KiB
+    const line = 'x'.repeat(1100);
+    for (let i = 0; i < 60; i++) log.info({ i }, line); // ~67 KiB: one full batch of 64 KiB, then a few lines held
     log.info({ i: 60 }, 'tail'); // held: less than a batch is left after the full ones
     await new Promise((r) => setTimeout(r, 30));
     const early = onDisk().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { i: number }).i);
