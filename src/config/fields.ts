@@ -133,7 +133,7 @@ export const FIELDS = {
     default: 0,
     shownDefault: 'false',
     unit: 'ratio',
-    doc: 'cache hits that get a log line: `false`, `true` (every one) or a fraction such as `0.01` (a sample); every hit is counted in `wikiedge_requests_total` either way; a line per hit made hits ~40 % dearer in CPU (run K: 20.0 against 14.0 µs; 0.73× the throughput of a bare Fastify route against 1.02×, docs/BENCHMARKS.md)',
+    doc: 'cache hits that get an access-log line: `false`, `true` (every one) or a fraction such as `0.01` (a sample); every hit is counted in `wikiedge_requests_total` either way; a line costs ~1–1.3 µs of CPU (README, Access log: measured 0.81–1.06× a bare Fastify route on a busy host, against the 0.90× that would make it the default)',
   }),
   upstreamConnectTimeoutMs: field({
     env: 'WIKIEDGE_UPSTREAM_CONNECT_TIMEOUT_MS',
