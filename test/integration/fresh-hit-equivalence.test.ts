@@ -87,10 +87,13 @@ describe('fresh hits short path', () => {
     const line = (id: string) => {
       const found = gw.logs.find((l) => l['reqId'] === id && l['msg'] === 'request');
       expect(found).toBeDefined();
-      const { reqId: _id, time: _t, ms: _ms, pid: _p, hostname: _h, ...rest } = found!;
+      const { reqId: _id, time: _t, ms: _ms, pid: _p, hostname: _h, bytesIn: _in, ...rest } = found!;
       return rest;
     };
     expect(line('edge-test-1')).toEqual(line('edge-test-2'));
+    // The bytes received differ by the full path's extra header, and only by it.
+    const bytesIn = (id: string) => gw.logs.find((l) => l['reqId'] === id && l['msg'] === 'request')!['bytesIn'] as number;
+    expect(bytesIn('edge-test-2') - bytesIn('edge-test-1')).toBe('Cookie: unrelated=1\r\n'.length);
   });
 
   it('gives way to the full path once the entry is past its TTL (stale while revalidating)', async () => {
