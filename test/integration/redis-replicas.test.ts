@@ -12,7 +12,7 @@ import { RedisMetrics } from '../../src/metrics.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http, type TestResponse } from '../support/http.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
-import { LAB_USER, LAB_USER_PASS, loginCookies, upstreamRequestCount } from '../support/wiki.js';
+import { apiLogout, LAB_USER, LAB_USER_PASS, loginCookies, upstreamRequestCount } from '../support/wiki.js';
 
 const wiki = inject('wikiUrl');
 const wikiData = inject('wikiData');
@@ -198,13 +198,7 @@ describe('two replicas sharing one Redis', () => {
     expect(header(await get(b, q, { cookie }), 'x-cache')).toBe('hit-shared');
     expect(header(await get(b, q, { cookie }), 'x-cache')).toBe('hit');
 
-    const tokens = await get(a, 'action=query&meta=tokens&format=json', { cookie });
-    const csrf = JSON.parse(tokens.body).query.tokens.csrftoken as string;
-    const logout = await http(a.apiUrl, {
-      method: 'POST',
-      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: `action=logout&format=json&token=${encodeURIComponent(csrf)}`,
-    });
+    const logout = await apiLogout(a.apiUrl, cookie);
     expect(logout.status).toBe(200);
     expect(header(logout, 'set-cookie')).toMatch(/wiki_session=deleted/);
 
