@@ -17,7 +17,7 @@ const LAYERS = [
   {
     name: 'parts',
     doc: 'stateful parts with I/O at their edge: stores, Redis, metrics, logging, the upstream client, limits',
-    path: '^src/(metrics|request-metrics|logging|upstream|body)\\.ts$|^src/cache/(store|coalescer|purge|redis-tier|invalidation-log)\\.ts$|^src/cache/redis/|^src/limits/(client-address|client-budget|upstream-gate)\\.ts$|^src/invalidation/(follower|signals)\\.ts$',
+    path: '^src/(metrics|request-metrics|logging|upstream|body)\\.ts$|^src/cache/(store|coalescer|purge|redis-tier|invalidation-log)\\.ts$|^src/cache/redis/|^src/limits/(client-address|client-budget|refusal-delay|upstream-gate)\\.ts$|^src/invalidation/(follower|signals)\\.ts$',
   },
   {
     name: 'gateway',

@@ -32,7 +32,13 @@ export class GatewayError extends Error {
     readonly code: GatewayErrorCode,
     options?: { cause?: unknown; info?: string; retryAfterSeconds?: number },
   ) {
+    // These are answers, not faults: where one was made says nothing (a failure's own stack is
+    // in its cause), and capturing the stack was the dearest part of a 429 under a flood
+    // (~8 % of the gateway's CPU, docs/BENCHMARKS.md flood). wikiedge-internal keeps its stack.
+    const stackTraceLimit = Error.stackTraceLimit;
+    if (code !== 'wikiedge-internal') Error.stackTraceLimit = 0;
     super(options?.info ?? GATEWAY_ERRORS[code].info, options?.cause ? { cause: options.cause } : undefined);
+    Error.stackTraceLimit = stackTraceLimit;
     this.name = 'GatewayError';
     this.status = GATEWAY_ERRORS[code].status;
     this.retryAfterSeconds = options?.retryAfterSeconds;

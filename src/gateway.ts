@@ -11,6 +11,7 @@ import { type CacheEntry, CacheStore } from './cache/store.js';
 import type { Config } from './config.js';
 import { AddressMatcher } from './address-list.js';
 import { ClientBudget } from './limits/client-budget.js';
+import { RefusalDelay } from './limits/refusal-delay.js';
 import { UpstreamGate } from './limits/upstream-gate.js';
 import { DebuginfoMetrics } from './debuginfo/record.js';
 import { type IdentityRules, cookieCredentialKind, identityRules } from './identity.js';
@@ -22,6 +23,9 @@ import type { CookieNames } from './set-cookie.js';
 import { Upstream } from './upstream.js';
 
 export type { RequestTarget } from './target.js';
+
+/** Refused requests that may wait for their answer at once (refusal-delay.ts): a socket and a timer each. */
+const REFUSALS_WAITING_MAX = 10_000;
 
 export interface Gateway {
   readonly config: Config;
@@ -50,6 +54,8 @@ export interface Gateway {
   readonly gate: UpstreamGate;
   /** Each client's budget of uncached requests (limits/client-budget.ts). */
   readonly budget: ClientBudget;
+  /** How long a refused request waits for its 429 (limits/refusal-delay.ts). */
+  readonly refusalDelay: RefusalDelay;
   /** MediaWiki's change signals applied (invalidation/signals.ts), and the TTL defaults they allow. */
   readonly changes: ChangeSignals;
   /** Which sessions belong to which user (invalidation/session-users.ts). */
@@ -84,6 +90,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     now,
     onEvict: (tier, reason, count) => late.metrics?.evicted(tier, reason, count),
   });
+  const refusalDelay = new RefusalDelay(config.clientRefusalDelayMs, REFUSALS_WAITING_MAX);
   const gate = new UpstreamGate(
     {
       maxConcurrent: config.upstreamMaxConcurrency,
@@ -92,6 +99,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
       perClientMax: config.clientMaxConcurrency,
     },
     (reason) => late.metrics?.upstreamRejected.inc({ reason }),
+    refusalDelay,
   );
   const metrics = new Metrics(registry, { tierStats: (tier) => store.stats(tier), gate });
   late.metrics = metrics;
@@ -160,6 +168,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     purgeAllowed: new AddressMatcher(config.purgeAllow),
     gate,
     budget: new ClientBudget({ ratePerSecond: config.clientMissRate, burst: config.clientMissBurst, maxClients: 100_000 }),
+    refusalDelay,
     changes,
     sessionUsers,
     follower,

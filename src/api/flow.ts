@@ -27,7 +27,7 @@ import { replyWithError } from '../error-reply.js';
 import { ClientClosedError } from '../errors.js';
 import { forwardedView, headerString, upstreamRequestHeaders } from '../forwarding.js';
 import type { Gateway } from '../gateway.js';
-import { requestBodyOf } from '../limits/admission.js';
+import { budgetLeft, refuse, requestBodyOf } from '../limits/admission.js';
 import type { Disposition, Freshness, NoStoreReason, PassReason, Tier } from '../outcomes.js';
 import { noteOutcome, noteTarget, type Outcome } from '../request-record.js';
 import { settleSession, wrote } from '../session-lifecycle.js';
@@ -105,6 +105,15 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
     // ----------------------------------------------------------------------------- coalesce
     const shared = await coalesce(gw, key);
     if (shared) return entry(shared, 'coalesced');
+  }
+
+  // ------------------------------------------------------------------------------ admission
+  // A client whose budget of uncached requests is spent: its stale entry if there is one,
+  // else 429, before it could hold a lock or lead a fetch that others wait on.
+  const budget = budgetLeft(gw, request.raw);
+  if (!budget.ok) {
+    if (fallback) return entry(fallback, 'stale');
+    await refuse(gw, budget.retryAfterSeconds);
   }
 
   // ---------------------------------------------------------------------------------- fetch

@@ -175,7 +175,7 @@ export const FIELDS = {
     parse: int(0, 1_000_000),
     default: 256,
     unit: 'count',
-    doc: 'requests waiting for a turn; more are refused at once with 503 and `Retry-After`',
+    doc: 'requests waiting for a turn; more are refused with 503 and `Retry-After` (after `WIKIEDGE_CLIENT_REFUSAL_DELAY_MS`)',
   }),
   upstreamQueueTimeoutMs: field({
     env: 'WIKIEDGE_UPSTREAM_QUEUE_TIMEOUT_MS',
@@ -204,6 +204,13 @@ export const FIELDS = {
     default: 100,
     unit: 'count',
     doc: "the bucket's size: uncached requests a client may make at once after a quiet spell",
+  }),
+  clientRefusalDelayMs: field({
+    env: 'WIKIEDGE_CLIENT_REFUSAL_DELAY_MS',
+    parse: int(0, 60_000),
+    default: 1_000,
+    unit: 'ms',
+    doc: 'how long a refused request (429: budget or share spent; 503: queue full) waits for its answer: a client that ignores `Retry-After` gets one answer per connection per delay instead of costing the gateway CPU as fast as it can ask (at most 10,000 wait at once; `0`: at once)',
   }),
   clientHeadersTimeoutMs: field({
     env: 'WIKIEDGE_CLIENT_HEADERS_TIMEOUT_MS',
