@@ -115,14 +115,15 @@ export async function startFakeWiki(): Promise<{ wiki: FakeRecentChanges; upstre
 /** A ChangeFollower polling `url`, driven by the test (pollOnce) with its own clock. */
 export function followerOf(url: string, setup: FollowerSetup = {}): FollowerUnderTest {
   const upstream = new Upstream({ origin: new URL(url), connectTimeoutMs: 1_000, responseTimeoutMs: 2_000, connections: 2 });
+  let closing: Promise<void> | undefined;
   const out: FollowerUnderTest = {
     follower: undefined as unknown as ChangeFollower,
     applied: [],
     gaps: [],
     now: setup.now ?? Date.parse('2026-03-01T12:00:00Z'),
     close: async () => {
-      await out.follower.stop();
-      await upstream.close();
+      closing ??= out.follower.stop().then(() => upstream.close());
+      await closing;
     },
   };
   const follower = new ChangeFollower({
