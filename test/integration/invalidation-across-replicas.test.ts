@@ -22,6 +22,11 @@ import { ADMIN_PASS, ADMIN_USER, apiWrite, loginCookies, setWikiToggle } from '.
 const wiki = inject('wikiUrl');
 const data = inject('wikiData');
 const POLL_MS = 250;
+/**
+ * A read that went to the wiki: `miss`, or `pass` when the follower's invalidation of the same
+ * edit (its recentchanges row) arrived while that read was under way, so it was not stored.
+ */
+const MISSED = ['miss', 'pass'];
 
 async function metric(gw: RunningGateway, line: RegExp): Promise<number | undefined> {
   const m = line.exec((await http(`${gw.adminUrl}/metrics`)).body);
@@ -102,7 +107,7 @@ describe('invalidation across two replicas sharing Redis', () => {
     expect(await entriesExist(inRedis)).toBe(0);
     const onB = await read(b, q);
     expect(content(onB.body)).toBe('two');
-    expect(header(onB, 'x-cache')).toBe('miss');
+    expect(MISSED).toContain(header(onB, 'x-cache'));
     expect(content((await read(a, q)).body)).toBe('two');
     expect(header(await read(b, contentQuery(other)), 'x-cache')).toBe('hit');
   });
@@ -149,7 +154,7 @@ describe('invalidation across two replicas sharing Redis', () => {
     expect(content(first.body)).toBe('before');
     const again = await read(b, q);
     expect(content(again.body)).toBe('after');
-    expect(header(again, 'x-cache')).toBe('miss');
+    expect(MISSED).toContain(header(again, 'x-cache'));
     expect(await metric(b, /^wikiedge_not_stored_total\{reason="invalidated"\} (\d+)/m)).toBeGreaterThanOrEqual(1);
   });
 
