@@ -262,10 +262,10 @@ async function untilFollowerUp(admin) {
 
 // ---------------------------------------------------------------------------------- sections
 /**
- * The four configurations one after another on the same wiki, printed side by side. `row`
- * (bench/run.mjs) records each figure as `a · b · c · d`.
+ * The four configurations one after another on the same wiki, printed side by side. `record`
+ * (bench/run.mjs, into results.json) takes each figure as `a · b · c · d`.
  */
-export async function benchInvalidation(wikiUrl, data, row = () => undefined) {
+export async function benchInvalidation(wikiUrl, data, record = () => undefined) {
   console.log(`\n## Invalidation: Zipf reads over ${PAGES} pages at ${READ_RATE}/s, ${EDIT_RATE} edits/s straight at the wiki, ${SECONDS} s per configuration`);
   ensurePages(wikiUrl, data);
   const edit = await editor(wikiUrl);
@@ -287,7 +287,7 @@ export async function benchInvalidation(wikiUrl, data, row = () => undefined) {
   ];
   const widths = lines[0].map((_, c) => Math.max(...lines.map((l) => l[c].length)));
   for (const l of lines) console.log(`  ${l.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ')}`);
-  for (const l of lines.slice(1)) row('invalidation', `${l[0]} (${CONFIGS.join(' · ')})`, l.slice(1).join(' · '));
+  for (const l of lines.slice(1)) record('invalidation', `${l[0]} (${CONFIGS.join(' · ')})`, l.slice(1).join(' · '));
   return results;
 }
 
@@ -298,7 +298,7 @@ export async function benchInvalidation(wikiUrl, data, row = () => undefined) {
  * against the same function without it; the store's per-entry index work (on a store, not a hit)
  * is timed too.
  */
-export async function dependencyCost(row = () => undefined) {
+export async function dependencyCost(record = () => undefined) {
   console.log('\n## Invalidation: the hit path`s cost of dependency tracking (micro-bench, ns per call)');
   const { freshnessAt } = await import(path.join(root, 'dist/cache/freshness.js'));
   const { writerBypasses } = await import(path.join(root, 'dist/api/policy.js'));
@@ -378,7 +378,7 @@ export async function dependencyCost(row = () => undefined) {
   ];
   for (const [what, v] of out) {
     console.log(`  ${what.padEnd(64)} ${v.padStart(10)}`);
-    row('invalidation', what, v);
+    record('invalidation', what, v);
   }
 }
 

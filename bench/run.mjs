@@ -39,8 +39,13 @@ const ONLY = new Set((process.env.BENCH_ONLY ?? 'hit,cluster,zipf,coalesce,miss,
 const rows = [];
 
 function row(section, what, value, note = '') {
-  rows.push({ section, what, value, note });
+  record(section, what, value, note);
   console.log(`  ${what.padEnd(58)} ${String(value).padStart(14)}  ${note}`);
+}
+
+/** Into results.json only: for sections that print their own table (bench/invalidation.mjs). */
+function record(section, what, value, note = '') {
+  rows.push({ section, what, value, note });
 }
 
 // ------------------------------------------------------------------------------------- hit path
@@ -361,10 +366,10 @@ if (ONLY.has('zipf') || ONLY.has('coalesce') || ONLY.has('miss') || ONLY.has('in
     if (ONLY.has('zipf')) await benchZipf(wikiUrl, data);
     if (ONLY.has('coalesce')) await benchCoalesce(wikiUrl, data);
     if (ONLY.has('miss')) await benchMiss(wikiUrl);
-    if (ONLY.has('invalidation')) await benchInvalidation(wikiUrl, data, row);
+    if (ONLY.has('invalidation')) await benchInvalidation(wikiUrl, data, record);
   });
 }
-if (ONLY.has('invalidation')) await dependencyCost(row);
+if (ONLY.has('invalidation')) await dependencyCost(record);
 if (ONLY.has('memory')) benchMemory();
 writeFileSync(path.join(work, 'results.json'), JSON.stringify(rows, null, 2));
 console.log(`\nresults: ${path.join(work, 'results.json')}`);
