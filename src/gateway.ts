@@ -121,6 +121,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
   const purge = (message: PurgeMessage) => purgeEverywhere(store, redis, message, deps.siblings, sessionUsers);
   const changes = new ChangeSignals({
     purge,
+    purgeHere: (message) => Promise.resolve({ purged: applyLocalPurge(store, message, sessionUsers) }),
     metrics: changeMetrics,
     log: log.child({ component: 'changes' }),
     now: () => Date.now(),
@@ -133,7 +134,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     responseTimeoutMs: config.upstreamResponseTimeoutMs,
     connections: config.upstreamConnections,
   });
-  const follower = config.rcFollow ? newFollower(config, log, upstream, redis, changes, changeMetrics) : undefined;
+  const follower = config.rcFollow ? newFollower(config, log, upstream, redis, changes, changeMetrics, deps.siblings !== undefined) : undefined;
   if (follower) changes.followWith(follower);
   const rules = identityRules({
     cookiePrefix: config.cookiePrefix,
@@ -179,7 +180,9 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
 /**
  * The recentchanges follower: with Redis its cursor lives there and one replica follows at a
  * time (a lease renewed every poll, taken over when its holder dies); without, the cursor lives
- * as long as the process, as its local tier does (every worker of a cluster follows for itself).
+ * as long as the process, as its local tier does, and every worker of a cluster follows for
+ * itself and applies what it reads to its own tier only (README "Invalidation": a known cost,
+ * one poll per worker).
  */
 function newFollower(
   config: Config,
@@ -188,9 +191,11 @@ function newFollower(
   redis: RedisTier | undefined,
   changes: ChangeSignals,
   metrics: ChangeSignalMetrics,
+  inCluster: boolean,
 ): ChangeFollower {
   const leaseMs = Math.max(5_000, config.rcPollMs * 5);
   const state = redis?.followerState;
+  const reach = !redis && inCluster ? 'here' : 'everywhere';
   return new ChangeFollower({
     upstream,
     apiPath: config.apiPath,
@@ -208,9 +213,9 @@ function newFollower(
       : new MemoryCursorStore(),
     lease: state ? { hold: () => state.holdLease(leaseMs), release: () => state.releaseLease() } : ALWAYS_LEADER,
     apply: async (list) => {
-      await changes.apply(list);
+      await changes.apply(list, reach);
     },
-    expire: (before, reason) => changes.expire(before, reason),
+    expire: (before, reason) => changes.expire(before, reason, reach),
     namespaces: (ns) => changes.setNamespaces(ns),
   });
 }
