@@ -13,7 +13,7 @@
  * arithmetic can be tested with literal figures.
  */
 import type { Logger } from 'pino';
-import { AggregatorRegistry, type Aggregator } from 'prom-client';
+import { AggregatorRegistry, type Aggregator, type Registry } from 'prom-client';
 import type { MetricsJson } from './messages.js';
 
 /** How long a scrape waits for each worker's figures. */
@@ -47,6 +47,8 @@ export class ClusterMetrics<W extends { readonly id: number }> {
   constructor(
     private readonly ask: (worker: W) => Promise<MetricsJson>,
     private readonly log: Logger,
+    /** The primary's own metrics (the upstream probe's: it runs once, in the primary). */
+    private readonly own?: Registry,
   ) {}
 
   /** The worker exited: fold its last counters and histograms into the retired sums. */
@@ -62,7 +64,7 @@ export class ClusterMetrics<W extends { readonly id: number }> {
   async exposition(workers: readonly W[]): Promise<Exposition> {
     await this.retiring;
     const answers = await Promise.allSettled(workers.map((w) => this.ask(w)));
-    const parts: MetricsJson[] = [this.retired];
+    const parts: MetricsJson[] = [this.retired, ...(this.own ? [await this.own.getMetricsAsJSON()] : [])];
     answers.forEach((a, i) => {
       const worker = workers[i]!;
       if (a.status === 'fulfilled') this.last.set(worker, a.value);

@@ -4,7 +4,6 @@
  * This is all a worker knows of the cluster; the gateway it runs is the single process's
  * (app.ts's build() without the admin listener, main.ts).
  */
-import { probeWiki } from '../admin.js';
 import type { BuiltPublic } from '../app.js';
 import { type PurgeSiblings, applyLocalPurge, purgeEverywhere } from '../cache/purge.js';
 import type { Gateway } from '../gateway.js';
@@ -38,8 +37,6 @@ async function answer(gw: Gateway, ask: Ask): Promise<Answers[Ask['op']]> {
   switch (ask.op) {
     case 'metrics':
       return gw.registry.getMetricsAsJSON();
-    case 'ready':
-      return probeWiki(gw);
     case 'purge':
       // The leader purges Redis too; every other worker only its local tier (purge-fan-out.ts).
       return ask.everywhere
