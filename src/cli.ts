@@ -41,7 +41,7 @@ export const EXIT_CONFIG = 2;
 export function usage(): string {
   return [
     'Usage: node dist/main.js [--check | --print-config | --help]',
-    '       (npm start -- --check, or in the image: docker run … wikiedge --check)',
+    '       (npm start -- --check; in the image: docker run … wikiedge node dist/main.js --check)',
     '',
     "wikiedge: a caching gateway for a MediaWiki's /w/api.php. Without an option it serves.",
     '',
