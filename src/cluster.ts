@@ -45,7 +45,7 @@ import { Registry } from 'prom-client';
 import { type AdminBackend, buildAdmin } from './admin.js';
 import type { PurgeMessage } from './cache/purge.js';
 import { IpcAsks } from './cluster/ipc-asks.js';
-import { isAnswer, isConfigAsk, isSiblingsPurge } from './cluster/messages.js';
+import { type FinalMetricsKeptMessage, isAnswer, isConfigAsk, isFinalMetrics, isSiblingsPurge } from './cluster/messages.js';
 import { ClusterMetrics, METRICS_ASK_MS } from './cluster/metrics-aggregation.js';
 import { PURGE_ASK_MS, PurgeFanOut } from './cluster/purge-fan-out.js';
 import { reloadOnSighup } from './cluster/reload.js';
@@ -93,6 +93,10 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
     onMessage: (worker, m) => {
       if (isAnswer(m)) asks.answered(m);
       else if (isConfigAsk(m)) workerConfig.answer(worker);
+      else if (isFinalMetrics(m)) {
+        metrics.keepFinal(worker, m.metrics);
+        worker.send({ wikiedge: 'final-metrics-kept' } satisfies FinalMetricsKeptMessage);
+      }
       else if (isSiblingsPurge(m)) purges.relay(serving(), worker, m.message);
     },
     onExit: (worker) => {

@@ -18,13 +18,15 @@ import { parseCommand, runCommand } from './cli.js';
 import { runPrimary } from './cluster.js';
 import { configFromPrimary } from './cluster/worker-config.js';
 import { CLUSTER_WORKER_MARK } from './cluster/worker-env.js';
-import { answerPrimary, siblingsOverIpc } from './cluster/worker-side.js';
+import { answerPrimary, handOverFinalMetrics, siblingsOverIpc } from './cluster/worker-side.js';
 import { type Config, ConfigError, type ConfigSources, configFromSources, describeConfig, type LoadedConfig, loadConfigWithOrigins, readConfigSources } from './config.js';
 import { ListenError, listenAs } from './listen.js';
 import { createLogger } from './logging.js';
 
 /** How long a starting worker waits for its primary to send the configuration. */
 const WORKER_CONFIG_WAIT_MS = 10_000;
+/** How long a drained worker waits for its primary to keep its final metrics. */
+const FINAL_METRICS_WAIT_MS = 2_000;
 
 async function main(): Promise<void> {
   const command = parseCommand(process.argv.slice(2));
@@ -87,7 +89,7 @@ async function runWorker(id: number): Promise<void> {
   const built = await build(config, log, { siblings: siblingsOverIpc() }, { admin: false });
   answerPrimary(built);
   await listenAs(built.publicApp, { key: 'WIKIEDGE_PORT', host: config.host, port: config.port });
-  exitOnSignal(log, built);
+  exitOnSignal(log, built, () => handOverFinalMetrics(built.gateway, FINAL_METRICS_WAIT_MS));
 }
 
 /**
@@ -111,15 +113,19 @@ function warnOnSighup(log: Logger): void {
   });
 }
 
-/** SIGTERM or SIGINT: close (app.ts), then exit 0; a second signal changes nothing. */
-function exitOnSignal(log: Logger, built: BuiltPublic): void {
+/**
+ * SIGTERM or SIGINT: close (app.ts), then exit 0; a second signal changes nothing. A cluster
+ * worker hands its final metrics to the primary between the two (beforeExit).
+ */
+function exitOnSignal(log: Logger, built: BuiltPublic, beforeExit?: () => Promise<void>): void {
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
     log.info({ signal }, 'shutting down: draining in-flight requests');
     built.close().then(
-      () => {
+      async () => {
+        await beforeExit?.().catch(() => undefined);
         log.info('shutdown complete');
         log.flush?.();
         process.exit(0);

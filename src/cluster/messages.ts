@@ -11,6 +11,9 @@
  *   write) without Redis tells the primary, which hands it to every other worker (purge-fan-out.ts).
  * - config-ask / config: a worker that starts asks the primary for its configuration, and gets
  *   the sources the primary validated (config/load.ts ConfigSources; reload.ts says why).
+ * - final-metrics / final-metrics-kept: a worker that has drained (shutdown, or replaced by a
+ *   reload) hands the primary its last figures and waits for them to be kept before it exits,
+ *   so that what it counted since the last scrape is not lost (metrics-aggregation.ts).
  *
  * The channel uses the 'advanced' serialization (structured clone, cluster.ts): metric values
  * may be NaN or Infinity, which JSON would turn into null.
@@ -67,6 +70,17 @@ export interface ConfigMessage {
   readonly sources: ConfigSources;
 }
 
+/** From a worker that has drained, just before it exits: everything it counted. */
+export interface FinalMetricsMessage {
+  readonly wikiedge: 'final-metrics';
+  readonly metrics: MetricsJson;
+}
+
+/** The primary's answer: the figures are kept; the worker may exit. */
+export interface FinalMetricsKeptMessage {
+  readonly wikiedge: 'final-metrics-kept';
+}
+
 function tagged(m: unknown, tag: string): boolean {
   return typeof m === 'object' && m !== null && (m as { wikiedge?: unknown }).wikiedge === tag;
 }
@@ -85,4 +99,10 @@ export function isConfigAsk(m: unknown): m is ConfigAskMessage {
 }
 export function isConfig(m: unknown): m is ConfigMessage {
   return tagged(m, 'config');
+}
+export function isFinalMetrics(m: unknown): m is FinalMetricsMessage {
+  return tagged(m, 'final-metrics');
+}
+export function isFinalMetricsKept(m: unknown): m is FinalMetricsKeptMessage {
+  return tagged(m, 'final-metrics-kept');
 }

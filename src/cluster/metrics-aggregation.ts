@@ -6,7 +6,9 @@
  * Counters must never go down, or Prometheus reads a reset (rate() and increase() then count the
  * whole value again). Two things would make them:
  * - a worker that exits takes its counts with it: its last counters and histograms are kept as
- *   the retired sums (its gauges go: what it held is gone);
+ *   the retired sums (its gauges go: what it held is gone). A worker that drains (a shutdown, or
+ *   replaced by a reload) hands over its final figures first, so nothing it counted is lost; one
+ *   that dies counts with what it gave at the last scrape;
  * - a worker that does not answer a scrape in time: it counts with the figures it gave last.
  *
  * Workers are asked through an `ask` function (ipc-asks.ts in the primary), so that the
@@ -50,6 +52,11 @@ export class ClusterMetrics<W extends { readonly id: number }> {
     /** The primary's own metrics (the upstream probe's: it runs once, in the primary). */
     private readonly own?: Registry,
   ) {}
+
+  /** A worker's final figures, handed over just before it exits (worker-side.ts): what retire() folds. */
+  keepFinal(worker: W, figures: MetricsJson): void {
+    this.last.set(worker, figures);
+  }
 
   /** The worker exited: fold its last counters and histograms into the retired sums. */
   retire(worker: W): void {

@@ -1,7 +1,8 @@
 // SIGHUP to a cluster primary (WIKIEDGE_WORKERS=2) while clients keep sending, on kept-alive
 // connections and on a new connection per request: every request is answered 200, none is
 // refused or fails. The workers are replaced one at a time (the new one listens before the old
-// one drains), the old ones exit 0, and the reload is logged when it starts and when it ends.
+// one drains), the old ones exit 0, the reload is logged when it starts and when it ends, and
+// every request is counted once in the metrics (replaced workers hand over their last counts).
 //
 // Outcomes are counted, never timed: the load runs until the reload has completed and every
 // client has gone on sending after it, however long a busy machine takes.
@@ -147,6 +148,13 @@ describe('SIGHUP reload under load', () => {
     // One line when it starts, one when it ends.
     expect(logs().find((l) => l['signal'] === 'SIGHUP')?.['msg']).toMatch(/^reload: re-reading the configuration/);
     expect(logged('reload complete')[0]).toMatchObject({ replaced: 2, changed: [] });
+
+    // Every request is counted once in the admin /metrics: the replaced workers handed over what
+    // they counted after the last scrape before they exited.
+    const answered = Object.values(outcomes.statuses).reduce((a, b) => a + b, 0);
+    const metrics = await (await request(`${g.adminUrl}/metrics`)).body.text();
+    const counted = [...metrics.matchAll(/^wikiedge_requests_total\{[^}]*\} (\d+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+    expect(counted).toBe(answered);
 
     g.child.kill('SIGTERM');
     expect(await g.exited).toBe(0);
