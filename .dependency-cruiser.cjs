@@ -16,8 +16,8 @@ const LAYERS = [
   },
   {
     name: 'parts',
-    doc: 'stateful parts with I/O at their edge: stores, Redis, metrics, logging, the upstream client, limits',
-    path: '^src/(metrics|request-metrics|logging|upstream|body)\\.ts$|^src/cache/(store|coalescer|purge|redis-tier|invalidation-log)\\.ts$|^src/cache/redis/|^src/limits/(client-address|client-budget|refusal-delay|upstream-gate)\\.ts$|^src/invalidation/(follower|signals)\\.ts$',
+    doc: 'stateful parts with I/O at their edge: stores, Redis, metrics, logging, the upstream client and its probe, limits',
+    path: '^src/(metrics|request-metrics|logging|upstream|upstream-probe|module-names|body)\\.ts$|^src/cache/(store|coalescer|purge|redis-tier|invalidation-log)\\.ts$|^src/cache/redis/|^src/limits/(client-address|client-budget|refusal-delay|upstream-gate)\\.ts$|^src/invalidation/(follower|signals)\\.ts$',
   },
   {
     name: 'gateway',
@@ -31,8 +31,8 @@ const LAYERS = [
   },
   {
     name: 'apps',
-    doc: 'listeners and processes: the public and admin apps, build, cluster, main',
-    path: '^src/(public-app|admin|app|main|cluster)\\.ts$|^src/cluster/',
+    doc: 'listeners and processes: the public and admin apps, build, listen, cluster, the command line, main',
+    path: '^src/(public-app|admin|app|listen|main|cli|cluster)\\.ts$|^src/cluster/',
   },
 ];
 

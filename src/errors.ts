@@ -17,6 +17,7 @@ export const GATEWAY_ERRORS = {
   'wikiedge-uri-too-long': { status: 414, info: 'The request URL is too long.' },
   'wikiedge-headers-too-large': { status: 431, info: 'The request headers are too large.' },
   'wikiedge-purge-forbidden': { status: 405, info: 'PURGE is only accepted from trusted addresses.' },
+  'wikiedge-method-not-allowed': { status: 405, info: 'The gateway does not forward this method.' },
   'wikiedge-rate-limited': { status: 429, info: 'This client has made too many uncached requests; retry after the time in Retry-After.' },
   'wikiedge-overloaded': { status: 503, info: 'The wiki is busy; retry after the time in Retry-After.' },
   'wikiedge-internal': { status: 500, info: 'The gateway failed to handle the request.' },

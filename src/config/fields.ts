@@ -156,12 +156,20 @@ export const FIELDS = {
     unit: 'count',
     doc: 'keep-alive connections to the wiki',
   }),
-  readyTimeoutMs: field({
-    env: 'WIKIEDGE_READY_TIMEOUT_MS',
+  upstreamProbeMs: field({
+    env: 'WIKIEDGE_UPSTREAM_PROBE_MS',
+    parse: int(100, 600_000),
+    default: 5_000,
+    unit: 'ms',
+    doc: "how often the background probe asks the wiki's api.php whether it answers (`wikiedge_upstream_up`, the admin `/upstreamz`); `/readyz` never waits for the wiki",
+  }),
+  upstreamProbeTimeoutMs: field({
+    env: 'WIKIEDGE_UPSTREAM_PROBE_TIMEOUT_MS',
     parse: int(1, 60_000),
     default: 2_000,
     unit: 'ms',
-    doc: 'ms `/readyz` waits for the wiki',
+    doc: 'ms the upstream probe waits for the wiki before it counts it down (formerly `WIKIEDGE_READY_TIMEOUT_MS`, still taken with a warning)',
+    formerly: 'readyTimeoutMs',
   }),
   upstreamMaxConcurrency: field({
     env: 'WIKIEDGE_UPSTREAM_MAX_CONCURRENCY',
