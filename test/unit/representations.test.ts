@@ -7,7 +7,6 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { type CacheEntry, CacheStore } from '../../src/cache/store.js';
-import { storedForm } from '../../src/compression/codings.js';
 import { CompressionMetrics } from '../../src/compression/metrics.js';
 import { Representations } from '../../src/compression/representations.js';
 import { representationHeaders, varyOnAcceptEncoding } from '../../src/api/policy.js';
