@@ -8,7 +8,8 @@
 //   BENCH_ROUNDS (default 3)   rounds of the all-cores and miss comparisons (medians reported)
 //   BENCH_HIT_ROUNDS (5)       rounds of the hit-path comparison, each with fresh processes
 //   BENCH_WARMUP_SECONDS (6)   load on each hit-path candidate before it is measured
-//   BENCH_ONLY=hit,cluster,zipf,coalesce,miss,memory  run a subset
+//   BENCH_ONLY=hit,cluster,zipf,coalesce,miss,memory  run a subset; `compression` (bench/compression.mjs)
+//                                                     runs only when named
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -32,6 +33,7 @@ import {
   work,
   wrk,
 } from './harness.mjs';
+import { benchCompression } from './compression.mjs';
 
 const ONLY = new Set((process.env.BENCH_ONLY ?? 'hit,cluster,zipf,coalesce,miss,memory').split(','));
 const rows = [];
@@ -362,6 +364,7 @@ if (ONLY.has('zipf') || ONLY.has('coalesce') || ONLY.has('miss')) {
   });
 }
 if (ONLY.has('memory')) benchMemory();
+if (ONLY.has('compression')) await benchCompression(row, withWiki);
 writeFileSync(path.join(work, 'results.json'), JSON.stringify(rows, null, 2));
 console.log(`\nresults: ${path.join(work, 'results.json')}`);
 stopAll();

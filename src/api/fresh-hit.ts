@@ -90,7 +90,8 @@ export function serveFreshHit(gw: Gateway, req: IncomingMessage, res: ServerResp
   const body = method === 'HEAD' ? undefined : gw.compression.ready(entry, coding);
   if (body === undefined && method !== 'HEAD') return false;
   if (entry.status !== memo.status) memo = remember(gw, recv, method, keyed, { ...memo, status: entry.status });
-  if (preference[0] === 'br') gw.compression.wantBrotli('shared', memo.key, entry);
+  // A br client sent something else: counts towards the entry's br (representations.ts).
+  if (preference[0] === 'br' && coding !== 'br') gw.compression.wantBrotli('shared', memo.key, entry);
 
   const reqId = requestIdOf(req.headers);
   head[head.length - AGE_FROM_END] = String(ageSeconds(entry, startedAt));
