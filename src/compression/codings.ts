@@ -1,27 +1,28 @@
 /**
  * How answers are compressed: once when an entry is stored (gzip), once per answer that is not
  * stored, once per hot entry in the background (br at its best quality). Levels and thresholds
- * were chosen by measuring node:zlib on 519 real api.php answers of the test wiki (siteinfo by
+ * were chosen by measuring node:zlib on 504 real api.php answers of the test wiki (siteinfo by
  * siprop in json, formatversion=2, xml, JSONP and jsonfm, paraminfo, help, parse and revisions
- * of 24 pages, allmessages; bench/compression.mjs, docs/BENCHMARKS.md "compression"); the 402
- * of them from 1 KiB up, 6.7 KB on average:
+ * of 25 pages, allmessages; bench/compression.mjs, docs/BENCHMARKS.md "Compression"); the 403
+ * of them from 1 KiB up, 8.4 KB on average:
  *
- *   gzip level 4 / 5 / 6 / 9     3.21 / 3.26 / 3.26 / 3.27× smaller, ~15 µs per KB from 5 up
- *   br quality 4 / 5 / 6         3.30 / 3.55 / 3.56×, 30 µs per KB
- *   br quality 10 / 11           3.94 / 4.06×, 440 / 1,080 µs per KB
- *   gunzip                       3.6 µs per KB of answer
+ *   gzip level 1 / 4 / 5 / 6 / 9   3.13 / 3.32 / 3.38 / 3.39 / 3.40× smaller, 13-15 µs per KB (9: 22)
+ *   br quality 4 / 5 / 6           3.41 / 3.66 / 3.67×, 19-26 µs per KB
+ *   br quality 10 / 11             4.07 / 4.19×, 420 / 1,080 µs per KB
+ *   gunzip                         3 µs per KB of answer
  *
- * - Stored: gzip at level 6 (zlib's default). Every client that compresses takes gzip; nothing
- *   cheaper is meaningfully larger and nothing dearer is meaningfully smaller.
- * - br at a quality cheap enough for the miss path (5) is only 8 % smaller than that gzip (median
- *   124 bytes an answer) and would take 90 % more memory per entry beside it; at quality 11 it
- *   is 20 % smaller but costs ~1 ms per KB. So br is made at quality 11 in the background, only
- *   for entries br clients keep asking for (representations.ts), where it pays.
- * - Not stored as such: identity. Clients without Accept-Encoding get the gzip decoded (a few µs
- *   per KB; hot ones are kept decoded, representations.ts), which leaves 2.3× as many entries in
- *   the same budget as storing the identity bytes beside the gzip would.
+ * - Stored: gzip at level 6 (zlib's default, and MediaWiki's own OutputHandler's). Every client
+ *   that compresses takes gzip; nothing cheaper is meaningfully larger and nothing dearer is
+ *   meaningfully smaller.
+ * - br at a quality cheap enough for the miss path (5) is only 7 % smaller than that gzip, and
+ *   would add 90 % to what each entry holds; at quality 11 it is 19 % smaller but costs ~1 ms
+ *   per KB. So br is made at quality 11 in the background, only for entries br clients keep
+ *   asking for (representations.ts), where it pays.
+ * - Not stored as such: identity. Clients without Accept-Encoding get the gzip decoded (3 µs per
+ *   KB; hot ones are kept decoded, representations.ts): keeping the answer beside its gzip would
+ *   hold more per entry than the answer alone did before.
  * - Under MIN_COMPRESS_BYTES, or when gzip saves less than a tenth, the answer stays as it is: a
- *   small answer gains less than an entry's own overhead.
+ *   small answer gains less than an entry's own overhead (~1.1 KB with its key and headers).
  */
 import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, constants, gunzip as gunzipCallback, gunzipSync, gzip, gzipSync, type BrotliOptions } from 'node:zlib';

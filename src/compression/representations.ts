@@ -10,7 +10,7 @@
  * - br for hot entries: a client preferring br that finds an entry without it gets gzip, and
  *   counts; at the `brotliAfterHits`th such hit the entry's br is made at quality 11 on libuv's
  *   thread pool, one entry at a time, and added to the entry if it is still the one stored for
- *   its key (store.ts addBrotli). br at 11 is ~20 % smaller than the gzip; it costs ~1 ms of CPU
+ *   its key (store.ts addBrotli). br at 11 is ~19 % smaller than the gzip; it costs ~1 ms of CPU
  *   per KB once, and its bytes in the budget: after four hits it has saved on the wire what it
  *   holds in memory. Only the local tier gets it: writing it to Redis could bring back an entry
  *   another replica has purged meanwhile.
