@@ -171,7 +171,7 @@ async function memoryChild(mode, file, budgetMb) {
     const base = { status: 200, storedAt: Date.now(), ttlMs: 3_600_000, urlKey, modules: ['query'], slot: undefined, deps: ['*'] };
     return form.coding === 'gzip'
       ? { ...base, headers: { ...a.headers }, body: form.body, coding: 'gzip', identityBytes: a.body.length }
-      : { ...base, headers: { ...a.headers }, body: Buffer.from(a.body) };
+      : { ...base, headers: { ...a.headers }, body: a.body };
   };
   const bySize = {};
   const sizeLabel = (n) => (n < 1024 ? 'under 1 KiB' : n < 4096 ? '1-4 KiB' : n < 16384 ? '4-16 KiB' : '16 KiB and up');
