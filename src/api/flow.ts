@@ -344,6 +344,10 @@ async function fetchAndStore(
     echoesCredentials: inspected.echoesCredentials,
     holdsRequesterAddress: inspected.holdsRequesterAddress,
   });
+  // Compressed once, here, after debuginfo was stripped: the stored form (codings.ts) is what
+  // every hit is sent, and what Redis holds. Before the dependency check, which must see every
+  // invalidation up to the local store's set (nothing is awaited between the two).
+  const form = verdict.store && Buffer.isBuffer(inspected.body) ? await gw.compression.storedForm(inspected.body) : undefined;
   const deps = verdict.store
     ? dependenciesOf({ query: api.query, modules: api.modules, override: api.rule.dependsOn, answer: json, namespaces: gw.changes.namespaces })
     : undefined;
@@ -352,10 +356,7 @@ async function fetchAndStore(
   let stored: CacheEntry | undefined;
   let storedAs: StoredForm | undefined;
   let notStored: NoStoreReason | undefined = verdict.store ? undefined : verdict.reason;
-  if (verdict.store && deps && Buffer.isBuffer(inspected.body)) {
-    // Compressed once, here, after debuginfo was stripped: the stored form (codings.ts) is what
-    // every hit is sent, and what Redis holds.
-    const form = await gw.compression.storedForm(inspected.body);
+  if (verdict.store && deps && form && Buffer.isBuffer(inspected.body)) {
     stored = await store(
       gw,
       tier,
