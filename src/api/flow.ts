@@ -13,8 +13,10 @@
  *   fetch     across replicas, one takes the Redis lock and asks the wiki, the others poll Redis
  *             for its entry (bounded) and else ask themselves (askWiki: a turn at the wiki,
  *             the answer read and inspected)
- *   store     what policy.ts allows (evaluateAnswer, then finalVerdict), where it allows
- *   deliver   deliver.ts: the stored or fresh headers, Age, X-Cache, the request id
+ *   store     what policy.ts allows (evaluateAnswer, then finalVerdict), where it allows, in its
+ *             stored form (compressed once: compression/codings.ts)
+ *   deliver   deliver.ts: the representation the client's Accept-Encoding takes (406 when none,
+ *             decided at recv), the stored or fresh headers, Age, X-Cache, the request id
  *
  * Passes (not cacheable by the request) go straight to the wiki and back, still inspected.
  * Decisions live in request.ts and policy.ts; this module only sequences them and does the I/O.
