@@ -29,8 +29,8 @@ import { requestIdOf } from '../request-id.js';
 import type { RequestCell } from '../request-metrics.js';
 import { recordFreshHit } from '../request-record.js';
 import { targetTooLong } from '../target.js';
-import { chooseCoding, type Coding, preferenceOf } from '../compression/accept-encoding.js';
-import { entryHeaders, PER_REQUEST_HEADERS, stored } from './deliver.js';
+import { type Coding, preferenceOf } from '../compression/accept-encoding.js';
+import { codingFor, entryHeaders, PER_REQUEST_HEADERS, stored } from './deliver.js';
 import { keyedHeadersOf, type Recv, rememberedRecv } from './recv.js';
 import { cacheKey, type KeyedHeaders, sameKeyedHeaders } from './request.js';
 
@@ -82,7 +82,7 @@ export function serveFreshHit(gw: Gateway, req: IncomingMessage, res: ServerResp
   if (!entry || gw.store.freshness(entry, startedAt) !== 'fresh') return false;
   const preference = preferenceOf(req.headers['accept-encoding']);
   if (preference === 'not-acceptable') return false;
-  const coding = chooseCoding(preference, (c) => stored(entry, c));
+  const coding = codingFor(entry, preference);
   if (!stored(entry, coding)) return false;
   const head = replayHead(entry, coding);
   if (!head) return false;
