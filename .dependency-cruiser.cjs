@@ -11,13 +11,13 @@ const LAYERS = [
   },
   {
     name: 'decisions',
-    doc: 'pure decisions over headers and bodies: configuration, identity, forwarding, cookies, debuginfo, cache policy, entry formats',
-    path: '^src/(config|identity|forwarding|set-cookie)\\.ts$|^src/config/|^src/debuginfo/|^src/invalidation/(titles|dependencies|purge-url|changes|session-users)\\.ts$|^src/api/(request|policy|requester-address)\\.ts$|^src/cache/(entry|freshness|compact|arena|entry-codec)\\.ts$',
+    doc: 'pure decisions over headers and bodies: configuration, identity, forwarding, cookies, debuginfo, cache policy, entry formats, content codings',
+    path: '^src/(config|identity|forwarding|set-cookie)\\.ts$|^src/config/|^src/debuginfo/|^src/compression/(accept-encoding|codings)\\.ts$|^src/invalidation/(titles|dependencies|purge-url|changes|session-users)\\.ts$|^src/api/(request|policy|requester-address)\\.ts$|^src/cache/(entry|freshness|compact|arena|entry-codec)\\.ts$',
   },
   {
     name: 'parts',
     doc: 'stateful parts with I/O at their edge: stores, Redis, metrics, logging, the upstream client and its probe, limits',
-    path: '^src/(metrics|request-metrics|logging|upstream|upstream-probe|module-names|body)\\.ts$|^src/cache/(store|coalescer|purge|redis-tier|invalidation-log)\\.ts$|^src/cache/redis/|^src/limits/(client-address|client-budget|refusal-delay|upstream-gate)\\.ts$|^src/invalidation/(follower|signals)\\.ts$',
+    path: '^src/(metrics|request-metrics|logging|upstream|upstream-probe|module-names|body)\\.ts$|^src/cache/(store|coalescer|purge|redis-tier|invalidation-log)\\.ts$|^src/cache/redis/|^src/limits/(client-address|client-budget|refusal-delay|upstream-gate)\\.ts$|^src/invalidation/(follower|signals)\\.ts$|^src/compression/(metrics|representations)\\.ts$',
   },
   {
     name: 'gateway',

@@ -9,8 +9,8 @@
 //   BENCH_HIT_ROUNDS (5)       rounds of the hit-path comparison, each with fresh processes
 //   BENCH_WARMUP_SECONDS (6)   load on each hit-path candidate before it is measured
 //   BENCH_ONLY=hit,cluster,zipf,coalesce,miss,flood,credential-net,memory  run a subset;
-//                              `invalidation` (not in the default set, minutes per configuration)
-//                              runs bench/invalidation.mjs
+//                              `invalidation` (bench/invalidation.mjs, minutes per configuration)
+//                              and `compression` (bench/compression.mjs) run only when named
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -34,6 +34,7 @@ import {
   work,
   wrk,
 } from './harness.mjs';
+import { benchCompression } from './compression.mjs';
 import { benchCredentialNet, benchFlood } from './flood.mjs';
 import { benchInvalidation, dependencyCost } from './invalidation.mjs';
 
@@ -375,6 +376,7 @@ if (ONLY.has('zipf') || ONLY.has('coalesce') || ONLY.has('miss') || ONLY.has('fl
 if (ONLY.has('credential-net')) await benchCredentialNet(row);
 if (ONLY.has('invalidation')) await dependencyCost(record);
 if (ONLY.has('memory')) benchMemory();
+if (ONLY.has('compression')) await benchCompression(row, withWiki);
 writeFileSync(path.join(work, 'results.json'), JSON.stringify(rows, null, 2));
 console.log(`\nresults: ${path.join(work, 'results.json')}`);
 stopAll();

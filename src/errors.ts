@@ -15,6 +15,7 @@ export const GATEWAY_ERRORS = {
   'wikiedge-upstream-timeout': { status: 504, info: 'The wiki did not answer in time.' },
   'wikiedge-bad-request': { status: 400, info: 'The request is malformed.' },
   'wikiedge-uri-too-long': { status: 414, info: 'The request URL is too long.' },
+  'wikiedge-not-acceptable': { status: 406, info: 'Accept-Encoding refuses identity and accepts neither gzip nor br.' },
   'wikiedge-headers-too-large': { status: 431, info: 'The request headers are too large.' },
   'wikiedge-purge-forbidden': { status: 405, info: 'PURGE is only accepted from trusted addresses.' },
   'wikiedge-method-not-allowed': { status: 405, info: 'The gateway does not forward this method.' },

@@ -14,6 +14,8 @@ import { ClientBudget } from './limits/client-budget.js';
 import { RefusalDelay } from './limits/refusal-delay.js';
 import { UpstreamGate } from './limits/upstream-gate.js';
 import { DebuginfoMetrics } from './debuginfo/record.js';
+import { CompressionMetrics } from './compression/metrics.js';
+import { Representations } from './compression/representations.js';
 import { type IdentityRules, cookieCredentialKind, identityRules } from './identity.js';
 import { ChangeSignalMetrics, Metrics, RedisMetrics, moduleLabeller } from './metrics.js';
 import { ALWAYS_LEADER, ChangeFollower, type Cursor, MemoryCursorStore } from './invalidation/follower.js';
@@ -40,6 +42,8 @@ export interface Gateway {
   readonly registry: Registry;
   readonly metrics: Metrics;
   readonly debuginfoMetrics: DebuginfoMetrics;
+  /** Stored answers in the codings clients take (src/compression/representations.ts). */
+  readonly compression: Representations;
   readonly identityRules: IdentityRules;
   readonly cookieNames: CookieNames;
   readonly moduleLabel: (modules: readonly string[]) => string;
@@ -104,6 +108,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
   const metrics = new Metrics(registry, { tierStats: (tier) => store.stats(tier), gate });
   late.metrics = metrics;
   const changeMetrics = new ChangeSignalMetrics(registry);
+  const compression = newRepresentations(config, log, store, registry);
   const sessionUsers = new SessionUsers();
   const redis = config.redisUrl
     ? new RedisTier({
@@ -156,6 +161,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     registry,
     metrics,
     debuginfoMetrics: new DebuginfoMetrics(registry),
+    compression,
     identityRules: rules,
     cookieNames: {
       sessionCookie: rules.sessionCookie,
@@ -175,6 +181,20 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     follower,
     purge,
   };
+}
+
+/** Decoded answers for identity clients are kept in 1/16 of the shared tier's budget, beside it. */
+function newRepresentations(config: Config, log: Logger, store: CacheStore, registry: Registry): Representations {
+  const late: { r?: Representations } = {};
+  const metrics = new CompressionMetrics(registry, { tierStats: (tier) => store.stats(tier), decodedBytes: () => late.r?.decodedBytes() ?? 0 });
+  late.r = new Representations({
+    store,
+    metrics,
+    decodedMaxBytes: Math.floor(config.cacheSharedMaxBytes / 16),
+    brotliAfterHits: config.brotliAfterHits,
+    log: log.child({ component: 'compression' }),
+  });
+  return late.r;
 }
 
 /**

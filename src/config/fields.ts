@@ -299,6 +299,13 @@ export const FIELDS = {
     unit: 'bytes',
     doc: 'larger answers are not stored',
   }),
+  brotliAfterHits: field({
+    env: 'WIKIEDGE_BROTLI_AFTER_HITS',
+    parse: int(0, 1_000_000),
+    default: 4,
+    unit: 'count',
+    doc: 'stored answers are kept in gzip; one that clients preferring br have asked for this many times is given a br form too (quality 11, made in the background, ~19 % smaller than the gzip); `0`: never (br clients get gzip). See "Compression"',
+  }),
   ttlPublicSeconds: field({
     env: 'WIKIEDGE_TTL_PUBLIC_SECONDS',
     parse: int(1, 86_400),
