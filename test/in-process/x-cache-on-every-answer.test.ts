@@ -56,7 +56,12 @@ describe('X-Cache and X-Request-Id on every answer', () => {
     });
     gw = await startGateway(wiki.url, { WIKIEDGE_GRACE_SECONDS: '0' }, { now: () => clock });
     untrusting = await startGateway(wiki.url, { WIKIEDGE_PURGE_ALLOW: '192.0.2.10' });
-    limited = await startGateway(wiki.url, { WIKIEDGE_CLIENT_MISS_RATE: '1', WIKIEDGE_CLIENT_MISS_BURST: '1' });
+    // Refused at once: a delayed refusal lets the bucket refill before the next request.
+    limited = await startGateway(wiki.url, {
+      WIKIEDGE_CLIENT_MISS_RATE: '1',
+      WIKIEDGE_CLIENT_MISS_BURST: '1',
+      WIKIEDGE_CLIENT_REFUSAL_DELAY_MS: '0',
+    });
     wikiless = await startGateway(`http://127.0.0.1:${await closedPort()}`);
   });
   afterAll(async () => {
