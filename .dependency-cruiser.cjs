@@ -11,13 +11,13 @@ const LAYERS = [
   },
   {
     name: 'decisions',
-    doc: 'pure decisions over headers and bodies: configuration, identity, forwarding, cookies, debuginfo, cache policy, entry formats',
-    path: '^src/(config|identity|forwarding|set-cookie)\\.ts$|^src/config/|^src/debuginfo/|^src/invalidation/(titles|dependencies|purge-url|changes|session-users)\\.ts$|^src/api/(request|policy|requester-address)\\.ts$|^src/cache/(entry|freshness|compact|arena|entry-codec)\\.ts$',
+    doc: 'pure decisions over headers and bodies: configuration, identity, forwarding, cookies, debuginfo, cache policy, entry formats, content codings',
+    path: '^src/(config|identity|forwarding|set-cookie)\\.ts$|^src/config/|^src/debuginfo/|^src/compression/(accept-encoding|codings)\\.ts$|^src/invalidation/(titles|dependencies|purge-url|changes|session-users)\\.ts$|^src/api/(request|policy|requester-address)\\.ts$|^src/cache/(entry|freshness|compact|arena|entry-codec)\\.ts$',
   },
   {
     name: 'parts',
-    doc: 'stateful parts with I/O at their edge: stores, Redis, metrics, logging, the upstream client, limits',
-    path: '^src/(metrics|module-labels|build-info|request-metrics|logging|access-log|upstream|body)\\.ts$|^src/cache/(store|coalescer|purge|redis-tier|invalidation-log)\\.ts$|^src/cache/redis/|^src/limits/(client-address|client-budget|upstream-gate)\\.ts$|^src/invalidation/(follower|signals)\\.ts$',
+    doc: 'stateful parts with I/O at their edge: stores, Redis, metrics, logging, the upstream client and its probe, limits',
+    path: '^src/(metrics|module-labels|build-info|request-metrics|logging|access-log|upstream|upstream-probe|module-names|body)\\.ts$|^src/cache/(store|coalescer|purge|redis-tier|invalidation-log)\\.ts$|^src/cache/redis/|^src/limits/(client-address|client-budget|refusal-delay|upstream-gate)\\.ts$|^src/invalidation/(follower|signals)\\.ts$|^src/compression/(metrics|representations)\\.ts$',
   },
   {
     name: 'gateway',
@@ -31,8 +31,8 @@ const LAYERS = [
   },
   {
     name: 'apps',
-    doc: 'listeners and processes: the public and admin apps, build, cluster, main',
-    path: '^src/(public-app|admin|app|main|cluster)\\.ts$|^src/cluster/',
+    doc: 'listeners and processes: the public and admin apps, build, listen, cluster, the command line, main',
+    path: '^src/(public-app|admin|app|listen|main|cli|cluster)\\.ts$|^src/cluster/',
   },
 ];
 

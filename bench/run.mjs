@@ -8,7 +8,9 @@
 //   BENCH_ROUNDS (default 3)   rounds of the all-cores and miss comparisons (medians reported)
 //   BENCH_HIT_ROUNDS (5)       rounds of the hit-path comparison, each with fresh processes
 //   BENCH_WARMUP_SECONDS (6)   load on each hit-path candidate before it is measured
-//   BENCH_ONLY=hit,cluster,zipf,coalesce,miss,memory  run a subset
+//   BENCH_ONLY=hit,cluster,zipf,coalesce,miss,flood,credential-net,memory  run a subset;
+//                              `invalidation` (bench/invalidation.mjs, minutes per configuration)
+//                              and `compression` (bench/compression.mjs) run only when named
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -32,13 +34,21 @@ import {
   work,
   wrk,
 } from './harness.mjs';
+import { benchCompression } from './compression.mjs';
+import { benchCredentialNet, benchFlood } from './flood.mjs';
+import { benchInvalidation, dependencyCost } from './invalidation.mjs';
 
-const ONLY = new Set((process.env.BENCH_ONLY ?? 'hit,cluster,zipf,coalesce,miss,memory').split(','));
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'hit,cluster,zipf,coalesce,miss,flood,credential-net,memory').split(','));
 const rows = [];
 
 function row(section, what, value, note = '') {
-  rows.push({ section, what, value, note });
+  record(section, what, value, note);
   console.log(`  ${what.padEnd(58)} ${String(value).padStart(14)}  ${note}`);
+}
+
+/** Into results.json only: for sections that print their own table (bench/invalidation.mjs). */
+function record(section, what, value, note = '') {
+  rows.push({ section, what, value, note });
 }
 
 // ------------------------------------------------------------------------------------- hit path
@@ -354,14 +364,19 @@ if (!have('wrk')) {
 ensureBuilt();
 if (ONLY.has('hit')) await benchHit();
 if (ONLY.has('cluster')) await benchCluster();
-if (ONLY.has('zipf') || ONLY.has('coalesce') || ONLY.has('miss')) {
+if (ONLY.has('zipf') || ONLY.has('coalesce') || ONLY.has('miss') || ONLY.has('flood') || ONLY.has('invalidation')) {
   await withWiki(async (wikiUrl, data) => {
     if (ONLY.has('zipf')) await benchZipf(wikiUrl, data);
     if (ONLY.has('coalesce')) await benchCoalesce(wikiUrl, data);
     if (ONLY.has('miss')) await benchMiss(wikiUrl);
+    if (ONLY.has('flood')) await benchFlood(wikiUrl, data, row);
+    if (ONLY.has('invalidation')) await benchInvalidation(wikiUrl, data, record);
   });
 }
+if (ONLY.has('credential-net')) await benchCredentialNet(row);
+if (ONLY.has('invalidation')) await dependencyCost(record);
 if (ONLY.has('memory')) benchMemory();
+if (ONLY.has('compression')) await benchCompression(row, withWiki);
 writeFileSync(path.join(work, 'results.json'), JSON.stringify(rows, null, 2));
 console.log(`\nresults: ${path.join(work, 'results.json')}`);
 stopAll();

@@ -8,6 +8,7 @@
 # Full list: mediawiki php-cli php-sqlite3 php-intl php-mbstring php-xml php-curl php-gd curl redis-server
 #            prometheus (only for promtool: the test that checks the Prometheus config and every
 #            PromQL expression of the Grafana dashboard; its daemon is never started)
+#            python3-mwclient (a real client library in the suite: mwclient-read-modify-write)
 # The container checks pass their own lists (scripts/lib/podman.sh): podman runc debootstrap
 # uidmap netavark aardvark-dns, and podman-compose for scripts/verify-compose.sh.
 #
@@ -20,11 +21,11 @@
 # * All messages go to stderr. Exit status is non-zero on any failure.
 set -euo pipefail
 
-DEFAULT_PKGS=(mediawiki php-cli php-sqlite3 php-intl php-mbstring php-xml php-curl php-gd curl redis-server prometheus)
+DEFAULT_PKGS=(mediawiki php-cli php-sqlite3 php-intl php-mbstring php-xml php-curl php-gd curl redis-server prometheus python3-mwclient)
 if [ $# -gt 0 ]; then
   case "$1" in
     -h | --help)
-      sed -n '2,20p' "$0"
+      sed -n '2,21p' "$0"
       exit 0
       ;;
   esac

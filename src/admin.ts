@@ -10,22 +10,31 @@ import { isIP } from 'node:net';
 import Fastify, { type FastifyBaseLogger, LogController, type FastifyInstance } from 'fastify';
 import { describePurge, logPurge } from './access-log.js';
 import { canonicalQuery } from './api/request.js';
+import { answerClientError } from './error-reply.js';
 import { headerString } from './forwarding.js';
+import { requestIdOf } from './request-id.js';
 import { parsePhpQuery } from './php/php-input.js';
 import { isApiTarget, parseTarget } from './target.js';
 import type { Logger } from 'pino';
 import { type PurgeMessage, type PurgeResult, purgeEverywhere } from './cache/purge.js';
 import type { Gateway } from './gateway.js';
+import type { ProbeResult, UpstreamState } from './upstream-probe.js';
 
-/** What /readyz reports besides its status code. */
+/**
+ * /readyz: whether this gateway can serve. Ready = listening, and not shutting down. The cache is
+ * always usable: the local tier lives in the process, and a Redis tier that is down is skipped
+ * (the local tier serves; `wikiedge_redis_up` says so). The wiki is not asked: see
+ * upstream-probe.ts for why, and /upstreamz for its health.
+ */
 export type Readiness =
   | { readonly ready: true }
-  | {
-      readonly ready: false;
-      readonly reason?: 'shutting-down' | 'no-worker-listening';
-      readonly upstreamStatus?: number;
-      readonly error?: string;
-    };
+  | { readonly ready: false; readonly reason: 'shutting-down' | 'no-worker-listening' | 'not-listening' };
+
+/** /upstreamz: the background probe's last result (upstream-probe.ts). */
+export interface UpstreamHealth {
+  readonly state: UpstreamState;
+  readonly last: ProbeResult | undefined;
+}
 
 /** An admin purge's answer: what was removed, and in a cluster how many workers applied it. */
 export interface AdminPurgeResult extends PurgeResult {
@@ -36,9 +45,12 @@ export interface AdminPurgeResult extends PurgeResult {
 }
 
 export interface AdminBackend {
-  /** True from the moment shutdown starts: /readyz then answers 503, without asking the wiki. */
+  /** True from the moment shutdown starts: /readyz then answers 503. */
   readonly shuttingDown: boolean;
-  readiness(): Promise<Readiness>;
+  /** Whether the gateway can serve, from what the process knows: no I/O, so probes answer at once. */
+  readiness(): Readiness;
+  /** The wiki's health as the background probe last saw it: no I/O either. */
+  upstream(): UpstreamHealth;
   metrics(): Promise<{ readonly contentType: string; readonly body: string }>;
   /** Apply an admin purge wherever it must go (Redis, every local tier). */
   purge(message: PurgeMessage): Promise<AdminPurgeResult>;
@@ -55,7 +67,15 @@ export function buildAdmin(log: Logger, backend: AdminBackend, options: AdminOpt
   const app = Fastify({
     loggerInstance: log.child({ listener: 'admin' }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
+    genReqId: (req) => requestIdOf(req.headers),
+    clientErrorHandler: answerClientError,
     bodyLimit: 64 * 1024,
+  });
+  // Every answer says X-Cache and X-Request-Id, as the public listener's do (adminCacheWord).
+  app.addHook('onSend', (request, reply, payload, done) => {
+    reply.header('x-request-id', request.id);
+    reply.header('x-cache', adminCacheWord(request.routeOptions.url, reply.statusCode));
+    done(null, payload);
   });
   // JSON only (anything else is refused before it is read, adminRefusal), and an empty body is {}:
   // `curl -X POST -H 'Content-Type: application/json' '…/purge?all=1'` is the documented form.
@@ -85,12 +105,28 @@ export function buildAdmin(log: Logger, backend: AdminBackend, options: AdminOpt
 
   app.get('/readyz', async (_request, reply) => {
     // A load balancer following /readyz stops sending as soon as shutdown starts.
-    const readiness: Readiness = backend.shuttingDown
-      ? { ready: false, reason: 'shutting-down' }
-      : await backend.readiness();
+    const readiness: Readiness = backend.shuttingDown ? { ready: false, reason: 'shutting-down' } : backend.readiness();
     if (readiness.ready) return { status: 'ready' };
-    const { ready: _ready, ...why } = readiness;
-    return reply.code(503).send({ status: 'unready', ...why });
+    return reply.code(503).send({ status: 'unready', reason: readiness.reason });
+  });
+
+  /**
+   * The wiki's health for operators who want a probe of it (a monitoring check, not a Kubernetes
+   * readiness probe: see upstream-probe.ts): 200 while the last background probe got a 200,
+   * 503 while it did not or before the first one ended.
+   */
+  app.get('/upstreamz', async (_request, reply) => {
+    const { state, last } = backend.upstream();
+    const body = {
+      upstream: state,
+      ...(last && {
+        result: last.result,
+        ...(last.status !== undefined && { status: last.status }),
+        durationMs: Math.round(last.durationMs),
+        at: new Date(last.at).toISOString(),
+      }),
+    };
+    return reply.code(state === 'up' ? 200 : 503).send(body);
   });
 
   app.get('/metrics', async (_request, reply) => {
@@ -120,6 +156,18 @@ export function buildAdmin(log: Logger, backend: AdminBackend, options: AdminOpt
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * The admin listener's X-Cache, in the public listener's words (outcomes.ts): `purge` for an
+ * answer of POST /purge, `error` for a request refused or not found, `pass` for the rest (the
+ * gateway's own answers, never cached; /readyz's and /upstreamz's 503 included, which are
+ * answers, not errors).
+ */
+export function adminCacheWord(route: string | undefined, status: number): 'purge' | 'error' | 'pass' {
+  if (route === '/purge' && (status === 200 || status === 503)) return 'purge';
+  if (status >= 400 && !(status === 503 && (route === '/readyz' || route === '/upstreamz'))) return 'error';
+  return 'pass';
+}
 
 /**
  * Why a mutating admin request is refused, or undefined. A page open in the operator's browser
@@ -203,29 +251,21 @@ export function purgeMessageOf(given: Record<string, unknown>, apiPath: string):
   return 'give one of all=1, module=, prefix= or url=';
 }
 
-/** /readyz's question to the wiki: does api.php answer 200 within WIKIEDGE_READY_TIMEOUT_MS? */
-export async function probeWiki(gw: Gateway): Promise<Readiness> {
-  try {
-    const res = await gw.upstream.request({
-      method: 'GET',
-      path: `${gw.config.apiPath}?action=query&format=json`,
-      headers: { 'user-agent': 'wikiedge-readyz' },
-      signal: AbortSignal.timeout(gw.config.readyTimeoutMs),
-    });
-    await res.body.dump();
-    return res.statusCode === 200 ? { ready: true } : { ready: false, upstreamStatus: res.statusCode };
-  } catch (err) {
-    return { ready: false, error: (err as Error).name };
-  }
+/** What the single process's admin listener reads of its own state. */
+export interface LocalState {
+  readonly shuttingDown: boolean;
+  /** The public listener is listening. */
+  readonly listening: boolean;
 }
 
-/** The single process's admin backend: its own gateway. */
-export function localAdmin(gw: Gateway, state: { readonly shuttingDown: boolean }): AdminBackend {
+/** The single process's admin backend: its own gateway, and its own upstream probe. */
+export function localAdmin(gw: Gateway, state: LocalState, probe: UpstreamHealth): AdminBackend {
   return {
     get shuttingDown() {
       return state.shuttingDown;
     },
-    readiness: () => probeWiki(gw),
+    readiness: () => (state.listening ? { ready: true } : { ready: false, reason: 'not-listening' }),
+    upstream: () => ({ state: probe.state, last: probe.last }),
     metrics: async () => ({ contentType: gw.registry.contentType, body: await gw.registry.metrics() }),
     // With Redis: removed there too, and on every replica through the purge channel.
     purge: (message) => {

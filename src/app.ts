@@ -12,7 +12,9 @@ import type { Logger } from 'pino';
 import { buildAdmin, localAdmin } from './admin.js';
 import type { Config } from './config.js';
 import { createGateway, type Gateway, type GatewayDeps } from './gateway.js';
+import { checkModuleNamesOnceUp } from './module-names.js';
 import { buildPublic } from './public-app.js';
+import { UpstreamProbe, UpstreamProbeMetrics } from './upstream-probe.js';
 
 /** How long build() waits for Redis at start before going on without it. */
 const REDIS_START_WAIT_MS = 2_000;
@@ -45,6 +47,12 @@ export interface BuiltPublic {
 /** The single process: the gateway, its public listener and its admin listener. */
 export interface Built extends BuiltPublic {
   readonly adminApp: FastifyInstance;
+  /**
+   * The wiki's health in the background (`wikiedge_upstream_up`, /upstreamz), not started:
+   * main.ts starts it once the listeners are up (a test gateway does so when it needs it).
+   * Its first answer from the wiki also checks WIKIEDGE_MODULES' names (module-names.ts).
+   */
+  readonly upstreamProbe: UpstreamProbe;
 }
 
 export interface BuildOptions {
@@ -63,8 +71,14 @@ export async function build(
   const gw = createGateway(config, log, deps);
   const publicApp = buildPublic(gw);
   const drain = new ConnectionDrain(publicApp.server);
-  const state = { shuttingDown: false };
-  const adminApp = options.admin === false ? undefined : buildAdmin(log, localAdmin(gw, state), { token: config.adminToken, apiPath: config.apiPath });
+  const state = {
+    shuttingDown: false,
+    get listening() {
+      return publicApp.server.listening;
+    },
+  };
+  const probe = options.admin === false ? undefined : upstreamProbe(gw);
+  const adminApp = probe && buildAdmin(log, localAdmin(gw, state, probe), { token: config.adminToken, apiPath: config.apiPath });
   await Promise.all([publicApp.ready(), adminApp?.ready()]);
   // Give Redis a moment to connect so the first requests already share; never wait longer.
   if (gw.redis && !(await gw.redis.ready(REDIS_START_WAIT_MS))) {
@@ -104,11 +118,32 @@ export async function build(
         drain.stop();
       }
       await adminApp?.close();
+      await probe?.stop();
       await gw.follower?.stop();
       await Promise.all([gw.upstream.close(), gw.redis?.close()]);
     },
   };
-  return adminApp ? Object.assign(built, { adminApp }) : built;
+  return adminApp && probe ? Object.assign(built, { adminApp, upstreamProbe: probe }) : built;
+}
+
+/** The single process's probe of the wiki, on the gateway's registry and upstream client. */
+function upstreamProbe(gw: Gateway): UpstreamProbe {
+  const { config, log } = gw;
+  return new UpstreamProbe({
+    upstream: gw.upstream,
+    apiPath: config.apiPath,
+    intervalMs: config.upstreamProbeMs,
+    timeoutMs: config.upstreamProbeTimeoutMs,
+    metrics: new UpstreamProbeMetrics(gw.registry),
+    log: log.child({ component: 'upstream-probe' }),
+    onChange: checkModuleNamesOnceUp({
+      upstream: gw.upstream,
+      apiPath: config.apiPath,
+      names: Object.keys(config.modules),
+      timeoutMs: config.upstreamResponseTimeoutMs,
+      log,
+    }),
+  });
 }
 
 /**

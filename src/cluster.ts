@@ -12,7 +12,13 @@
  *   others only their local tier), and a worker's own purge reaches its siblings.
  * - shutdown.ts: SIGTERM/SIGINT: /readyz 503, every worker drains as a single process does
  *   (app.ts), exit 0 once all of them have exited 0.
- * - worker-env.ts: what every worker's environment carries (the session HMAC key, malloc).
+ * - reload.ts: SIGHUP: re-read and validate the configuration, then replace the workers one at
+ *   a time (supervisor.ts replaceAll), the new one listening before the old one drains.
+ * - worker-config.ts: every worker runs the configuration the primary validated (over IPC).
+ * - worker-env.ts: what every worker's environment carries (malloc, the worker mark).
+ *
+ * The primary also probes the wiki, once for all its workers (upstream-probe.ts:
+ * `wikiedge_upstream_up` on its own registry, added to the workers' sums; /upstreamz).
  *
  * Each worker runs the whole gateway (app.ts's build() without the admin listener) on the shared
  * public port, with its own local tier. The primary runs no gateway: it owns the admin listener
@@ -35,77 +41,187 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
-import { type AdminBackend, type Readiness, buildAdmin } from './admin.js';
+import { Registry } from 'prom-client';
+import { type AdminBackend, buildAdmin } from './admin.js';
+import type { PurgeMessage } from './cache/purge.js';
 import { IpcAsks } from './cluster/ipc-asks.js';
-import { isAnswer, isSiblingsPurge } from './cluster/messages.js';
+import { type FinalMetricsKeptMessage, isAnswer, isConfigAsk, isFinalMetrics, isSiblingsPurge } from './cluster/messages.js';
 import { ClusterMetrics, METRICS_ASK_MS } from './cluster/metrics-aggregation.js';
 import { PURGE_ASK_MS, PurgeFanOut } from './cluster/purge-fan-out.js';
-import { shutDownOnSignals } from './cluster/shutdown.js';
+import { reloadOnSighup } from './cluster/reload.js';
+import { SHUTDOWN_MARGIN_MS, shutDownOnSignals } from './cluster/shutdown.js';
 import { Supervisor } from './cluster/supervisor.js';
+import { WorkerConfig } from './cluster/worker-config.js';
 import { workerEnv } from './cluster/worker-env.js';
-import type { Config } from './config.js';
+import { type Config, type ConfigSources, type LoadedConfig, readConfigSources } from './config.js';
+import { checkCanListen, listenAs } from './listen.js';
+import { checkModuleNamesOnceUp } from './module-names.js';
+import { Upstream } from './upstream.js';
+import { UpstreamProbe, UpstreamProbeMetrics } from './upstream-probe.js';
 
-/** In the primary: fork the workers, serve the admin listener, restart and stop the workers. */
-export async function runPrimary(config: Config, log: Logger): Promise<void> {
+/**
+ * In the primary: fork the workers, serve the admin listener, probe the wiki, restart, reload
+ * and stop the workers. `loaded` is what `sources` gave (main.ts validated them).
+ */
+export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, log: Logger): Promise<void> {
   if (!process.env['NODE_CLUSTER_SCHED_POLICY']) cluster.schedulingPolicy = cluster.SCHED_NONE;
   // Structured clone over IPC: metric values may be NaN or Infinity, which JSON would turn into null.
   cluster.setupPrimary({ serialization: 'advanced' });
 
+  /** The configuration in force; a reload replaces it (the listeners' keys never change). */
+  let current = loaded;
+  const config = (): Config => current.config;
+  const fixed = loaded.config;
+  const workerConfig = new WorkerConfig(loaded, sources);
+
   const asks = new IpcAsks<Worker>();
-  const metrics = new ClusterMetrics<Worker>((w) => asks.ask(w, { op: 'metrics' }, METRICS_ASK_MS), log);
-  const purges = new PurgeFanOut<Worker>(
-    (w, message, everywhere) => asks.ask(w, { op: 'purge', message, everywhere }, PURGE_ASK_MS),
-    Boolean(config.redisUrl),
-    log,
-  );
+  const ownRegistry = new Registry();
+  const probeMetrics = new UpstreamProbeMetrics(ownRegistry);
+  let probe = newProbe(config(), probeMetrics, log);
+  const metrics = new ClusterMetrics<Worker>((w) => asks.ask(w, { op: 'metrics' }, METRICS_ASK_MS), log, ownRegistry);
+  const newPurges = () =>
+    new PurgeFanOut<Worker>(
+      (w, message, everywhere) => asks.ask(w, { op: 'purge', message, everywhere }, PURGE_ASK_MS),
+      Boolean(config().redisUrl),
+      log,
+    );
+  let purges = newPurges();
   const supervisor: Supervisor = new Supervisor({
-    workers: config.workers,
-    env: workerEnv(config),
+    workers: fixed.workers,
+    env: workerEnv(),
     log,
     onMessage: (worker, m) => {
       if (isAnswer(m)) asks.answered(m);
-      else if (isSiblingsPurge(m)) purges.relay(supervisor.listening(), worker, m.message);
+      else if (isConfigAsk(m)) workerConfig.answer(worker);
+      else if (isFinalMetrics(m)) {
+        metrics.keepFinal(worker, m.metrics);
+        worker.send({ wikiedge: 'final-metrics-kept' } satisfies FinalMetricsKeptMessage);
+      }
+      else if (isSiblingsPurge(m)) purges.relay(serving(), worker, m.message);
     },
     onExit: (worker) => {
       asks.abandon(worker);
       metrics.retire(worker);
     },
   });
-  const admin = buildAdmin(log, adminBackend(), { token: config.adminToken, apiPath: config.apiPath });
-  const state = shutDownOnSignals(log, config, {
-    stopWorkers: (limitMs) => supervisor.stop(limitMs),
-    closeAdmin: () => admin.close(),
-  });
+  /** Every worker that may hold cached entries: the slots' workers and the replaced ones still draining. */
+  const serving = () => [...supervisor.listening(), ...supervisor.draining()];
 
+  const admin = buildAdmin(log, adminBackend(), {
+    get token() {
+      return config().adminToken;
+    },
+    get apiPath() {
+      return config().apiPath;
+    },
+  });
+  const state = shutDownOnSignals(
+    log,
+    {
+      get shutdownDrainMs() {
+        return config().shutdownDrainMs;
+      },
+      get shutdownGraceMs() {
+        return config().shutdownGraceMs;
+      },
+    },
+    {
+      stopWorkers: (limitMs) => supervisor.stop(limitMs),
+      closeAdmin: async () => {
+        await admin.close();
+        await probe.stop();
+        await probe.upstream.close().catch(() => undefined);
+      },
+    },
+  );
+  reloadOnSighup(log, {
+    read: () => readConfigSources(process.env),
+    current: () => current,
+    apply: (next, nextSources) => {
+      const before = current.config;
+      current = next;
+      workerConfig.set(next, nextSources);
+      log.level = next.config.logLevel;
+      purges = newPurges();
+      // The new probe (its target or timing may have changed) also checks the new module names.
+      const old = probe;
+      void old.stop().then(() => old.upstream.close());
+      probe = newProbe(next.config, probeMetrics, log);
+      probe.start();
+      retireLimitMs = Math.max(drainAndGrace(before), drainAndGrace(next.config)) + SHUTDOWN_MARGIN_MS;
+    },
+    replaceWorkers: () => supervisor.replaceAll(retireLimitMs),
+    get shuttingDown() {
+      return state.shuttingDown;
+    },
+  });
+  let retireLimitMs = drainAndGrace(fixed) + SHUTDOWN_MARGIN_MS;
+
+  // A port in use is said in one line before any worker starts (listen.ts).
+  await checkCanListen({ key: 'WIKIEDGE_PORT', host: fixed.host, port: fixed.port });
+  await checkCanListen({ key: 'WIKIEDGE_ADMIN_PORT', host: fixed.adminHost, port: fixed.adminPort });
   // Every worker must be listening before the admin listener says so; one that exits first
   // means the configuration or the port is wrong, and the primary exits 1 (supervisor.ts).
   await supervisor.start();
-  await admin.listen({ host: config.adminHost, port: config.adminPort });
+  await listenAs(admin, { key: 'WIKIEDGE_ADMIN_PORT', host: fixed.adminHost, port: fixed.adminPort });
+  probe.start();
   log.info(
-    { workers: supervisor.size, public: `${config.host}:${config.port}`, admin: admin.server.address() },
+    { workers: supervisor.size, public: `${fixed.host}:${fixed.port}`, admin: admin.server.address() },
     'wikiedge listening',
   );
 
-  /** The admin routes (admin.ts), answered by the workers that listen now. */
+  /** The admin routes (admin.ts), answered from what the primary knows and by the workers that listen now. */
   function adminBackend(): AdminBackend {
     return {
       get shuttingDown() {
         return state.shuttingDown;
       },
-      readiness: () => askReady(supervisor.listening()[0]),
-      metrics: () => metrics.exposition(supervisor.listening()),
-      purge: (message) => purges.purge(supervisor.listening(), message),
+      // No I/O: a worker listens, or none does (all dead and restarting).
+      readiness: () => (supervisor.listening().length > 0 ? { ready: true } : { ready: false, reason: 'no-worker-listening' }),
+      upstream: () => ({ state: probe.state, last: probe.last }),
+      metrics: () => metrics.exposition(serving()),
+      purge: async (message) => {
+        const result = await purges.purge(supervisor.listening(), message);
+        purgeDraining(message);
+        return result;
+      },
     };
   }
 
-  /** One worker probes the wiki for all: they share its address and its configuration. */
-  async function askReady(worker: Worker | undefined): Promise<Readiness> {
-    if (!worker) return { ready: false, reason: 'no-worker-listening' };
-    try {
-      // The worker's probe gives up after readyTimeoutMs; a second more for its answer to come back.
-      return await asks.ask(worker, { op: 'ready' }, config.readyTimeoutMs + 1_000);
-    } catch (err) {
-      return { ready: false, error: (err as Error).message };
+  /** Replaced workers still serve their open connections from their local tier: purge it too. */
+  function purgeDraining(message: PurgeMessage): void {
+    for (const w of supervisor.draining()) {
+      asks.ask(w, { op: 'purge', message, everywhere: false }, PURGE_ASK_MS).catch(() => undefined);
     }
   }
+}
+
+function drainAndGrace(config: Config): number {
+  return config.shutdownDrainMs + config.shutdownGraceMs;
+}
+
+/** The primary's probe of the wiki, with a client of its own (one connection is enough). */
+function newProbe(config: Config, metrics: UpstreamProbeMetrics, log: Logger): UpstreamProbe & { readonly upstream: Upstream } {
+  const upstream = new Upstream({
+    origin: config.upstream,
+    connectTimeoutMs: config.upstreamConnectTimeoutMs,
+    responseTimeoutMs: config.upstreamResponseTimeoutMs,
+    connections: 1,
+  });
+  const probe = new UpstreamProbe({
+    upstream,
+    apiPath: config.apiPath,
+    intervalMs: config.upstreamProbeMs,
+    timeoutMs: config.upstreamProbeTimeoutMs,
+    metrics,
+    log: log.child({ component: 'upstream-probe' }),
+    onChange: checkModuleNamesOnceUp({
+      upstream,
+      apiPath: config.apiPath,
+      names: Object.keys(config.modules),
+      timeoutMs: config.upstreamResponseTimeoutMs,
+      log,
+    }),
+  });
+  return Object.assign(probe, { upstream });
 }

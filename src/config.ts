@@ -9,7 +9,17 @@
  */
 export { ConfigError } from './config/field.js';
 export { CONFIG_KEYS, type Config, type ConfigKey } from './config/fields.js';
-export { type ConfigOrigins, type LoadedConfig, loadConfig, loadConfigWithOrigins, type Origin, SECRET_FILE_KEYS } from './config/load.js';
+export {
+  type ConfigOrigins,
+  type ConfigSources,
+  configFromSources,
+  type LoadedConfig,
+  loadConfig,
+  loadConfigWithOrigins,
+  type Origin,
+  readConfigSources,
+  SECRET_FILE_KEYS,
+} from './config/load.js';
 export type { DebuginfoMode, LogFormat, LogLevel, ModuleRule } from './config/parsers.js';
 export { redactUrlPassword } from './config/redact.js';
 export { describeConfig, renderConfigHelp, renderConfigReference, renderEffectiveConfig } from './config/render.js';

@@ -4,9 +4,12 @@
  * renderApiError), everything else plain text. Every such answer says `X-Cache: error`, carries
  * the request id and, for 429/503, `Retry-After`; the record notes the error code.
  */
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type ErrorFormat, GatewayError, fromUpstreamFailure, renderApiError, renderPlainError } from './errors.js';
 import type { Gateway } from './gateway.js';
+import { requestIdOf } from './request-id.js';
 import { noteError } from './request-record.js';
 
 export interface ErrorReplyOptions {
@@ -33,4 +36,31 @@ export function replyWithError(
   reply.header('x-cache', 'error');
   reply.header('x-request-id', request.id);
   return reply.send(rendered.body);
+}
+
+/**
+ * Node's HTTP parser refuses some requests before any handler sees them: a malformed head (400),
+ * headers over maxHeaderSize (431), a client too slow to send its request (408). Fastify then
+ * writes a bare answer on the socket (its defaultClientErrorHandler); this is the same answer
+ * with what every answer of ours carries: `X-Cache: error` and an `X-Request-Id` (a fresh one:
+ * the request's own headers were never read), and `Connection: close`, since the socket is
+ * closed after it. A reset connection gets nothing: there is no one to answer.
+ */
+export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, message] =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'Client Timeout']
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Exceeded maximum allowed HTTP header size']
+        : [400, 'Client Error'];
+  const reason = STATUS_CODES[status]!;
+  const body = JSON.stringify({ error: reason, message, statusCode: status });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Cache: error\r\nX-Request-Id: ${requestIdOf({})}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
 }

@@ -15,8 +15,10 @@ export const GATEWAY_ERRORS = {
   'wikiedge-upstream-timeout': { status: 504, info: 'The wiki did not answer in time.' },
   'wikiedge-bad-request': { status: 400, info: 'The request is malformed.' },
   'wikiedge-uri-too-long': { status: 414, info: 'The request URL is too long.' },
+  'wikiedge-not-acceptable': { status: 406, info: 'Accept-Encoding refuses identity and accepts neither gzip nor br.' },
   'wikiedge-headers-too-large': { status: 431, info: 'The request headers are too large.' },
   'wikiedge-purge-forbidden': { status: 405, info: 'PURGE is only accepted from trusted addresses.' },
+  'wikiedge-method-not-allowed': { status: 405, info: 'The gateway does not forward this method.' },
   'wikiedge-rate-limited': { status: 429, info: 'This client has made too many uncached requests; retry after the time in Retry-After.' },
   'wikiedge-overloaded': { status: 503, info: 'The wiki is busy; retry after the time in Retry-After.' },
   'wikiedge-internal': { status: 500, info: 'The gateway failed to handle the request.' },
@@ -32,7 +34,13 @@ export class GatewayError extends Error {
     readonly code: GatewayErrorCode,
     options?: { cause?: unknown; info?: string; retryAfterSeconds?: number },
   ) {
+    // These are answers, not faults: where one was made says nothing (a failure's own stack is
+    // in its cause), and capturing the stack was the dearest part of a 429 under a flood
+    // (~8 % of the gateway's CPU, docs/BENCHMARKS.md flood). wikiedge-internal keeps its stack.
+    const stackTraceLimit = Error.stackTraceLimit;
+    if (code !== 'wikiedge-internal') Error.stackTraceLimit = 0;
     super(options?.info ?? GATEWAY_ERRORS[code].info, options?.cause ? { cause: options.cause } : undefined);
+    Error.stackTraceLimit = stackTraceLimit;
     this.name = 'GatewayError';
     this.status = GATEWAY_ERRORS[code].status;
     this.retryAfterSeconds = options?.retryAfterSeconds;

@@ -11,8 +11,11 @@ import { type CacheEntry, CacheStore } from './cache/store.js';
 import type { Config } from './config.js';
 import { AddressMatcher } from './address-list.js';
 import { ClientBudget } from './limits/client-budget.js';
+import { RefusalDelay } from './limits/refusal-delay.js';
 import { UpstreamGate } from './limits/upstream-gate.js';
 import { DebuginfoMetrics } from './debuginfo/record.js';
+import { CompressionMetrics } from './compression/metrics.js';
+import { Representations } from './compression/representations.js';
 import { type IdentityRules, cookieCredentialKind, identityRules } from './identity.js';
 import { ChangeSignalMetrics, Metrics, RedisMetrics, moduleLabeller } from './metrics.js';
 import { ALWAYS_LEADER, ChangeFollower, type Cursor, MemoryCursorStore } from './invalidation/follower.js';
@@ -22,6 +25,9 @@ import type { CookieNames } from './set-cookie.js';
 import { Upstream } from './upstream.js';
 
 export type { RequestTarget } from './target.js';
+
+/** Refused requests that may wait for their answer at once (refusal-delay.ts): a socket and a timer each. */
+const REFUSALS_WAITING_MAX = 10_000;
 
 export interface Gateway {
   readonly config: Config;
@@ -36,6 +42,8 @@ export interface Gateway {
   readonly registry: Registry;
   readonly metrics: Metrics;
   readonly debuginfoMetrics: DebuginfoMetrics;
+  /** Stored answers in the codings clients take (src/compression/representations.ts). */
+  readonly compression: Representations;
   readonly identityRules: IdentityRules;
   readonly cookieNames: CookieNames;
   readonly moduleLabel: (modules: readonly string[]) => string;
@@ -50,6 +58,8 @@ export interface Gateway {
   readonly gate: UpstreamGate;
   /** Each client's budget of uncached requests (limits/client-budget.ts). */
   readonly budget: ClientBudget;
+  /** How long a refused request waits for its 429 (limits/refusal-delay.ts). */
+  readonly refusalDelay: RefusalDelay;
   /** MediaWiki's change signals applied (invalidation/signals.ts), and the TTL defaults they allow. */
   readonly changes: ChangeSignals;
   /** Which sessions belong to which user (invalidation/session-users.ts). */
@@ -84,6 +94,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     now,
     onEvict: (tier, reason, count) => late.metrics?.evicted(tier, reason, count),
   });
+  const refusalDelay = new RefusalDelay(config.clientRefusalDelayMs, REFUSALS_WAITING_MAX);
   const gate = new UpstreamGate(
     {
       maxConcurrent: config.upstreamMaxConcurrency,
@@ -92,11 +103,13 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
       perClientMax: config.clientMaxConcurrency,
     },
     (reason) => late.metrics?.upstreamRejected.inc({ reason }),
+    refusalDelay,
   );
   // The pool is read at scrape time, by when `upstream` (below) exists.
   const metrics = new Metrics(registry, { tierStats: (tier) => store.stats(tier), gate, pool: () => upstream.pool.stats });
   late.metrics = metrics;
   const changeMetrics = new ChangeSignalMetrics(registry, { followerEnabled: config.rcFollow, purges: metrics });
+  const compression = newRepresentations(config, log, store, registry);
   const sessionUsers = new SessionUsers();
   const redis = config.redisUrl
     ? new RedisTier({
@@ -114,6 +127,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
   const purge = (message: PurgeMessage) => purgeEverywhere(store, redis, message, deps.siblings, sessionUsers);
   const changes = new ChangeSignals({
     purge,
+    purgeHere: (message) => Promise.resolve({ purged: applyLocalPurge(store, message, sessionUsers) }),
     metrics: changeMetrics,
     log: log.child({ component: 'changes' }),
     now: () => Date.now(),
@@ -126,7 +140,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     responseTimeoutMs: config.upstreamResponseTimeoutMs,
     connections: config.upstreamConnections,
   });
-  const follower = config.rcFollow ? newFollower(config, log, upstream, redis, changes, changeMetrics) : undefined;
+  const follower = config.rcFollow ? newFollower(config, log, upstream, redis, changes, changeMetrics, deps.siblings !== undefined) : undefined;
   if (follower) changes.followWith(follower);
   const rules = identityRules({
     cookiePrefix: config.cookiePrefix,
@@ -148,6 +162,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     registry,
     metrics,
     debuginfoMetrics: new DebuginfoMetrics(registry),
+    compression,
     identityRules: rules,
     cookieNames: {
       sessionCookie: rules.sessionCookie,
@@ -161,6 +176,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     purgeAllowed: new AddressMatcher(config.purgeAllow),
     gate,
     budget: new ClientBudget({ ratePerSecond: config.clientMissRate, burst: config.clientMissBurst, maxClients: 100_000 }),
+    refusalDelay,
     changes,
     sessionUsers,
     follower,
@@ -168,10 +184,26 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
   };
 }
 
+/** Decoded answers for identity clients are kept in 1/16 of the shared tier's budget, beside it. */
+function newRepresentations(config: Config, log: Logger, store: CacheStore, registry: Registry): Representations {
+  const late: { r?: Representations } = {};
+  const metrics = new CompressionMetrics(registry, { tierStats: (tier) => store.stats(tier), decodedBytes: () => late.r?.decodedBytes() ?? 0 });
+  late.r = new Representations({
+    store,
+    metrics,
+    decodedMaxBytes: Math.floor(config.cacheSharedMaxBytes / 16),
+    brotliAfterHits: config.brotliAfterHits,
+    log: log.child({ component: 'compression' }),
+  });
+  return late.r;
+}
+
 /**
  * The recentchanges follower: with Redis its cursor lives there and one replica follows at a
  * time (a lease renewed every poll, taken over when its holder dies); without, the cursor lives
- * as long as the process, as its local tier does (every worker of a cluster follows for itself).
+ * as long as the process, as its local tier does, and every worker of a cluster follows for
+ * itself and applies what it reads to its own tier only (README "Invalidation": a known cost,
+ * one poll per worker).
  */
 function newFollower(
   config: Config,
@@ -180,9 +212,11 @@ function newFollower(
   redis: RedisTier | undefined,
   changes: ChangeSignals,
   metrics: ChangeSignalMetrics,
+  inCluster: boolean,
 ): ChangeFollower {
   const leaseMs = Math.max(5_000, config.rcPollMs * 5);
   const state = redis?.followerState;
+  const reach = !redis && inCluster ? 'here' : 'everywhere';
   return new ChangeFollower({
     upstream,
     apiPath: config.apiPath,
@@ -200,9 +234,9 @@ function newFollower(
       : new MemoryCursorStore(),
     lease: state ? { hold: () => state.holdLease(leaseMs), release: () => state.releaseLease() } : ALWAYS_LEADER,
     apply: async (list) => {
-      await changes.apply(list);
+      await changes.apply(list, reach);
     },
-    expire: (before, reason) => changes.expire(before, reason),
+    expire: (before, reason) => changes.expire(before, reason, reach),
     namespaces: (ns) => changes.setNamespaces(ns),
   });
 }

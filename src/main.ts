@@ -1,25 +1,54 @@
 /**
- * `npm start`: validate the configuration (a bad value exits non-zero naming the key), listen on
- * the public and admin addresses, and shut down gracefully on SIGTERM/SIGINT (app.ts: /readyz
- * 503, drain, finish in-flight requests within WIKIEDGE_SHUTDOWN_GRACE_MS, close upstream
- * sockets, exit 0).
+ * `npm start` / `node dist/main.js`: answer a command-line option and exit (cli.ts: --check,
+ * --print-config, --help), or validate the configuration (a bad value exits 2 naming the key),
+ * listen on the public and admin addresses (a port that cannot be bound exits 1 with one line
+ * naming its key, listen.ts), probe the wiki in the background, and shut down gracefully on
+ * SIGTERM/SIGINT (app.ts: /readyz 503, drain, finish in-flight requests within
+ * WIKIEDGE_SHUTDOWN_GRACE_MS, close upstream sockets, exit 0).
  *
  * With WIKIEDGE_WORKERS > 1 this same file runs as the cluster primary (cluster.ts: admin
- * listener, workers' lifecycle) and as each worker (the gateway on the shared public port,
- * without an admin listener, answering the primary over IPC).
+ * listener, the upstream probe, workers' lifecycle, SIGHUP reload) and as each worker (the
+ * gateway on the shared public port, without an admin listener, answering the primary over IPC,
+ * running the configuration the primary hands it).
  */
 import cluster from 'node:cluster';
 import type { Logger } from 'pino';
 import { type BuiltPublic, build } from './app.js';
+import { parseCommand, runCommand } from './cli.js';
 import { runPrimary } from './cluster.js';
-import { answerPrimary, siblingsOverIpc } from './cluster/worker-side.js';
-import { ConfigError, describeConfig, loadConfig } from './config.js';
+import { configFromPrimary } from './cluster/worker-config.js';
+import { CLUSTER_WORKER_MARK } from './cluster/worker-env.js';
+import { answerPrimary, handOverFinalMetrics, siblingsOverIpc } from './cluster/worker-side.js';
+import { type Config, ConfigError, type ConfigSources, configFromSources, describeConfig, type LoadedConfig, loadConfigWithOrigins, readConfigSources } from './config.js';
+import { ListenError, listenAs } from './listen.js';
 import { createLogger } from './logging.js';
 
+/** How long a starting worker waits for its primary to send the configuration. */
+const WORKER_CONFIG_WAIT_MS = 10_000;
+/** How long a drained worker waits for its primary to keep its final metrics. */
+const FINAL_METRICS_WAIT_MS = 2_000;
+
 async function main(): Promise<void> {
-  let config: ReturnType<typeof loadConfig>;
+  const command = parseCommand(process.argv.slice(2));
+  if (command !== 'serve') {
+    process.exitCode = runCommand(command, process.env, process.stdout, process.stderr);
+    return;
+  }
+  if (cluster.isWorker && process.env[CLUSTER_WORKER_MARK] === '1') return runWorker(cluster.worker!.id);
+
+  const { loaded, sources } = configOrExit();
+  const { config } = loaded;
+  const log = createLogger(config.logLevel, { pretty: config.logFormat === 'pretty' });
+  for (const warning of loaded.warnings) log.warn(warning);
+  log.info({ config: describeConfig(config) }, 'effective configuration');
+  if (config.workers > 1) return runPrimary(loaded, sources, log);
+  return runSingle(config, log);
+}
+
+function configOrExit(): { loaded: LoadedConfig; sources: ConfigSources } {
   try {
-    config = loadConfig();
+    const sources = readConfigSources(process.env);
+    return { loaded: configFromSources(sources), sources };
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`wikiedge: invalid configuration: ${err.message}\n`);
@@ -27,24 +56,15 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const log = createLogger(config.logLevel, { pretty: config.logFormat === 'pretty' });
-  // Only WIKIEDGE_WORKERS makes this a cluster: under another cluster manager (pm2's cluster
-  // mode forks its workers with node:cluster too) a single-worker gateway stays a whole one.
-  const worker = config.workers > 1 && cluster.isWorker ? cluster.worker : undefined;
-  if (!worker) log.info({ config: describeConfig(config) }, 'effective configuration');
-  if (config.workers > 1 && cluster.isPrimary) return runPrimary(config, log);
+}
 
-  if (worker) {
-    const workerLog = log.child({ worker: worker.id });
-    const built = await build(config, workerLog, { siblings: siblingsOverIpc() }, { admin: false });
-    answerPrimary(built);
-    await built.publicApp.listen({ host: config.host, port: config.port });
-    exitOnSignal(workerLog, built);
-    return;
-  }
+/** WIKIEDGE_WORKERS=1: one process, both listeners. */
+async function runSingle(config: Config, log: Logger): Promise<void> {
+  warnOnSighup(log);
   const built = await build(config, log);
-  await built.publicApp.listen({ host: config.host, port: config.port });
-  await built.adminApp.listen({ host: config.adminHost, port: config.adminPort });
+  await listenAs(built.publicApp, { key: 'WIKIEDGE_PORT', host: config.host, port: config.port });
+  await listenAs(built.adminApp, { key: 'WIKIEDGE_ADMIN_PORT', host: config.adminHost, port: config.adminPort });
+  built.upstreamProbe.start();
   log.info(
     { public: built.publicApp.server.address(), admin: built.adminApp.server.address() },
     'wikiedge listening',
@@ -52,15 +72,60 @@ async function main(): Promise<void> {
   exitOnSignal(log, built);
 }
 
-/** SIGTERM or SIGINT: close (app.ts), then exit 0; a second signal changes nothing. */
-function exitOnSignal(log: Logger, built: BuiltPublic): void {
+/** A cluster worker: the configuration its primary validated, the public listener only. */
+async function runWorker(id: number): Promise<void> {
+  // The primary reloads; a SIGHUP that reaches a worker too (sent to the process group) must not end it.
+  const late: { log?: Logger } = {};
+  process.on('SIGHUP', () => late.log?.info({ signal: 'SIGHUP' }, 'SIGHUP ignored by a worker: its primary reloads'));
+  let config: Config;
+  try {
+    config = configFromSources(await configFromPrimary(WORKER_CONFIG_WAIT_MS)).config;
+  } catch (err) {
+    process.stderr.write(`wikiedge: worker ${id}: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
+  const log = createLogger(config.logLevel, { pretty: config.logFormat === 'pretty' }).child({ worker: id });
+  late.log = log;
+  const built = await build(config, log, { siblings: siblingsOverIpc() }, { admin: false });
+  answerPrimary(built);
+  await listenAs(built.publicApp, { key: 'WIKIEDGE_PORT', host: config.host, port: config.port });
+  exitOnSignal(log, built, () => handOverFinalMetrics(built.gateway, FINAL_METRICS_WAIT_MS));
+}
+
+/**
+ * SIGHUP to a single process: it cannot reload without refusing connections (its listening
+ * socket cannot be handed to a new process), so it changes nothing, says so, and says whether
+ * the configuration as it is now would start. It never dies of it (Node's default for SIGHUP).
+ */
+function warnOnSighup(log: Logger): void {
+  process.on('SIGHUP', () => {
+    let now: Record<string, unknown>;
+    try {
+      loadConfigWithOrigins(process.env);
+      now = { configuration: 'valid' };
+    } catch (err) {
+      now = err instanceof ConfigError ? { configuration: 'invalid', key: err.key, err: err.message } : { configuration: 'unreadable', err: String(err) };
+    }
+    log.warn(
+      { signal: 'SIGHUP', ...now },
+      'SIGHUP: a single process (WIKIEDGE_WORKERS=1) does not reload, nothing changed; restart it to apply a new configuration, or run WIKIEDGE_WORKERS=2 or more, whose SIGHUP replaces the workers one at a time',
+    );
+  });
+}
+
+/**
+ * SIGTERM or SIGINT: close (app.ts), then exit 0; a second signal changes nothing. A cluster
+ * worker hands its final metrics to the primary between the two (beforeExit).
+ */
+function exitOnSignal(log: Logger, built: BuiltPublic, beforeExit?: () => Promise<void>): void {
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
     log.info({ signal }, 'shutting down: draining in-flight requests');
     built.close().then(
-      () => {
+      async () => {
+        await beforeExit?.().catch(() => undefined);
         log.info('shutdown complete');
         log.flush?.();
         process.exit(0);
@@ -76,6 +141,8 @@ function exitOnSignal(log: Logger, built: BuiltPublic): void {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`wikiedge: failed to start: ${(err as Error)?.stack ?? String(err)}\n`);
+  // A port that cannot be bound is an operator's matter: one line naming the key, no stack.
+  if (err instanceof ListenError) process.stderr.write(`wikiedge: ${err.message}\n`);
+  else process.stderr.write(`wikiedge: failed to start: ${(err as Error)?.stack ?? String(err)}\n`);
   process.exit(1);
 });

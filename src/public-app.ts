@@ -19,7 +19,7 @@ import { serveFreshHit } from './api/fresh-hit.js';
 import { canonicalQuery } from './api/request.js';
 import { changeFromPurge } from './invalidation/changes.js';
 import { type PurgePaths, purgedTitle } from './invalidation/purge-url.js';
-import { replyWithError } from './error-reply.js';
+import { answerClientError, replyWithError } from './error-reply.js';
 import { GatewayError } from './errors.js';
 import type { Gateway } from './gateway.js';
 import { streamThrough } from './passthrough.js';
@@ -30,6 +30,8 @@ import { beginRecord, finishRecord, noteOutcome, noteTarget, type RequestRecord 
 import type { RequestTarget } from './target.js';
 
 const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH', 'PURGE'];
+/** The methods a client may send to the wiki through the gateway (PURGE is the gateway's own). */
+const FORWARDED_METHODS = ALL_METHODS.filter((m) => m !== 'PURGE').join(', ');
 /** The options Fastify hands a serverFactory, defaults filled in (fastify/lib/server.js). */
 interface FactoryOptions {
   readonly http?: ServerOptions;
@@ -45,6 +47,8 @@ export function buildPublic(gw: Gateway): FastifyInstance {
     // Fastify's own request logging costs ~23 µs per request (perf-anchors §2f): one line of ours instead.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
     genReqId: (req) => requestIdOf(req.headers),
+    // Requests Node's parser refuses (400, 431, 408) still say X-Cache and X-Request-Id.
+    clientErrorHandler: answerClientError,
     // Absolute-form targets (`PURGE http://wiki/w/index.php/X`, what $wgCdnServers senders use) route as origin-form.
     rewriteUrl: (req) => originForm(req.url ?? '/'),
     // A target Fastify cannot decode (bad percent-encoding) gets our 400, in MediaWiki's shape
@@ -114,6 +118,13 @@ export function buildPublic(gw: Gateway): FastifyInstance {
     return sendGatewayError(gw, request, reply, gatewayError);
   });
 
+  // A method Node parses but no route takes (TRACE, CONNECT, WebDAV's PROPFIND, …): 405 and
+  // Allow in the gateway's words (X-Cache, X-Request-Id, MediaWiki's shape on api.php), not
+  // Fastify's bare 404.
+  app.setNotFoundHandler((request, reply) =>
+    sendGatewayError(gw, request, reply, new GatewayError('wikiedge-method-not-allowed'), { allow: FORWARDED_METHODS }),
+  );
+
   app.route({
     method: ALL_METHODS,
     url: '*',
@@ -174,7 +185,7 @@ function purgePaths(gw: Gateway): PurgePaths {
 }
 
 /** Errors answered before a route (a bad or long target): MediaWiki's shape when it is api.php. */
-function sendGatewayError(gw: Gateway, request: FastifyRequest, reply: FastifyReply, err: GatewayError) {
+function sendGatewayError(gw: Gateway, request: FastifyRequest, reply: FastifyReply, err: GatewayError, headers?: Record<string, string>) {
   const target = parseTarget(request.raw.url ?? '/');
-  return replyWithError(gw, request, reply, err, isApiTarget(target, gw.config.apiPath) ? { api: {} } : {});
+  return replyWithError(gw, request, reply, err, { ...(isApiTarget(target, gw.config.apiPath) && { api: {} }), ...(headers && { headers }) });
 }

@@ -13,8 +13,10 @@
  *   fetch     across replicas, one takes the Redis lock and asks the wiki, the others poll Redis
  *             for its entry (bounded) and else ask themselves (askWiki: a turn at the wiki,
  *             the answer read and inspected)
- *   store     what policy.ts allows (evaluateAnswer, then finalVerdict), where it allows
- *   deliver   deliver.ts: the stored or fresh headers, Age, X-Cache, the request id
+ *   store     what policy.ts allows (evaluateAnswer, then finalVerdict), where it allows, in its
+ *             stored form (compressed once: compression/codings.ts)
+ *   deliver   deliver.ts: the representation the client's Accept-Encoding takes (406 when none,
+ *             decided at recv), the stored or fresh headers, Age, X-Cache, the request id
  *
  * Passes (not cacheable by the request) go straight to the wiki and back, still inspected.
  * Decisions live in request.ts and policy.ts; this module only sequences them and does the I/O.
@@ -24,17 +26,27 @@ import type { Logger } from 'pino';
 import type { CacheEntry } from '../cache/entry.js';
 import { replacesLocal } from '../cache/freshness.js';
 import { replyWithError } from '../error-reply.js';
-import { ClientClosedError } from '../errors.js';
+import { ClientClosedError, GatewayError } from '../errors.js';
+import { type Coding, preferenceOf } from '../compression/accept-encoding.js';
+import type { StoredForm } from '../compression/codings.js';
 import { forwardedView, headerString, upstreamRequestHeaders } from '../forwarding.js';
 import type { Gateway } from '../gateway.js';
-import { requestBodyOf } from '../limits/admission.js';
+import { budgetLeft, refuse, requestBodyOf } from '../limits/admission.js';
 import type { Disposition, Freshness, NoStoreReason, PassReason, Tier } from '../outcomes.js';
 import { noteFormModule, noteOutcome, noteTarget, type Outcome } from '../request-record.js';
 import { settleSession, wrote } from '../session-lifecycle.js';
 import type { RequestTarget } from '../target.js';
 import { askWiki, clientGone, inspect, MAX_INSPECT_BYTES, setCookies, type WikiAnswer } from './ask-wiki.js';
 import { type Answer, deliverAnswer, deliverEntry } from './deliver.js';
-import { bypassesCache, dependencyVerdict, evaluateAnswer, finalVerdict, responseHeaders, writerBypasses } from './policy.js';
+import {
+  bypassesCache,
+  dependencyVerdict,
+  evaluateAnswer,
+  finalVerdict,
+  responseHeaders,
+  varyOnAcceptEncoding,
+  writerBypasses,
+} from './policy.js';
 import { answerJson, dependenciesOf } from '../invalidation/dependencies.js';
 import { userNamed } from '../invalidation/session-users.js';
 import { changeFromWrite } from '../invalidation/changes.js';
@@ -51,12 +63,16 @@ export async function serveApi(gw: Gateway, request: FastifyRequest, reply: Fast
   // ----------------------------------------------------------------------------------- recv
   const { api, classification, moduleLabel } = recv(gw, request, target);
   noteTarget(request, target, moduleLabel);
+  // The codings the client takes (RFC 9110 §12.5.3): none of ours is 406, before anything is asked.
+  const preference = preferenceOf(headerString(request.headers['accept-encoding']));
+  if (preference === 'not-acceptable')
+    return replyWithError(gw, request, reply, new GatewayError('wikiedge-not-acceptable'), { api: api.errorFormat, headers: VARY_ACCEPT_ENCODING });
   let delivery: Delivery;
   try {
     delivery =
       classification.verdict === 'pass'
         ? await pass(gw, request, reply, api, classification.reason)
-        : await lookupOrFetch(gw, request, reply, api);
+        : await lookupOrFetch(gw, request, reply, api, preference);
   } catch (err) {
     // Counted as 499 by the record's close listener; no answer, no upstream failure.
     if (err instanceof ClientClosedError) return reply;
@@ -64,17 +80,21 @@ export async function serveApi(gw: Gateway, request: FastifyRequest, reply: Fast
   }
   // -------------------------------------------------------------------------------- deliver
   noteOutcome(request, delivery);
+  const delivered = { disposition: delivery.disposition, identity: api.identity, preference };
   return delivery.kind === 'entry'
-    ? deliverEntry(request, reply, delivery.entry, delivery.disposition, api.identity, gw.now())
-    : deliverAnswer(request, reply, delivery.answer, delivery.disposition, api.identity);
+    ? deliverEntry(gw.compression, request, reply, delivery.entry, { ...delivered, now: gw.now() })
+    : deliverAnswer(gw.compression, request, reply, delivery.answer, delivered);
 }
+
+/** A 406 depends on Accept-Encoding too. */
+const VARY_ACCEPT_ENCODING = { vary: 'Accept-Encoding' };
 
 /** A cached entry to deliver. */
 function entry(entry: CacheEntry, disposition: Disposition): Delivery {
   return { kind: 'entry', entry, disposition };
 }
 
-async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: FastifyReply, api: ApiRequest): Promise<Delivery> {
+async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: FastifyReply, api: ApiRequest, preference: readonly Coding[]): Promise<Delivery> {
   // ----------------------------------------------------------------------------------- hash
   const key = hash(gw, request, api);
   const tier: Tier = api.identity.kind === 'session' ? 'session' : 'shared';
@@ -89,6 +109,8 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
     const decision = lookupDecision(found && gw.store.freshness(found.entry));
     switch (decision) {
       case 'hit':
+        // A br client finding only gzip counts towards the entry's br (representations.ts).
+        if (preference[0] === 'br') gw.compression.wantBrotli(tier, key, found!.entry);
         return entry(found!.entry, found!.shared ? 'hit-shared' : 'hit');
       case 'stale-and-refresh':
         refreshInBackground(gw, request, api, key, tier);
@@ -105,6 +127,15 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
     // ----------------------------------------------------------------------------- coalesce
     const shared = await coalesce(gw, key);
     if (shared) return entry(shared, 'coalesced');
+  }
+
+  // ------------------------------------------------------------------------------ admission
+  // A client whose budget of uncached requests is spent: its stale entry if there is one,
+  // else 429, before it could hold a lock or lead a fetch that others wait on.
+  const budget = budgetLeft(gw, request.raw);
+  if (!budget.ok) {
+    if (fallback) return entry(fallback, 'stale');
+    await refuse(gw, budget.retryAfterSeconds);
   }
 
   // ---------------------------------------------------------------------------------- fetch
@@ -324,22 +355,28 @@ async function fetchAndStore(
     echoesCredentials: inspected.echoesCredentials,
     holdsRequesterAddress: inspected.holdsRequesterAddress,
   });
+  // Compressed once, here, after debuginfo was stripped: the stored form (codings.ts) is what
+  // every hit is sent, and what Redis holds. Before the dependency check, which must see every
+  // invalidation up to the local store's set (nothing is awaited between the two).
+  const form = verdict.store && Buffer.isBuffer(inspected.body) ? await gw.compression.storedForm(inspected.body) : undefined;
   const deps = verdict.store
     ? dependenciesOf({ query: api.query, modules: api.modules, override: api.rule.dependsOn, answer: json, namespaces: gw.changes.namespaces })
     : undefined;
   if (verdict.store && deps) verdict = dependencyVerdict(verdict, deps, gw.store.invalidatedSince(deps.tags, mark), gw.config.ttlClockSeconds);
   const clientHeaders = responseHeaders(res.headers, { probed: probe, perSession: api.identity.kind === 'session' });
   let stored: CacheEntry | undefined;
+  let storedAs: StoredForm | undefined;
   let notStored: NoStoreReason | undefined = verdict.store ? undefined : verdict.reason;
-  if (verdict.store && deps && Buffer.isBuffer(inspected.body)) {
+  if (verdict.store && deps && form && Buffer.isBuffer(inspected.body)) {
     stored = await store(
       gw,
       tier,
       key,
       {
         status: res.statusCode,
-        headers: clientHeaders,
-        body: inspected.body,
+        ...(form.coding === 'gzip'
+          ? { headers: varyOnAcceptEncoding(clientHeaders), body: form.body, coding: 'gzip', identityBytes: inspected.body.length }
+          : { headers: clientHeaders, body: inspected.body }),
         storedAt: gw.now(),
         ttlMs: verdict.ttlMs,
         urlKey: api.urlKey,
@@ -349,11 +386,12 @@ async function fetchAndStore(
       },
       redisMark,
     );
-    if (!stored) notStored = 'too-large';
+    if (stored) storedAs = form;
+    else notStored = 'too-large';
   }
   if (notStored) gw.metrics.notStored.inc({ reason: notStored });
   return {
-    answer: { status: res.statusCode, headers: clientHeaders, setCookies: cookies.relay, body: inspected.body },
+    answer: { status: res.statusCode, headers: clientHeaders, setCookies: cookies.relay, body: inspected.body, ...(storedAs && { stored: storedAs }) },
     stored,
     notStored,
     upstreamMs: fetched.upstreamMs,

@@ -11,10 +11,14 @@
  *   (request.ts sameKeyedHeaders walks the same field list as the key, held equal to
  *   KeyedHeaders by the compiler);
  * - freshness (the store's);
+ * - the coding (compression/accept-encoding.ts, remembered per Accept-Encoding value) and the
+ *   representation: a stored form (gzip, br) as it is, or the answer (decoded, and kept, by
+ *   compression/representations.ts); nothing is compressed here;
  * - the headers an entry goes out with (deliver.ts entryHeaders and PER_REQUEST_HEADERS), laid
- *   out once per entry as the flat array writeHead takes.
+ *   out once per entry and coding as the flat array writeHead takes.
  * Whatever it is not sure of goes the full way: anything but a fresh local entry of an
- * anonymous lookup, a closing server, a long or absolute-form target, a header Node would refuse.
+ * anonymous lookup, a closing server, a long or absolute-form target, a header Node would refuse,
+ * a coding that would have to be made (406 included), a large answer not yet decoded.
  * test/in-process/fresh-hit-equivalence.test.ts compares what both paths send.
  */
 import { type IncomingMessage, type ServerResponse, validateHeaderName, validateHeaderValue } from 'node:http';
@@ -25,7 +29,8 @@ import { requestIdOf } from '../request-id.js';
 import type { RequestCell } from '../request-metrics.js';
 import { recordFreshHit } from '../request-record.js';
 import { targetTooLong } from '../target.js';
-import { entryHeaders, PER_REQUEST_HEADERS } from './deliver.js';
+import { type Coding, preferenceOf } from '../compression/accept-encoding.js';
+import { codingFor, entryHeaders, PER_REQUEST_HEADERS, stored } from './deliver.js';
 import { keyedHeadersOf, type Recv, rememberedRecv } from './recv.js';
 import { cacheKey, type KeyedHeaders, sameKeyedHeaders } from './request.js';
 
@@ -38,7 +43,7 @@ const FRESH_HIT = 'hit';
  * writeHead(). Reusing the array is safe: writeHead() serialises it before it returns and keeps
  * no reference, and nothing runs in between.
  */
-const replayHeads = new WeakMap<CacheEntry, string[] | null>();
+const replayHeads = new WeakMap<CacheEntry, Partial<Record<Coding, string[] | null>>>();
 /** Where the per-request values sit, from the end of a replay head (PER_REQUEST_HEADERS' order). */
 const AGE_FROM_END = 5;
 const X_CACHE_FROM_END = 3;
@@ -75,15 +80,25 @@ export function serveFreshHit(gw: Gateway, req: IncomingMessage, res: ServerResp
   if (!memo || !sameKeyedHeaders(memo.keyed, keyed)) memo = remember(gw, recv, method, keyed, memo);
   const entry = gw.store.get('shared', memo.key);
   if (!entry || gw.store.freshness(entry, startedAt) !== 'fresh') return false;
-  const head = replayHead(entry);
+  const preference = preferenceOf(req.headers['accept-encoding']);
+  if (preference === 'not-acceptable') return false;
+  const coding = codingFor(entry, preference);
+  if (!stored(entry, coding)) return false;
+  const head = replayHead(entry, coding);
   if (!head) return false;
+  // HEAD needs no body (and an identity HEAD of a gzip entry no decoding).
+  const body = method === 'HEAD' ? undefined : gw.compression.ready(entry, coding);
+  if (body === undefined && method !== 'HEAD') return false;
   if (entry.status !== memo.status) memo = remember(gw, recv, method, keyed, { ...memo, status: entry.status });
+  // A br client sent something else: counts towards the entry's br (representations.ts).
+  if (preference[0] === 'br' && coding !== 'br') gw.compression.wantBrotli('shared', memo.key, entry);
 
   const reqId = requestIdOf(req.headers);
   head[head.length - AGE_FROM_END] = String(ageSeconds(entry, startedAt));
   head[head.length - REQUEST_ID_FROM_END] = reqId;
   res.writeHead(entry.status, head);
-  res.end(entry.body);
+  res.end(body);
+  gw.compression.metrics.served(coding, body?.length ?? 0);
   recordFreshHit(gw, req, memo.cell, api.target, (gw.now() - startedAt) / 1000, reqId, entry.status);
   return true;
 }
@@ -104,12 +119,13 @@ function remember(gw: Gateway, recv: Recv, method: string, keyed: KeyedHeaders, 
 }
 
 /** deliver.ts entryHeaders as the flat array writeHead takes, then the per-request headers. */
-function replayHead(entry: CacheEntry): string[] | null {
-  let head = replayHeads.get(entry);
+function replayHead(entry: CacheEntry, coding: Coding): string[] | null {
+  let byCoding = replayHeads.get(entry);
+  let head = byCoding?.[coding];
   if (head !== undefined) return head;
   const flat: string[] = [];
   try {
-    const headers = entryHeaders(entry);
+    const headers = entryHeaders(entry, coding);
     for (const name in headers) {
       const value = headers[name]!;
       for (const v of Array.isArray(value) ? value : [value]) {
@@ -125,6 +141,7 @@ function replayHead(entry: CacheEntry): string[] | null {
     // A header Node would refuse: leave the entry to the full path, which reports it.
     head = null;
   }
-  replayHeads.set(entry, head);
+  if (!byCoding) replayHeads.set(entry, (byCoding = {}));
+  byCoding[coding] = head;
   return head;
 }

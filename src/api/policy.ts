@@ -262,6 +262,48 @@ export function responseHeaders(
   return out;
 }
 
+// ------------------------------------------------------------------------- the representation
+
+/**
+ * An answer the gateway may send compressed varies by Accept-Encoding: it says so (RFC 9110
+ * §12.5.5: "An origin server SHOULD send a Vary header field when its algorithm for selecting a
+ * representation varies based on aspects of the request message other than the method and
+ * target URI"), whatever coding this client gets, so that a cache downstream never hands the
+ * gzip to a client that cannot read it. MediaWiki already names Accept-Encoding on its answers
+ * (OutputPage::addVaryHeader, every capture in shared/reference): then nothing changes. A `*`
+ * already varies on everything.
+ */
+export function varyOnAcceptEncoding(headers: Readonly<Record<string, string | string[]>>): Record<string, string | string[]> {
+  const vary = headerString(headers['vary']);
+  const names = (vary ?? '').split(',').map((n) => n.trim().toLowerCase());
+  if (names.includes('accept-encoding') || names.includes('*')) return { ...headers };
+  return { ...headers, vary: vary && vary.trim() !== '' ? `${vary}, Accept-Encoding` : 'Accept-Encoding' };
+}
+
+/**
+ * The headers of one representation of an answer (`headers` are the identity one's): its
+ * Content-Encoding, and a strong ETag made weak for an encoded one. RFC 9110 §8.8.3: a strong
+ * validator "changes whenever the representation data changes", and the gzip of an answer is
+ * other data than the answer; the weak tag still says the answers are equivalent (§8.8.1), which
+ * is what nginx's gzip does. MediaWiki 1.39's api.php sends no validators at all
+ * (ApiBase::getConditionalRequestData() returns null, and no core module overrides it; none of
+ * the captures in shared/reference has an ETag or Last-Modified on api.php): this is for an
+ * extension module that does (CategoryTree's action=categorytree).
+ */
+export function representationHeaders(
+  headers: Readonly<Record<string, string | string[]>>,
+  coding: 'identity' | 'gzip' | 'br',
+): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  // defineProperty: a header named __proto__ stays a header.
+  for (const name in headers) Object.defineProperty(out, name, { value: headers[name]!, enumerable: true, writable: true, configurable: true });
+  if (coding === 'identity') return out;
+  out['content-encoding'] = coding;
+  const etag = headerString(headers['etag']);
+  if (etag !== undefined && etag.startsWith('"')) out['etag'] = `W/${etag}`;
+  return out;
+}
+
 /**
  * What a requester that carries credentials is told, whatever the entry or answer says: the
  * Cache-Control to send instead and that Expires goes, or undefined to send it as it is.

@@ -28,10 +28,24 @@
  * written, even after the slab is dropped; connection timeouts bound how long.
  */
 
-/** What the arena keeps a body for: the store's entry, whose `body` it sets. */
+/** What the arena keeps a body for: by default an object whose `body` it sets. */
 export interface BodyHolder {
   readonly body: Buffer;
 }
+
+/**
+ * Where a holder's bytes are read and set. The store's entries hold all their stored forms
+ * (gzip, br) as one run of bytes, which is not their `body` (store.ts StoredEntry `region`).
+ */
+export interface BodyAccess<H> {
+  get(holder: H): Buffer;
+  set(holder: H, bytes: Buffer): void;
+}
+
+const BODY: BodyAccess<BodyHolder> = {
+  get: (holder) => holder.body,
+  set: (holder, body) => ((holder as { body: Buffer }).body = body),
+};
 
 export interface ArenaOptions {
   /** Bytes per slab. Bodies above 1/16 of it get an allocation of their own. */
@@ -48,7 +62,7 @@ interface Slab {
   live: number;
   /** Bytes left unused at the end when the slab stopped being the newest. */
   tail: number;
-  readonly holders: Set<BodyHolder>;
+  readonly holders: Set<object>;
 }
 
 export interface ArenaStats {
@@ -70,7 +84,7 @@ export interface ArenaStats {
 /** At most this many slabs compacted per placement: the cost of one store stays bounded. */
 const MAX_COMPACTIONS_PER_PLACE = 4;
 
-export class BodyArena {
+export class BodyArena<H extends object = BodyHolder> {
   /** Keyed by the slab's ArrayBuffer: a body view's `.buffer` names its slab. */
   private readonly slabs = new Map<ArrayBufferLike, Slab>();
   private current: Slab | undefined;
@@ -79,26 +93,31 @@ export class BodyArena {
   private ownTotal = 0;
   private tailTotal = 0;
   private allocated = 0;
-  private readonly own = new Set<BodyHolder>();
+  private readonly own = new Set<H>();
   private readonly largest: number;
+  private readonly access: BodyAccess<H>;
 
-  constructor(private readonly opts: ArenaOptions) {
+  constructor(
+    private readonly opts: ArenaOptions,
+    access?: BodyAccess<H>,
+  ) {
+    this.access = access ?? (BODY as unknown as BodyAccess<H>);
     if (!Number.isInteger(opts.slabBytes) || opts.slabBytes < 1024) throw new RangeError('slabBytes must be an integer >= 1024');
     if (!(opts.maxWasteRatio >= 0)) throw new RangeError('maxWasteRatio must be >= 0');
     this.largest = Math.floor(opts.slabBytes / 16);
   }
 
   /** Copies the holder's body into the arena and points the holder at the copy. Idempotent. */
-  place(holder: BodyHolder): void {
+  place(holder: H): void {
     if (this.holds(holder)) return;
-    const bytes = holder.body;
+    const bytes = this.access.get(holder);
     if (bytes.length > this.largest) {
       // Its own exact-size allocation. From 128 KiB up it is a mapping of its own (with
       // MALLOC_MMAP_THRESHOLD_=131072) and returns to the OS when freed; smaller ones (1/16
       // slab to 128 KiB) come from malloc's heap, where large chunks are reused whole.
       const copy = Buffer.allocUnsafeSlow(bytes.length);
       bytes.copy(copy);
-      setBody(holder, copy);
+      this.access.set(holder, copy);
       this.own.add(holder);
       this.ownTotal += bytes.length;
       return;
@@ -108,20 +127,21 @@ export class BodyArena {
   }
 
   /** The holder's body is no longer stored (evicted, purged, replaced). Its view stays readable. */
-  release(holder: BodyHolder): void {
+  release(holder: H): void {
+    const bytes = this.access.get(holder);
     if (this.own.delete(holder)) {
-      this.ownTotal -= holder.body.length;
+      this.ownTotal -= bytes.length;
       return;
     }
-    const slab = this.slabs.get(holder.body.buffer);
+    const slab = this.slabs.get(bytes.buffer);
     if (!slab?.holders.delete(holder)) return;
-    slab.live -= holder.body.length;
-    this.liveTotal -= holder.body.length;
+    slab.live -= bytes.length;
+    this.liveTotal -= bytes.length;
     if (slab.live === 0 && slab !== this.current) this.drop(slab);
   }
 
-  holds(holder: BodyHolder): boolean {
-    return this.own.has(holder) || this.slabs.get(holder.body.buffer)?.holders.has(holder) === true;
+  holds(holder: H): boolean {
+    return this.own.has(holder) || this.slabs.get(this.access.get(holder).buffer)?.holders.has(holder) === true;
   }
 
   stats(): ArenaStats {
@@ -146,7 +166,7 @@ export class BodyArena {
     return slab === this.current ? 0 : slab.buf.length - slab.live - slab.tail;
   }
 
-  private copyIn(holder: BodyHolder, bytes: Buffer): void {
+  private copyIn(holder: H, bytes: Buffer): void {
     let slab = this.current;
     if (!slab || slab.used + bytes.length > slab.buf.length) slab = this.newSlab();
     const view = slab.buf.subarray(slab.used, slab.used + bytes.length);
@@ -155,7 +175,7 @@ export class BodyArena {
     slab.live += bytes.length;
     slab.holders.add(holder);
     this.liveTotal += bytes.length;
-    setBody(holder, view);
+    this.access.set(holder, view);
   }
 
   private newSlab(): Slab {
@@ -193,12 +213,7 @@ export class BodyArena {
     if (!victim || this.holesOf(victim) < this.opts.slabBytes / 8) return false;
     this.drop(victim);
     this.liveTotal -= victim.live;
-    for (const holder of victim.holders) this.copyIn(holder, holder.body);
+    for (const holder of victim.holders as Set<H>) this.copyIn(holder, this.access.get(holder));
     return true;
   }
-}
-
-/** The store's entries are its own objects: only the arena writes their body. */
-function setBody(holder: BodyHolder, body: Buffer): void {
-  (holder as { body: Buffer }).body = body;
 }

@@ -4,21 +4,30 @@
  * freshness the same way (see freshness.ts).
  *
  *   magic "WE" · version u8 · tier u8 (0 shared, 1 session) · status u16 · storedAt f64 · ttlMs u32
+ *   coding u8 (0 the answer as it is, 1 gzip; then identityBytes varint, brBytes varint)
  *   urlKey str · slot (flag u8, str) · modules (varint n, n × str) · deps (varint n, n × str)
  *   headers (varint n, n × (name str, kind varint: 0 = one value str, k+1 = k value strs))
- *   body: every remaining byte
+ *   body: every remaining byte (with brBytes > 0, its last brBytes bytes are the br form)
  *
  * `str` is a varint byte length followed by UTF-8 (header values are latin1 strings from Node's
  * parser; UTF-8 round-trips them exactly). The body is not length-prefixed and never copied
  * into a text form: base64 in JSON would cost a third more, plus escaping of the headers.
+ *
+ * Version 3 carries the stored form (src/compression): Redis holds what the local tier holds,
+ * the gzip (a third of the answer for real api.php answers), not the answer. Versions 1 and 2
+ * are still read (as the answer as it is): entries written before an upgrade stay usable;
+ * a replica not yet upgraded reads a version-3 entry as a miss.
  */
 import type { Tier } from '../outcomes.js';
 import type { CacheEntry } from './entry.js';
 
 const MAGIC0 = 0x57; // W
 const MAGIC1 = 0x45; // E
-/** 2 added deps. A version-1 entry (no deps) decodes as depending on any change. */
-export const CODEC_VERSION = 2;
+/**
+ * 2 added deps; 3 the coding (gzip, with the answer's length and a br form). A version-1 entry
+ * (no deps) decodes as depending on any change.
+ */
+export const CODEC_VERSION = 3;
 
 export class EntryCodecError extends Error {
   constructor(message: string) {
@@ -144,7 +153,12 @@ export function encodeEntry(tier: Tier, entry: CacheEntry): Buffer {
     strs.push({ s, n });
     return varintSize(n) + n;
   };
-  let size = 2 + 1 + 1 + 2 + 8 + 4;
+  let size = 2 + 1 + 1 + 2 + 8 + 4 + 1;
+  const br = entry.coding ? entry.br : undefined;
+  if (entry.coding) {
+    if (!Number.isInteger(entry.identityBytes) || entry.identityBytes! < 0) throw new EntryCodecError('identityBytes missing');
+    size += varintSize(entry.identityBytes!) + varintSize(br?.length ?? 0);
+  }
   size += add(entry.urlKey);
   size += 1 + (entry.slot === undefined ? 0 : add(entry.slot));
   size += varintSize(entry.modules.length);
@@ -163,7 +177,7 @@ export function encodeEntry(tier: Tier, entry: CacheEntry): Buffer {
       size += 1 + add(v as string);
     }
   }
-  size += entry.body.length;
+  size += entry.body.length + (br?.length ?? 0);
 
   const w = new Writer(Buffer.allocUnsafeSlow(size));
   let i = 0;
@@ -178,6 +192,12 @@ export function encodeEntry(tier: Tier, entry: CacheEntry): Buffer {
   w.u16(entry.status);
   w.f64(entry.storedAt);
   w.u32(entry.ttlMs);
+  if (!entry.coding) w.u8(0);
+  else {
+    w.u8(1);
+    w.varint(entry.identityBytes!);
+    w.varint(br?.length ?? 0);
+  }
   next(); // urlKey
   if (entry.slot === undefined) w.u8(0);
   else {
@@ -201,6 +221,7 @@ export function encodeEntry(tier: Tier, entry: CacheEntry): Buffer {
     }
   }
   w.bytes(entry.body);
+  if (br) w.bytes(br);
   if (w.position !== size) throw new EntryCodecError(`size mismatch: ${w.position} != ${size}`);
   return w.buf;
 }
@@ -210,13 +231,19 @@ export function decodeEntry(buf: Buffer): { tier: Tier; entry: CacheEntry } {
   const r = new Reader(buf);
   if (r.u8() !== MAGIC0 || r.u8() !== MAGIC1) throw new EntryCodecError('not a wikiedge entry');
   const version = r.u8();
-  if (version !== CODEC_VERSION && version !== 1) throw new EntryCodecError(`unknown entry version ${version}`);
+  if (version < 1 || version > CODEC_VERSION) throw new EntryCodecError(`unknown entry version ${version}`);
   const tierByte = r.u8();
   if (tierByte > 1) throw new EntryCodecError('bad tier');
   const tier: Tier = tierByte === 0 ? 'shared' : 'session';
   const status = r.u16();
   const storedAt = r.f64();
   const ttlMs = r.u32();
+  let coded: { identityBytes: number; brBytes: number } | undefined;
+  if (version >= 3) {
+    const coding = r.u8();
+    if (coding > 1) throw new EntryCodecError('bad coding');
+    if (coding === 1) coded = { identityBytes: r.varint(), brBytes: r.varint() };
+  }
   const urlKey = r.str();
   const slot = r.u8() === 1 ? r.str() : undefined;
   const moduleCount = r.varint();
@@ -240,8 +267,27 @@ export function decodeEntry(buf: Buffer): { tier: Tier; entry: CacheEntry } {
     // defineProperty: a header named __proto__ stays a header.
     Object.defineProperty(headers, name, { value, enumerable: true, writable: true, configurable: true });
   }
-  const body = r.rest();
-  return { tier, entry: { status, headers, body, storedAt, ttlMs, urlKey, modules, slot, deps } };
+  const rest = r.rest();
+  if (!coded) return { tier, entry: { status, headers, body: rest, storedAt, ttlMs, urlKey, modules, slot, deps } };
+  if (coded.brBytes >= rest.length) throw new EntryCodecError('br form longer than the body');
+  const split = rest.length - coded.brBytes;
+  return {
+    tier,
+    entry: {
+      status,
+      headers,
+      body: rest.subarray(0, split),
+      coding: 'gzip',
+      identityBytes: coded.identityBytes,
+      ...(coded.brBytes > 0 && { br: rest.subarray(split) }),
+      storedAt,
+      ttlMs,
+      urlKey,
+      modules,
+      slot,
+      deps,
+    },
+  };
 }
 
 /** The obvious alternative, for comparison in tests: JSON with the body in base64. */

@@ -12,6 +12,18 @@ export interface CacheEntry {
    * stays valid.
    */
   readonly body: Buffer;
+  /**
+   * `gzip` when `body` is the answer compressed at store (src/compression/codings.ts), absent
+   * when it is the answer as it is. Clients that take neither gzip nor br get it decoded.
+   */
+  readonly coding?: 'gzip';
+  /** With `coding`: the answer's own length (Content-Length of an identity HEAD, the ratio metric). */
+  readonly identityBytes?: number;
+  /**
+   * With `coding`: the answer in br too, when br clients asked for the entry often enough for it
+   * to be made (src/compression/representations.ts). The same rules as `body` apply.
+   */
+  readonly br?: Buffer;
   readonly storedAt: number;
   readonly ttlMs: number;
   readonly urlKey: string;

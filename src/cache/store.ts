@@ -10,7 +10,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { EvictionReason, Tier } from '../outcomes.js';
-import { BodyArena } from './arena.js';
+import { type BodyAccess, BodyArena } from './arena.js';
 import { compactModules, sharedHeaders } from './compact.js';
 import type { CacheEntry } from './entry.js';
 import { type Freshness, freshnessAt, remainingKeepMs } from './freshness.js';
@@ -22,12 +22,13 @@ export type { CacheEntry } from './entry.js';
 
 /**
  * The store's own copy of an entry, compacted (compact.ts): frozen headers shared with every
- * entry whose header set is equal, a shared module list. Its body is not held as a Buffer but
- * as where it lies in the arena's slab (arena.ts): a Buffer object costs ~96 bytes of heap, an
- * eighth of what a 1 KiB entry cost besides its body (bench/memory.mjs), while making a view
- * when the body is read costs ~30-40 ns, once per delivery. Reading `body` gives a view of
- * exactly the entry's bytes; only the arena sets it (moving the body to another slab sets it
- * again). Never spread one ({...entry} has no body): it is read field by field.
+ * entry whose header set is equal, a shared module list. Its stored forms (the body, and the br
+ * form when there is one) are not held as Buffers but as one run of bytes in the arena's slab
+ * (arena.ts), `region`: a Buffer object costs ~96 bytes of heap, an eighth of what a 1 KiB entry
+ * cost besides its body (bench/memory.mjs), while making a view when the body is read costs
+ * ~30-40 ns, once per delivery. Reading `body` (or `br`) gives a view of exactly those bytes;
+ * only the arena sets the region (moving it to another slab sets it again). Never spread one
+ * ({...entry} has no body): it is read field by field.
  */
 class StoredEntry implements CacheEntry {
   readonly status: number;
@@ -38,9 +39,13 @@ class StoredEntry implements CacheEntry {
   readonly modules: readonly string[];
   readonly slot: string | undefined;
   readonly deps: readonly string[];
+  readonly coding: 'gzip' | undefined;
+  readonly identityBytes: number | undefined;
   #bytes: ArrayBufferLike;
   #offset: number;
   #length: number;
+  /** Where the br form begins in the region (the body's length); the region's length without one. */
+  readonly #split: number;
 
   constructor(entry: CacheEntry, urlKey: string, storedAt: number) {
     this.status = entry.status;
@@ -52,23 +57,42 @@ class StoredEntry implements CacheEntry {
     this.slot = entry.slot;
     // Tag lists repeat as module lists do (the same query shapes): shared the same way.
     this.deps = compactModules(entry.deps);
-    const body = entry.body;
-    this.#bytes = body.buffer;
-    this.#offset = body.byteOffset;
-    this.#length = body.length;
+    this.coding = entry.coding;
+    this.identityBytes = entry.coding ? entry.identityBytes : undefined;
+    const br = entry.coding ? entry.br : undefined;
+    // One run of bytes for both forms; the arena copies it into its slab.
+    const region = br ? Buffer.concat([entry.body, br]) : entry.body;
+    this.#split = entry.body.length;
+    this.#bytes = region.buffer;
+    this.#offset = region.byteOffset;
+    this.#length = region.length;
   }
 
   get body(): Buffer {
+    return Buffer.from(this.#bytes, this.#offset, this.#split);
+  }
+
+  get br(): Buffer | undefined {
+    return this.#split === this.#length ? undefined : Buffer.from(this.#bytes, this.#offset + this.#split, this.#length - this.#split);
+  }
+
+  /** Every stored form, as the arena holds them (arena.ts BodyAccess). */
+  get region(): Buffer {
     return Buffer.from(this.#bytes, this.#offset, this.#length);
   }
 
-  /** For the arena (BodyHolder): the body now lies here. */
-  set body(view: Buffer) {
+  set region(view: Buffer) {
     this.#bytes = view.buffer;
     this.#offset = view.byteOffset;
     this.#length = view.length;
   }
 }
+
+/** How the arena reads and moves an entry's stored bytes. */
+const REGION: BodyAccess<StoredEntry> = {
+  get: (entry) => entry.region,
+  set: (entry, view) => (entry.region = view),
+};
 
 /**
  * Memory an entry costs besides its body, its key and its header strings, rounded up: the entry
@@ -84,7 +108,7 @@ const TAG_INDEX_BYTES = 48;
 
 export function entrySize(key: string, entry: CacheEntry): number {
   // One byte per key character: keys are percent-encoded URLs and Latin-1 header values.
-  let size = ENTRY_OVERHEAD_BYTES + key.length + entry.body.length;
+  let size = ENTRY_OVERHEAD_BYTES + key.length + entry.body.length + (entry.br?.length ?? 0);
   // Each tag is held once per entry in the tag index, and in its list unless the list is shared.
   for (const tag of entry.deps) size += TAG_INDEX_BYTES + tag.length;
   for (const name in entry.headers) {
@@ -95,6 +119,11 @@ export function entrySize(key: string, entry: CacheEntry): number {
 }
 
 export type { EvictionReason } from '../outcomes.js';
+
+/** The answer's own length: the decoded length of a compressed entry. */
+function identityLength(entry: CacheEntry): number {
+  return entry.coding ? (entry.identityBytes ?? 0) : entry.body.length;
+}
 
 export interface StoreOptions {
   readonly sharedMaxBytes: number;
@@ -129,21 +158,25 @@ function slabBytesFor(maxBytes: number): number {
 }
 
 class Tiered {
-  readonly lru: LRUCache<string, CacheEntry>;
+  readonly lru: LRUCache<string, StoredEntry>;
   readonly byUrl: KeyIndex = new Map();
   readonly bySlot: KeyIndex = new Map();
   /** Dependency tag → keys of the entries that depend on it (invalidation). */
   readonly byTag: KeyIndex = new Map();
-  readonly arena: BodyArena;
+  readonly arena: BodyArena<StoredEntry>;
   private removing: EvictionReason | undefined;
+  /** Set while an entry is replaced by itself with a br form added (not an eviction). */
+  private upgrading = false;
+  /** The answers' own bytes of the entries held (the stored bytes, decoded): the compression ratio. */
+  identityBytes = 0;
 
   constructor(
     readonly tier: Tier,
     maxBytes: number,
     private readonly opts: StoreOptions,
   ) {
-    this.arena = new BodyArena({ slabBytes: slabBytesFor(maxBytes), maxWasteRatio: 0.1 });
-    this.lru = new LRUCache<string, CacheEntry>({
+    this.arena = new BodyArena({ slabBytes: slabBytesFor(maxBytes), maxWasteRatio: 0.1 }, REGION);
+    this.lru = new LRUCache<string, StoredEntry>({
       // No `max`: with one, lru-cache preallocates ~45 bytes of arrays per allowed entry
       // (9 MB per tier at the default 200,000) whether or not they are used. The count bound
       // is kept in set().
@@ -156,6 +189,8 @@ class Tiered {
       dispose: (entry, key, reason) => {
         this.unindex(key, entry);
         this.arena.release(entry);
+        this.identityBytes -= identityLength(entry);
+        if (this.upgrading) return;
         const why: EvictionReason =
           reason === 'evict' ? 'size' : reason === 'set' ? 'replaced' : (this.removing ?? 'purge');
         opts.onEvict?.(this.tier, why, 1);
@@ -205,12 +240,42 @@ class Tiered {
     // An oversize set() stores nothing in lru-cache (and drops what the key held): only index what was kept.
     if (this.lru.peek(key) !== entry) return false;
     this.arena.place(entry);
+    this.identityBytes += identityLength(entry);
     // pop() takes the least recently used entry (disposed as an eviction, like a size eviction).
     while (this.lru.size > this.opts.maxEntries) this.lru.pop();
     this.index(this.byUrl, entry.urlKey, key);
     if (entry.slot) this.index(this.bySlot, entry.slot, key);
     for (const tag of entry.deps) this.index(this.byTag, tag, key);
     return true;
+  }
+
+  /**
+   * The entry under `key`, still `current`, again with its br form (representations.ts): false
+   * when the key holds another entry by now (replaced, purged, evicted) or the larger entry no
+   * longer fits. Its place in the LRU is refreshed; it is not counted as an eviction.
+   */
+  addBrotli(key: string, current: CacheEntry, br: Buffer, now: number): boolean {
+    if (this.lru.peek(key) !== current || !current.coding) return false;
+    const upgraded: CacheEntry = {
+      status: current.status,
+      headers: current.headers,
+      body: current.body,
+      coding: current.coding,
+      identityBytes: current.identityBytes,
+      br,
+      storedAt: current.storedAt,
+      ttlMs: current.ttlMs,
+      urlKey: current.urlKey,
+      modules: current.modules,
+      slot: current.slot,
+      deps: current.deps,
+    };
+    this.upgrading = true;
+    try {
+      return this.set(key, upgraded, now);
+    } finally {
+      this.upgrading = false;
+    }
   }
 
   deleteAll(keys: Iterable<string>, reason: EvictionReason): number {
@@ -268,6 +333,14 @@ export class CacheStore {
     // Stored as the store's own compact copy (StoredEntry): one entry object, one place in one
     // arena, whatever the caller later does with what it gave, or gives again elsewhere.
     return this.tiers[tier].set(key, entry, now);
+  }
+
+  /**
+   * Add the br form to the entry `current` under `key` (store.ts Tiered.addBrotli): false when
+   * the key holds another entry by now, or it no longer fits.
+   */
+  addBrotli(tier: Tier, key: string, current: CacheEntry, br: Buffer): boolean {
+    return this.tiers[tier].addBrotli(key, current, br, this.opts.now());
   }
 
   /** Remove one entry (a dead one found on lookup). */
@@ -334,13 +407,15 @@ export class CacheStore {
   }
 
   /**
-   * `bodyBytes`: the stored bodies; `slabBytes`: memory allocated for them (bodies plus the
-   * arena's bounded waste).
+   * `bodyBytes`: the stored bodies (every stored form); `slabBytes`: memory allocated for them
+   * (bodies plus the arena's bounded waste); `identityBytes`: the same answers' own bytes (the
+   * stored ones decoded), so that identityBytes ÷ bodyBytes is what compression saves.
    */
-  stats(tier: Tier): { entries: number; bytes: number; budget: number; bodyBytes: number; slabBytes: number } {
+  stats(tier: Tier): { entries: number; bytes: number; budget: number; bodyBytes: number; slabBytes: number; identityBytes: number } {
     const t = this.tiers[tier];
     const arena = t.arena.stats();
     return {
+      identityBytes: t.identityBytes,
       entries: t.lru.size,
       bytes: t.lru.calculatedSize,
       budget: t.lru.maxSize,

@@ -2,7 +2,7 @@
  * The primary's end of ask / answer (messages.ts): a question to one worker becomes a promise
  * that settles with the worker's answer, or fails when the worker says it failed, does not
  * answer within the time given, cannot be sent to, or exits first. Nothing waits forever on a
- * worker: the admin listener's /metrics, /readyz and POST /purge are built on these promises.
+ * worker: the admin listener's /metrics and POST /purge are built on these promises.
  *
  * It sees a worker only as something with an id that messages can be sent to (AskPeer), so
  * that it can be tested without forking; the supervisor hands it every answer it receives

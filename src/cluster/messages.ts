@@ -4,18 +4,23 @@
  * that recognise them. Every message carries `wikiedge`, so that anything else on the channel
  * (Node's own cluster messages reach 'message' listeners too) is ignored.
  *
- * Two conversations:
- * - ask / answer: the primary asks one worker for its metrics, a readiness probe or a purge;
- *   the worker answers with the same id (ipc-asks.ts waits for it, worker-side.ts answers).
+ * Three conversations:
+ * - ask / answer: the primary asks one worker for its metrics or a purge; the worker answers
+ *   with the same id (ipc-asks.ts waits for it, worker-side.ts answers).
  * - siblings-purge: a worker that applied a purge by itself (PURGE, a logout, a session holder's
  *   write) without Redis tells the primary, which hands it to every other worker (purge-fan-out.ts).
+ * - config-ask / config: a worker that starts asks the primary for its configuration, and gets
+ *   the sources the primary validated (config/load.ts ConfigSources; reload.ts says why).
+ * - final-metrics / final-metrics-kept: a worker that has drained (shutdown, or replaced by a
+ *   reload) hands the primary its last figures and waits for them to be kept before it exits,
+ *   so that what it counted since the last scrape is not lost (metrics-aggregation.ts).
  *
  * The channel uses the 'advanced' serialization (structured clone, cluster.ts): metric values
  * may be NaN or Infinity, which JSON would turn into null.
  */
 import type { Registry } from 'prom-client';
-import type { Readiness } from '../admin.js';
 import type { PurgeMessage, PurgeResult } from '../cache/purge.js';
+import type { ConfigSources } from '../config.js';
 
 /** What one registry exports (Registry.getMetricsAsJSON()), as it travels over IPC. */
 export type MetricsJson = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
@@ -23,14 +28,12 @@ export type MetricsJson = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
 /** A question from the primary to one worker. */
 export type Ask =
   | { readonly op: 'metrics' }
-  | { readonly op: 'ready' }
   /** everywhere: Redis and this worker's local tier (the leader); otherwise the local tier only. */
   | { readonly op: 'purge'; readonly message: PurgeMessage; readonly everywhere: boolean };
 
 /** What a worker answers to each question. */
 export interface Answers {
   readonly metrics: MetricsJson;
-  readonly ready: Readiness;
   readonly purge: PurgeResult;
 }
 
@@ -56,6 +59,28 @@ export interface SiblingsPurgeMessage {
   readonly message: PurgeMessage;
 }
 
+/** From a worker that starts: what configuration should it run? */
+export interface ConfigAskMessage {
+  readonly wikiedge: 'config-ask';
+}
+
+/** The primary's answer: the sources it validated, to be validated again to the same result. */
+export interface ConfigMessage {
+  readonly wikiedge: 'config';
+  readonly sources: ConfigSources;
+}
+
+/** From a worker that has drained, just before it exits: everything it counted. */
+export interface FinalMetricsMessage {
+  readonly wikiedge: 'final-metrics';
+  readonly metrics: MetricsJson;
+}
+
+/** The primary's answer: the figures are kept; the worker may exit. */
+export interface FinalMetricsKeptMessage {
+  readonly wikiedge: 'final-metrics-kept';
+}
+
 function tagged(m: unknown, tag: string): boolean {
   return typeof m === 'object' && m !== null && (m as { wikiedge?: unknown }).wikiedge === tag;
 }
@@ -68,4 +93,16 @@ export function isAnswer(m: unknown): m is AnswerMessage {
 }
 export function isSiblingsPurge(m: unknown): m is SiblingsPurgeMessage {
   return tagged(m, 'siblings-purge');
+}
+export function isConfigAsk(m: unknown): m is ConfigAskMessage {
+  return tagged(m, 'config-ask');
+}
+export function isConfig(m: unknown): m is ConfigMessage {
+  return tagged(m, 'config');
+}
+export function isFinalMetrics(m: unknown): m is FinalMetricsMessage {
+  return tagged(m, 'final-metrics');
+}
+export function isFinalMetricsKept(m: unknown): m is FinalMetricsKeptMessage {
+  return tagged(m, 'final-metrics-kept');
 }

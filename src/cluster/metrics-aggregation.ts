@@ -6,14 +6,16 @@
  * Counters must never go down, or Prometheus reads a reset (rate() and increase() then count the
  * whole value again). Two things would make them:
  * - a worker that exits takes its counts with it: its last counters and histograms are kept as
- *   the retired sums (its gauges go: what it held is gone);
+ *   the retired sums (its gauges go: what it held is gone). A worker that drains (a shutdown, or
+ *   replaced by a reload) hands over its final figures first, so nothing it counted is lost; one
+ *   that dies counts with what it gave at the last scrape;
  * - a worker that does not answer a scrape in time: it counts with the figures it gave last.
  *
  * Workers are asked through an `ask` function (ipc-asks.ts in the primary), so that the
  * arithmetic can be tested with literal figures.
  */
 import type { Logger } from 'pino';
-import { AggregatorRegistry, type Aggregator } from 'prom-client';
+import { AggregatorRegistry, type Aggregator, type Registry } from 'prom-client';
 import type { MetricsJson } from './messages.js';
 
 /** How long a scrape waits for each worker's figures. */
@@ -47,7 +49,14 @@ export class ClusterMetrics<W extends { readonly id: number }> {
   constructor(
     private readonly ask: (worker: W) => Promise<MetricsJson>,
     private readonly log: Logger,
+    /** The primary's own metrics (the upstream probe's: it runs once, in the primary). */
+    private readonly own?: Registry,
   ) {}
+
+  /** A worker's final figures, handed over just before it exits (worker-side.ts): what retire() folds. */
+  keepFinal(worker: W, figures: MetricsJson): void {
+    this.last.set(worker, figures);
+  }
 
   /** The worker exited: fold its last counters and histograms into the retired sums. */
   retire(worker: W): void {
@@ -62,7 +71,7 @@ export class ClusterMetrics<W extends { readonly id: number }> {
   async exposition(workers: readonly W[]): Promise<Exposition> {
     await this.retiring;
     const answers = await Promise.allSettled(workers.map((w) => this.ask(w)));
-    const parts: MetricsJson[] = [this.retired];
+    const parts: MetricsJson[] = [this.retired, ...(this.own ? [await this.own.getMetricsAsJSON()] : [])];
     answers.forEach((a, i) => {
       const worker = workers[i]!;
       if (a.status === 'fulfilled') this.last.set(worker, a.value);

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 
 /** On shutdown, how long past drain + grace the primary waits before it kills what is left. */
-const SHUTDOWN_MARGIN_MS = 5_000;
+export const SHUTDOWN_MARGIN_MS = 5_000;
 
 export interface ShutdownSteps {
   /** Stop every worker, killing what is left after limitMs; true if all exited cleanly. */

@@ -6,15 +6,20 @@
  *   that means the configuration or the port is wrong: stop everything and exit 1, as a single
  *   process would.
  * - afterwards, a worker that dies is forked again in its slot after restart-backoff.ts's delay.
- * - stop: SIGTERM to every worker (each drains as a single process does, app.ts), SIGKILL to
- *   what is left past the limit; says whether every worker exited cleanly.
+ * - replaceAll (a reload): slot after slot, fork a new worker, wait until it listens, make it
+ *   the slot's, then SIGTERM the old one and wait for it to exit (it drains as a single process
+ *   does, app.ts). The shared listening socket always has a worker accepting on it, and never
+ *   fewer than WIKIEDGE_WORKERS serve: capacity does not drop. A new worker that exits before it
+ *   listens stops the replacement; the slot keeps its old worker.
+ * - stop: SIGTERM to every worker (slot holders, replacements still starting, replaced ones still
+ *   draining), SIGKILL to what is left past the limit; says whether every worker exited cleanly.
  *
- * What workers say, and that one exited, is handed to the owner (onMessage, onExit): answers
- * and metrics are not this module's business.
+ * What workers say, and that one exited, is handed to the owner (onMessage, onExit): answers,
+ * metrics and configurations are not this module's business.
  *
- * A slot and its worker are apart so that a slot's worker can be replaced one at a time (a
- * rolling reload): startSlot forks a slot's worker and resolves when it listens, and the exit of
- * a worker that is no longer its slot's (replaced) is neither a death nor restarted.
+ * A slot and its worker are apart so that a slot's worker can be replaced: the exit of a worker
+ * that is no longer its slot's (replaced, or a replacement that never got its slot) is neither a
+ * death nor restarted.
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
@@ -43,12 +48,32 @@ interface Slot {
   restart: NodeJS.Timeout | undefined;
 }
 
+/** A worker forked, and whether it came to listen (false: it exited first). */
+interface Forked {
+  readonly worker: Worker;
+  readonly listened: Promise<boolean>;
+}
+
+/** How a replacement of every worker ended. */
+export interface ReplaceOutcome {
+  /** Slots whose worker was replaced. */
+  readonly replaced: number;
+  /** A new worker exited before it listened: its slot kept its old worker, and the later slots theirs. */
+  readonly failed?: { readonly slot: number; readonly code: number | null; readonly signal: string | null };
+  /** Shutdown began meanwhile: the replacement stopped there. */
+  readonly stopped?: boolean;
+}
+
 export class Supervisor {
   private readonly slots: Slot[];
   private readonly now: () => number;
+  /** Every worker not yet exited: slot holders, replacements still starting, replaced ones draining. */
+  private readonly alive = new Set<Worker>();
+  /** Replaced workers that are draining. */
+  private readonly retiring = new Set<Worker>();
   /** Set once every worker has listened: from then on a worker that dies is restarted. */
   private started = false;
-  /** Set by stop(): nothing is restarted any more. */
+  /** Set by stop(): nothing is restarted or replaced any more. */
   private stopping = false;
 
   constructor(private readonly options: SupervisorOptions) {
@@ -78,6 +103,42 @@ export class Supervisor {
     return this.slots.flatMap((s) => (s.listening && s.worker ? [s.worker] : []));
   }
 
+  /** Replaced workers still draining: they serve the connections they hold, nothing new. */
+  draining(): Worker[] {
+    return [...this.retiring];
+  }
+
+  /**
+   * Replace every slot's worker, one at a time (a reload): fork the new one, wait until it
+   * listens, give it the slot, SIGTERM the old one and wait until it has exited (SIGKILL past
+   * retireLimitMs), then the next slot. New workers are forked with the same env; what they
+   * run is the owner's business (they ask for their configuration over IPC, reload.ts).
+   */
+  async replaceAll(retireLimitMs: number): Promise<ReplaceOutcome> {
+    let replaced = 0;
+    for (const slot of this.slots) {
+      if (this.stopping) return { replaced, stopped: true };
+      const { worker, listened } = this.fork();
+      const exit = exitOf(worker);
+      if (!(await listened)) {
+        const { code, signal } = await exit;
+        return { replaced, failed: { slot: slot.index, code, signal } };
+      }
+      // stop() has signalled it already, with every live worker.
+      if (this.stopping) return { replaced, stopped: true };
+      const old = slot.worker;
+      clearTimeout(slot.restart);
+      slot.restart = undefined;
+      this.occupy(slot, worker);
+      slot.listening = true;
+      slot.quickDeaths = 0;
+      this.logListening(worker, slot);
+      if (old && !old.isDead()) await this.retire(old, retireLimitMs);
+      replaced++;
+    }
+    return { replaced };
+  }
+
   /**
    * SIGTERM to every worker, SIGKILL to those still running after limitMs. Resolves once all
    * have exited: true if each exited 0 after draining, or was ended by this SIGTERM while still
@@ -86,12 +147,8 @@ export class Supervisor {
   async stop(limitMs: number): Promise<boolean> {
     this.stopping = true;
     for (const slot of this.slots) clearTimeout(slot.restart);
-    const workers = this.slots.flatMap((s) => (s.worker ? [s.worker] : []));
-    const exits = workers.map(
-      (w) => new Promise<boolean>((resolve) => {
-        if (w.isDead()) resolve(w.process.exitCode === 0);
-        else w.once('exit', (code, signal) => resolve(code === 0 || signal === 'SIGTERM'));
-      }),
+    const exits = [...this.alive].map((w) =>
+      w.isDead() ? Promise.resolve(w.process.exitCode === 0) : exitOf(w).then(({ code, signal }) => code === 0 || signal === 'SIGTERM'),
     );
     this.signalAll('SIGTERM');
     const overdue = setTimeout(() => {
@@ -105,45 +162,79 @@ export class Supervisor {
     }
   }
 
-  /** Fork the slot's worker; resolves once it listens. */
-  private startSlot(slot: Slot): Promise<void> {
-    const { log } = this.options;
-    const worker = cluster.fork(this.options.env);
+  /** Fork the slot's worker; resolves once it listens (or has exited before). */
+  private async startSlot(slot: Slot): Promise<void> {
+    const { worker, listened } = this.fork();
+    this.occupy(slot, worker);
+    if ((await listened) && slot.worker === worker) {
+      slot.listening = true;
+      this.logListening(worker, slot);
+    }
+  }
+
+  private occupy(slot: Slot, worker: Worker): void {
     slot.worker = worker;
     slot.startedAt = this.now();
     slot.listening = false;
-    return new Promise<void>((resolve) => {
-      worker.on('message', (m: unknown) => this.options.onMessage(worker, m));
-      worker.once('listening', () => {
-        slot.listening = true;
-        log.info({ worker: worker.id, pid: worker.process.pid }, 'worker listening');
-        resolve();
-      });
-      worker.once('exit', (code, signal) => {
-        if (!this.started && !this.stopping) {
-          process.stderr.write(`wikiedge: worker ${worker.id} exited (code ${code}, signal ${signal}) before listening\n`);
-          this.signalAll('SIGTERM');
-          process.exit(1);
-        }
-        this.exited(slot, worker, code, signal);
-      });
-    });
   }
 
-  private exited(slot: Slot, worker: Worker, code: number | null, signal: string | null): void {
-    const { log } = this.options;
-    // A worker that was replaced in its slot is not its slot's any more: its exit is expected.
-    const died = slot.worker === worker;
-    if (died) {
-      slot.listening = false;
-      slot.worker = undefined;
+  private logListening(worker: Worker, slot: Slot): void {
+    this.options.log.info({ worker: worker.id, pid: worker.process.pid, slot: slot.index }, 'worker listening');
+  }
+
+  private fork(): Forked {
+    const worker = cluster.fork(this.options.env);
+    this.alive.add(worker);
+    worker.on('message', (m: unknown) => this.options.onMessage(worker, m));
+    const listened = new Promise<boolean>((resolve) => {
+      worker.once('listening', () => resolve(true));
+      worker.once('exit', () => resolve(false));
+    });
+    worker.once('exit', (code: number | null, signal: string | null) => {
+      this.alive.delete(worker);
+      this.retiring.delete(worker);
+      this.exited(worker, code, signal);
+    });
+    return { worker, listened };
+  }
+
+  /** SIGTERM to a replaced worker; resolves once it has exited (SIGKILL past limitMs). */
+  private async retire(worker: Worker, limitMs: number): Promise<void> {
+    this.retiring.add(worker);
+    const exit = exitOf(worker);
+    const overdue = setTimeout(() => {
+      this.options.log.error({ worker: worker.id, pid: worker.process.pid, limitMs }, 'reload: a replaced worker still runs past drain + grace: killing it');
+      worker.process.kill('SIGKILL');
+    }, limitMs);
+    worker.process.kill('SIGTERM');
+    try {
+      await exit;
+    } finally {
+      clearTimeout(overdue);
     }
+  }
+
+  private exited(worker: Worker, code: number | null, signal: string | null): void {
+    const { log } = this.options;
+    const slot = this.slots.find((s) => s.worker === worker);
+    if (!slot) {
+      // Replaced (its exit is expected), or a replacement that never listened (replaceAll says so).
+      this.options.onExit(worker);
+      log.info({ worker: worker.id, pid: worker.process.pid, code, signal }, 'worker exited');
+      return;
+    }
+    if (!this.started && !this.stopping) {
+      process.stderr.write(`wikiedge: worker ${worker.id} exited (code ${code}, signal ${signal}) before listening\n`);
+      this.signalAll('SIGTERM');
+      process.exit(1);
+    }
+    slot.listening = false;
+    slot.worker = undefined;
     this.options.onExit(worker);
     if (this.stopping) {
       log.info({ worker: worker.id, pid: worker.process.pid, code, signal }, 'worker exited');
       return;
     }
-    if (!died) return;
     const lived = this.now() - slot.startedAt;
     const restart = nextRestart(slot.quickDeaths, lived);
     slot.quickDeaths = restart.quickDeaths;
@@ -153,14 +244,17 @@ export class Supervisor {
     );
     slot.restart = setTimeout(() => {
       slot.restart = undefined;
-      void this.startSlot(slot);
+      if (!slot.worker) void this.startSlot(slot);
     }, restart.delayMs);
   }
 
   private signalAll(signal: NodeJS.Signals): void {
-    for (const slot of this.slots) {
-      const w = slot.worker;
-      if (w && !w.isDead()) w.process.kill(signal);
-    }
+    for (const w of this.alive) if (!w.isDead()) w.process.kill(signal);
   }
+}
+
+/** The worker's exit, whenever it comes (already, if it has exited). */
+function exitOf(worker: Worker): Promise<{ code: number | null; signal: string | null }> {
+  if (worker.isDead()) return Promise.resolve({ code: worker.process.exitCode, signal: worker.process.signalCode });
+  return new Promise((resolve) => worker.once('exit', (code: number | null, signal: string | null) => resolve({ code, signal })));
 }

@@ -1,10 +1,15 @@
 /**
- * What every worker's environment carries besides the primary's: settings that must be the same
- * in every worker, or that the workers need whoever started the primary. Read once, when the
- * primary starts; a worker forked later (a restart) gets the same.
+ * What every worker's environment carries besides the primary's: the malloc setting the store's
+ * slabs rely on, whoever started the primary, and the mark that makes a process one of our
+ * workers (main.ts). The configuration itself does not travel in the environment: a worker asks
+ * the primary for it over IPC (worker-config.ts).
  */
-import { randomBytes } from 'node:crypto';
-import { type Config, loadConfig } from '../config.js';
+
+/**
+ * Set by the primary on its workers, and on nothing else: a process forked by another cluster
+ * manager (pm2's cluster mode forks with node:cluster too) stays a whole gateway of its own.
+ */
+export const CLUSTER_WORKER_MARK = 'WIKIEDGE_CLUSTER_WORKER';
 
 /**
  * glibc raises its mmap threshold each time an mmapped block is freed, after which the store's
@@ -16,19 +21,9 @@ import { type Config, loadConfig } from '../config.js';
  */
 const SLAB_FRIENDLY_MMAP_THRESHOLD = '131072';
 
-export function workerEnv(config: Config): Record<string, string> {
-  // Workers hold the caches: give them the malloc setting the store's slabs rely on
-  // (cache/arena.ts), whoever started the primary.
-  return { MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? SLAB_FRIENDLY_MMAP_THRESHOLD, ...workerSecret(config) };
-}
-
-/**
- * Workers must share the key of the session slots' HMAC (a session's entries, in Redis and in
- * purge messages, are keyed by it). Without a configured WIKIEDGE_IDENTITY_SECRET each process
- * would draw its own at start, so the primary draws one and hands it to every worker. (A
- * configured secret loads the same twice; a drawn one never does.)
- */
-function workerSecret(config: Config): Record<string, string> {
-  if (loadConfig().identitySecret.equals(config.identitySecret)) return {};
-  return { WIKIEDGE_IDENTITY_SECRET: randomBytes(32).toString('base64url') };
+export function workerEnv(): Record<string, string> {
+  return {
+    MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? SLAB_FRIENDLY_MMAP_THRESHOLD,
+    [CLUSTER_WORKER_MARK]: '1',
+  };
 }

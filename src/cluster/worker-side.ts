@@ -4,11 +4,18 @@
  * This is all a worker knows of the cluster; the gateway it runs is the single process's
  * (app.ts's build() without the admin listener, main.ts).
  */
-import { probeWiki } from '../admin.js';
 import type { BuiltPublic } from '../app.js';
 import { type PurgeSiblings, applyLocalPurge, purgeEverywhere } from '../cache/purge.js';
 import type { Gateway } from '../gateway.js';
-import { type AnswerMessage, type Answers, type Ask, type SiblingsPurgeMessage, isAsk } from './messages.js';
+import {
+  type AnswerMessage,
+  type Answers,
+  type Ask,
+  type FinalMetricsMessage,
+  isAsk,
+  isFinalMetricsKept,
+  type SiblingsPurgeMessage,
+} from './messages.js';
 
 /**
  * In a worker: its purges (PURGE, logouts, a session holder's writes) reach the other workers
@@ -38,8 +45,6 @@ async function answer(gw: Gateway, ask: Ask): Promise<Answers[Ask['op']]> {
   switch (ask.op) {
     case 'metrics':
       return gw.registry.getMetricsAsJSON();
-    case 'ready':
-      return probeWiki(gw);
     case 'purge':
       // The leader purges Redis too; every other worker only its local tier (purge-fan-out.ts).
       // An admin purge is counted once, by the leader.
@@ -48,4 +53,28 @@ async function answer(gw: Gateway, ask: Ask): Promise<Answers[Ask['op']]> {
         ? purgeEverywhere(gw.store, gw.redis, ask.message, undefined, gw.sessionUsers)
         : { purged: applyLocalPurge(gw.store, ask.message, gw.sessionUsers) };
   }
+}
+
+/**
+ * In a worker that has drained, before it exits: hand the primary everything it counted, and wait
+ * (at most timeoutMs) until the primary has kept it. Without this, what a worker counted after
+ * the last scrape would vanish with it at every reload.
+ */
+export async function handOverFinalMetrics(gw: Gateway, timeoutMs: number): Promise<void> {
+  const metrics = await gw.registry.getMetricsAsJSON();
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      process.off('message', onMessage);
+      resolve();
+    };
+    const onMessage = (m: unknown) => {
+      if (isFinalMetricsKept(m)) done();
+    };
+    const timer = setTimeout(done, timeoutMs);
+    process.on('message', onMessage);
+    process.send?.({ wikiedge: 'final-metrics', metrics } satisfies FinalMetricsMessage, (err: Error | null) => {
+      if (err) done();
+    });
+  });
 }

@@ -62,6 +62,11 @@ export interface Field<T> {
   readonly shownDefault?: string;
   /** The value as it is logged and printed, when not as itself (a URL's origin, a password cut out). */
   readonly describe?: (value: T) => string;
+  /**
+   * The key's former name (its file key; the environment name follows, envNameOf): still taken,
+   * with a warning at start, so that a renamed key does not stop a deployment that sets it.
+   */
+  readonly formerly?: string;
 }
 
 /**
@@ -77,6 +82,7 @@ export function field<T>(spec: {
   secret?: boolean;
   shownDefault?: string;
   describe?: (value: NoInfer<T>) => string;
+  formerly?: string;
 }): Field<T> {
   return spec;
 }
@@ -92,4 +98,9 @@ export function isUnset(v: unknown): boolean {
 /** The parsed value, or `fallback` when unset (for the rules nested inside a key's value). */
 export function parseOr<T>(v: unknown, fallback: T, parse: (value: unknown, key: string) => T, key: string): T {
   return isUnset(v) ? fallback : parse(v, key);
+}
+
+/** The environment name of a file key: `WIKIEDGE_` + the key in SNAKE_CASE (`readyTimeoutMs` → `WIKIEDGE_READY_TIMEOUT_MS`). */
+export function envNameOf(fileKey: string): string {
+  return `WIKIEDGE_${fileKey.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
 }

@@ -156,12 +156,20 @@ export const FIELDS = {
     unit: 'count',
     doc: 'keep-alive connections to the wiki',
   }),
-  readyTimeoutMs: field({
-    env: 'WIKIEDGE_READY_TIMEOUT_MS',
+  upstreamProbeMs: field({
+    env: 'WIKIEDGE_UPSTREAM_PROBE_MS',
+    parse: int(100, 600_000),
+    default: 5_000,
+    unit: 'ms',
+    doc: "how often the background probe asks the wiki's api.php whether it answers (`wikiedge_upstream_up`, the admin `/upstreamz`); `/readyz` never waits for the wiki",
+  }),
+  upstreamProbeTimeoutMs: field({
+    env: 'WIKIEDGE_UPSTREAM_PROBE_TIMEOUT_MS',
     parse: int(1, 60_000),
     default: 2_000,
     unit: 'ms',
-    doc: 'ms `/readyz` waits for the wiki',
+    doc: 'ms the upstream probe waits for the wiki before it counts it down (formerly `WIKIEDGE_READY_TIMEOUT_MS`, still taken with a warning)',
+    formerly: 'readyTimeoutMs',
   }),
   upstreamMaxConcurrency: field({
     env: 'WIKIEDGE_UPSTREAM_MAX_CONCURRENCY',
@@ -175,7 +183,7 @@ export const FIELDS = {
     parse: int(0, 1_000_000),
     default: 256,
     unit: 'count',
-    doc: 'requests waiting for a turn; more are refused at once with 503 and `Retry-After`',
+    doc: 'requests waiting for a turn; more are refused with 503 and `Retry-After` (after `WIKIEDGE_CLIENT_REFUSAL_DELAY_MS`)',
   }),
   upstreamQueueTimeoutMs: field({
     env: 'WIKIEDGE_UPSTREAM_QUEUE_TIMEOUT_MS',
@@ -204,6 +212,13 @@ export const FIELDS = {
     default: 100,
     unit: 'count',
     doc: "the bucket's size: uncached requests a client may make at once after a quiet spell",
+  }),
+  clientRefusalDelayMs: field({
+    env: 'WIKIEDGE_CLIENT_REFUSAL_DELAY_MS',
+    parse: int(0, 60_000),
+    default: 1_000,
+    unit: 'ms',
+    doc: 'how long a refused request (429: budget or share spent; 503: queue full) waits for its answer: a client that ignores `Retry-After` gets one answer per connection per delay instead of costing the gateway CPU as fast as it can ask (at most 10,000 wait at once; `0`: at once)',
   }),
   clientHeadersTimeoutMs: field({
     env: 'WIKIEDGE_CLIENT_HEADERS_TIMEOUT_MS',
@@ -283,6 +298,13 @@ export const FIELDS = {
     default: 1 * MiB,
     unit: 'bytes',
     doc: 'larger answers are not stored',
+  }),
+  brotliAfterHits: field({
+    env: 'WIKIEDGE_BROTLI_AFTER_HITS',
+    parse: int(0, 1_000_000),
+    default: 4,
+    unit: 'count',
+    doc: 'stored answers are kept in gzip; one that clients preferring br have asked for this many times is given a br form too (quality 11, made in the background, ~19 % smaller than the gzip); `0`: never (br clients get gzip). See "Compression"',
   }),
   ttlPublicSeconds: field({
     env: 'WIKIEDGE_TTL_PUBLIC_SECONDS',

@@ -1,12 +1,19 @@
 /**
- * Loading: read once at start from `WIKIEDGE_*` environment variables and an optional file
- * named by `WIKIEDGE_CONFIG` (YAML or JSON; the environment overrides the file), each value
- * validated by its entry of the table (fields.ts), then the rules between keys, then deep-frozen.
+ * Loading, in two steps, so that a cluster primary can validate a configuration once and hand
+ * its workers the very inputs it validated (cluster/reload.ts):
+ *
+ * - readConfigSources (I/O): the `WIKIEDGE_*` environment, the YAML or JSON file named by
+ *   `WIKIEDGE_CONFIG`, and the secrets named by `<ENV>_FILE`, each read once;
+ * - configFromSources (pure): each value validated by its entry of the table (fields.ts), the
+ *   environment over the file over the default, then the rules between keys, then deep-frozen.
+ *
+ * loadConfig does both. Every error is a ConfigError naming the key.
  */
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { ConfigError, type Field, isUnset, MadeAtStart, REQUIRED } from './field.js';
+import { ConfigError, envNameOf, type Field, isUnset, MadeAtStart, REQUIRED } from './field.js';
 import { CONFIG_KEYS, type Config, type ConfigKey, FIELD_LIST, FIELDS, NOT_ABOVE } from './fields.js';
+import { describeJsonError } from './json-error.js';
 
 /** Where a key's value came from (--print-config marks the defaults). */
 export type Origin = 'default' | 'environment' | 'secret-file' | 'config-file';
@@ -15,25 +22,50 @@ export type ConfigOrigins = Readonly<Record<ConfigKey, Origin>>;
 export interface LoadedConfig {
   readonly config: Config;
   readonly origins: ConfigOrigins;
+  /** What the operator should change, though the configuration is valid (a key set by its former name). */
+  readonly warnings: readonly string[];
+}
+
+/**
+ * What a configuration is made of, as read: plain data (strings and the file's parsed document),
+ * so that it can travel to a cluster worker over IPC and be validated there to the same result.
+ */
+export interface ConfigSources {
+  /** The `WIKIEDGE_*` environment variables. */
+  readonly env: Readonly<Record<string, string>>;
+  /** The document of the file named by `WIKIEDGE_CONFIG`, or {} without one. */
+  readonly file: Readonly<Record<string, unknown>>;
+  /** The content of each secret read from `<ENV>_FILE`, by `<ENV>`, without its final newline. */
+  readonly secretFiles: Readonly<Record<string, string>>;
 }
 
 type Raw = Record<string, unknown>;
 
-/** `WIKIEDGE_IDENTITY_SECRET_FILE` and friends: the secret is the file's content. */
 /** `WIKIEDGE_IDENTITY_SECRET_FILE` and friends: a secret read from a file (a container secrets mount). */
 export const SECRET_FILE_KEYS: readonly string[] = FIELD_LIST.filter(([, f]) => f.secret).map(([, f]) => `${f.env}_FILE`);
 
-/** A secret's value from `<env>_FILE`: the file's content without its final newline. */
-function readSecretFile(env: NodeJS.ProcessEnv, field: Field<unknown>): string | undefined {
-  const path = env[`${field.env}_FILE`];
-  if (path === undefined || path === '') return undefined;
-  if (env[field.env] !== undefined && env[field.env] !== '')
-    throw new ConfigError(`${field.env}_FILE`, `must not be set together with ${field.env}`);
-  try {
-    return readFileSync(path, 'utf8').replace(/\r?\n$/, '');
-  } catch (err) {
-    throw new ConfigError(`${field.env}_FILE`, `cannot read ${path}: ${(err as Error).message}`);
+/** Keys renamed, under their former names: still taken, with a warning. */
+const FORMER_ENV = new Map(FIELD_LIST.flatMap(([, f]) => (f.formerly ? [[envNameOf(f.formerly), f] as const] : [])));
+const FORMER_FILE_KEYS = new Set(FIELD_LIST.flatMap(([, f]) => (f.formerly ? [f.formerly] : [])));
+
+/** Read what the configuration is made of. Throws ConfigError for a file that cannot be read or parsed. */
+export function readConfigSources(env: NodeJS.ProcessEnv = process.env): ConfigSources {
+  const ours: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (name.startsWith('WIKIEDGE_') && value !== undefined) ours[name] = value;
+  checkNames(ours);
+  const secretFiles: Record<string, string> = {};
+  for (const [, field] of FIELD_LIST) {
+    const path = field.secret ? ours[`${field.env}_FILE`] : undefined;
+    if (path === undefined || path === '') continue;
+    if (!isUnset(ours[field.env])) throw new ConfigError(`${field.env}_FILE`, `must not be set together with ${field.env}`);
+    try {
+      secretFiles[field.env] = readFileSync(path, 'utf8').replace(/\r?\n$/, '');
+    } catch (err) {
+      throw new ConfigError(`${field.env}_FILE`, `cannot read ${path}: ${(err as Error).message}`);
+    }
   }
+  const file = ours['WIKIEDGE_CONFIG'] ? readFile(ours['WIKIEDGE_CONFIG']) : {};
+  return { env: ours, file, secretFiles };
 }
 
 function readFile(path: string): Raw {
@@ -47,24 +79,31 @@ function readFile(path: string): Raw {
   try {
     doc = path.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
   } catch (err) {
-    throw new ConfigError('WIKIEDGE_CONFIG', `${path} is not valid YAML/JSON: ${(err as Error).message}`);
+    // The yaml package says where itself ("… at line 2, column 1:" and a snippet): its first line.
+    const where = path.endsWith('.json') ? `not valid JSON ${describeJsonError(text)}` : `not valid YAML: ${(err as Error).message.split('\n', 1)[0]!.replace(/:$/, '')}`;
+    throw new ConfigError('WIKIEDGE_CONFIG', `${path} is ${where}`);
   }
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== 'object' || Array.isArray(doc)) {
     throw new ConfigError('WIKIEDGE_CONFIG', `${path} must hold a mapping of keys`);
   }
   for (const k of Object.keys(doc)) {
-    if (!Object.hasOwn(FIELDS, k)) throw new ConfigError(k, `is not a known configuration key (in ${path})`);
+    if (!Object.hasOwn(FIELDS, k) && !FORMER_FILE_KEYS.has(k)) throw new ConfigError(k, `is not a known configuration key (in ${path})`);
   }
   return doc as Raw;
 }
 
-function checkNames(env: NodeJS.ProcessEnv): void {
+/**
+ * Variables of ours that are not configuration: WIKIEDGE_CONFIG names the file;
+ * WIKIEDGE_CLUSTER_WORKER marks a cluster primary's workers (cluster/worker-env.ts).
+ */
+const NOT_KEYS = ['WIKIEDGE_CONFIG', 'WIKIEDGE_CLUSTER_WORKER'];
+
+function checkNames(env: Readonly<Record<string, string>>): void {
   for (const name of Object.keys(env)) {
-    if (name.startsWith('WIKIEDGE_') && name !== 'WIKIEDGE_CONFIG' && !CONFIG_KEYS.includes(name) && !SECRET_FILE_KEYS.includes(name)) {
-      // A typo in an operator's variable must not silently fall back to a default.
-      if (!name.startsWith('WIKIEDGE_TEST_')) throw new ConfigError(name, 'is not a known configuration key');
-    }
+    if (NOT_KEYS.includes(name) || CONFIG_KEYS.includes(name) || SECRET_FILE_KEYS.includes(name) || FORMER_ENV.has(name)) continue;
+    // A typo in an operator's variable must not silently fall back to a default.
+    if (!name.startsWith('WIKIEDGE_TEST_')) throw new ConfigError(name, 'is not a known configuration key');
   }
 }
 
@@ -74,12 +113,26 @@ function defaultOf(field: Field<unknown>): unknown {
   return field.default;
 }
 
-/** One key: `<env>_FILE` for a secret, else the environment, else the file, else the default. */
-function resolve(key: ConfigKey, field: Field<unknown>, env: NodeJS.ProcessEnv, file: Raw): { value: unknown; origin: Origin } {
-  const fromSecretFile = field.secret ? readSecretFile(env, field) : undefined;
-  const fromEnv = fromSecretFile || env[field.env];
-  if (!isUnset(fromEnv)) return { value: field.parse(fromEnv, field.env), origin: fromSecretFile ? 'secret-file' : 'environment' };
+/**
+ * One key: its `<env>_FILE` secret, else the environment, else the file, else the default. A key
+ * set only under its former name is taken from there, with a warning.
+ */
+function resolve(key: ConfigKey, field: Field<unknown>, sources: ConfigSources, warnings: string[]): { value: unknown; origin: Origin } {
+  const { env, file, secretFiles } = sources;
+  const fromSecretFile = secretFiles[field.env];
+  if (!isUnset(fromSecretFile)) return { value: field.parse(fromSecretFile, field.env), origin: 'secret-file' };
+  const former = field.formerly === undefined ? undefined : envNameOf(field.formerly);
+  if (former !== undefined && !isUnset(env[former])) {
+    if (!isUnset(env[field.env])) throw new ConfigError(former, `must not be set together with ${field.env}, its new name`);
+    warnings.push(`${former} is now called ${field.env}: rename it`);
+    return { value: field.parse(env[former], former), origin: 'environment' };
+  }
+  if (!isUnset(env[field.env])) return { value: field.parse(env[field.env], field.env), origin: 'environment' };
   if (!isUnset(file[key])) return { value: field.parse(file[key], field.env), origin: 'config-file' };
+  if (field.formerly !== undefined && !isUnset(file[field.formerly])) {
+    warnings.push(`${field.formerly} (in the WIKIEDGE_CONFIG file) is now called ${key}: rename it`);
+    return { value: field.parse(file[field.formerly], field.env), origin: 'config-file' };
+  }
   return { value: defaultOf(field), origin: 'default' };
 }
 
@@ -97,23 +150,28 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** Validate and freeze, saying where each value came from. Throws ConfigError naming the first bad key. */
-export function loadConfigWithOrigins(env: NodeJS.ProcessEnv = process.env): LoadedConfig {
-  checkNames(env);
-  const file = env['WIKIEDGE_CONFIG'] ? readFile(env['WIKIEDGE_CONFIG']) : {};
+/** Validate and freeze what was read, saying where each value came from. Throws ConfigError naming the first bad key. */
+export function configFromSources(sources: ConfigSources): LoadedConfig {
+  checkNames(sources.env);
   const values: Record<string, unknown> = {};
   const origins: Record<string, Origin> = {};
+  const warnings: string[] = [];
   for (const [key, field] of FIELD_LIST) {
-    const { value, origin } = resolve(key, field, env, file);
+    const { value, origin } = resolve(key, field, sources, warnings);
     values[key] = value;
     origins[key] = origin;
   }
   const config = values as Config;
   checkBetweenKeys(config);
-  return { config: deepFreeze(config), origins: Object.freeze(origins as Record<ConfigKey, Origin>) };
+  return { config: deepFreeze(config), origins: Object.freeze(origins as Record<ConfigKey, Origin>), warnings: Object.freeze(warnings) };
 }
 
-/** Validate and freeze. Throws ConfigError naming the first bad key. */
+/** Read, validate and freeze, saying where each value came from. Throws ConfigError naming the first bad key. */
+export function loadConfigWithOrigins(env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+  return configFromSources(readConfigSources(env));
+}
+
+/** Read, validate and freeze. Throws ConfigError naming the first bad key. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return loadConfigWithOrigins(env).config;
 }

@@ -5,6 +5,7 @@
  */
 import { addressEntryProblem } from '../address-list.js';
 import { ConfigError, parseOr } from './field.js';
+import { describeJsonError } from './json-error.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -218,7 +219,7 @@ export function moduleRules(v: unknown, key: string): Readonly<Record<string, Mo
     try {
       table = JSON.parse(v);
     } catch {
-      throw new ConfigError(key, 'must be a JSON object of module name to rule');
+      throw new ConfigError(key, `must be a JSON object of module name to rule: not valid JSON ${describeJsonError(v)}`);
     }
   }
   if (typeof table !== 'object' || table === null || Array.isArray(table)) {

@@ -12,17 +12,25 @@
  * rc ids it has seen inside that window. `rctype` names `external` too (Wikibase client changes
  * are not in the default), and no namespace filter is used (it hides rows with a hidden action).
  * The cursor is kept where it survives the follower (CursorStore: Redis with replicas), and only
- * one replica follows at a time (Lease: a Redis lease with takeover).
+ * one replica follows at a time (Lease: a Redis lease with takeover). The follower that holds the
+ * lease writes the cursor after every poll with the instant of that poll (`polledAt`): the other
+ * replicas read it to know whether somebody still vouches for what they cache.
  *
  * When the follower cannot vouch that it saw every change, nothing cached before is vouched for
- * any more (Gap → expire: refreshed at next use, still a fallback when the wiki fails):
- * - cursor-lost: no cursor at start (a new follower, or Redis restarted);
- * - clock: the wiki's clock (curtimestamp) went back, or the cursor is ahead of it;
- * - rc-purged: the cursor is older than the oldest row the wiki still has ($wgRCMaxAge);
- * - stalled: no successful poll for longer than the fallback TTL (the wiki or the path to it
- *   down; a multi-server wiki may have changed meanwhile).
- * While it is not healthy (no successful poll for a few intervals) the gateway's TTL defaults
- * fall back to the short ones (signals.ts).
+ * any more (Gap → expire: refreshed at next use, still a fallback when the wiki fails), and it
+ * starts again from the wiki's newest row:
+ * - cursor-lost: no cursor at start (a new follower, or Redis restarted empty);
+ * - clock: the wiki's clock (curtimestamp) went back, the cursor is ahead of it, or a row is
+ *   dated in the wiki's future (a server of the wiki with its clock ahead: the rows of one with
+ *   its clock behind could fall before the overlap unseen);
+ * - rc-purged: the cursor is older than the oldest row the wiki still has ($wgRCMaxAge, 90 days
+ *   by default, or a table rebuilt): checked whenever the follower resumes a cursor that was not
+ *   polled in the last OVERLAP_MS (a start, a takeover, an outage);
+ * - stalled: nobody vouched (no successful poll here, no fresh cursor from the replica that
+ *   follows) for longer than the fallback TTL: the wiki or the path to it was down, or Redis
+ *   was, and a multi-server wiki may have changed meanwhile.
+ * While nobody has vouched for a few intervals the gateway's TTL defaults fall back to the short
+ * ones (signals.ts).
  */
 import type { Logger } from 'pino';
 import type { Upstream } from '../upstream.js';
@@ -33,10 +41,8 @@ import { type Namespaces, namespacesFromSiteinfo } from './titles.js';
 export const OVERLAP_MS = 120_000;
 /** At most this many pages of rows per poll; the rest is read at the next. */
 const MAX_PAGES_PER_POLL = 20;
-/** The wiki's clock may wobble this much before it counts as going back. */
-const CLOCK_SLACK_MS = 5_000;
-/** A cursor this old is checked against the oldest row the wiki still has. */
-const OLD_CURSOR_MS = 24 * 3600_000;
+/** The wiki's clock may wobble this much before it counts as going back, or a row as ahead. */
+export const CLOCK_SLACK_MS = 5_000;
 
 export interface Cursor {
   /** The newest row's timestamp (ISO 8601, the wiki's clock) and rc id. */
@@ -44,6 +50,8 @@ export interface Cursor {
   readonly id: number;
   /** rc ids seen within OVERLAP_MS of ts. */
   readonly seen: readonly number[];
+  /** When the follower last polled successfully (ms since the epoch, its own clock). */
+  readonly polledAt?: number;
 }
 
 export interface CursorStore {
@@ -53,6 +61,7 @@ export interface CursorStore {
 
 /** Whether this process follows now (only one replica at a time). */
 export interface Lease {
+  /** Taken or renewed: true; held by another replica, or unknown (Redis down): false. */
   hold(): Promise<boolean>;
   release(): Promise<void>;
 }
@@ -69,9 +78,9 @@ export interface FollowerOptions {
   readonly upstream: Upstream;
   readonly apiPath: string;
   readonly pollMs: number;
-  /** No successful poll for this long: not healthy (the TTL defaults fall back). */
+  /** Nobody vouched for this long: not healthy (the TTL defaults fall back). */
   readonly unhealthyAfterMs: number;
-  /** No successful poll for this long: a gap (everything cached before expires). */
+  /** Nobody vouched for this long: a gap (everything cached before expires). */
   readonly gapAfterMs: number;
   readonly requestTimeoutMs: number;
   readonly now: () => number;
@@ -94,16 +103,17 @@ interface RcAnswer {
 }
 
 export class ChangeFollower {
+  /** The cursor this replica follows from; undefined until it leads and has read the store. */
   private cursor: Cursor | undefined;
-  private loaded = false;
-  private lastSuccess: number | undefined;
+  /** When somebody (this replica, or the one that follows) last vouched for every change. */
+  private lastVouched: number | undefined;
   private lastServerTime: number | undefined;
   private stalledGapTaken = false;
   private leader = false;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
-  private namespacesLoaded = false;
+  private currentNamespaces: Namespaces | undefined;
   private readonly startedAt: number;
 
   constructor(private readonly opts: FollowerOptions) {
@@ -112,7 +122,7 @@ export class ChangeFollower {
 
   /** Healthy: this replica (or the leader, for a standby) vouches for what is cached. */
   get healthy(): boolean {
-    return this.lastSuccess !== undefined && this.opts.now() - this.lastSuccess < this.opts.unhealthyAfterMs;
+    return this.lastVouched !== undefined && this.opts.now() - this.lastVouched < this.opts.unhealthyAfterMs;
   }
 
   get isLeader(): boolean {
@@ -137,36 +147,63 @@ export class ChangeFollower {
     clearTimeout(this.timer);
     await this.running;
     if (this.leader) await this.opts.lease.release();
+    this.leader = false;
   }
 
-  /** One poll: lease, then rows since the cursor (or the standby's health from the leader). */
+  /** One poll: the lease, then rows since the cursor (leader) or the leader's word (standby). */
   async pollOnce(): Promise<void> {
     const now = this.opts.now();
-    this.leader = await this.opts.lease.hold();
-    if (!this.leader) {
-      // Another replica follows and publishes; this one is vouched for by it.
-      this.lastSuccess = now;
-      this.opts.metrics.poll('standby');
-      this.report();
-      return;
-    }
     try {
-      if (!this.namespacesLoaded) await this.loadNamespaces();
-      if (!this.loaded) await this.loadCursor(now);
-      await this.readNewRows();
-      this.lastSuccess = this.opts.now();
-      this.stalledGapTaken = false;
-      this.opts.metrics.poll('ok');
+      // Every replica keys answers by the wiki's namespace names, not only the one that follows.
+      if (!this.currentNamespaces) await this.loadNamespaces();
+      const wasLeader = this.leader;
+      this.leader = await this.opts.lease.hold();
+      if (this.leader) {
+        // Taken (again): the cursor in the store is the truth, another replica may have moved it.
+        if (!wasLeader) this.cursor = undefined;
+        await this.follow(now);
+        this.opts.metrics.poll('ok');
+      } else {
+        this.cursor = undefined;
+        this.vouchedByLeader(await this.opts.cursors.load());
+        this.opts.metrics.poll('standby');
+      }
     } catch (err) {
       this.opts.metrics.poll('error');
-      const since = this.lastSuccess ?? this.startedAt;
-      if (this.healthy || this.lastSuccess === undefined) this.opts.log.warn({ err: String(err) }, 'change follower: the wiki could not be polled');
-      if (!this.stalledGapTaken && now - since > this.opts.gapAfterMs) {
-        this.stalledGapTaken = true;
-        await this.gap('stalled', now);
-      }
+      if (this.healthy || this.lastVouched === undefined) this.opts.log.warn({ err: String(err) }, 'change follower: the wiki (or Redis) could not be asked');
     }
+    await this.checkStalled(now);
     this.report();
+  }
+
+  /** The leader: resume or start the cursor, read every new row, apply them, save the cursor. */
+  private async follow(now: number): Promise<void> {
+    if (!this.cursor) this.cursor = await this.resume(now);
+    await this.readNewRows();
+    const polledAt = this.opts.now();
+    this.cursor = { ...this.cursor, polledAt };
+    await this.opts.cursors.save(this.cursor);
+    this.lastVouched = polledAt;
+    this.stalledGapTaken = false;
+  }
+
+  /** A standby is vouched for by the leader's last successful poll (its cursor's polledAt). */
+  private vouchedByLeader(cursor: Cursor | undefined): void {
+    const at = cursor?.polledAt;
+    if (at === undefined) return;
+    const polledAt = Math.min(at, this.opts.now());
+    if (this.lastVouched === undefined || polledAt > this.lastVouched) this.lastVouched = polledAt;
+    if (this.healthy) this.stalledGapTaken = false;
+  }
+
+  /** Nobody vouched for longer than the fallback TTL: once per outage, everything expires. */
+  private async checkStalled(now: number): Promise<void> {
+    const since = this.lastVouched ?? this.startedAt;
+    if (this.stalledGapTaken || now - since <= this.opts.gapAfterMs) return;
+    this.stalledGapTaken = true;
+    await this.gap('stalled', now).catch((err: unknown) =>
+      this.opts.log.error({ err: String(err) }, 'change follower: the stalled gap could not be applied'),
+    );
   }
 
   private report(): void {
@@ -175,8 +212,8 @@ export class ChangeFollower {
     this.opts.metrics.state({
       healthy: this.healthy,
       leader: this.leader,
-      lastSuccessMs: this.lastSuccess,
-      cursorLagSeconds: serverNow !== undefined && cursorMs !== undefined ? Math.max(0, (serverNow - cursorMs) / 1000) : undefined,
+      lastSuccessMs: this.lastVouched,
+      cursorLagSeconds: this.leader && serverNow !== undefined && cursorMs !== undefined ? Math.max(0, (serverNow - cursorMs) / 1000) : undefined,
     });
   }
 
@@ -189,87 +226,97 @@ export class ChangeFollower {
   private async loadNamespaces(): Promise<void> {
     const answer = await this.ask('action=query&meta=siteinfo&siprop=namespaces|namespacealiases&format=json&formatversion=2');
     const query = (answer as { query?: Parameters<typeof namespacesFromSiteinfo>[0] }).query;
-    if (query) {
-      this.currentNamespaces = namespacesFromSiteinfo(query);
-      this.opts.namespaces(this.currentNamespaces);
-    }
-    this.namespacesLoaded = true;
+    if (!query?.namespaces) throw new Error('siteinfo: no namespaces in the answer');
+    this.currentNamespaces = namespacesFromSiteinfo(query);
+    this.opts.namespaces(this.currentNamespaces);
   }
 
-  /** The stored cursor, or (none: a gap) the newest row the wiki has now. */
-  private async loadCursor(now: number): Promise<void> {
+  /**
+   * The cursor to follow from: the stored one if it can be trusted, else (a gap) the wiki's
+   * newest row. A cursor not polled lately is checked against the oldest row the wiki still has.
+   */
+  private async resume(now: number): Promise<Cursor> {
     const stored = await this.opts.cursors.load();
-    this.loaded = true;
-    if (stored) {
-      this.cursor = stored;
-      return;
-    }
+    if (!stored) return this.restart('cursor-lost', now);
+    const polledAt = stored.polledAt ?? Date.parse(stored.ts);
+    if (now - polledAt <= OVERLAP_MS) return stored;
+    const answer = (await this.ask(`${RC_QUERY}&rcdir=newer&rclimit=1`)) as RcAnswer;
+    if (answer.error) throw new Error(`recentchanges: ${answer.error.code ?? 'error'}: ${answer.error.info ?? ''}`);
+    const oldest = answer.query?.recentchanges?.[0];
+    // The cursor's own row (or one before it) is still there: nothing after it was purged.
+    if (oldest && oldest.timestamp > stored.ts) return this.restart('rc-purged', now);
+    return stored;
+  }
+
+  /** A gap, then the newest row the wiki has now (rows before it are covered by the gap). */
+  private async restart(reason: GapReason, now: number): Promise<Cursor> {
     const answer = (await this.ask(`${RC_QUERY}&rcdir=older&rclimit=1&curtimestamp=1`)) as RcAnswer;
+    if (answer.error) throw new Error(`recentchanges: ${answer.error.code ?? 'error'}: ${answer.error.info ?? ''}`);
+    const server = answer.curtimestamp ?? isoSeconds(now);
     const newest = answer.query?.recentchanges?.[0];
-    this.cursor = newest ? { ts: newest.timestamp, id: newest.rcid, seen: [newest.rcid] } : { ts: answer.curtimestamp ?? new Date(now).toISOString(), id: 0, seen: [] };
-    await this.opts.cursors.save(this.cursor);
-    await this.gap('cursor-lost', now);
+    // Never ahead of the wiki's clock (a row dated in the future would hide the rows before it).
+    const cursor = newest && newest.timestamp <= server ? { ts: newest.timestamp, id: newest.rcid, seen: [newest.rcid] } : { ts: server, id: 0, seen: [] };
+    await this.opts.cursors.save(cursor);
+    await this.gap(reason, now);
+    return cursor;
   }
 
   private async readNewRows(): Promise<void> {
     const cursor = this.cursor!;
-    const start = new Date(Date.parse(cursor.ts) - OVERLAP_MS).toISOString();
+    const start = isoSeconds(Date.parse(cursor.ts) - OVERLAP_MS);
     const seen = new Set(cursor.seen);
     const changes: Change[] = [];
     const returned: { ts: string; id: number }[] = [];
     let newest = { ts: cursor.ts, id: cursor.id };
+    let ahead = false;
+    let server: string | undefined;
     let cont: { rccontinue?: string; continue?: string } | undefined;
     for (let page = 0; page < MAX_PAGES_PER_POLL; page++) {
       const more = cont?.rccontinue ? `&rccontinue=${encodeURIComponent(cont.rccontinue)}&continue=${encodeURIComponent(cont.continue ?? '')}` : '';
       const answer = (await this.ask(`${RC_QUERY}&rcdir=newer&rclimit=max&curtimestamp=1&rcstart=${encodeURIComponent(start)}${more}`)) as RcAnswer;
       if (answer.error) throw new Error(`recentchanges: ${answer.error.code ?? 'error'}: ${answer.error.info ?? ''}`);
-      await this.checkClock(answer.curtimestamp);
+      server = answer.curtimestamp ?? server;
+      if (page === 0 && (await this.clockWentWrong(answer.curtimestamp))) return;
       for (const row of answer.query?.recentchanges ?? []) {
         returned.push({ ts: row.timestamp, id: row.rcid });
         if (row.timestamp > newest.ts || (row.timestamp === newest.ts && row.rcid > newest.id)) newest = { ts: row.timestamp, id: row.rcid };
         if (seen.has(row.rcid)) continue;
         seen.add(row.rcid);
+        if (server !== undefined && Date.parse(row.timestamp) > Date.parse(server) + CLOCK_SLACK_MS) ahead = true;
         changes.push(changeFromRow(row, this.currentNamespaces));
       }
       cont = answer.continue;
       if (!cont?.rccontinue) break;
     }
     if (changes.length > 0) await this.opts.apply(changes);
+    if (ahead) await this.gap('clock', this.opts.now());
+    // Never ahead of the wiki's clock: a row dated in the future stays in `seen` (applied once)
+    // instead of moving the window past rows still to come.
+    if (server !== undefined && newest.ts > server) newest = { ts: server, id: 0 };
     // The next poll asks from OVERLAP_MS before the newest row: the ids it will see again are
     // those returned now within that window.
     const horizon = Date.parse(newest.ts) - OVERLAP_MS;
     const kept = returned.filter((r) => Date.parse(r.ts) >= horizon).map((r) => r.id);
     this.cursor = { ts: newest.ts, id: newest.id, seen: kept };
-    await this.opts.cursors.save(this.cursor);
-    await this.checkOldCursor();
   }
 
-  /** A wiki clock that goes back, or a cursor ahead of it: the cursor cannot be trusted. */
-  private async checkClock(curtimestamp: string | undefined): Promise<void> {
+  /**
+   * A wiki clock that went back, or a cursor ahead of it: the cursor cannot be trusted, so a gap
+   * and a cursor at the wiki's present. True when that happened (this poll's rows are not used).
+   */
+  private async clockWentWrong(curtimestamp: string | undefined): Promise<boolean> {
     const server = curtimestamp ? Date.parse(curtimestamp) : NaN;
-    if (!Number.isFinite(server)) return;
+    if (!Number.isFinite(server)) return false;
     const previous = this.lastServerTime;
     this.lastServerTime = server;
-    const cursorAhead = this.cursor && Date.parse(this.cursor.ts) > server + OVERLAP_MS;
-    if ((previous !== undefined && server < previous - CLOCK_SLACK_MS) || cursorAhead) {
-      this.cursor = { ts: new Date(server).toISOString(), id: 0, seen: [] };
-      await this.gap('clock', this.opts.now());
-    }
+    const back = previous !== undefined && server < previous - CLOCK_SLACK_MS;
+    const cursorAhead = this.cursor !== undefined && Date.parse(this.cursor.ts) > server + CLOCK_SLACK_MS;
+    if (!back && !cursorAhead) return false;
+    // Rows already applied stay seen: those dated after the new present are not news again.
+    this.cursor = { ts: isoSeconds(server), id: 0, seen: this.cursor?.seen ?? [] };
+    await this.gap('clock', this.opts.now());
+    return true;
   }
-
-  /** A cursor older than the oldest row the wiki still has: rows were purged unseen. */
-  private async checkOldCursor(): Promise<void> {
-    const server = this.lastServerTime;
-    if (!this.cursor || server === undefined || server - Date.parse(this.cursor.ts) < OLD_CURSOR_MS) return;
-    const answer = (await this.ask(`${RC_QUERY}&rcdir=newer&rclimit=1`)) as RcAnswer;
-    const oldest = answer.query?.recentchanges?.[0];
-    if (oldest && oldest.timestamp > this.cursor.ts) {
-      this.cursor = { ts: oldest.timestamp, id: oldest.rcid, seen: [] };
-      await this.gap('rc-purged', this.opts.now());
-    }
-  }
-
-  private currentNamespaces: Namespaces | undefined;
 
   /** One request straight at the wiki (never through the cache), JSON back. */
   private async ask(query: string): Promise<unknown> {
@@ -283,6 +330,14 @@ export class ChangeFollower {
     if (res.statusCode !== 200) throw new Error(`the wiki answered ${res.statusCode}`);
     return JSON.parse(text) as unknown;
   }
+}
+
+/**
+ * An instant as MediaWiki writes timestamps (ISO 8601 to the second, `Z`): cursors are compared
+ * as strings, and `2026-01-01T00:00:00.500Z` sorts before `2026-01-01T00:00:00Z`.
+ */
+function isoSeconds(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 /** What each poll asks for (research notes §2.1). */

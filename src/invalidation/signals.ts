@@ -26,9 +26,18 @@ export interface ChangeMetrics {
   lag(source: ChangeSource, seconds: number): void;
 }
 
+/**
+ * Where a change is applied: everywhere (Redis, this process, the other replicas and workers),
+ * or in this process only (a worker of a cluster without Redis that follows for itself: each of
+ * its siblings follows too, relaying would apply every change once per worker in every worker).
+ */
+export type Reach = 'everywhere' | 'here';
+
 export interface SignalsOptions {
   /** Apply a purge everywhere (cache/purge.ts purgeEverywhere, bound to this gateway). */
   readonly purge: (message: PurgeMessage) => Promise<PurgeResult>;
+  /** Apply a purge to this process's local tier only (cache/purge.ts applyLocalPurge). */
+  readonly purgeHere: (message: PurgeMessage) => Promise<PurgeResult>;
   readonly metrics: ChangeMetrics;
   readonly log: Logger;
   readonly now: () => number;
@@ -63,7 +72,8 @@ export class ChangeSignals {
   }
 
   /** Invalidate what each change names, everywhere; end the sessions of the users it names. */
-  async apply(changes: readonly Change[]): Promise<number> {
+  async apply(changes: readonly Change[], reach: Reach = 'everywhere'): Promise<number> {
+    const purge = reach === 'here' ? this.opts.purgeHere : this.opts.purge;
     let total = 0;
     const tags = new Set<string>();
     for (const change of changes) {
@@ -71,14 +81,14 @@ export class ChangeSignals {
       for (const tag of change.tags) tags.add(tag);
     }
     if (tags.size > 0) {
-      const result = await this.opts.purge({ kind: 'tags', tags: [...tags] });
+      const result = await purge({ kind: 'tags', tags: [...tags] });
       const n = result.purged + (result.redisPurged ?? 0);
       total += n;
       this.opts.metrics.invalidated(changes[0]!.source, n);
     }
     for (const change of changes) {
       for (const user of change.users) {
-        const result = await this.opts.purge({ kind: 'user', user });
+        const result = await purge({ kind: 'user', user });
         const n = result.purged + (result.redisPurged ?? 0);
         total += n;
         this.opts.metrics.invalidated('user', n);
@@ -91,8 +101,8 @@ export class ChangeSignals {
   }
 
   /** A gap: nothing cached before `before` is vouched for any more (refreshed at next use). */
-  async expire(before: number, reason: GapReason): Promise<void> {
-    await this.opts.purge({ kind: 'expire', before });
+  async expire(before: number, reason: GapReason, reach: Reach = 'everywhere'): Promise<void> {
+    await (reach === 'here' ? this.opts.purgeHere : this.opts.purge)({ kind: 'expire', before });
     this.opts.metrics.invalidated('gap', 0);
     this.opts.log.warn({ gap: reason, before: new Date(before).toISOString() }, 'change signals: everything cached before this instant is refreshed at its next use');
   }

@@ -11,6 +11,7 @@ import { GatewayError } from '../errors.js';
 import { headerString } from '../forwarding.js';
 import type { Gateway } from '../gateway.js';
 import { clientAddress } from './client-address.js';
+import type { Charge } from './client-budget.js';
 import type { Release } from './upstream-gate.js';
 
 export type { Release } from './upstream-gate.js';
@@ -20,13 +21,30 @@ export type Admission = 'uncached' | 'refresh';
 
 export async function admit(gw: Gateway, req: IncomingMessage, admission: Admission, signal?: AbortSignal): Promise<Release> {
   if (admission === 'refresh') return gw.gate.acquire('', signal);
-  const client = clientAddress(req.socket.remoteAddress, headerString(req.headers['x-forwarded-for']), gw.trusted);
+  const client = clientOf(gw, req);
   const charge = gw.budget.charge(client, gw.now());
-  if (!charge.ok) {
-    gw.metrics.upstreamRejected.inc({ reason: 'client-budget' });
-    throw new GatewayError('wikiedge-rate-limited', { retryAfterSeconds: charge.retryAfterSeconds });
-  }
+  if (!charge.ok) await refuse(gw, charge.retryAfterSeconds);
   return gw.gate.acquire(client, signal);
+}
+
+/**
+ * What `admit` would say of this client's budget, taking nothing: the flow asks before a miss
+ * takes the Redis lock or leads the coalesced fetch, so a client whose budget is spent never
+ * holds up the others waiting on that lock or fetch (admit charges the budget at the turn).
+ */
+export function budgetLeft(gw: Gateway, req: IncomingMessage): Charge {
+  return gw.budget.peek(clientOf(gw, req), gw.now());
+}
+
+function clientOf(gw: Gateway, req: IncomingMessage): string {
+  return clientAddress(req.socket.remoteAddress, headerString(req.headers['x-forwarded-for']), gw.trusted);
+}
+
+/** 429 with Retry-After, after the refusal delay (refusal-delay.ts says why). */
+export async function refuse(gw: Gateway, retryAfterSeconds: number): Promise<never> {
+  gw.metrics.upstreamRejected.inc({ reason: 'client-budget' });
+  await gw.refusalDelay.wait();
+  throw new GatewayError('wikiedge-rate-limited', { retryAfterSeconds });
 }
 
 /**

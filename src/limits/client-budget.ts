@@ -38,15 +38,14 @@ export class ClientBudget {
   /** Take one token for `client` at `now` (ms), or say how long until one is there. */
   charge(client: string, now: number): Charge {
     if (!this.enabled) return OK;
-    const { ratePerSecond, burst } = this.opts;
     let bucket = this.buckets.get(client);
     if (bucket) {
       // Most recently charged last: Map order is the eviction order.
       this.buckets.delete(client);
-      bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * ratePerSecond);
+      bucket.tokens = this.tokensAt(bucket, now);
       bucket.at = now;
     } else {
-      bucket = { tokens: burst, at: now };
+      bucket = { tokens: this.opts.burst, at: now };
       if (this.buckets.size >= this.opts.maxClients) this.buckets.delete(this.buckets.keys().next().value as string);
     }
     this.buckets.set(client, bucket);
@@ -54,7 +53,29 @@ export class ClientBudget {
       bucket.tokens -= 1;
       return OK;
     }
-    return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / ratePerSecond)) };
+    return this.refusal(bucket.tokens);
+  }
+
+  /**
+   * Would `charge` refuse `client` at `now`? Takes nothing and changes nothing: the flow asks
+   * before it takes a lock or leads a fetch, so a spent client never holds either.
+   */
+  peek(client: string, now: number): Charge {
+    if (!this.enabled) return OK;
+    const bucket = this.buckets.get(client);
+    if (!bucket) return OK;
+    const tokens = this.tokensAt(bucket, now);
+    return tokens >= 1 ? OK : this.refusal(tokens);
+  }
+
+  /** The bucket refilled up to `now`. */
+  private tokensAt(bucket: Bucket, now: number): number {
+    return Math.min(this.opts.burst, bucket.tokens + ((now - bucket.at) / 1000) * this.opts.ratePerSecond);
+  }
+
+  /** Retry-After: when the next whole token will be there (RFC 9110 §10.2.3, seconds, at least 1). */
+  private refusal(tokens: number): Charge {
+    return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / this.opts.ratePerSecond)) };
   }
 
   get size(): number {

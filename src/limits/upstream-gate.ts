@@ -11,6 +11,7 @@
  * streamed out.
  */
 import { ClientClosedError, GatewayError } from '../errors.js';
+import type { RefusalDelay } from './refusal-delay.js';
 
 export interface GateOptions {
   readonly maxConcurrent: number;
@@ -38,6 +39,8 @@ export class UpstreamGate {
   constructor(
     private readonly opts: GateOptions,
     private readonly onRefusal?: (reason: GateRefusal) => void,
+    /** Refusals made at once wait this out first (refusal-delay.ts); the queue's timeout has waited already. */
+    private readonly refusalDelay?: RefusalDelay,
   ) {}
 
   get active(): number {
@@ -57,10 +60,10 @@ export class UpstreamGate {
     if (signal?.aborted) return Promise.reject(new ClientClosedError());
     const held = client ? (this.perClient.get(client) ?? 0) : 0;
     if (client && this.opts.perClientMax > 0 && held >= this.opts.perClientMax) {
-      return Promise.reject(this.refusal('client-share'));
+      return this.refuseAtOnce('client-share');
     }
     if (this.inFlight < this.opts.maxConcurrent) return Promise.resolve(this.grant(client));
-    if (this.queue.length >= this.opts.maxQueued) return Promise.reject(this.refusal('queue-full'));
+    if (this.queue.length >= this.opts.maxQueued) return this.refuseAtOnce('queue-full');
     return new Promise<Release>((resolve, reject) => {
       const leave = () => {
         clearTimeout(timer);
@@ -122,6 +125,12 @@ export class UpstreamGate {
     const n = (this.perClient.get(client) ?? 1) - 1;
     if (n <= 0) this.perClient.delete(client);
     else this.perClient.set(client, n);
+  }
+
+  private async refuseAtOnce(reason: GateRefusal): Promise<never> {
+    const refusal = this.refusal(reason);
+    await this.refusalDelay?.wait();
+    throw refusal;
   }
 
   private refusal(reason: GateRefusal): GatewayError {

@@ -3,26 +3,17 @@
 // URL (X-Forwarded-Proto from a trusted proxy, Origin with an origin parameter) must give every
 // request its own variant, never the one the memo was made for.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerPublicEchoingHeaders, echoedHeaders, type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
-import { type RunningGateway, startGateway } from '../support/gateway.js';
+import { describe, expect, it } from 'vitest';
+import { gatewayOnFake } from '../support/gateway-on-fake.js';
+import { answerPublicEchoingHeaders, echoedHeaders } from '../support/fake-upstream.js';
 import { header, http } from '../support/http.js';
 
 describe('keyed headers alternating on one remembered URL', () => {
-  let fake: FakeUpstream;
-  let gw: RunningGateway;
-  beforeAll(async () => {
-    fake = await startFakeUpstream(answerPublicEchoingHeaders);
-    // Loopback (the test client) is a trusted proxy: its X-Forwarded-Proto is believed and keyed.
-    gw = await startGateway(fake.url, { WIKIEDGE_TRUSTED_PROXIES: '127.0.0.1' });
-  });
-  afterAll(async () => {
-    await gw.close();
-    await fake.close();
-  });
+  // Loopback (the test client) is a trusted proxy: its X-Forwarded-Proto is believed and keyed.
+  const t = gatewayOnFake(answerPublicEchoingHeaders, { WIKIEDGE_TRUSTED_PROXIES: '127.0.0.1' });
 
   it('X-Forwarded-Proto https / http / https…: each answer is its own scheme, hits included', async () => {
-    const q = `${gw.apiUrl}?action=query&format=json&requestid=${randomUUID()}`;
+    const q = `${t.gw.apiUrl}?action=query&format=json&requestid=${randomUUID()}`;
     const dispositions: string[] = [];
     for (let i = 0; i < 12; i++) {
       const proto = i % 2 === 0 ? 'https' : 'http';
@@ -33,11 +24,11 @@ describe('keyed headers alternating on one remembered URL', () => {
     }
     expect(dispositions.slice(0, 2)).toEqual(['miss', 'miss']);
     expect(dispositions.slice(2)).toEqual(Array(10).fill('hit'));
-    expect(fake.requests.filter((r) => r.url?.includes('requestid')).length).toBeGreaterThanOrEqual(2);
+    expect(t.fake.requests.filter((r) => r.url?.includes('requestid')).length).toBeGreaterThanOrEqual(2);
   });
 
   it('Origin a / b / a…: each answer is its own origin, hits included', async () => {
-    const q = `${gw.apiUrl}?action=query&format=json&origin=*&requestid=${randomUUID()}`;
+    const q = `${t.gw.apiUrl}?action=query&format=json&origin=*&requestid=${randomUUID()}`;
     const dispositions: string[] = [];
     for (let i = 0; i < 12; i++) {
       const origin = i % 2 === 0 ? 'https://a.example' : 'https://b.example';

@@ -23,14 +23,6 @@ import {
 } from '../support/promql.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 
-/**
- * Metrics the rules read that another part of the gateway exports, not yet on this branch: each
- * is allowed to be missing from the scrape, and only that. wikiedge_upstream_up: the wiki
- * answers the gateway's probes (process lifecycle and readiness). Remove a name once it is
- * exported: the test then holds it to the scrape like any other.
- */
-const EXPORTED_ELSEWHERE = new Set(['wikiedge_upstream_up']);
-
 describe('the dashboard and the rules read only metrics the gateway exports', () => {
   let fake: FakeUpstream;
   let redis: TestRedis;
@@ -66,15 +58,11 @@ describe('the dashboard and the rules read only metrics the gateway exports', ()
       for (const s of selectorsOf(expr).selectors) {
         names++;
         if (recorded.has(s.name)) continue;
-        if (familyOf(scrape, s.name) === undefined && !EXPORTED_ELSEWHERE.has(s.name)) unknown.push(`${where}: ${s.name}`);
+        if (familyOf(scrape, s.name) === undefined) unknown.push(`${where}: ${s.name}`);
       }
     }
     expect(names).toBeGreaterThan(50);
     expect(unknown).toEqual([]);
-  });
-
-  it('names borrowed from elsewhere are only those not exported here yet', () => {
-    for (const name of EXPORTED_ELSEWHERE) expect(familyOf(scrape, name), `${name} is exported now: remove it from EXPORTED_ELSEWHERE`).toBeUndefined();
   });
 
   it('every label an expression matches on exists on the metric, where the scrape has samples of it', () => {

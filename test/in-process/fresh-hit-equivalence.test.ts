@@ -3,6 +3,7 @@
 // body byte for byte (only Date and X-Request-Id differ), and keyed-header variants never cross.
 // No wiki needed: the real-wiki twin is test/integration/fresh-hit-equivalence.test.ts.
 import { randomUUID } from 'node:crypto';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as freshHit from '../../src/api/fresh-hit.js';
@@ -36,6 +37,10 @@ function wiki(req: IncomingMessage, res: ServerResponse): void {
     res.setHeader('x-list', ['one', 'two']);
     for (const [k, v] of Object.entries(base)) res.setHeader(k, v);
     res.end('{"list":true}');
+  } else if (shape === 'large') {
+    // Large enough to be stored compressed (src/compression/codings.ts MIN_COMPRESS_BYTES).
+    res.writeHead(200, { ...base, 'content-type': 'application/json; charset=utf-8', etag: '"v1"' });
+    res.end(JSON.stringify({ batchcomplete: '', url: req.url, pages: Array.from({ length: 60 }, (_, i) => ({ pageid: i, title: `Page ${i}` })) }));
   } else if (shape === 'echo-proto') {
     res.writeHead(200, { ...base, 'content-type': 'application/json', vary: 'Accept-Encoding, Treat-as-Untrusted, Cookie, X-Forwarded-Proto' });
     res.end(JSON.stringify({ proto: req.headers['x-forwarded-proto'] }));
@@ -93,5 +98,100 @@ describe('the fresh-hit path sends what the full path sends', () => {
         expect(short.body.equals(full.body)).toBe(true);
       }
     }
+  });
+});
+
+describe('compressed entries: the fresh-hit path sends the representation the full path sends', () => {
+  let fake: FakeUpstream;
+  let gw: RunningGateway;
+  beforeAll(async () => {
+    fake = await startFakeUpstream(wiki);
+    gw = await startGateway(fake.url, { WIKIEDGE_BROTLI_AFTER_HITS: '2' });
+  });
+  afterAll(async () => {
+    await gw.close();
+    await fake.close();
+  });
+
+  const decoded = (r: { headers: string[]; body: Buffer }) => {
+    const coding = headerOf(r as Parameters<typeof headerOf>[0], 'content-encoding');
+    return coding === 'gzip' ? gunzipSync(r.body) : coding === 'br' ? brotliDecompressSync(r.body) : r.body;
+  };
+
+  /** The short path's answer and the full path's for the same entry and Accept-Encoding. */
+  async function both(target: string, acceptEncoding: string | undefined, method = 'GET') {
+    const ae: Record<string, string> = acceptEncoding === undefined ? {} : { 'Accept-Encoding': acceptEncoding };
+    served.fresh.length = 0;
+    const short = await exchange(gw.url, method, target, ae);
+    const full = await exchange(gw.url, method, target, { ...ae, Cookie: 'unrelated=1' });
+    return { short, full, fresh: [...served.fresh] };
+  }
+
+  it.each([undefined, 'gzip', 'gzip, deflate, br', 'br', 'identity', 'gzip;q=0.5, identity'])(
+    'Accept-Encoding %j: same header lines and body on both paths, decoding to the identity answer',
+    async (acceptEncoding) => {
+      const target = `/w/api.php?action=query&format=json&shape=large&requestid=${randomUUID()}`;
+      const miss = await exchange(gw.url, 'GET', target);
+      expect(headerOf(miss, 'x-cache')).toBe('miss');
+      const { short, full, fresh } = await both(target, acceptEncoding);
+      expect(fresh).toEqual([true, false]);
+      expect(stableHeaders(short)).toEqual(stableHeaders(full));
+      expect(short.body.equals(full.body)).toBe(true);
+      expect(decoded(short).equals(miss.body)).toBe(true);
+      expect(headerOf(short, 'content-length')).toBe(String(short.body.length));
+      expect(headerOf(short, 'vary')).toMatch(/Accept-Encoding/);
+      const coding = headerOf(short, 'content-encoding');
+      expect(coding).toBe(acceptEncoding?.startsWith('gzip') && !acceptEncoding.includes('identity') ? 'gzip' : acceptEncoding === 'gzip, deflate, br' ? 'gzip' : undefined);
+      // An encoded representation's strong ETag is weak (RFC 9110 §8.8.3).
+      expect(headerOf(short, 'etag')).toBe(coding ? 'W/"v1"' : '"v1"');
+    },
+  );
+
+  it('HEAD: the GET`s header lines (Content-Encoding, Content-Length) and no body, on both paths', async () => {
+    const target = `/w/api.php?action=query&format=json&shape=large&requestid=${randomUUID()}`;
+    await exchange(gw.url, 'GET', target);
+    // The first HEAD of a target goes the full way (it is not remembered for HEAD yet).
+    await exchange(gw.url, 'HEAD', target, { 'Accept-Encoding': 'gzip' });
+    for (const ae of [undefined, 'gzip']) {
+      const get = await exchange(gw.url, 'GET', target, ae ? { 'Accept-Encoding': ae } : {});
+      const { short, full, fresh } = await both(target, ae, 'HEAD');
+      expect(fresh).toEqual([true, false]);
+      expect(stableHeaders(short)).toEqual(stableHeaders(full));
+      expect(short.body.length + full.body.length).toBe(0);
+      const withoutAge = (r: typeof get) => stableHeaders(r).filter((l) => !l.startsWith('age: '));
+      expect(withoutAge(short)).toEqual(withoutAge(get));
+    }
+  });
+
+  it('br, once made for a hot entry: both paths send it', async () => {
+    const target = `/w/api.php?action=query&format=json&shape=large&requestid=${randomUUID()}`;
+    const miss = await exchange(gw.url, 'GET', target);
+    let last = miss;
+    for (let i = 0; i < 50 && headerOf(last, 'content-encoding') !== 'br'; i++) {
+      last = await exchange(gw.url, 'GET', target, { 'Accept-Encoding': 'gzip, deflate, br' });
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(headerOf(last, 'content-encoding')).toBe('br');
+    const { short, full, fresh } = await both(target, 'gzip, deflate, br');
+    expect(fresh).toEqual([true, false]);
+    expect(stableHeaders(short)).toEqual(stableHeaders(full));
+    expect(short.body.equals(full.body)).toBe(true);
+    expect(brotliDecompressSync(short.body).equals(miss.body)).toBe(true);
+  });
+
+  it('a coding to be made (identity refused on a small entry) or none at all (406): the full path answers', async () => {
+    const target = `/w/api.php?action=query&format=json&shape=json&requestid=${randomUUID()}`;
+    const miss = await exchange(gw.url, 'GET', target);
+    served.fresh.length = 0;
+    const made = await exchange(gw.url, 'GET', target, { 'Accept-Encoding': 'gzip, identity;q=0' });
+    expect(served.fresh).toEqual([false]);
+    expect(headerOf(made, 'content-encoding')).toBe('gzip');
+    expect(gunzipSync(made.body).equals(miss.body)).toBe(true);
+    served.fresh.length = 0;
+    const refused = await exchange(gw.url, 'GET', target, { 'Accept-Encoding': 'identity;q=0' });
+    expect(served.fresh).toEqual([false]);
+    expect(refused.statusLine).toBe('HTTP/1.1 406 Not Acceptable');
+    expect(headerOf(refused, 'vary')).toBe('Accept-Encoding');
+    expect(JSON.parse(refused.body.toString()).error.code).toBe('wikiedge-not-acceptable');
   });
 });

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http, setCookieNames } from '../support/http.js';
-import { LAB_USER, LAB_USER_PASS, loginCookies } from '../support/wiki.js';
+import { apiLogout, LAB_USER, LAB_USER_PASS, loginCookies } from '../support/wiki.js';
 
 describe('a session ends, or writes, on index.php', () => {
   const wiki = inject('wikiUrl');
@@ -59,13 +59,7 @@ describe('a session ends, or writes, on index.php', () => {
   it('a GET through index.php whose answer deletes the session cookie evicts too (a logout made elsewhere)', async () => {
     const { cookie, url } = await cachedSession();
     // Logged out straight at the wiki: the gateway did not see it, its entries are still there.
-    const tokens = await http(`${wiki}/w/api.php?action=query&meta=tokens&format=json`, { headers: { cookie } });
-    const token = JSON.parse(tokens.body).query.tokens.csrftoken as string;
-    await http(`${wiki}/w/api.php`, {
-      method: 'POST',
-      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ action: 'logout', token, format: 'json' }).toString(),
-    });
+    await apiLogout(wiki, cookie);
     // The next page view through the gateway: the wiki fails to load the session and deletes it.
     const page = await http(`${gw.url}/w/index.php?title=Main_Page`, { headers: { cookie } });
     expect(setCookieNames(page)).toContain('wiki_session');

@@ -81,7 +81,14 @@ describe('slow request bodies never reach the wiki', () => {
 describe('a cache-busting flood spends its own budget', () => {
   let gw: RunningGateway;
   beforeAll(async () => {
-    gw = await startGateway(wiki, { WIKIEDGE_CLIENT_MISS_RATE: '2', WIKIEDGE_CLIENT_MISS_BURST: '10', WIKIEDGE_TRUSTED_PROXIES: '127.0.0.1' });
+    // Refused at once: this is about the budget's arithmetic; the delay has its own test
+    // (test/in-process/attack-refusal-retry-loop.test.ts).
+    gw = await startGateway(wiki, {
+      WIKIEDGE_CLIENT_MISS_RATE: '2',
+      WIKIEDGE_CLIENT_MISS_BURST: '10',
+      WIKIEDGE_TRUSTED_PROXIES: '127.0.0.1',
+      WIKIEDGE_CLIENT_REFUSAL_DELAY_MS: '0',
+    });
   });
   afterAll(() => gw.close());
 
@@ -136,6 +143,7 @@ describe('bounded turns at the wiki', () => {
       WIKIEDGE_UPSTREAM_QUEUE_MAX: '2',
       WIKIEDGE_UPSTREAM_QUEUE_TIMEOUT_MS: '400',
       WIKIEDGE_CLIENT_MAX_CONCURRENCY: '0',
+      WIKIEDGE_CLIENT_REFUSAL_DELAY_MS: '0',
     });
   });
   afterEach(() => {

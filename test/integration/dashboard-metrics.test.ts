@@ -161,6 +161,8 @@ describe('every metric the dashboard reads is exported by the running gateway', 
       'wikiedge_upstream_rejected_total',
       'wikiedge_response_bytes_total',
       'wikiedge_build_info',
+      'wikiedge_upstream_up',
+      'wikiedge_served_body_bytes_total',
     ]) {
       expect(names, family).toContain(family);
     }

@@ -6,6 +6,7 @@ import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
+import { storedAnswers } from '../support/entries.js';
 import { http } from '../support/http.js';
 import { LAB_USER, LAB_USER_PASS, loginCookies, setWikiToggle } from '../support/wiki.js';
 
@@ -51,7 +52,8 @@ async function scrapeText(gw: RunningGateway): Promise<string> {
 function storedBodies(gw: RunningGateway): string[] {
   const bodies: string[] = [];
   gw.built.gateway.store.purgeWhere((entry) => {
-    bodies.push(entry.body.toString('utf8'));
+    // Stored compressed: what the client would get, decoded.
+    for (const answer of storedAnswers(entry)) bodies.push(answer.toString('utf8'));
     return false;
   });
   return bodies;

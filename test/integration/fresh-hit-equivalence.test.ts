@@ -61,6 +61,23 @@ describe('fresh hits short path', () => {
     expect(header(short, 'set-cookie')).toBeUndefined();
   });
 
+  it.each([undefined, 'gzip', 'gzip, deflate, br', 'identity;q=0.5, gzip'])(
+    'a compressed entry, Accept-Encoding %j: the full path`s representation, byte for byte',
+    async (acceptEncoding) => {
+      const target = await cached(`action=query&meta=siteinfo&siprop=namespaces&format=json&requestid=${randomUUID()}`);
+      const ae: Record<string, string> = acceptEncoding === undefined ? {} : { 'Accept-Encoding': acceptEncoding };
+      served.fresh.length = 0;
+      const short = await exchange(gw.url, 'GET', target, ae);
+      const full = await exchange(gw.url, 'GET', target, { ...ae, Cookie: 'unrelated=1' });
+      expect(served.fresh).toEqual([true, false]);
+      expect(stable(short)).toEqual(stable(full));
+      expect(short.body.equals(full.body)).toBe(true);
+      expect(header(short, 'content-length')).toBe(String(short.body.length));
+      expect(header(short, 'content-encoding')).toBe(acceptEncoding?.includes('gzip') ? 'gzip' : undefined);
+      expect(header(short, 'vary')).toMatch(/Accept-Encoding/);
+    },
+  );
+
   it('HEAD: the same header lines, no body', async () => {
     const target = await cached(`action=wbavailablebadges&format=json&requestid=${randomUUID()}`);
     served.fresh.length = 0;

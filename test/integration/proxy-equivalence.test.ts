@@ -56,7 +56,8 @@ describe('proxying api.php to the real wiki', () => {
   it('list=filearchive, anonymous', async () => {
     const [a, b] = await both('action=query&list=filearchive&format=json');
     expectSameAnswer(a, b);
-    expect(JSON.parse(a.body).query.filearchive).toHaveLength(3);
+    // The 3 seeded deleted files, and any another test of the suite deleted (invalidation-by-purges).
+    expect(JSON.parse(a.body).query.filearchive.length).toBeGreaterThanOrEqual(3);
   });
 
   it('list=filearchive, logged in as the admin', async () => {

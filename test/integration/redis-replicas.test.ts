@@ -8,11 +8,17 @@ import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { RedisTier, sha256 } from '../../src/cache/redis-tier.js';
 import type { CacheEntry } from '../../src/cache/store.js';
+import { decodeEntry, encodeEntry } from '../../src/cache/entry-codec.js';
+import { gunzipSync } from 'node:zlib';
+import { request } from 'undici';
+import { cacheKey, canonicalQuery } from '../../src/api/request.js';
+import { parsePhpQuery } from '../../src/php/php-input.js';
+import { storedAnswers } from '../support/entries.js';
 import { RedisMetrics } from '../../src/metrics.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http, type TestResponse } from '../support/http.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
-import { LAB_USER, LAB_USER_PASS, loginCookies, upstreamRequestCount } from '../support/wiki.js';
+import { apiLogout, LAB_USER, LAB_USER_PASS, loginCookies, upstreamRequestCount } from '../support/wiki.js';
 
 const wiki = inject('wikiUrl');
 const wikiData = inject('wikiData');
@@ -96,6 +102,63 @@ describe('two replicas sharing one Redis', () => {
     expect(await metric(b, /^wikiedge_redis_lookups_total\{result="hit"\} (\d+)/m)).toBeGreaterThanOrEqual(1);
   });
 
+  it('compressed entries cross Redis: A stores its gzip there (codec version 3), B sends the same bytes and decodes them for identity', async () => {
+    const id = unique();
+    const q = `action=query&meta=siteinfo&siprop=namespaces&format=json&${id}`;
+    const gzip = { 'accept-encoding': 'gzip' };
+    const onA = await request(`${a.apiUrl}?${q}`, { headers: gzip });
+    const aWire = Buffer.from(await onA.body.arrayBuffer());
+    expect(onA.headers['x-cache']).toBe('miss');
+    expect(onA.headers['content-encoding']).toBe('gzip');
+    const [key] = await scanAll(inspect, 'wikiedge:e:*').then(async (keys) => {
+      const mine: string[] = [];
+      for (const k of keys) if ((await inspect.getBuffer(k))!.includes(id.split('=')[1]!)) mine.push(k);
+      return mine;
+    });
+    const stored = decodeEntry((await inspect.getBuffer(key!))!);
+    expect((await inspect.getBuffer(key!))![2]).toBe(3);
+    expect(stored.entry.coding).toBe('gzip');
+    expect(stored.entry.body.equals(aWire)).toBe(true);
+    expect(stored.entry.identityBytes).toBe(gunzipSync(aWire).length);
+
+    const onB = await request(`${b.apiUrl}?${q}`, { headers: gzip });
+    const bWire = Buffer.from(await onB.body.arrayBuffer());
+    expect(onB.headers['x-cache']).toBe('hit-shared');
+    expect(onB.headers['content-encoding']).toBe('gzip');
+    expect(bWire.equals(aWire)).toBe(true);
+    expect(onB.headers['content-length']).toBe(onA.headers['content-length']);
+    const identity = await get(b, q);
+    expect(header(identity, 'content-encoding')).toBeUndefined();
+    expect(Buffer.from(identity.body).equals(gunzipSync(aWire))).toBe(true);
+    expect(await reachedWiki(id)).toBe(1);
+  });
+
+  it('an entry written by the previous version (codec 2, the answer as it is) is still served', async () => {
+    const id = unique();
+    const q = `action=query&meta=siteinfo&siprop=namespaces&format=json&${id}`;
+    const fromWiki = await http(`${wiki}/w/api.php?${q}`);
+    const urlKey = `/w/api.php?${canonicalQuery(parsePhpQuery(q))}`;
+    const key = cacheKey(urlKey, { kind: 'anonymous', loginSuppressed: false, carriesCredentials: false }, { forwardedProto: 'http', treatAsUntrusted: undefined, origin: undefined });
+    const v3 = encodeEntry('shared', {
+      status: 200,
+      headers: { 'content-type': 'application/json; charset=utf-8', vary: 'Accept-Encoding, Treat-as-Untrusted, Cookie', 'cache-control': 'private, must-revalidate, max-age=0' },
+      body: Buffer.from(fromWiki.body),
+      storedAt: Date.now(),
+      ttlMs: 60_000,
+      urlKey,
+      modules: ['query', 'siteinfo'],
+      slot: undefined,
+      deps: ['*'],
+    });
+    // Version 2 had no coding byte (after status, storedAt and ttlMs).
+    const v2 = Buffer.concat([v3.subarray(0, 2), Buffer.from([2]), v3.subarray(3, 18), v3.subarray(19)]);
+    await inspect.set(`wikiedge:e:${sha256(key)}`, v2, 'PX', 60_000);
+    const onB = await get(b, q);
+    expect(header(onB, 'x-cache')).toBe('hit-shared');
+    expect(onB.body).toBe(fromWiki.body);
+    expect(await reachedWiki(id)).toBe(1);
+  });
+
   it('per-session entries are shared between replicas for that session only; no raw cookie in Redis', async () => {
     const id = unique();
     const q = `action=query&meta=userinfo&format=json&${id}`;
@@ -122,8 +185,10 @@ describe('two replicas sharing one Redis', () => {
     for (const key of keys) {
       expect(key).not.toContain(session);
       const type = await inspect.type(key);
-      const values =
-        type === 'string' ? [(await inspect.getBuffer(key))!.toString('latin1')] : type === 'set' ? await inspect.smembers(key) : [];
+      const raw = type === 'string' ? (await inspect.getBuffer(key))! : undefined;
+      // An entry holds its answer compressed: read it decoded too.
+      const decoded = raw && key.startsWith('wikiedge:e:') ? storedAnswers(decodeEntry(raw).entry).map((b) => b.toString('latin1')) : [];
+      const values = raw ? [raw.toString('latin1'), ...decoded] : type === 'set' ? await inspect.smembers(key) : [];
       for (const v of values) {
         expect(v).not.toContain(session);
         if (token) expect(v).not.toContain(token);
@@ -198,13 +263,7 @@ describe('two replicas sharing one Redis', () => {
     expect(header(await get(b, q, { cookie }), 'x-cache')).toBe('hit-shared');
     expect(header(await get(b, q, { cookie }), 'x-cache')).toBe('hit');
 
-    const tokens = await get(a, 'action=query&meta=tokens&format=json', { cookie });
-    const csrf = JSON.parse(tokens.body).query.tokens.csrftoken as string;
-    const logout = await http(a.apiUrl, {
-      method: 'POST',
-      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: `action=logout&format=json&token=${encodeURIComponent(csrf)}`,
-    });
+    const logout = await apiLogout(a.apiUrl, cookie);
     expect(logout.status).toBe(200);
     expect(header(logout, 'set-cookie')).toMatch(/wiki_session=deleted/);
 

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { MANY_CLIENTS_FROM_LOOPBACK, type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
-import { LAB_USER, LAB_USER_PASS, loginCookies } from '../support/wiki.js';
+import { apiLogout, LAB_USER, LAB_USER_PASS, loginCookies } from '../support/wiki.js';
 
 function sessionCookieOf(setCookie: string | string[] | undefined): string | undefined {
   const lines = setCookie === undefined ? [] : Array.isArray(setCookie) ? setCookie : [setCookie];
@@ -45,13 +45,7 @@ describe('session cookies through the gateway', () => {
     expect(header(cached, 'x-cache')).toBe('hit');
     expect(JSON.parse(cached.body).query.userinfo.name).toBe(LAB_USER);
 
-    const tokens = await http(`${gw.apiUrl}?action=query&meta=tokens&format=json`, { headers: { cookie } });
-    const csrf = JSON.parse(tokens.body).query.tokens.csrftoken as string;
-    const logout = await http(gw.apiUrl, {
-      method: 'POST',
-      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: `action=logout&format=json&token=${encodeURIComponent(csrf)}`,
-    });
+    const logout = await apiLogout(gw.apiUrl, cookie);
     expect(logout.status).toBe(200);
     // The wiki deletes the session cookie the client sent; the deletion is relayed.
     expect(header(logout, 'set-cookie')).toMatch(/wiki_session=deleted/);

@@ -3,6 +3,7 @@
 // test/integration/global-setup.ts).
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { http, type TestResponse } from './http.js';
 
 /** Accounts created by scripts/wiki/setup.sh (same env overrides as the script). */
 export const ADMIN_USER = process.env['WIKI_ADMIN_USER'] ?? 'Admin';
@@ -174,6 +175,22 @@ export async function apiWrite(baseUrl: string, cookie: string, params: Record<s
   const body = (await res.json()) as Record<string, unknown>;
   if (body['error']) throw new Error(`${params['action']} failed: ${JSON.stringify(body['error'])}`);
   return body;
+}
+
+/**
+ * `action=logout` at `baseUrl` (the wiki, or the gateway) as the holder of `cookie`, the way
+ * every client library does it (ApiLogout needs the CSRF token since 1.34): the answer as
+ * received, so a test can read the Set-Cookie that deletes the session.
+ */
+export async function apiLogout(baseUrl: string, cookie: string): Promise<TestResponse> {
+  const api = apiUrl(baseUrl);
+  const tokens = await http(`${api}?action=query&meta=tokens&format=json`, { headers: { cookie } });
+  const token = (JSON.parse(tokens.body) as { query: { tokens: { csrftoken: string } } }).query.tokens.csrftoken;
+  return http(api, {
+    method: 'POST',
+    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ action: 'logout', token, format: 'json' }).toString(),
+  });
 }
 
 /** Run the wiki's job queue now (maintenance/runJobs.php), as a cron job would. */

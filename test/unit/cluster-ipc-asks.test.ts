@@ -41,15 +41,15 @@ describe('IpcAsks', () => {
   it('sends the ask with a fresh id and resolves with the answer of that id', async () => {
     const asks = new IpcAsks<FakeWorker>();
     const w = worker(7);
-    const first = asks.ask(w, { op: 'ready' }, 1_000);
+    const first = asks.ask(w, { op: 'purge', message: { kind: 'all' }, everywhere: false }, 1_000);
     const second = asks.ask(w, { op: 'metrics' }, 1_000);
-    expect(w.sent.map((m) => m.ask.op)).toEqual(['ready', 'metrics']);
+    expect(w.sent.map((m) => m.ask.op)).toEqual(['purge', 'metrics']);
     const [a, b] = w.sent;
     expect(a!.wikiedge).toBe('ask');
     expect(a!.id).not.toBe(b!.id);
     asks.answered({ wikiedge: 'answer', id: b!.id, value: [] });
-    asks.answered({ wikiedge: 'answer', id: a!.id, value: { ready: true } });
-    expect(await first).toEqual({ ready: true });
+    asks.answered({ wikiedge: 'answer', id: a!.id, value: { purged: 3 } });
+    expect(await first).toEqual({ purged: 3 });
     expect(await second).toEqual([]);
     expect(asks.waiting).toBe(0);
   });
@@ -72,7 +72,7 @@ describe('IpcAsks', () => {
 
   it('rejects when the ask cannot be sent', async () => {
     const asks = new IpcAsks<FakeWorker>();
-    await expect(asks.ask(worker(7, new Error('channel closed')), { op: 'ready' }, 1_000)).rejects.toThrow('worker 7: channel closed');
+    await expect(asks.ask(worker(7, new Error('channel closed')), { op: 'metrics' }, 1_000)).rejects.toThrow('worker 7: channel closed');
     expect(asks.waiting).toBe(0);
   });
 

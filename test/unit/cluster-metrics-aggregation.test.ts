@@ -139,6 +139,17 @@ describe('ClusterMetrics', () => {
     expect((await c.scrape([w1, w4]))('wikiedge_requests_total{cache="hit"}')).toBe(1111);
   });
 
+  it('a worker that drained hands over its final figures: what it counted after the last scrape is kept', async () => {
+    const c = cluster();
+    const [w1, w2] = [{ id: 1 }, { id: 2 }];
+    c.answers.set(w1, [requests(3)]);
+    c.answers.set(w2, [requests(5)]);
+    await c.scrape([w1, w2]);
+    c.metrics.keepFinal(w2, [requests(8), held(40)]); // 3 more since that scrape
+    c.metrics.retire(w2);
+    expect((await c.scrape([w1]))('wikiedge_requests_total{cache="hit"}')).toBe(11);
+  });
+
   it('a worker that exited before it ever answered adds nothing', async () => {
     const c = cluster();
     const [w1, w2] = [{ id: 1 }, { id: 2 }];

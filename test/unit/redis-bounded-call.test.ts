@@ -1,9 +1,9 @@
 // The Redis tier's connection state machine (src/cache/redis/connection.ts), with a fake client:
-// a call is bounded and never throws; the first failure or timeout marks the tier down (one log
-// line, wikiedge_redis_up 0, wikiedge_redis_errors_total{op}); while down, calls return at once
+// a call is bounded and never throws; a failure, or TIMEOUTS_BEFORE_DOWN timeouts in a row, mark
+// the tier down (one log line, wikiedge_redis_up 0, wikiedge_redis_errors_total{op}); while down, calls return at once
 // without reaching Redis; a PING probe brings it back (one log line).
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RedisConnection } from '../../src/cache/redis/connection.js';
+import { type RedisConnection, TIMEOUTS_BEFORE_DOWN } from '../../src/cache/redis/connection.js';
 import { fakeRedisConnection } from '../support/redis.js';
 
 const TIMEOUT_MS = 20;
@@ -52,7 +52,7 @@ describe('bounded Redis calls and the up/down state', () => {
     expect(s.states('down')).toBe(1);
   });
 
-  it('a call Redis does not answer resolves as failed after the bound, and marks the tier down', async () => {
+  it('a call Redis does not answer resolves as failed after the bound, counted; the tier stays up', async () => {
     const s = await upConnection();
     const started = performance.now();
     const r = await s.connection.call('get', () => new Promise<string>(() => undefined));
@@ -61,7 +61,29 @@ describe('bounded Redis calls and the up/down state', () => {
     expect(elapsed).toBeGreaterThanOrEqual(TIMEOUT_MS - 1);
     expect(elapsed).toBeLessThan(TIMEOUT_MS + 1_000);
     expect(await s.errors('get')).toBe(1);
+    expect(s.connection.up).toBe(true);
+    expect(s.states('down')).toBe(0);
+  });
+
+  it(`${TIMEOUTS_BEFORE_DOWN} timeouts in a row mark the tier down; one answered in time starts the count again`, async () => {
+    const s = await upConnection();
+    const stalled = () => s.connection.call('get', () => new Promise<string>(() => undefined));
+    for (let i = 1; i < TIMEOUTS_BEFORE_DOWN; i++) await stalled();
+    expect(s.connection.up).toBe(true);
+    expect((await s.connection.call('get', () => Promise.resolve('x'))).ok).toBe(true);
+    for (let i = 1; i < TIMEOUTS_BEFORE_DOWN; i++) await stalled();
+    expect(s.connection.up).toBe(true);
+    await stalled();
+    expect(s.connection.up).toBe(false);
+    expect(await s.errors('get')).toBe(2 * (TIMEOUTS_BEFORE_DOWN - 1) + 1);
     expect(s.lines.find((l) => l['redis'] === 'down')).toMatchObject({ op: 'get', err: `redis get timed out after ${TIMEOUT_MS} ms` });
+  });
+
+  it('concurrent calls to a stalled Redis take the tier down in one burst', async () => {
+    const s = await upConnection();
+    await Promise.all(Array.from({ length: TIMEOUTS_BEFORE_DOWN }, () => s.connection.call('get', () => new Promise<string>(() => undefined))));
+    expect(s.connection.up).toBe(false);
+    expect(s.states('down')).toBe(1);
   });
 
   it('while down, calls return at once without reaching Redis', async () => {

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeEntry, encodeEntry, encodeEntryJson, EntryCodecError } from '../../src/cache/entry-codec.js';
+import { CODEC_VERSION, decodeEntry, encodeEntry, encodeEntryJson, EntryCodecError } from '../../src/cache/entry-codec.js';
 import type { CacheEntry } from '../../src/cache/store.js';
 import { stripDebuginfo } from '../../src/debuginfo/strip.js';
 
@@ -127,9 +127,9 @@ describe('entry codec', () => {
   it('refuses what it did not write: other magic, other versions, truncation', () => {
     const good = encodeEntry('shared', siteinfoEntry());
     expect(() => decodeEntry(Buffer.from('{"status":200}'))).toThrow(EntryCodecError);
-    const v3 = Buffer.from(good);
-    v3[2] = 3;
-    expect(() => decodeEntry(v3)).toThrow(/version 3/);
+    const next = Buffer.from(good);
+    next[2] = CODEC_VERSION + 1;
+    expect(() => decodeEntry(next)).toThrow(new RegExp(`version ${CODEC_VERSION + 1}`));
     // Cut inside the header block (the body has no length: only the prefix can be truncated).
     expect(() => decodeEntry(good.subarray(0, 40))).toThrow(EntryCodecError);
     expect(() => decodeEntry(Buffer.alloc(0))).toThrow(EntryCodecError);
@@ -137,7 +137,9 @@ describe('entry codec', () => {
 
   it('a version-1 entry (written before dependencies were kept) decodes as depending on any change', () => {
     const e = { ...siteinfoEntry(), modules: ['zz-last-module-zz'], deps: [] };
-    const v2 = encodeEntry('shared', e);
+    // Version 2 is version 3 without the coding byte after ttlMs (0: the answer as it is).
+    const v3 = encodeEntry('shared', e);
+    const v2 = Buffer.concat([v3.subarray(0, 18), v3.subarray(19)]);
     // Version 1 had no deps field: drop the one-byte empty list after the modules and mark it 1.
     const v1 = Buffer.concat([v2.subarray(0, 2), Buffer.from([1]), v2.subarray(3)]);
     const at = v2.indexOf(Buffer.from('zz-last-module-zz')) + 'zz-last-module-zz'.length;

@@ -7,6 +7,7 @@ import { AddressMatcher } from '../../src/address-list.js';
 import { ClientClosedError, GatewayError } from '../../src/errors.js';
 import { clientAddress } from '../../src/limits/client-address.js';
 import { ClientBudget } from '../../src/limits/client-budget.js';
+import { RefusalDelay } from '../../src/limits/refusal-delay.js';
 import { UpstreamGate } from '../../src/limits/upstream-gate.js';
 
 describe('ClientBudget (a token bucket per client)', () => {
@@ -44,6 +45,49 @@ describe('ClientBudget (a token bucket per client)', () => {
     expect(b.size).toBe(2);
     // 'b' was forgotten: a full bucket again; 'a' was kept: empty.
     expect(b.charge('b', 0).ok).toBe(true);
+  });
+});
+
+describe('ClientBudget.peek (asked before a miss takes a lock or leads a fetch)', () => {
+  it('says what charge would say, and takes nothing', () => {
+    const b = new ClientBudget({ ratePerSecond: 2, burst: 2, maxClients: 10 });
+    expect(b.peek('a', 0)).toEqual({ ok: true });
+    b.charge('a', 0);
+    expect(b.peek('a', 0)).toEqual({ ok: true });
+    expect(b.peek('a', 0)).toEqual({ ok: true });
+    b.charge('a', 0);
+    expect(b.peek('a', 0)).toEqual({ ok: false, retryAfterSeconds: 1 });
+    // Refilled by the clock, not by peeking.
+    expect(b.peek('a', 500)).toEqual({ ok: true });
+    expect(b.charge('a', 500)).toEqual({ ok: true });
+    expect(b.peek('a', 500)).toMatchObject({ ok: false });
+  });
+
+  it('a client never charged has its whole burst; a rate of 0 never refuses', () => {
+    expect(new ClientBudget({ ratePerSecond: 1, burst: 1, maxClients: 1 }).peek('new', 0)).toEqual({ ok: true });
+    const off = new ClientBudget({ ratePerSecond: 0, burst: 1, maxClients: 1 });
+    off.charge('a', 0);
+    expect(off.peek('a', 0)).toEqual({ ok: true });
+  });
+});
+
+describe('RefusalDelay', () => {
+  it('holds a refusal for its delay; past maxWaiting, refusals go at once', async () => {
+    const delay = new RefusalDelay(200, 2);
+    const order: string[] = [];
+    const held = [delay.wait().then(() => order.push('held 1')), delay.wait().then(() => order.push('held 2'))];
+    expect(delay.size).toBe(2);
+    await delay.wait().then(() => order.push('at once'));
+    await Promise.all(held);
+    expect(order).toEqual(['at once', 'held 1', 'held 2']);
+    expect(delay.size).toBe(0);
+  });
+
+  it('a delay of 0 holds nothing', async () => {
+    const delay = new RefusalDelay(0, 10);
+    const waiting = delay.wait();
+    expect(delay.size).toBe(0);
+    await waiting;
   });
 });
 
@@ -98,6 +142,24 @@ describe('UpstreamGate', () => {
     (await queued)();
     (await other)();
     expect(gate.active).toBe(0);
+  });
+
+  it('refusals made at once (share, full queue) wait out the refusal delay first; counted when made', async () => {
+    const refusals: string[] = [];
+    const delay = new RefusalDelay(60_000, 10);
+    const gate = new UpstreamGate({ ...opts, maxConcurrent: 1, maxQueued: 0, perClientMax: 1 }, (r) => refusals.push(r), delay);
+    const r = await gate.acquire('a');
+    const share = gate.acquire('a').catch((e: unknown) => e);
+    const full = gate.acquire('b').catch((e: unknown) => e);
+    await sleep(10);
+    expect(refusals).toEqual(['client-share', 'queue-full']);
+    // Both still held by the delay (a minute), not answered.
+    expect(delay.size).toBe(2);
+    let settled = false;
+    void Promise.race([share, full]).then(() => (settled = true));
+    await sleep(10);
+    expect(settled).toBe(false);
+    r();
   });
 
   it('release is idempotent', async () => {

@@ -3,9 +3,11 @@
  * connection, the subscriber connection, the up/down state machine, the PING probe that brings
  * the tier back, and `call`, the only way the other modules talk to Redis.
  *
- * Faults: every call is bounded by `timeoutMs` (or the bound the caller passes); the first
- * failure marks the tier down (logged once) and every later call returns at once without Redis,
- * until the connection is ready again and a PING answers (logged once). ioredis reconnects by
+ * Faults: every call is bounded by `timeoutMs` (or the bound the caller passes). A call that
+ * fails marks the tier down at once; calls that time out mark it down when TIMEOUTS_BEFORE_DOWN
+ * time out in a row (one late reply on a busy host is not an outage). Down is logged once, and
+ * every later call returns at once without Redis, until the connection is ready again and a PING
+ * answers (logged once). ioredis reconnects by
  * itself; commands are never queued while disconnected (enableOfflineQueue: false). The
  * subscriber connection queues its SUBSCRIBE and replays it on every reconnect; its state is
  * logged apart, and `ready()` waits for both.
@@ -30,6 +32,14 @@ export interface RedisConnectionOptions {
 
 type State = 'starting' | 'up' | 'down';
 
+/**
+ * Timeouts in a row that take the tier down. Each still counts in wikiedge_redis_errors_total
+ * and its request goes on without Redis; a call answered in time starts the count again. A
+ * stalled Redis reaches it within one burst of concurrent requests, a single late reply (a GC
+ * pause, a loaded host) does not take the tier down for every request until the probe.
+ */
+export const TIMEOUTS_BEFORE_DOWN = 3;
+
 export const sleep = (ms: number) =>
   new Promise<void>((resolve) => {
     setTimeout(resolve, ms).unref();
@@ -45,6 +55,7 @@ export class RedisConnection {
   private probing: NodeJS.Timeout | undefined;
   private closed = false;
   private lastError = '';
+  private timeoutsInARow = 0;
   private readonly upWaiters: (() => void)[] = [];
 
   constructor(private readonly opts: RedisConnectionOptions) {
@@ -121,6 +132,7 @@ export class RedisConnection {
     if (this.closed || this.state === 'up') return;
     const was = this.state;
     this.state = 'up';
+    this.timeoutsInARow = 0;
     this.opts.metrics.up.set(1);
     if (this.probing) clearInterval(this.probing);
     this.probing = undefined;
@@ -175,7 +187,8 @@ export class RedisConnection {
   // ------------------------------------------------------------------------------- calls
   /**
    * Run one Redis call, bounded. Never throws: a failure or timeout counts in
-   * wikiedge_redis_errors_total{op}, marks the tier down, and returns a failed outcome. While the
+   * wikiedge_redis_errors_total{op} and returns a failed outcome; a failure marks the tier down,
+   * a timeout only as the TIMEOUTS_BEFORE_DOWN-th in a row. While the
    * tier is down (or closed) it returns at once without calling, unless `evenIfDown` (the probe).
    *
    * A timeout is Redis not answering, not this process being busy: when the bound passes, the
@@ -195,17 +208,18 @@ export class RedisConnection {
     if (this.closed || (!evenIfDown && this.state !== 'up')) return Promise.resolve(FAILED);
     return new Promise((resolve) => {
       let settled = false;
-      const fail = (err: unknown) => {
+      const fail = (err: unknown, timedOut = false) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         this.opts.metrics.error(op);
-        this.markDown(op, err);
+        this.timeoutsInARow = timedOut ? this.timeoutsInARow + 1 : 0;
+        if (!timedOut || this.timeoutsInARow >= TIMEOUTS_BEFORE_DOWN) this.markDown(op, err);
         resolve(FAILED);
       };
       const timer = setTimeout(() => {
         // The poll phase (reading sockets) comes before setImmediate's check phase.
-        setImmediate(() => fail(new Error(`redis ${op} timed out after ${timeoutMs} ms`)));
+        setImmediate(() => fail(new Error(`redis ${op} timed out after ${timeoutMs} ms`), true));
       }, timeoutMs);
       let p: Promise<T>;
       try {
@@ -219,6 +233,7 @@ export class RedisConnection {
           if (settled) return;
           settled = true;
           clearTimeout(timer);
+          this.timeoutsInARow = 0;
           resolve({ ok: true, value });
         },
         (err: unknown) => fail(err),

@@ -1,0 +1,127 @@
+/**
+ * SIGHUP to the primary: reload, as nginx and Varnish operators expect, without refusing or
+ * failing a request.
+ *
+ * 1. Re-read the configuration's sources (config/load.ts): the file named by WIKIEDGE_CONFIG and
+ *    the `<ENV>_FILE` secrets. The environment of a running process cannot change, so a key set
+ *    in the environment keeps its value (and wins over the file) until a restart: keys meant to
+ *    change at reload belong in the file. A file is what every process manager can change under
+ *    a running process: a Kubernetes ConfigMap or Secret mounted as a volume is updated in place
+ *    (not one mounted with subPath, nor one used as environment variables), a Docker bind mount
+ *    or a systemd-managed file is edited; systemd's EnvironmentFile= and Docker's --env-file, in
+ *    contrast, are read only when the process starts.
+ * 2. Validate them as at start. Invalid, or changing a key that needs a restart (FIXED_ON_RELOAD:
+ *    the bound listeners, the number of workers): one error line naming the key, and nothing
+ *    changes.
+ * 3. Replace the workers one at a time (supervisor.ts replaceAll): the new one listens before
+ *    the old one drains, so capacity never drops. Workers started from now on, a crashed one's
+ *    replacement included, run the new configuration (worker-config.ts).
+ *
+ * What a reload keeps: the Redis tier (shared by the old and new workers alike). What it loses:
+ * each worker's local tier, which starts empty in its replacement (with Redis, refilled from
+ * there as `hit-shared`).
+ *
+ * One line at the start of a reload and one at its end; a SIGHUP during a reload runs one more
+ * reload after it (the file may have changed again), a SIGHUP during shutdown is ignored.
+ */
+import type { Logger } from 'pino';
+import { type Config, ConfigError, type ConfigKey, type ConfigSources, configFromSources, type LoadedConfig } from '../config.js';
+import { FIELDS } from '../config/fields.js';
+import type { ReplaceOutcome } from './supervisor.js';
+
+/** Keys a reload cannot change: the listeners are bound, and the workers counted, once. */
+export const FIXED_ON_RELOAD: readonly ConfigKey[] = ['host', 'port', 'adminHost', 'adminPort', 'workers'];
+
+export interface ReloadSteps {
+  /** Read the configuration's sources as they are now (I/O; throws ConfigError). */
+  read(): ConfigSources;
+  /** The configuration running now. */
+  current(): LoadedConfig;
+  /** Make a validated configuration the current one: the primary's, and every new worker's. */
+  apply(loaded: LoadedConfig, sources: ConfigSources): void;
+  /** Replace every worker, one at a time. */
+  replaceWorkers(): Promise<ReplaceOutcome>;
+  readonly shuttingDown: boolean;
+}
+
+/** What a reload from `before` to `after` changes, or the first fixed key it would change. Pure. */
+export function reloadPlan(before: LoadedConfig, after: LoadedConfig): { readonly changed: ConfigKey[] } | { readonly refused: ConfigKey } {
+  const changed = (Object.keys(FIELDS) as ConfigKey[]).filter((key) => !sameValue(key, before, after));
+  const refused = changed.find((key) => FIXED_ON_RELOAD.includes(key));
+  return refused ? { refused } : { changed };
+}
+
+function sameValue(key: ConfigKey, before: LoadedConfig, after: LoadedConfig): boolean {
+  // A default drawn at each load (the identity secret) is the primary's one drawn value for its workers.
+  if (before.origins[key] === 'default' && after.origins[key] === 'default') return true;
+  return comparable(before.config[key]) === comparable(after.config[key]);
+}
+
+function comparable(value: Config[ConfigKey]): string {
+  if (value instanceof URL) return value.href;
+  if (Buffer.isBuffer(value)) return value.toString('base64');
+  return JSON.stringify(value);
+}
+
+/** Install the SIGHUP handler of the primary. */
+export function reloadOnSighup(log: Logger, steps: ReloadSteps): void {
+  let running = false;
+  let again = false;
+
+  const reload = async (): Promise<void> => {
+    log.info({ signal: 'SIGHUP' }, 'reload: re-reading the configuration (the WIKIEDGE_CONFIG file and <KEY>_FILE secrets; the environment stays as it was at start)');
+    let loaded: LoadedConfig;
+    let sources: ConfigSources;
+    try {
+      sources = steps.read();
+      loaded = configFromSources(sources);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      log.error({ key: err.key, err: err.message }, `reload refused, the workers keep the old configuration: ${err.message}`);
+      return;
+    }
+    const plan = reloadPlan(steps.current(), loaded);
+    if ('refused' in plan) {
+      const env = FIELDS[plan.refused].env;
+      log.error({ key: env }, `reload refused, the workers keep the old configuration: ${env} cannot change without a restart`);
+      return;
+    }
+    for (const warning of loaded.warnings) log.warn(warning);
+    const changed = plan.changed.map((key) => FIELDS[key].env);
+    steps.apply(loaded, sources);
+    log.info({ changed }, 'reload: configuration valid; replacing the workers one at a time');
+    const outcome = await steps.replaceWorkers();
+    if (outcome.failed) {
+      log.error(
+        { ...outcome.failed, replaced: outcome.replaced, changed },
+        'reload stopped: a new worker exited before it listened; the workers not yet replaced keep the old configuration',
+      );
+    } else if (outcome.stopped) {
+      log.info({ replaced: outcome.replaced }, 'reload stopped: shutting down');
+    } else {
+      log.info({ replaced: outcome.replaced, changed }, 'reload complete');
+    }
+  };
+
+  const onSighup = (): void => {
+    if (steps.shuttingDown) return void log.info({ signal: 'SIGHUP' }, 'SIGHUP ignored: shutting down');
+    if (running) {
+      again = true;
+      return void log.info({ signal: 'SIGHUP' }, 'SIGHUP during a reload: another reload follows this one');
+    }
+    running = true;
+    void (async () => {
+      try {
+        do {
+          again = false;
+          await reload();
+        } while (again && !steps.shuttingDown);
+      } catch (err) {
+        log.error({ err }, 'reload failed');
+      } finally {
+        running = false;
+      }
+    })();
+  };
+  process.on('SIGHUP', onSighup);
+}

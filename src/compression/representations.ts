@@ -1,0 +1,186 @@
+/**
+ * An answer's representations (RFC 9110 §3.2) beside the one stored: what a client gets when it
+ * takes something other than the stored gzip, made once and kept where that pays.
+ *
+ * - Identity for clients that take no compression: the stored gzip decoded. Hot ones are kept
+ *   decoded in a small LRU bounded by bytes (a fraction of the shared tier's budget), so a
+ *   client that polls one answer without Accept-Encoding costs a lookup, not a gunzip per hit.
+ *   Keyed by a number given to each entry, never by the entry: an entry evicted from the store
+ *   must not be kept alive (nor its slab) by a copy of its answer.
+ * - br for hot entries: a client preferring br that finds an entry without it gets gzip, and
+ *   counts; at the `brotliAfterHits`th such hit the entry's br is made at quality 11 on libuv's
+ *   thread pool, one entry at a time, and added to the entry if it is still the one stored for
+ *   its key (store.ts addBrotli). br at 11 is ~19 % smaller than the gzip; it costs ~1 ms of CPU
+ *   per KB once, and its bytes in the budget: after four hits it has saved on the wire what it
+ *   holds in memory. Only the local tier gets it: writing it to Redis could bring back an entry
+ *   another replica has purged meanwhile.
+ * - Any coding for one client (a stored answer's coding the client insists on, or an answer not
+ *   stored): compressed once for that answer (codings.ts).
+ */
+import type { Logger } from 'pino';
+import { LRUCache } from 'lru-cache';
+import type { CacheEntry, CacheStore } from '../cache/store.js';
+import type { Tier } from '../outcomes.js';
+import type { Coding } from './accept-encoding.js';
+import { BR_UPGRADE_QUALITY, encodeMeasured, gunzip, gunzipAsync, storedForm, type StoredForm } from './codings.js';
+import type { CompressionMetrics } from './metrics.js';
+
+export interface RepresentationsOptions {
+  readonly store: CacheStore;
+  readonly metrics: CompressionMetrics;
+  /** Bytes of decoded answers kept for identity clients (0: none kept). */
+  readonly decodedMaxBytes: number;
+  /** br-preferring hits on an entry before its br is made (0: never). */
+  readonly brotliAfterHits: number;
+  readonly log: Logger;
+}
+
+/** Decoded on the request's thread up to this many bytes of gzip; larger ones on the thread pool (full path only). */
+const SYNC_DECODE_MAX = 64 * 1024;
+/** Entries whose answer is larger get no br: quality 11 would take ~1 ms of CPU per KB. */
+const UPGRADE_MAX_BYTES = 256 * 1024;
+/** br must save at least this fraction of the gzip to be kept. */
+const UPGRADE_MIN_SAVING = 0.05;
+/** Upgrades waiting; more are dropped (they come back at the next hits). */
+const UPGRADE_QUEUE_MAX = 64;
+
+interface Upgrade {
+  readonly tier: Tier;
+  readonly key: string;
+  readonly entry: CacheEntry;
+}
+
+export class Representations {
+  private readonly decoded: LRUCache<number, Buffer> | undefined;
+  private readonly ids = new WeakMap<CacheEntry, number>();
+  private nextId = 1;
+  /** br-preferring hits per entry, until its br is asked for. */
+  private readonly wants = new WeakMap<CacheEntry, number>();
+  private readonly queue: Upgrade[] = [];
+  private upgrading = false;
+
+  constructor(private readonly opts: RepresentationsOptions) {
+    this.decoded =
+      opts.decodedMaxBytes > 0
+        ? new LRUCache<number, Buffer>({ maxSize: opts.decodedMaxBytes, sizeCalculation: (b) => Math.max(1, b.length) })
+        : undefined;
+  }
+
+  get metrics(): CompressionMetrics {
+    return this.opts.metrics;
+  }
+
+  /** Bytes of decoded answers kept now. */
+  decodedBytes(): number {
+    return this.decoded?.calculatedSize ?? 0;
+  }
+
+  /**
+   * `entry` in `coding` if it is at hand without compressing: a stored form, or the answer
+   * (decoded here when small, and kept). Undefined: it has to be made (`bytesOf`).
+   */
+  ready(entry: CacheEntry, coding: Coding): Buffer | undefined {
+    if (coding === 'identity') {
+      if (!entry.coding) return entry.body;
+      const id = this.ids.get(entry);
+      const kept = id === undefined ? undefined : this.decoded?.get(id);
+      if (kept) return kept;
+      const body = entry.body;
+      return body.length <= SYNC_DECODE_MAX ? this.keep(entry, this.decode(body)) : undefined;
+    }
+    if (coding === 'gzip') return entry.coding === 'gzip' ? entry.body : undefined;
+    return entry.br;
+  }
+
+  /** `entry` in `coding`, made if need be (decoded, or compressed for this one answer). */
+  async bytesOf(entry: CacheEntry, coding: Coding): Promise<Buffer> {
+    const at = this.ready(entry, coding);
+    if (at) return at;
+    const identity = entry.coding ? this.keep(entry, await this.decodeAsync(entry.body)) : entry.body;
+    return coding === 'identity' ? identity : this.answerBytes(identity, coding);
+  }
+
+  /** An answer (not stored, or stored without this coding) compressed for its one client. */
+  async answerBytes(identity: Buffer, coding: Exclude<Coding, 'identity'>): Promise<Buffer> {
+    const { body, cost } = await encodeMeasured(identity, coding);
+    this.opts.metrics.compressed(cost, 'answer');
+    return body;
+  }
+
+  /** The form an answer is stored in (codings.ts storedForm), counted. */
+  async storedForm(identity: Buffer): Promise<StoredForm> {
+    const { form, cost } = await storedForm(identity);
+    if (cost) this.opts.metrics.compressed(cost, 'store');
+    return form;
+  }
+
+  /**
+   * A client that prefers br was served `entry` (under `key` in `tier`) without it. Counted; the
+   * `brotliAfterHits`th time, its br is made in the background.
+   */
+  wantBrotli(tier: Tier, key: string, entry: CacheEntry): void {
+    const after = this.opts.brotliAfterHits;
+    if (after === 0 || entry.coding !== 'gzip' || entry.br) return;
+    const n = (this.wants.get(entry) ?? 0) + 1;
+    this.wants.set(entry, n);
+    // Past `after`: asked for already (made entries are replaced by one that has br).
+    if (n !== after || (entry.identityBytes ?? 0) > UPGRADE_MAX_BYTES) return;
+    if (this.queue.length >= UPGRADE_QUEUE_MAX) {
+      // Asked for again after as many hits more.
+      this.wants.set(entry, 0);
+      this.opts.metrics.upgrade('dropped');
+      return;
+    }
+    this.queue.push({ tier, key, entry });
+    if (!this.upgrading) void this.drain();
+  }
+
+  /** Upgrades one after another: one thread-pool thread at most. */
+  private async drain(): Promise<void> {
+    this.upgrading = true;
+    try {
+      for (let next = this.queue.shift(); next; next = this.queue.shift()) await this.upgrade(next);
+    } finally {
+      this.upgrading = false;
+    }
+  }
+
+  private async upgrade({ tier, key, entry }: Upgrade): Promise<void> {
+    try {
+      // The entry may be gone already: nothing to make.
+      if (this.opts.store.get(tier, key) !== entry) return this.opts.metrics.upgrade('gone');
+      const gzip = entry.body;
+      const identity = await this.decodeAsync(gzip);
+      const { body: br, cost } = await encodeMeasured(identity, 'br', BR_UPGRADE_QUALITY);
+      this.opts.metrics.compressed(cost, 'upgrade');
+      if (br.length > gzip.length * (1 - UPGRADE_MIN_SAVING)) return this.opts.metrics.upgrade('not-smaller');
+      this.opts.metrics.upgrade(this.opts.store.addBrotli(tier, key, entry, br) ? 'made' : 'gone');
+    } catch (err) {
+      this.opts.metrics.upgrade('failed');
+      this.opts.log.warn({ err: String(err) }, 'brotli upgrade failed');
+    }
+  }
+
+  private keep(entry: CacheEntry, identity: Buffer): Buffer {
+    if (!this.decoded) return identity;
+    let id = this.ids.get(entry);
+    if (id === undefined) this.ids.set(entry, (id = this.nextId++));
+    this.decoded.set(id, identity);
+    return identity;
+  }
+
+  private decode(gzip: Buffer): Buffer {
+    const started = performance.now();
+    const identity = gunzip(gzip);
+    this.opts.metrics.decoded((performance.now() - started) / 1000);
+    return identity;
+  }
+
+  private async decodeAsync(gzip: Buffer): Promise<Buffer> {
+    if (gzip.length <= SYNC_DECODE_MAX) return this.decode(gzip);
+    const started = performance.now();
+    const identity = await gunzipAsync(gzip);
+    this.opts.metrics.decoded((performance.now() - started) / 1000);
+    return identity;
+  }
+}

@@ -1,0 +1,58 @@
+// `--check` validates the configuration and exits, like `nginx -t`: "configuration OK" and 0, or
+// the error naming the key and 2; it never listens (its ports are held by this test) nor asks
+// the wiki (which does not exist).
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { heldPort, runCli } from '../support/cli.js';
+import { built } from '../support/spawned.js';
+
+describe.runIf(built)('--check', () => {
+  let ports: Awaited<ReturnType<typeof heldPort>>[];
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    ports = [await heldPort(), await heldPort()];
+    env = {
+      WIKIEDGE_UPSTREAM: 'http://wiki.invalid:80',
+      WIKIEDGE_HOST: '127.0.0.1',
+      WIKIEDGE_PORT: String(ports[0]!.port),
+      WIKIEDGE_ADMIN_PORT: String(ports[1]!.port),
+    };
+  });
+  afterAll(async () => {
+    for (const p of ports) await p.release();
+  });
+
+  it('says OK and exits 0 for a valid configuration, without listening', () => {
+    const run = runCli(['--check'], env);
+    expect(run).toMatchObject({ status: 0, stdout: 'wikiedge: configuration OK\n', stderr: '' });
+  });
+
+  it('names the key and the rule, and exits 2, for an invalid one', () => {
+    const run = runCli(['--check'], { ...env, WIKIEDGE_TTL_MAX_SECONDS: 'forever' });
+    expect(run.status).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe('wikiedge: invalid configuration: WIKIEDGE_TTL_MAX_SECONDS: must be an integer from 1 to 604800, got "forever"\n');
+  });
+
+  it('says where JSON breaks', () => {
+    const run = runCli(['--check'], { ...env, WIKIEDGE_MODULES: '{"parse": {"pass": true,}}' });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('WIKIEDGE_MODULES: must be a JSON object of module name to rule: not valid JSON at line 1, column 25');
+  });
+
+  it('checks the WIKIEDGE_CONFIG file too, and a key missing from everywhere', () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'wikiedge-check-')), 'wikiedge.yaml');
+    writeFileSync(file, 'graceSeconds: -1\n');
+    expect(runCli(['--check'], { ...env, WIKIEDGE_CONFIG: file }).stderr).toContain('WIKIEDGE_GRACE_SECONDS: must be an integer from 0 to 86400');
+    const { WIKIEDGE_UPSTREAM: _, ...withoutUpstream } = env;
+    expect(runCli(['--check'], withoutUpstream)).toMatchObject({ status: 2, stderr: 'wikiedge: invalid configuration: WIKIEDGE_UPSTREAM: is required\n' });
+  });
+
+  it('prints a renamed key’s warning on stderr and still says OK', () => {
+    const run = runCli(['--check'], { ...env, WIKIEDGE_READY_TIMEOUT_MS: '1000' });
+    expect(run.status).toBe(0);
+    expect(run.stderr).toBe('wikiedge: warning: WIKIEDGE_READY_TIMEOUT_MS is now called WIKIEDGE_UPSTREAM_PROBE_TIMEOUT_MS: rename it\n');
+  });
+});

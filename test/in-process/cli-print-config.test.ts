@@ -1,0 +1,52 @@
+// `--print-config` prints the effective configuration (every key, secrets redacted, where each
+// value came from) and exits 0 without listening, like `nginx -T`; an invalid one exits 2.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONFIG_KEYS } from '../../src/config.js';
+import { heldPort, runCli } from '../support/cli.js';
+import { built } from '../support/spawned.js';
+
+describe.runIf(built)('--print-config', () => {
+  let ports: Awaited<ReturnType<typeof heldPort>>[];
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    ports = [await heldPort(), await heldPort()];
+    env = {
+      WIKIEDGE_UPSTREAM: 'http://wiki.invalid:80',
+      WIKIEDGE_HOST: '127.0.0.1',
+      WIKIEDGE_PORT: String(ports[0]!.port),
+      WIKIEDGE_ADMIN_PORT: String(ports[1]!.port),
+    };
+  });
+  afterAll(async () => {
+    for (const p of ports) await p.release();
+  });
+
+  it('prints every key with its origin, the secrets redacted, and exits 0', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'wikiedge-print-'));
+    writeFileSync(path.join(dir, 'token'), 'an-admin-token-0123456789\n');
+    const run = runCli(['--print-config'], {
+      ...env,
+      WIKIEDGE_ADMIN_TOKEN_FILE: path.join(dir, 'token'),
+      WIKIEDGE_REDIS_URL: 'redis://user:hunter2-password@redis:6379/0',
+    });
+    expect(run.status).toBe(0);
+    expect(run.stderr).toBe('');
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines.map((l) => l.slice(0, l.indexOf('=')))).toEqual(CONFIG_KEYS);
+    expect(run.stdout).not.toContain('an-admin-token');
+    expect(run.stdout).not.toContain('hunter2');
+    expect(lines).toContainEqual(expect.stringMatching(/^WIKIEDGE_ADMIN_TOKEN=\[redacted\] +# WIKIEDGE_ADMIN_TOKEN_FILE$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^WIKIEDGE_PORT=\d+ +# environment$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^WIKIEDGE_GRACE_SECONDS=10 +# default$/));
+  });
+
+  it('exits 2 naming the key when the configuration is invalid', () => {
+    const run = runCli(['--print-config'], { ...env, WIKIEDGE_WORKERS: 'many' });
+    expect(run.status).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/^wikiedge: invalid configuration: WIKIEDGE_WORKERS: must be auto or an integer/);
+  });
+});

@@ -1,0 +1,199 @@
+// Invalidation reaches every replica: two gateways sharing one real redis-server in front of the
+// real wiki, MediaWiki's PURGEs sent to replica A only ($wgCdnServers), the change follower on
+// both (one follows: the Redis lease). An edit made straight at the wiki is fresh on replica B
+// (its local tier) and in Redis on the first read after the edit's answer; with PURGEs off the
+// follower brings it within a poll; and an answer B fetched before the edit and received after
+// the PURGE is delivered but kept neither in B's tier nor in Redis (the store guard), locally
+// and for a replica that missed the purge message.
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { RedisTier, sha256 } from '../../src/cache/redis-tier.js';
+import { RedisMetrics } from '../../src/metrics.js';
+import { type RunningGateway, startGateway } from '../support/gateway.js';
+import { startHoldingProxy, type HoldingProxy } from '../support/holding-proxy.js';
+import { header, http } from '../support/http.js';
+import { startRedis, type TestRedis } from '../support/redis.js';
+import { ADMIN_PASS, ADMIN_USER, apiWrite, loginCookies, setWikiToggle } from '../support/wiki.js';
+
+const wiki = inject('wikiUrl');
+const data = inject('wikiData');
+const POLL_MS = 250;
+/**
+ * A read that went to the wiki: `miss`, or `pass` when the follower's invalidation of the same
+ * edit (its recentchanges row) arrived while that read was under way, so it was not stored.
+ */
+const MISSED = ['miss', 'pass'];
+
+async function metric(gw: RunningGateway, line: RegExp): Promise<number | undefined> {
+  const m = line.exec((await http(`${gw.adminUrl}/metrics`)).body);
+  return m ? Number(m[1]) : undefined;
+}
+
+describe('invalidation across two replicas sharing Redis', () => {
+  let redis: TestRedis;
+  let proxy: HoldingProxy;
+  let a: RunningGateway;
+  let b: RunningGateway;
+  let inspect: Redis;
+  let admin: string;
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    proxy = await startHoldingProxy(wiki);
+    const env = {
+      WIKIEDGE_REDIS_URL: redis.url,
+      WIKIEDGE_IDENTITY_SECRET: 'replicas-share-this-identity-secret',
+      WIKIEDGE_RC_FOLLOW: 'true',
+      WIKIEDGE_RC_POLL_MS: String(POLL_MS),
+    };
+    // B reaches the wiki through the proxy that can hold an answer back.
+    [a, b] = await Promise.all([startGateway(wiki, env), startGateway(proxy.url, env)]);
+    await setWikiToggle(data, { cdn: [`127.0.0.1:${new URL(a.url).port}`] });
+    inspect = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    inspect.on('error', () => undefined);
+    await inspect.connect();
+    admin = await loginCookies(wiki, ADMIN_USER, ADMIN_PASS);
+    const deadline = Date.now() + 15_000;
+    while (Date.now() < deadline && !((await metric(a, /^wikiedge_change_follower_up (\d+)/m)) === 1 && (await metric(b, /^wikiedge_change_follower_up (\d+)/m)) === 1)) {
+      await sleep(100);
+    }
+  });
+  afterAll(async () => {
+    await setWikiToggle(data, { cdn: [] });
+    inspect?.disconnect();
+    await Promise.all([a?.close(), b?.close()]);
+    await proxy?.close();
+    await redis?.stop();
+  });
+
+  const contentQuery = (title: string) =>
+    `action=query&prop=revisions&rvprop=content&rvslots=main&titles=${encodeURIComponent(title)}&format=json&formatversion=2`;
+  const read = (gw: RunningGateway, q: string) => http(`${gw.apiUrl}?${q}`);
+  const content = (body: string) => JSON.parse(body).query.pages[0].revisions[0].slots.main.content as string;
+  /** The Redis entries that depend on a page (its dependency index set). */
+  const dependents = (title: string) => inspect.smembers(`wikiedge:d:${sha256(`p:${title}`)}`);
+  const entriesExist = async (members: string[]) => (await Promise.all(members.map((m) => inspect.exists(`wikiedge:e:${m}`)))).reduce((s, n) => s + n, 0);
+
+  it('one replica follows recentchanges, the other is vouched for by it', async () => {
+    const leaders = [await metric(a, /^wikiedge_change_follower_leader (\d+)/m), await metric(b, /^wikiedge_change_follower_leader (\d+)/m)];
+    expect(leaders.toSorted()).toEqual([0, 1]);
+    expect(await metric(a, /^wikiedge_change_follower_up (\d+)/m)).toBe(1);
+    expect(await metric(b, /^wikiedge_change_follower_up (\d+)/m)).toBe(1);
+  });
+
+  it('an edit straight at the wiki, purged through A: fresh on B and in Redis at once; unrelated entries stay hits', async () => {
+    const title = `Across ${randomUUID()}`;
+    const other = `Across unrelated ${randomUUID()}`;
+    await apiWrite(wiki, admin, { action: 'edit', title, text: 'one' });
+    await apiWrite(wiki, admin, { action: 'edit', title: other, text: 'stays' });
+    // The follower sees both creations first (it would invalidate what is cached before).
+    await sleep(POLL_MS * 4);
+    const q = contentQuery(title);
+    expect(header(await read(b, q), 'x-cache')).toBe('miss');
+    expect(header(await read(b, q), 'x-cache')).toBe('hit');
+    expect(header(await read(a, q), 'x-cache')).toBe('hit-shared');
+    await read(b, contentQuery(other));
+    expect(header(await read(b, contentQuery(other)), 'x-cache')).toBe('hit');
+    const inRedis = await dependents(title);
+    expect(inRedis.length).toBeGreaterThan(0);
+    expect(await entriesExist(inRedis)).toBe(inRedis.length);
+
+    await apiWrite(wiki, admin, { action: 'edit', title, text: 'two' });
+    // The edit's answer came after MediaWiki's PURGE to A was answered: Redis is clean already.
+    expect(await entriesExist(inRedis)).toBe(0);
+    const onB = await read(b, q);
+    expect(content(onB.body)).toBe('two');
+    expect(MISSED).toContain(header(onB, 'x-cache'));
+    expect(content((await read(a, q)).body)).toBe('two');
+    expect(header(await read(b, contentQuery(other)), 'x-cache')).toBe('hit');
+  });
+
+  it('with PURGEs off, the follower (on whichever replica leads) makes B fresh within a poll or so', async () => {
+    await setWikiToggle(data, { cdn: [] });
+    try {
+      const title = `Across followed ${randomUUID()}`;
+      await apiWrite(wiki, admin, { action: 'edit', title, text: 'one' });
+      // The follower sees the creation first (it would invalidate what is cached before).
+      await sleep(POLL_MS * 4);
+      const q = contentQuery(title);
+      await read(b, q);
+      await read(a, q);
+      expect(header(await read(b, q), 'x-cache')).toBe('hit');
+      expect(header(await read(a, q), 'x-cache')).toBe('hit');
+      await apiWrite(wiki, admin, { action: 'edit', title, text: 'two' });
+      const t0 = Date.now();
+      let fresh = false;
+      while (!fresh && Date.now() - t0 < 15_000) {
+        fresh = content((await read(b, q)).body) === 'two' && content((await read(a, q)).body) === 'two';
+        if (!fresh) await sleep(50);
+      }
+      expect(fresh).toBe(true);
+    } finally {
+      await setWikiToggle(data, { cdn: [`127.0.0.1:${new URL(a.url).port}`] });
+    }
+  });
+
+  it('fetched by B before an edit, received after its PURGE: delivered, kept neither in B nor in Redis', async () => {
+    const title = `Across race ${randomUUID()}`;
+    await apiWrite(wiki, admin, { action: 'edit', title, text: 'before' });
+    const marker = randomUUID();
+    const q = `${contentQuery(title)}&requestid=${marker}`;
+    const held = proxy.hold(marker);
+    const slow = read(b, q);
+    await held.answered;
+    // The wiki has answered B with "before"; now the edit, and its PURGE through A.
+    await apiWrite(wiki, admin, { action: 'edit', title, text: 'after' });
+    // Let B's purge message arrive before the old answer does (the channel is asynchronous).
+    await sleep(50);
+    held.release();
+    const first = await slow;
+    expect(content(first.body)).toBe('before');
+    const again = await read(b, q);
+    expect(content(again.body)).toBe('after');
+    expect(MISSED).toContain(header(again, 'x-cache'));
+    expect(await metric(b, /^wikiedge_not_stored_total\{reason="invalidated"\} (\d+)/m)).toBeGreaterThanOrEqual(1);
+  });
+
+  it('a replica that missed the purge message still cannot write the old answer into Redis', async () => {
+    // A bare tier (no subscriber of its own in play): it noted the mark, then the PURGE happened.
+    const tier = new RedisTier({
+      url: redis.url,
+      timeoutMs: 500,
+      lockMs: 1_000,
+      keyPrefix: 'wikiedge:',
+      windows: { graceMs: 0, staleIfErrorMs: 0 },
+      now: Date.now,
+      log: pino({ level: 'silent' }),
+      metrics: new RedisMetrics(new Registry()),
+      onPurge: () => undefined,
+    });
+    try {
+      expect(await tier.ready(5_000)).toBe(true);
+      const title = `Across guard ${randomUUID()}`;
+      await apiWrite(wiki, admin, { action: 'edit', title, text: 'before' });
+      const mark = await tier.invalidationMark();
+      expect(mark).toBeDefined();
+      await apiWrite(wiki, admin, { action: 'edit', title, text: 'after' });
+      const entry = {
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+        body: Buffer.from('{"old":true}'),
+        storedAt: Date.now(),
+        ttlMs: 3_600_000,
+        urlKey: `/w/api.php?guard=${randomUUID()}`,
+        modules: ['query+revisions'],
+        slot: undefined,
+        deps: ['*', `p:${title}`, 'n:0'],
+      };
+      expect(await tier.set('shared', `guard-old-${randomUUID()}`, entry, mark)).toBe(false);
+      // Asked for after the PURGE: kept.
+      expect(await tier.set('shared', `guard-new-${randomUUID()}`, entry, await tier.invalidationMark())).toBe(true);
+    } finally {
+      await tier.close();
+    }
+  });
+});
