@@ -377,6 +377,15 @@ if prom_wait 'sum(wikiedge_requests_total{job="wikiedge",disposition="hit"})' 'x
 else
   fail "Prometheus: sum(wikiedge_requests_total{disposition=\"hit\"}) is '${PROM_LAST:-absent}' after 60 s (want >= 1)"
 fi
+# The alert rules (config/prometheus/wikiedge-rules.yml, mounted beside prometheus.yml): loaded.
+alerts=$(curl -s --max-time 10 "http://127.0.0.1:$PROM/api/v1/rules?type=alert" |
+  node -e 'let s = ""; process.stdin.on("data", (c) => (s += c)).on("end", () => {
+    try { console.log(JSON.parse(s).data.groups.flatMap((g) => g.rules).filter((r) => r.name.startsWith("Wikiedge")).length); } catch { console.log(0); } });')
+if [ "${alerts:-0}" -ge 7 ]; then
+  pass "Prometheus loaded the alert rules: $alerts Wikiedge* alerts (/api/v1/rules)"
+else
+  fail "Prometheus /api/v1/rules lists ${alerts:-no} Wikiedge* alerts (want 7: config/prometheus/wikiedge-rules.yml mounted and named in rule_files)"
+fi
 
 # ------------------------------------------------------------------------- isolation
 # Which network reaches what: a throw-away container (the base image's node) joins one of the
