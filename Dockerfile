@@ -41,7 +41,10 @@ RUN npm ci --no-audit --no-fund
 
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npm run build
+# The commit wikiedge_build_info reports (the image has no .git): e.g.
+#   docker build --build-arg SOURCE_COMMIT=$(git rev-parse HEAD) .
+ARG SOURCE_COMMIT=
+RUN SOURCE_COMMIT=${SOURCE_COMMIT} npm run build
 
 # -------------------------------------------------------------- runtime stage
 FROM node:${NODE_VERSION}-bookworm-slim${NODE_DIGEST} AS runtime

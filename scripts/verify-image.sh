@@ -391,6 +391,11 @@ for p in readyz metrics; do
   c=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$ADMIN_PORT/$p" || true)
   info "GET /$p on the admin port: HTTP $c"
 done
+if curl -s --max-time 5 "http://127.0.0.1:$ADMIN_PORT/metrics" | grep -q "^wikiedge_build_info{.*commit=\"$SOURCE_COMMIT\""; then
+  pass "wikiedge_build_info names the commit the image was built from ($SOURCE_COMMIT)"
+else
+  fail "wikiedge_build_info does not name commit $SOURCE_COMMIT (--build-arg SOURCE_COMMIT)"
+fi
 
 # ------------------------------------------------------------------------- podman stop
 STEP="stopping the container"

@@ -21,6 +21,8 @@ import type { UpstreamRequest, UpstreamResponse } from './upstream.js';
 
 /** What a probe found: the wiki answered 200, answered something else, or failed. */
 export type ProbeResultKind = 'up' | 'status' | UpstreamFailureKind;
+/** Every result, so each label value is exported from 0 before it first happens. */
+const PROBE_RESULTS = ['up', 'status', 'unreachable', 'reset', 'bad_response', 'timeout'] as const satisfies readonly ProbeResultKind[];
 
 export interface ProbeResult {
   readonly up: boolean;
@@ -56,6 +58,7 @@ export class UpstreamProbeMetrics {
       labelNames: ['result'] as const,
       registers,
     });
+    for (const result of PROBE_RESULTS) this.probes.inc({ result }, 0);
   }
 }
 

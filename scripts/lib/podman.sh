@@ -179,6 +179,9 @@ build_project_image() {
   local image=$1 t host_ca flags
   t=$(date +%s)
   flags=(--isolation chroot --format docker --pull=never --layers --build-arg "NODE_VERSION=$NODE_MAJOR")
+  # The commit wikiedge_build_info reports (the build context has no .git).
+  SOURCE_COMMIT=$(git -C "$ROOT" rev-parse HEAD 2> /dev/null || echo unknown)
+  flags+=(--build-arg "SOURCE_COMMIT=$SOURCE_COMMIT")
   [ "$NO_CACHE" = 1 ] && flags+=(--no-cache)
   host_ca=${NODE_EXTRA_CA_CERTS:-}
   if [ -z "$host_ca" ]; then

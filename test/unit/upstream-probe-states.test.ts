@@ -67,7 +67,10 @@ describe('the upstream probe', () => {
     expect(r).toMatchObject({ up: false, result });
     expect(probe.state).toBe('down');
     expect(await value('wikiedge_upstream_up')).toEqual(['wikiedge_upstream_up 0']);
-    expect(await value('wikiedge_upstream_probes_total')).toEqual([`wikiedge_upstream_probes_total{result="${result}"} 1`]);
+    // Every result is exported from 0; only this one counted.
+    const probes = await value('wikiedge_upstream_probes_total');
+    expect(probes).toHaveLength(6);
+    expect(probes.filter((l) => !l.endsWith(' 0'))).toEqual([`wikiedge_upstream_probes_total{result="${result}"} 1`]);
   });
 
   it('says a change of state once: one line and one onChange per change, not per probe', async () => {
@@ -83,6 +86,10 @@ describe('the upstream probe', () => {
     expect(await value('wikiedge_upstream_probes_total')).toEqual([
       'wikiedge_upstream_probes_total{result="up"} 3',
       'wikiedge_upstream_probes_total{result="status"} 2',
+      'wikiedge_upstream_probes_total{result="unreachable"} 0',
+      'wikiedge_upstream_probes_total{result="reset"} 0',
+      'wikiedge_upstream_probes_total{result="bad_response"} 0',
+      'wikiedge_upstream_probes_total{result="timeout"} 0',
     ]);
     const [duration] = await value('wikiedge_upstream_probe_duration_seconds');
     expect(Number(duration!.split(' ')[1])).toBeGreaterThanOrEqual(0);
