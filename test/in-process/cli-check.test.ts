@@ -1,12 +1,12 @@
 // `--check` validates the configuration and exits, like `nginx -t`: "configuration OK" and 0, or
 // the error naming the key and 2; it never listens (its ports are held by this test) nor asks
 // the wiki (which does not exist).
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { heldPort, runCli } from '../support/cli.js';
 import { built } from '../support/spawned.js';
+import { scratchDir } from '../support/scratch.js';
 
 describe.runIf(built)('--check', () => {
   let ports: Awaited<ReturnType<typeof heldPort>>[];
@@ -43,7 +43,7 @@ describe.runIf(built)('--check', () => {
   });
 
   it('checks the WIKIEDGE_CONFIG file too, and a key missing from everywhere', () => {
-    const file = path.join(mkdtempSync(path.join(tmpdir(), 'wikiedge-check-')), 'wikiedge.yaml');
+    const file = path.join(scratchDir('wikiedge-check-'), 'wikiedge.yaml');
     writeFileSync(file, 'graceSeconds: -1\n');
     expect(runCli(['--check'], { ...env, WIKIEDGE_CONFIG: file }).stderr).toContain('WIKIEDGE_GRACE_SECONDS: must be an integer from 0 to 86400');
     const { WIKIEDGE_UPSTREAM: _, ...withoutUpstream } = env;

@@ -1,12 +1,12 @@
 // `--print-config` prints the effective configuration (every key, secrets redacted, where each
 // value came from) and exits 0 without listening, like `nginx -T`; an invalid one exits 2.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFIG_KEYS } from '../../src/config.js';
 import { heldPort, runCli } from '../support/cli.js';
 import { built } from '../support/spawned.js';
+import { scratchDir } from '../support/scratch.js';
 
 describe.runIf(built)('--print-config', () => {
   let ports: Awaited<ReturnType<typeof heldPort>>[];
@@ -25,7 +25,7 @@ describe.runIf(built)('--print-config', () => {
   });
 
   it('prints every key with its origin, the secrets redacted, and exits 0', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'wikiedge-print-'));
+    const dir = scratchDir('wikiedge-print-');
     writeFileSync(path.join(dir, 'token'), 'an-admin-token-0123456789\n');
     const run = runCli(['--print-config'], {
       ...env,

@@ -2,11 +2,11 @@
 // and parses every PromQL expression of the Grafana dashboard (as recording rules, the only
 // offline PromQL parser it has). Skipped, with the reason, when promtool is not on the PATH.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { scratchDir } from '../support/scratch.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const PROMETHEUS_YML = path.join(repoRoot, 'config/prometheus/prometheus.yml');
@@ -57,7 +57,7 @@ describe(`Prometheus config and the dashboard’s PromQL, checked by ${promtool 
       .flatMap((p) => [p, ...(p.panels ?? [])])
       .flatMap((p) => (p.targets ?? []).map((t) => ({ where: `${p.title} ${t.refId}`, expr: t.expr ?? '' })));
     expect(exprs.length).toBeGreaterThan(10);
-    const dir = mkdtempSync(path.join(tmpdir(), 'wikiedge-promql-'));
+    const dir = scratchDir('wikiedge-promql-');
     try {
       // One group per expression, so a failure names the panel.
       const yaml = [

@@ -1,14 +1,14 @@
 // SIGHUP applies what changed in the WIKIEDGE_CONFIG file and in the <KEY>_FILE secrets: the new
 // workers run it (a longer URL limit), the primary too (the admin token), and a worker restarted
 // later runs the reloaded configuration, not whatever the file says by then.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logged, untilLogged } from '../support/cluster-logs.js';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
 import { http } from '../support/http.js';
 import { built, type SpawnedGateway, spawnGateway } from '../support/spawned.js';
+import { scratchDir } from '../support/scratch.js';
 
 const TOKEN_BEFORE = 'admin-token-before-0123456789';
 const TOKEN_AFTER = 'admin-token-after-0123456789';
@@ -28,7 +28,7 @@ describe.runIf(built)('SIGHUP applies a new configuration', () => {
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private, must-revalidate, max-age=0' });
       res.end('{"batchcomplete":true}');
     });
-    const dir = mkdtempSync(path.join(tmpdir(), 'wikiedge-reload-'));
+    const dir = scratchDir('wikiedge-reload-');
     file = path.join(dir, 'wikiedge.yaml');
     tokenFile = path.join(dir, 'admin-token');
     writeFileSync(file, 'maxUrlBytes: 8192\n');

@@ -1,13 +1,13 @@
 // SIGHUP with a configuration that is invalid, or that changes a key only a restart can change:
 // one error line naming the key, and nothing changes: the same workers go on serving.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logged, untilLogged } from '../support/cluster-logs.js';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
 import { http } from '../support/http.js';
 import { built, type SpawnedGateway, spawnGateway } from '../support/spawned.js';
+import { scratchDir } from '../support/scratch.js';
 
 describe.runIf(built)('SIGHUP with a configuration it cannot apply', () => {
   let fake: FakeUpstream;
@@ -20,7 +20,7 @@ describe.runIf(built)('SIGHUP with a configuration it cannot apply', () => {
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 's-maxage=60, max-age=60, public' });
       res.end('{"batchcomplete":true}');
     });
-    file = path.join(mkdtempSync(path.join(tmpdir(), 'wikiedge-reload-')), 'wikiedge.yaml');
+    file = path.join(scratchDir('wikiedge-reload-'), 'wikiedge.yaml');
     // The number of workers from the file: the environment wins over the file, so a key set there
     // could not be changed by a reload at all (README, "Reload").
     writeFileSync(file, 'workers: 2\ngraceSeconds: 10\n');

@@ -1,14 +1,14 @@
 // SIGHUP to a single process (WIKIEDGE_WORKERS=1) does not kill it (Node's default): it logs one
 // warning saying that nothing changed and how to reload (a restart, or workers), with whether the
 // configuration as it now stands would start, and serves on.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logged, untilLogged } from '../support/cluster-logs.js';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
 import { http } from '../support/http.js';
 import { built, type SpawnedGateway, spawnGateway } from '../support/spawned.js';
+import { scratchDir } from '../support/scratch.js';
 
 describe.runIf(built)('SIGHUP to a single process', () => {
   let fake: FakeUpstream;
@@ -21,7 +21,7 @@ describe.runIf(built)('SIGHUP to a single process', () => {
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 's-maxage=60, max-age=60, public' });
       res.end('{"batchcomplete":true}');
     });
-    file = path.join(mkdtempSync(path.join(tmpdir(), 'wikiedge-hup-')), 'wikiedge.yaml');
+    file = path.join(scratchDir('wikiedge-hup-'), 'wikiedge.yaml');
     writeFileSync(file, 'maxUrlBytes: 8192\n');
     gw = await spawnGateway(fake.url, { WIKIEDGE_CONFIG: file });
   });

@@ -1,11 +1,11 @@
 // The table of keys (src/config/fields.ts) is the single source: its names, defaults, secrets and
 // documentation agree with what loading does, for every key, including the ones added later.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_KEYS, ConfigError, describeConfig, loadConfig, renderConfigReference } from '../../src/config.js';
 import { FIELD_LIST } from '../../src/config/fields.js';
+import { scratchDir } from '../support/scratch.js';
 
 const base = { WIKIEDGE_UPSTREAM: 'http://127.0.0.1:8080' };
 const defaults = loadConfig(base);
@@ -47,7 +47,7 @@ describe('the table of configuration keys', () => {
     '%s is a secret: from <ENV>_FILE too, never described',
     (env, key) => {
       const value = 'a-secret-value-0123456789';
-      const file = path.join(mkdtempSync(path.join(tmpdir(), 'wikiedge-secret-')), 'secret');
+      const file = path.join(scratchDir('wikiedge-secret-'), 'secret');
       writeFileSync(file, `${value}\n`);
       const fromFile = loadConfig({ ...base, [`${env}_FILE`]: file });
       expect(fromFile[key]).toEqual(loadConfig({ ...base, [env]: value })[key]);

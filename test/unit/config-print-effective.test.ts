@@ -1,10 +1,10 @@
 // `--print-config` (renderEffectiveConfig): every key once, in the environment's spelling, secrets
 // redacted, and each value marked with where it came from, the defaults as `# default`.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_KEYS, loadConfig, loadConfigWithOrigins, renderEffectiveConfig } from '../../src/config.js';
+import { scratchDir } from '../support/scratch.js';
 
 const base = { WIKIEDGE_UPSTREAM: 'http://wiki:8080' };
 const adminToken = 'an-admin-token-0123456789';
@@ -34,7 +34,7 @@ describe('--print-config', () => {
   });
 
   it('marks the defaults, and says where every other value came from', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'wikiedge-print-'));
+    const dir = scratchDir('wikiedge-print-');
     const file = path.join(dir, 'wikiedge.yaml');
     writeFileSync(file, 'upstream: http://wiki:80\nport: 9000\ngraceSeconds: 30\n');
     writeFileSync(path.join(dir, 'token'), `${adminToken}\n`);

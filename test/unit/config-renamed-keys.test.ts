@@ -1,10 +1,10 @@
 // A renamed key is still taken under its former name, with a warning that says the new one,
 // from the environment and from the WIKIEDGE_CONFIG file; both names at once is an error.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfigWithOrigins } from '../../src/config.js';
+import { scratchDir } from '../support/scratch.js';
 
 const base = { WIKIEDGE_UPSTREAM: 'http://wiki:80' };
 
@@ -27,7 +27,7 @@ describe('WIKIEDGE_READY_TIMEOUT_MS, now WIKIEDGE_UPSTREAM_PROBE_TIMEOUT_MS', ()
   });
 
   it('is taken from the file under its former key, with a warning', () => {
-    const file = path.join(mkdtempSync(path.join(tmpdir(), 'wikiedge-renamed-')), 'wikiedge.yaml');
+    const file = path.join(scratchDir('wikiedge-renamed-'), 'wikiedge.yaml');
     writeFileSync(file, 'readyTimeoutMs: 900\n');
     const loaded = loadConfigWithOrigins({ ...base, WIKIEDGE_CONFIG: file });
     expect(loaded.config.upstreamProbeTimeoutMs).toBe(900);

@@ -1,15 +1,15 @@
 // A cluster primary validates the configuration's sources and hands the very same sources to its
 // workers over IPC (structured clone): validated again there, they give the same configuration,
 // without the worker reading any file, and the environment still wins over the file.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { configFromSources, readConfigSources } from '../../src/config.js';
+import { scratchDir } from '../support/scratch.js';
 
 describe('configuration sources', () => {
   it('give the same configuration after a structured clone, with the files gone', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'wikiedge-sources-'));
+    const dir = scratchDir('wikiedge-sources-');
     const file = path.join(dir, 'wikiedge.yaml');
     const token = path.join(dir, 'token');
     writeFileSync(file, 'upstream: http://wiki:80\nmaxUrlBytes: 4096\nmodules: {"parse": {"pass": true}}\ntrustedProxies: [10.0.0.0/8]\nport: 9000\n');

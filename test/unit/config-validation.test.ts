@@ -1,9 +1,10 @@
 // The configuration is validated once; every error names the key and the rule.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, describeConfig, loadConfig } from '../../src/config.js';
+import { scratchDir } from '../support/scratch.js';
 
 const base = { WIKIEDGE_UPSTREAM: 'http://127.0.0.1:8080' };
 
@@ -93,7 +94,7 @@ describe('configuration', () => {
   });
 
   it('reads a YAML file named by WIKIEDGE_CONFIG; the environment overrides it', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'wikiedge-config-'));
+    const dir = scratchDir('wikiedge-config-');
     const file = path.join(dir, 'wikiedge.yaml');
     writeFileSync(
       file,
@@ -106,7 +107,7 @@ describe('configuration', () => {
   });
 
   it('rejects unknown keys in the file', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'wikiedge-config-'));
+    const dir = scratchDir('wikiedge-config-');
     const file = path.join(dir, 'wikiedge.json');
     writeFileSync(file, JSON.stringify({ upstream: 'http://wiki', prot: 1 }));
     expect(errorOf({ WIKIEDGE_CONFIG: file }).key).toBe('prot');
@@ -137,7 +138,7 @@ describe('address lists, secrets from files, the admin token', () => {
   });
 
   it('secrets come from <KEY>_FILE (a container secrets mount), final newline dropped', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'wikiedge-secret-'));
+    const dir = scratchDir('wikiedge-secret-');
     const file = path.join(dir, 'token');
     writeFileSync(file, 'a-token-read-from-a-file-0123\n');
     writeFileSync(path.join(dir, 'secret'), 'identity-secret-from-a-file\n');
@@ -149,7 +150,7 @@ describe('address lists, secrets from files, the admin token', () => {
 
   it('a secret file that cannot be read, or set beside its variable, is an error naming the _FILE key', () => {
     expect(errorOf({ ...base, WIKIEDGE_ADMIN_TOKEN_FILE: '/nonexistent/token' }).key).toBe('WIKIEDGE_ADMIN_TOKEN_FILE');
-    const dir = mkdtempSync(path.join(tmpdir(), 'wikiedge-secret-'));
+    const dir = scratchDir('wikiedge-secret-');
     writeFileSync(path.join(dir, 't'), 'a-token-read-from-a-file-0123');
     expect(
       errorOf({ ...base, WIKIEDGE_ADMIN_TOKEN_FILE: path.join(dir, 't'), WIKIEDGE_ADMIN_TOKEN: 'another-token-0123456789' }).key,

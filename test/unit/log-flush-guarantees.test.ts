@@ -4,16 +4,16 @@
 // returns, logger.flush(cb) calls back only once what was logged is on disk, and a full batch
 // is written without waiting for the flush interval.
 import { pbkdf2 } from 'node:crypto';
-import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { batchedDestination } from '../../src/logging.js';
+import { scratchDir } from '../support/scratch.js';
 
 const fds: number[] = [];
 function logToFile(flushEveryMs = 60_000) {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'wikiedge-log-')), 'out.log');
+  const file = path.join(scratchDir('wikiedge-log-'), 'out.log');
   const fd = openSync(file, 'w');
   fds.push(fd);
   const log = pino({ level: 'info' }, batchedDestination(fd, { flushEveryMs }));
