@@ -10,6 +10,8 @@
  *             what the entry's age means (lookupDecision): fresh → hit; in grace → stale and one
  *             background refresh; stale-if-error → kept as a fallback; dead → removed; none → miss
  *   coalesce  wait for an identical request already on its way in this process (bounded)
+ *   admission a client whose budget of uncached requests is spent gets its stale entry, else
+ *             429, before it takes a lock or leads a fetch (limits/admission.ts)
  *   fetch     across replicas, one takes the Redis lock and asks the wiki, the others poll Redis
  *             for its entry (bounded) and else ask themselves (askWiki: a turn at the wiki,
  *             the answer read and inspected)
