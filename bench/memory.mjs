@@ -49,7 +49,7 @@ function fill(store, count) {
     const urlKey = `/w/api.php?action=query&format=json&list=allpages&apfrom=${i}&aplimit=10`;
     const keyed = { treatAsUntrusted: undefined, forwardedProto: 'http', origin: undefined };
     store.set('shared', cacheKey(urlKey, { kind: 'anonymous', loginSuppressed: false }, keyed), {
-      status: 200, headers: answerHeaders(i), body, storedAt: Date.now(), ttlMs: 3_600_000, urlKey, modules: [fresh('query'), fresh('allpages')], slot: undefined,
+      status: 200, headers: answerHeaders(i), body, storedAt: Date.now(), ttlMs: 3_600_000, urlKey, modules: [fresh('query'), fresh('allpages')], slot: undefined, deps: [fresh('n:0')],
     });
     payload += body.length;
   }
