@@ -10,7 +10,7 @@
 #            PromQL expression of the Grafana dashboard; its daemon is never started)
 #            python3-mwclient (a real client library in the suite: mwclient-read-modify-write)
 # The container checks pass their own lists (scripts/lib/podman.sh): podman runc debootstrap
-# uidmap netavark aardvark-dns, and podman-compose for scripts/verify-compose.sh.
+# uidmap netavark aardvark-dns iptables, and podman-compose for scripts/verify-compose.sh.
 #
 # * Checks each package with dpkg-query; prints nothing and exits 0 when nothing is missing.
 # * Otherwise (root only): apt-get update, then apt-get install --no-install-recommends of the

@@ -10,7 +10,7 @@
 # podman-compose down command printed at the end).
 #
 # What it does
-#   1. Installs podman-compose (Debian bookworm's, 1.0.3), podman, netavark and aardvark-dns when
+#   1. Installs podman-compose (Debian bookworm's, 1.0.3), podman, netavark, aardvark-dns and iptables when
 #      missing (scripts/install-system-deps.sh); the podman store of scripts/lib/podman.sh.
 #   2. Images, all cached in that store: the stand-in base node:<major>-bookworm-slim (as
 #      verify-image.sh builds it), the gateway from ./Dockerfile under compose.yaml's image name

@@ -13,7 +13,7 @@
 # WIKIEDGE_VERIFY_STOP_TIMEOUT (s, 20: podman stop's grace before SIGKILL).
 #
 # What it does
-#   1. Installs podman, runc, netavark, aardvark-dns, debootstrap and uidmap when missing
+#   1. Installs podman, runc, netavark, aardvark-dns, iptables, debootstrap and uidmap when missing
 #      (scripts/install-system-deps.sh) and points podman at a store of its own
 #      (scripts/lib/podman.sh: containers.conf + storage.conf under WIKIEDGE_VERIFY_STATE, with
 #      lowered default rlimits, without which `podman run` fails in this sandbox).

@@ -21,6 +21,9 @@
 #
 # Network backend: netavark + aardvark-dns (containers on a compose network find each other by
 # service name, as with Docker's embedded DNS; the CNI backend needs a dnsname plugin for that).
+# netavark 1.4 sets up each network's NAT and forwarding with the iptables command, which a
+# minimal Debian lacks: without it every container of a compose network fails to start with
+# "netavark: No such file or directory (os error 2)" (seen on a fresh machine).
 
 STATE=${WIKIEDGE_VERIFY_STATE:-/var/tmp/wikiedge-verify}
 DEBIAN_MIRROR=${WIKIEDGE_VERIFY_DEBIAN_MIRROR:-http://deb.debian.org/debian}
@@ -31,8 +34,8 @@ since() { echo "$(($(date +%s) - $1))s"; }
 
 podman_setup() {
   [ "$(id -u)" -eq 0 ] || abort "must run as root (debootstrap, podman with its own store)"
-  bash "$ROOT/scripts/install-system-deps.sh" podman runc debootstrap uidmap netavark aardvark-dns "$@" ||
-    abort "scripts/install-system-deps.sh podman runc debootstrap uidmap netavark aardvark-dns $* failed"
+  bash "$ROOT/scripts/install-system-deps.sh" podman runc debootstrap uidmap netavark aardvark-dns iptables "$@" ||
+    abort "scripts/install-system-deps.sh podman runc debootstrap uidmap netavark aardvark-dns iptables $* failed"
   mkdir -p "$STATE/networks"
   # Kernel overlayfs where the state dir allows it, vfs otherwise (overlay on overlay, e.g. when
   # this machine is itself a container).
