@@ -482,7 +482,10 @@ STEP="stopping the stack"
 gw=$(ctr wikiedge)
 pm stop -t 20 "$gw" > /dev/null 2> "$WORK/stop.err" || true
 rc=$(pm inspect --format '{{.State.ExitCode}}' "$gw" 2> /dev/null || echo "?")
-if [ "$rc" = 0 ] && ! grep -q SIGKILL "$WORK/stop.err" && pm logs "$gw" 2>&1 | grep -q '"msg":"shutdown complete"'; then
+# The logs read whole before the search (a `pm logs | grep -q` pipe fails under pipefail when
+# grep stops early while podman still writes).
+gw_logs=$(pm logs "$gw" 2>&1 || true)
+if [ "$rc" = 0 ] && ! grep -q SIGKILL "$WORK/stop.err" && grep -q '"msg":"shutdown complete"' <<< "$gw_logs"; then
   pass "podman stop of the gateway: exit code 0, \"shutdown complete\" logged"
 else
   fail "podman stop of the gateway: exit code $rc $(grep -o 'resorting to SIGKILL' "$WORK/stop.err" || true)"

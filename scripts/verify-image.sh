@@ -391,7 +391,10 @@ for p in readyz metrics; do
   c=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$ADMIN_PORT/$p" || true)
   info "GET /$p on the admin port: HTTP $c"
 done
-if curl -s --max-time 5 "http://127.0.0.1:$ADMIN_PORT/metrics" | grep -q "^wikiedge_build_info{.*commit=\"$SOURCE_COMMIT\""; then
+# Read whole, then searched: `curl | grep -q` under pipefail fails when grep stops at its match
+# while curl still writes (SIGPIPE), which it did once in three runs.
+metrics=$(curl -s --max-time 5 "http://127.0.0.1:$ADMIN_PORT/metrics" || true)
+if grep -q "^wikiedge_build_info{.*commit=\"$SOURCE_COMMIT\"" <<< "$metrics"; then
   pass "wikiedge_build_info names the commit the image was built from ($SOURCE_COMMIT)"
 else
   fail "wikiedge_build_info does not name commit $SOURCE_COMMIT (--build-arg SOURCE_COMMIT)"
