@@ -210,7 +210,7 @@ export class Metrics {
     });
     this.evictions = new Counter({
       name: 'wikiedge_cache_evictions_total',
-      help: 'Entries removed from a tier, by reason (size, expired, purge, logout, replaced).',
+      help: 'Entries removed from a tier, by reason (size, expired, purge, logout, replaced, invalidated).',
       labelNames: ['tier', 'reason'] as const,
       registers,
     });
