@@ -1,18 +1,12 @@
 /** DebuginfoMetrics.record() on real debuginfo blocks (JSON, XML, PHP) and on odd ones. */
-import { readFileSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { DebuginfoMetrics } from '../../src/debuginfo/record.js';
 import { parseFormattedSize } from '../../src/debuginfo/size.js';
 import { stripDebuginfo } from '../../src/debuginfo/strip.js';
+import { debuginfoFixture as fixture } from '../support/debuginfo-fixtures.js';
 
 const MiB = 1024 * 1024;
-
-function fixture(name: string): Buffer {
-  const b = readFileSync(new URL(`../fixtures/debuginfo/${name}`, import.meta.url));
-  return name.endsWith('.gz') ? gunzipSync(b) : b;
-}
 
 describe('DebuginfoMetrics.record', () => {
   function sumOf(text: string, name: string): number {

@@ -2,17 +2,11 @@
  * parseFormattedSize against what MediaWiki 1.39.17 itself writes (Language::formatSize for all 469
  * languages, generated with the Debian package: test/fixtures/debuginfo/formatsize-all-languages).
  */
-import { readFileSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { parseFormattedSize } from '../../src/debuginfo/size.js';
+import { debuginfoFixture as fixture } from '../support/debuginfo-fixtures.js';
 
 const MiB = 1024 * 1024;
-
-function fixture(name: string): Buffer {
-  const b = readFileSync(new URL(`../fixtures/debuginfo/${name}`, import.meta.url));
-  return name.endsWith('.gz') ? gunzipSync(b) : b;
-}
 
 /** Language::formatComputingNumbers( $n, 1024, … ) without the text: the value the text stands for. */
 function mediawikiRounded(n: number): number {

@@ -4,20 +4,13 @@
  * throw-away lab wiki (Debian's MediaWiki 1.39.17, lab/setup.sh --debug, no cookies sent), see
  * test/fixtures/debuginfo/README.md.
  */
-import { readFileSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { stripDebuginfo } from '../../src/debuginfo/strip.js';
+import { debuginfoFixture, expectNoDebuginfo as assertNoLeak } from '../support/debuginfo-fixtures.js';
 
-function fixture(name: string): Buffer {
-  return gunzipSync(readFileSync(new URL(`../fixtures/debuginfo/${name}.gz`, import.meta.url)));
-}
+const fixture = (name: string): Buffer => debuginfoFixture(`${name}.gz`);
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-
-function assertNoLeak(body: Buffer) {
-  expect(body.toString('utf8')).not.toMatch(/debug[iI]nfo|HTTP HEADERS|SELECT |MWDebug output/);
-}
 
 describe('action=help&wrap=1', () => {
   it('action=help&wrap=1: the top-level member and the toolbar copy inside "help.help" go', () => {

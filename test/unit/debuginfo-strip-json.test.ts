@@ -3,17 +3,11 @@
  * raw unicode, the real captures 60/61/65 (copied into test/fixtures/debuginfo), list=filearchive
  * with the toolbar on and off, and bodies where the word is not a top-level member.
  */
-import { readFileSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { DebuginfoStripError, mayCarryDebuginfo, stripDebuginfo } from '../../src/debuginfo/strip.js';
+import { debuginfoFixture as fixture } from '../support/debuginfo-fixtures.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-
-function fixture(name: string): Buffer {
-  const b = readFileSync(new URL(`../fixtures/debuginfo/${name}`, import.meta.url));
-  return name.endsWith('.gz') ? gunzipSync(b) : b;
-}
 
 function strip(text: string) {
   return stripDebuginfo(Buffer.from(text, 'utf8'), JSON_TYPE);

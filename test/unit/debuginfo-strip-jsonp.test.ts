@@ -4,20 +4,13 @@
  * --debug, no cookies sent), see test/fixtures/debuginfo/README.md; `.on` / `.off` are the same
  * request with $wgDebugToolbar on and off.
  */
-import { readFileSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { DebuginfoStripError, stripDebuginfo } from '../../src/debuginfo/strip.js';
+import { debuginfoFixture, expectNoDebuginfo as assertNoLeak } from '../support/debuginfo-fixtures.js';
 
-function fixture(name: string): Buffer {
-  return gunzipSync(readFileSync(new URL(`../fixtures/debuginfo/${name}.gz`, import.meta.url)));
-}
+const fixture = (name: string): Buffer => debuginfoFixture(`${name}.gz`);
 
 const JSONP_TYPE = 'text/javascript; charset=utf-8';
-
-function assertNoLeak(body: Buffer) {
-  expect(body.toString('utf8')).not.toMatch(/debug[iI]nfo|HTTP HEADERS|SELECT |MWDebug output/);
-}
 
 describe('byte-identical to the same request with the toolbar off (list=filearchive)', () => {
   it.each([['jsonp', JSONP_TYPE, 'jsonp']] as const)('%s', (name, type, format) => {

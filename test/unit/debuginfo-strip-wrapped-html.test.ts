@@ -4,28 +4,13 @@
  * wiki (Debian's MediaWiki 1.39.17, lab/setup.sh --debug, no cookies sent), see
  * test/fixtures/debuginfo/README.md; `.on` / `.off` are the same request with $wgDebugToolbar on and off.
  */
-import { readFileSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { stripDebuginfo } from '../../src/debuginfo/strip.js';
+import { debuginfoFixture, expectNoDebuginfo as assertNoLeak, normalisePageView as normalise } from '../support/debuginfo-fixtures.js';
 
-function fixture(name: string): Buffer {
-  return gunzipSync(readFileSync(new URL(`../fixtures/debuginfo/${name}.gz`, import.meta.url)));
-}
+const fixture = (name: string): Buffer => debuginfoFixture(`${name}.gz`);
 
 const WRAPPED_TYPE = 'text/mediawiki-api-prettyprint-wrapped; charset=utf-8';
-
-function assertNoLeak(body: Buffer) {
-  expect(body.toString('utf8')).not.toMatch(/debug[iI]nfo|HTTP HEADERS|SELECT |MWDebug output/);
-}
-
-/** Per-request values that differ between any two page views. */
-function normalise(s: string): string {
-  return s
-    .replace(/"wgRequestId":"[0-9a-f]+"/g, '"wgRequestId":"X"')
-    .replace(/"wgBackendResponseTime":[0-9]+/g, '"wgBackendResponseTime":0')
-    .replace(/"time":[0-9]+\}$/, '"time":0}');
-}
 
 describe('HTML pages: identical to the toolbar-off page but for request id and timing', () => {
   it.each([['wrapped', 'txt', WRAPPED_TYPE]] as const)('%s', (name, ext, type) => {
