@@ -3,26 +3,13 @@
 // the wiki (which does not exist).
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { heldPort, runCli } from '../support/cli.js';
+import { describe, expect, it } from 'vitest';
+import { offlineGatewayEnv, runCli } from '../support/cli.js';
 import { built } from '../support/spawned.js';
 import { scratchDir } from '../support/scratch.js';
 
 describe.runIf(built)('--check', () => {
-  let ports: Awaited<ReturnType<typeof heldPort>>[];
-  let env: Record<string, string>;
-  beforeAll(async () => {
-    ports = [await heldPort(), await heldPort()];
-    env = {
-      WIKIEDGE_UPSTREAM: 'http://wiki.invalid:80',
-      WIKIEDGE_HOST: '127.0.0.1',
-      WIKIEDGE_PORT: String(ports[0]!.port),
-      WIKIEDGE_ADMIN_PORT: String(ports[1]!.port),
-    };
-  });
-  afterAll(async () => {
-    for (const p of ports) await p.release();
-  });
+  const env = offlineGatewayEnv();
 
   it('says OK and exits 0 for a valid configuration, without listening', () => {
     const run = runCli(['--check'], env);

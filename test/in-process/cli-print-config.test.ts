@@ -2,27 +2,14 @@
 // value came from) and exits 0 without listening, like `nginx -T`; an invalid one exits 2.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CONFIG_KEYS } from '../../src/config.js';
-import { heldPort, runCli } from '../support/cli.js';
+import { offlineGatewayEnv, runCli } from '../support/cli.js';
 import { built } from '../support/spawned.js';
 import { scratchDir } from '../support/scratch.js';
 
 describe.runIf(built)('--print-config', () => {
-  let ports: Awaited<ReturnType<typeof heldPort>>[];
-  let env: Record<string, string>;
-  beforeAll(async () => {
-    ports = [await heldPort(), await heldPort()];
-    env = {
-      WIKIEDGE_UPSTREAM: 'http://wiki.invalid:80',
-      WIKIEDGE_HOST: '127.0.0.1',
-      WIKIEDGE_PORT: String(ports[0]!.port),
-      WIKIEDGE_ADMIN_PORT: String(ports[1]!.port),
-    };
-  });
-  afterAll(async () => {
-    for (const p of ports) await p.release();
-  });
+  const env = offlineGatewayEnv();
 
   it('prints every key with its origin, the secrets redacted, and exits 0', () => {
     const dir = scratchDir('wikiedge-print-');
