@@ -2,7 +2,8 @@
  * The one writer of the gateway's own error answers, for every route (@fastify/reply-from has
  * one onError): api.php gets MediaWiki's error shape in the request's format (errors.ts
  * renderApiError), everything else plain text. Every such answer says `X-Cache: error`, carries
- * the request id and, for 429/503, `Retry-After`; the record notes the error code.
+ * the request id and, for 429/503, `Retry-After`; the record notes the error code. A refusal
+ * made at once is answered after the refusal delay (limits/refusal-delay.ts).
  */
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -19,14 +20,15 @@ export interface ErrorReplyOptions {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-export function replyWithError(
+export async function replyWithError(
   gw: Gateway,
   request: FastifyRequest,
   reply: FastifyReply,
   failure: unknown,
   options: ErrorReplyOptions = {},
-): FastifyReply {
+): Promise<FastifyReply> {
   const err = failure instanceof GatewayError ? failure : fromUpstreamFailure(failure);
+  if (err.answerAfterDelay) await gw.refusalDelay.wait();
   noteError(request, err.code);
   if (err.status >= 500) request.log.warn({ code: err.code, cause: String(err.cause ?? '') }, 'gateway error');
   const rendered = options.api ? renderApiError(err, options.api) : renderPlainError(err);

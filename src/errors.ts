@@ -30,9 +30,15 @@ export class GatewayError extends Error {
   readonly status: number;
   /** Sent as Retry-After (RFC 9110 §10.2.3) with 429 and 503. */
   readonly retryAfterSeconds: number | undefined;
+  /**
+   * A refusal made at once (limits/refusal-delay.ts): its answer waits out the refusal delay,
+   * in the one error writer, after the request has let go of whatever it held (the Redis lock,
+   * the coalesced fetch, its turn), so that only the refused client waits.
+   */
+  readonly answerAfterDelay: boolean;
   constructor(
     readonly code: GatewayErrorCode,
-    options?: { cause?: unknown; info?: string; retryAfterSeconds?: number },
+    options?: { cause?: unknown; info?: string; retryAfterSeconds?: number; answerAfterDelay?: boolean },
   ) {
     // These are answers, not faults: where one was made says nothing (a failure's own stack is
     // in its cause), and capturing the stack was the dearest part of a 429 under a flood
@@ -44,6 +50,7 @@ export class GatewayError extends Error {
     this.name = 'GatewayError';
     this.status = GATEWAY_ERRORS[code].status;
     this.retryAfterSeconds = options?.retryAfterSeconds;
+    this.answerAfterDelay = options?.answerAfterDelay ?? false;
   }
 }
 

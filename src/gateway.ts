@@ -103,7 +103,6 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
       perClientMax: config.clientMaxConcurrency,
     },
     (reason) => late.metrics?.upstreamRejected.inc({ reason }),
-    refusalDelay,
   );
   // The pool is read at scrape time, by when `upstream` (below) exists.
   const metrics = new Metrics(registry, { tierStats: (tier) => store.stats(tier), gate, pool: () => upstream.pool.stats });

@@ -137,7 +137,7 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
   const budget = budgetLeft(gw, request.raw);
   if (!budget.ok) {
     if (fallback) return entry(fallback, 'stale');
-    await refuse(gw, budget.retryAfterSeconds);
+    refuse(gw, budget.retryAfterSeconds);
   }
 
   // ---------------------------------------------------------------------------------- fetch

@@ -23,7 +23,7 @@ export async function admit(gw: Gateway, req: IncomingMessage, admission: Admiss
   if (admission === 'refresh') return gw.gate.acquire('', signal);
   const client = clientOf(gw, req);
   const charge = gw.budget.charge(client, gw.now());
-  if (!charge.ok) await refuse(gw, charge.retryAfterSeconds);
+  if (!charge.ok) refuse(gw, charge.retryAfterSeconds);
   return gw.gate.acquire(client, signal);
 }
 
@@ -40,11 +40,10 @@ function clientOf(gw: Gateway, req: IncomingMessage): string {
   return clientAddress(req.socket.remoteAddress, headerString(req.headers['x-forwarded-for']), gw.trusted);
 }
 
-/** 429 with Retry-After, after the refusal delay (refusal-delay.ts says why). */
-export async function refuse(gw: Gateway, retryAfterSeconds: number): Promise<never> {
+/** 429 with Retry-After, answered after the refusal delay (refusal-delay.ts says why). */
+export function refuse(gw: Gateway, retryAfterSeconds: number): never {
   gw.metrics.upstreamRejected.inc({ reason: 'client-budget' });
-  await gw.refusalDelay.wait();
-  throw new GatewayError('wikiedge-rate-limited', { retryAfterSeconds });
+  throw new GatewayError('wikiedge-rate-limited', { retryAfterSeconds, answerAfterDelay: true });
 }
 
 /**

@@ -11,7 +11,6 @@
  * streamed out.
  */
 import { ClientClosedError, GatewayError } from '../errors.js';
-import type { RefusalDelay } from './refusal-delay.js';
 
 export interface GateOptions {
   readonly maxConcurrent: number;
@@ -39,8 +38,6 @@ export class UpstreamGate {
   constructor(
     private readonly opts: GateOptions,
     private readonly onRefusal?: (reason: GateRefusal) => void,
-    /** Refusals made at once wait this out first (refusal-delay.ts); the queue's timeout has waited already. */
-    private readonly refusalDelay?: RefusalDelay,
   ) {}
 
   get active(): number {
@@ -127,18 +124,21 @@ export class UpstreamGate {
     else this.perClient.set(client, n);
   }
 
-  private async refuseAtOnce(reason: GateRefusal): Promise<never> {
-    const refusal = this.refusal(reason);
-    await this.refusalDelay?.wait();
-    throw refusal;
+  /** Refused without waiting in the queue: the answer waits the refusal delay instead (errors.ts answerAfterDelay). */
+  private refuseAtOnce(reason: GateRefusal): Promise<never> {
+    return Promise.reject(this.refusal(reason, true));
   }
 
-  private refusal(reason: GateRefusal): GatewayError {
+  private refusal(reason: GateRefusal, answerAfterDelay = false): GatewayError {
     this.onRefusal?.(reason);
     // A client over its share can retry as soon as one of its own requests is answered; a busy
     // wiki is given a few seconds.
     if (reason === 'client-share')
-      return new GatewayError('wikiedge-rate-limited', { info: 'Too many requests of this client are already waiting for the wiki.', retryAfterSeconds: 1 });
-    return new GatewayError('wikiedge-overloaded', { retryAfterSeconds: Math.max(1, Math.ceil(this.opts.queueTimeoutMs / 1000)) });
+      return new GatewayError('wikiedge-rate-limited', {
+        info: 'Too many requests of this client are already waiting for the wiki.',
+        retryAfterSeconds: 1,
+        answerAfterDelay,
+      });
+    return new GatewayError('wikiedge-overloaded', { retryAfterSeconds: Math.max(1, Math.ceil(this.opts.queueTimeoutMs / 1000)), answerAfterDelay });
   }
 }

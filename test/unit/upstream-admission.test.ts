@@ -144,21 +144,25 @@ describe('UpstreamGate', () => {
     expect(gate.active).toBe(0);
   });
 
-  it('refusals made at once (share, full queue) wait out the refusal delay first; counted when made', async () => {
+  it('refusals made at once (share, full queue) are thrown at once, counted when made, and marked to be answered after the refusal delay', async () => {
     const refusals: string[] = [];
-    const delay = new RefusalDelay(60_000, 10);
-    const gate = new UpstreamGate({ ...opts, maxConcurrent: 1, maxQueued: 0, perClientMax: 1 }, (r) => refusals.push(r), delay);
+    const gate = new UpstreamGate({ ...opts, maxConcurrent: 1, maxQueued: 0, perClientMax: 1 }, (r) => refusals.push(r));
     const r = await gate.acquire('a');
-    const share = gate.acquire('a').catch((e: unknown) => e);
-    const full = gate.acquire('b').catch((e: unknown) => e);
-    await sleep(10);
+    // Thrown at once: a request refused here lets go of its lock and its coalesced fetch before
+    // its answer waits (error-reply.ts), so nobody waiting on it waits the delay too.
+    const share = await gate.acquire('a').catch((e: unknown) => e);
+    const full = await gate.acquire('b').catch((e: unknown) => e);
     expect(refusals).toEqual(['client-share', 'queue-full']);
-    // Both still held by the delay (a minute), not answered.
-    expect(delay.size).toBe(2);
-    let settled = false;
-    void Promise.race([share, full]).then(() => (settled = true));
-    await sleep(10);
-    expect(settled).toBe(false);
+    expect(share).toMatchObject({ code: 'wikiedge-rate-limited', answerAfterDelay: true });
+    expect(full).toMatchObject({ code: 'wikiedge-overloaded', answerAfterDelay: true });
+    r();
+  });
+
+  it('a refusal after waiting out the queue is not delayed again', async () => {
+    const gate = new UpstreamGate({ ...opts, maxConcurrent: 1, maxQueued: 1, queueTimeoutMs: 20 });
+    const r = await gate.acquire('a');
+    const timedOut = await gate.acquire('b').catch((e: unknown) => e);
+    expect(timedOut).toMatchObject({ code: 'wikiedge-overloaded', answerAfterDelay: false });
     r();
   });
 
