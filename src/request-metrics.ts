@@ -75,7 +75,8 @@ export class RequestTally {
   /** The cell for these labels; callers on a hot path keep it. */
   cell(disposition: Disposition, module: string, method: string, status: number): RequestCell {
     const code = codeLabel(status);
-    const id = `${disposition}\u0000${module}\u0000${method}\u0000${code}`;
+    // An `other` code is keyed by its class: 299 and 599 are two series, not one that says 2xx.
+    const id = `${disposition}\u0000${module}\u0000${method}\u0000${code === 'other' ? statusClassOf(status) : code}`;
     let cell = this.cells.get(id);
     if (!cell) {
       const labels = { disposition, module, method, status_class: statusClassOf(status), code };

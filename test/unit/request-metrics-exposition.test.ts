@@ -13,6 +13,7 @@ const observations = [
   { disposition: 'error', module: 'query', method: 'GET', status: 502, seconds: 0.3, bytes: 300 },
   { disposition: 'pass', module: '-', method: 'POST', status: 499, seconds: 42, bytes: 0 }, // above every bound
   { disposition: 'pass', module: '-', method: 'GET', status: 299, seconds: 0.01, bytes: 10 }, // a code outside the known set
+  { disposition: 'pass', module: '-', method: 'GET', status: 599, seconds: 0.01, bytes: 10 }, // another, of another class: a series of its own
 ] as const;
 
 function statusClass(status: number) {
@@ -42,7 +43,7 @@ async function viaPromClient(): Promise<string> {
   });
   for (const disposition of DISPOSITIONS) bytes.inc({ disposition }, 0);
   for (const o of observations) {
-    const code = o.status === 299 ? 'other' : String(o.status);
+    const code = o.status === 299 || o.status === 599 ? 'other' : String(o.status);
     counter.inc({ disposition: o.disposition, module: o.module, method: o.method, status_class: statusClass(o.status), code });
     histogram.observe({ disposition: o.disposition }, o.seconds);
     bytes.inc({ disposition: o.disposition }, o.bytes);
