@@ -68,7 +68,8 @@ describe('request metrics exposition', () => {
     const [expected, actual] = [await viaPromClient(), await viaTally()];
     expect(series(actual)).toEqual(series(expected));
     expect(actual).toContain('wikiedge_request_duration_seconds_bucket{le="0.0001",disposition="hit"} 2');
-    expect(actual).toContain('wikiedge_request_duration_seconds_bucket{le="+Inf",disposition="pass"} 2');
+    expect(actual).toContain('wikiedge_request_duration_seconds_bucket{le="+Inf",disposition="pass"} 3');
+    expect(actual).toContain('wikiedge_requests_total{disposition="pass",module="-",method="GET",status_class="5xx",code="other"} 1');
     expect(actual).toContain('wikiedge_requests_total{disposition="pass",module="-",method="GET",status_class="2xx",code="other"} 1');
     expect(actual).toContain('wikiedge_response_bytes_total{disposition="hit"} 1224');
     expect(actual).toContain('wikiedge_response_bytes_total{disposition="stale"} 0');
