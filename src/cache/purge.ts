@@ -54,8 +54,9 @@ export function applyLocalPurge(store: CacheStore, message: PurgeMessage, users?
 
 /**
  * The other processes of this replica (WIKIEDGE_WORKERS > 1), each with its own local tier.
- * With Redis they hear purges on its channel; without, a PURGE, a logout or a session holder's
- * write must still reach them, or they would serve what this one just dropped.
+ * With Redis they hear purges on its channel; without it, or while it cannot be reached, a
+ * PURGE, a logout or a session holder's write must still reach them, or they would serve what
+ * this one just dropped.
  */
 export interface PurgeSiblings {
   publish(message: PurgeMessage): void;
@@ -73,5 +74,8 @@ export async function purgeEverywhere(
     return { purged: applyLocalPurge(store, message, users) };
   }
   const redisPurged = await redis.purge(message);
+  // Redis could not carry it (down, or its publish failed): this replica's other workers still
+  // must hear it, or they would serve what this one dropped, for the long TTL of a followed wiki.
+  if (redisPurged === null) siblings?.publish(message);
   return { purged: applyLocalPurge(store, message, users), redisPurged };
 }
