@@ -402,11 +402,13 @@ async function fetchAndStore(
 
 /**
  * The local tier, then Redis (bounded by WIKIEDGE_REDIS_TIMEOUT_MS; awaited so a replica asked
- * next finds it). Undefined when the local tier would not keep it (larger than the tier).
+ * next finds it) when its invalidations could be checked. Undefined when the local tier would not keep it (larger than the tier).
  */
 async function store(gw: Gateway, tier: Tier, key: string, entry: CacheEntry, redisMark: number | undefined): Promise<CacheEntry | undefined> {
   if (!gw.store.set(tier, key, entry)) return undefined;
-  if (gw.redis) await gw.redis.set(tier, key, entry, redisMark);
+  // Redis down when the fetch began: the invalidations it took meanwhile cannot be checked, so
+  // the answer is not written there (the local tier's own mark guarded the set above).
+  if (gw.redis && redisMark !== undefined) await gw.redis.set(tier, key, entry, redisMark);
   return entry;
 }
 
