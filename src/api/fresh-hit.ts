@@ -36,6 +36,8 @@ import { cacheKey, type KeyedHeaders, sameKeyedHeaders } from './request.js';
 
 /** The disposition of every answer this path sends. */
 const FRESH_HIT = 'hit';
+/** The status of every answer this path sends. */
+const STORED_STATUS = 200;
 
 /**
  * Flat [name, value, …] header blocks, built on an entry's first short-path hit (null: not
@@ -57,7 +59,7 @@ const REQUEST_ID_FROM_END = 1;
 interface HitMemo {
   readonly keyed: KeyedHeaders;
   readonly key: string;
-  readonly status: number;
+  /** The cell of this path's hits: only 200s are stored (policy.ts evaluateAnswer). */
   readonly cell: RequestCell;
 }
 const hitMemos = new WeakMap<Recv, HitMemo>();
@@ -79,7 +81,8 @@ export function serveFreshHit(gw: Gateway, req: IncomingMessage, res: ServerResp
   let memo = hitMemos.get(recv);
   if (!memo || !sameKeyedHeaders(memo.keyed, keyed)) memo = remember(gw, recv, method, keyed, memo);
   const entry = gw.store.get('shared', memo.key);
-  if (!entry || gw.store.freshness(entry, startedAt) !== 'fresh') return false;
+  // Anything but a 200 (none is stored today) goes the full way, which counts it as it is.
+  if (!entry || entry.status !== STORED_STATUS || gw.store.freshness(entry, startedAt) !== 'fresh') return false;
   const preference = preferenceOf(req.headers['accept-encoding']);
   if (preference === 'not-acceptable') return false;
   const coding = codingFor(entry, preference);
@@ -89,7 +92,6 @@ export function serveFreshHit(gw: Gateway, req: IncomingMessage, res: ServerResp
   // HEAD needs no body (and an identity HEAD of a gzip entry no decoding).
   const body = method === 'HEAD' ? undefined : gw.compression.ready(entry, coding);
   if (body === undefined && method !== 'HEAD') return false;
-  if (entry.status !== memo.status) memo = remember(gw, recv, method, keyed, { ...memo, status: entry.status });
   // A br client sent something else: counts towards the entry's br (representations.ts).
   if (preference[0] === 'br' && coding !== 'br') gw.compression.wantBrotli('shared', memo.key, entry);
 
@@ -104,15 +106,10 @@ export function serveFreshHit(gw: Gateway, req: IncomingMessage, res: ServerResp
 }
 
 function remember(gw: Gateway, recv: Recv, method: string, keyed: KeyedHeaders, previous: HitMemo | undefined): HitMemo {
-  const status = previous?.status ?? 200;
   const memo: HitMemo = {
     keyed,
     key: cacheKey(recv.api.urlKey, recv.api.identity, keyed),
-    status,
-    cell:
-      previous?.status === status && previous.cell
-        ? previous.cell
-        : gw.metrics.requests.cell(FRESH_HIT, recv.moduleLabel, gw.metrics.method(method), status),
+    cell: previous?.cell ?? gw.metrics.requests.cell(FRESH_HIT, recv.moduleLabel, gw.metrics.method(method), STORED_STATUS),
   };
   hitMemos.set(recv, memo);
   return memo;
