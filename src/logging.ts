@@ -1,6 +1,7 @@
 /**
  * pino, JSON in production. Credentials never reach a log line: cookie, authorization and
- * set-cookie are redacted wherever they appear, and request lines carry the path, never the query.
+ * set-cookie are redacted wherever they appear, and request lines carry the URL with the values
+ * of credential parameters replaced (access-log.ts redactQuery).
  */
 import pino, { type Logger } from 'pino';
 import type { LogLevel } from './config.js';

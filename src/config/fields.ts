@@ -67,7 +67,7 @@ export const FIELDS = {
     parse: str,
     default: '127.0.0.1',
     unit: 'host',
-    doc: 'admin listener address (`/healthz`, `/readyz`, `/metrics`, `POST /purge`)',
+    doc: 'admin listener address (`/healthz`, `/readyz`, `/upstreamz`, `/metrics`, `POST /purge`)',
   }),
   adminPort: field({ env: 'WIKIEDGE_ADMIN_PORT', parse: port, default: 8081, unit: 'port', doc: 'admin listener port' }),
   apiPath: field({
@@ -353,7 +353,7 @@ export const FIELDS = {
     parse: fraction(0.5),
     default: 0.1,
     unit: 'ratio',
-    doc: 'TTLs are shortened by a random 0–10 % so hot keys do not expire together',
+    doc: 'TTLs are shortened by a random fraction from 0 up to this ratio so hot keys do not expire together',
   }),
   rcFollow: field({
     env: 'WIKIEDGE_RC_FOLLOW',
