@@ -42,27 +42,24 @@ export async function replyWithError(
 
 /**
  * Node's HTTP parser refuses some requests before any handler sees them: a malformed head (400),
- * headers over maxHeaderSize (431), a client too slow to send its request (408). Fastify then
- * writes a bare answer on the socket (its defaultClientErrorHandler); this is the same answer
- * with what every answer of ours carries: `X-Cache: error` and an `X-Request-Id` (a fresh one:
- * the request's own headers were never read), and `Connection: close`, since the socket is
- * closed after it. A reset connection gets nothing: there is no one to answer.
+ * headers over maxHeaderSize (431), a client too slow to send its request (408). Fastify would
+ * write its own bare answer on the socket (its defaultClientErrorHandler); this one is the
+ * gateway's like any other: MediaWiki's error shape (JSON, formatversion 1: the request's
+ * format was never read), `X-Cache: error`, an `X-Request-Id` (a fresh one: the request's own
+ * headers were never read), and `Connection: close`, since the socket is closed after it. A
+ * reset connection gets nothing: there is no one to answer.
  */
 export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, message] =
-    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? [408, 'Client Timeout']
-      : err.code === 'HPE_HEADER_OVERFLOW'
-        ? [431, 'Exceeded maximum allowed HTTP header size']
-        : [400, 'Client Error'];
-  const reason = STATUS_CODES[status]!;
-  const body = JSON.stringify({ error: reason, message, statusCode: status });
+  const refused = new GatewayError(
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'wikiedge-client-timeout' : err.code === 'HPE_HEADER_OVERFLOW' ? 'wikiedge-headers-too-large' : 'wikiedge-bad-request',
+  );
+  const rendered = renderApiError(refused, {});
+  const headers = { ...rendered.headers, 'content-length': String(Buffer.byteLength(rendered.body)), 'x-cache': 'error', 'x-request-id': requestIdOf({}), connection: 'close' };
   if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `X-Cache: error\r\nX-Request-Id: ${requestIdOf({})}\r\nConnection: close\r\n\r\n${body}`,
-    );
+    let head = `HTTP/1.1 ${rendered.status} ${STATUS_CODES[rendered.status]!}\r\n`;
+    for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`;
+    socket.write(`${head}\r\n${rendered.body}`);
   }
   socket.destroy(err);
 }

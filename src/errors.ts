@@ -14,6 +14,7 @@ export const GATEWAY_ERRORS = {
   'wikiedge-upstream-bad-response': { status: 502, info: 'The wiki sent an answer the gateway cannot read.' },
   'wikiedge-upstream-timeout': { status: 504, info: 'The wiki did not answer in time.' },
   'wikiedge-bad-request': { status: 400, info: 'The request is malformed.' },
+  'wikiedge-client-timeout': { status: 408, info: 'The request was not received in time.' },
   'wikiedge-uri-too-long': { status: 414, info: 'The request URL is too long.' },
   'wikiedge-not-acceptable': { status: 406, info: 'Accept-Encoding refuses identity and accepts neither gzip nor br.' },
   'wikiedge-headers-too-large': { status: 431, info: 'The request headers are too large.' },
