@@ -201,8 +201,16 @@ export function lookupDecision(freshness: Freshness | undefined): LookupDecision
 async function lookup(gw: Gateway, tier: Tier, key: string): Promise<{ entry: CacheEntry; shared: boolean } | undefined> {
   const local = gw.store.get(tier, key);
   if (local && gw.store.freshness(local) === 'fresh') return { entry: local, shared: false };
+  // Noted before Redis is asked: its reply may have been read before an invalidation that this
+  // process applied while the reply was on its way (the same guard as a fetch's, fetchAndStore).
+  const mark = gw.store.invalidationMark();
   const remote = gw.redis ? await gw.redis.get(tier, key) : undefined;
-  if (remote && (!local || replacesLocal(remote, local, gw.now())) && gw.store.freshness(remote) !== 'dead') {
+  if (
+    remote &&
+    (!local || replacesLocal(remote, local, gw.now())) &&
+    gw.store.freshness(remote) !== 'dead' &&
+    !gw.store.invalidatedSince(remote.deps, mark)
+  ) {
     // Delivered as stored: the local copy counts a writer's clock ahead of ours from now (store.ts).
     const copied = gw.store.set(tier, key, remote) ? gw.store.get(tier, key) : undefined;
     return { entry: copied ?? remote, shared: true };
@@ -251,8 +259,10 @@ async function fetchOnceAcrossReplicas(
     }
     if (lock.kind === 'lost') {
       gw.metrics.coalescedWaiters.inc();
+      const mark = gw.store.invalidationMark();
       const waited = await gw.redis.waitForEntry(tier, key, (e) => gw.store.freshness(e) === 'fresh', gw.config.coalesceWaitMs);
-      if (waited.entry) {
+      // The winner's entry, unless this process applied an invalidation of it meanwhile (see lookup).
+      if (waited.entry && !gw.store.invalidatedSince(waited.entry.deps, mark)) {
         gw.store.set(tier, key, waited.entry);
         return { entry: waited.entry };
       }
