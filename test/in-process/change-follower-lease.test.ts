@@ -15,7 +15,11 @@ import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.j
 import { FakeRecentChanges, type FollowerUnderTest, followerOf } from '../support/fake-recentchanges.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 
-const LEASE_MS = 400;
+/**
+ * Real time in Redis (PX): long enough that a busy machine's pause between one replica's renewal
+ * and the other's poll does not hand the lease over; one test waits it out.
+ */
+const LEASE_MS = 2_000;
 
 describe('one follower among replicas: the Redis lease and cursor', () => {
   let redis: TestRedis;

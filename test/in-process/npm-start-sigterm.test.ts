@@ -87,7 +87,8 @@ describe('npm start', () => {
     expect(commandLine(nodePid)).toMatch(/node dist\/main\.js$/);
 
     const inFlight = http(`http://127.0.0.1:${port}/w/api.php?action=query&list=filearchive&format=json`);
-    await new Promise((r) => setTimeout(r, 150));
+    // In flight: the wiki has it (and takes 500 ms to answer).
+    while (fake.requests.filter((r) => r.url?.includes('list=filearchive')).length === 0) await new Promise((r) => setTimeout(r, 10));
     npmStart.kill('SIGTERM');
 
     expect((await inFlight).status).toBe(200);

@@ -107,8 +107,10 @@ describe('X-Cache and X-Request-Id on every answer', () => {
     it('coalesced: an identical request waiting for one already on its way', async () => {
       const first = http(`${gw.url}${api}&coalesce=1`);
       while (!slow.release) await new Promise((r) => setTimeout(r, 10));
+      const waitersBefore = coalescedWaiters(await http(`${gw.adminUrl}/metrics`));
       const second = http(`${gw.url}${api}&coalesce=1`);
-      await new Promise((r) => setTimeout(r, 100));
+      // Until the second has joined the first (counted as it joins).
+      while (coalescedWaiters(await http(`${gw.adminUrl}/metrics`)) === waitersBefore) await new Promise((r) => setTimeout(r, 10));
       slow.release();
       const answers = await Promise.all([first, second]);
       expect(answers.map((a) => a.headers['x-cache']).sort()).toEqual(['coalesced', 'miss']);
@@ -193,3 +195,7 @@ describe('X-Cache and X-Request-Id on every answer', () => {
     });
   });
 });
+
+function coalescedWaiters(metrics: TestResponse): number {
+  return Number(/^wikiedge_coalesced_waiters_total (\d+)/m.exec(metrics.body)?.[1] ?? 0);
+}
