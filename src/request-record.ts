@@ -23,7 +23,7 @@ import { clientAddress } from './limits/client-address.js';
 import { UNKNOWN_MODULE } from './metrics.js';
 import type { Disposition, NoStoreReason, PassReason } from './outcomes.js';
 import type { PhpArray } from './php/php-input.js';
-import { postedForm, requestData } from './php/php-post.js';
+import { type PostedForm, requestData } from './php/php-post.js';
 import type { RequestCell } from './request-metrics.js';
 import type { RequestTarget } from './target.js';
 
@@ -89,7 +89,7 @@ export function noteTarget(request: FastifyRequest, target: RequestTarget, modul
 }
 
 /** The parameters that name a request's modules (api/request.ts modulesOf). */
-const MODULE_PARAMETERS: ReadonlySet<string> = new Set(['action', 'generator', 'list', 'prop', 'meta']);
+export const MODULE_PARAMETERS: ReadonlySet<string> = new Set(['action', 'generator', 'list', 'prop', 'meta']);
 
 /**
  * A request with a body runs the modules its form names (MediaWiki reads `$_POST + $_GET`,
@@ -98,14 +98,7 @@ const MODULE_PARAMETERS: ReadonlySet<string> = new Set(['action', 'generator', '
  * WIKIEDGE_REQUEST_BODY_BUFFER_BYTES, streamed on as it came) or could not be (a multipart body
  * without its boundary) is labelled `unknown`.
  */
-export function noteFormModule(
-  gw: Gateway,
-  request: FastifyRequest,
-  query: PhpArray,
-  body: Buffer | NodeJS.ReadableStream | null,
-): void {
-  if (body === null) return;
-  const form = postedForm(headerString(request.headers['content-type']), Buffer.isBuffer(body) ? body : undefined, MODULE_PARAMETERS);
+export function noteFormModule(gw: Gateway, request: FastifyRequest, query: PhpArray, form: PostedForm): void {
   if (form.kind === 'none') return;
   request.edge.module = form.kind === 'form' ? gw.moduleLabel(modulesOf(requestData(query, form.post))) : UNKNOWN_MODULE;
 }

@@ -35,7 +35,7 @@ import { forwardedView, headerString, upstreamRequestHeaders } from '../forwardi
 import type { Gateway } from '../gateway.js';
 import { budgetLeft, refuse, requestBodyOf } from '../limits/admission.js';
 import type { Disposition, Freshness, NoStoreReason, PassReason, Tier } from '../outcomes.js';
-import { noteFormModule, noteOutcome, noteTarget, type Outcome } from '../request-record.js';
+import { MODULE_PARAMETERS, noteFormModule, noteOutcome, noteTarget, type Outcome } from '../request-record.js';
 import { settleSession, wrote } from '../session-lifecycle.js';
 import type { RequestTarget } from '../target.js';
 import { askWiki, clientGone, inspect, MAX_INSPECT_BYTES, setCookies, type WikiAnswer } from './ask-wiki.js';
@@ -51,8 +51,9 @@ import {
 } from './policy.js';
 import { answerJson, dependenciesOf } from '../invalidation/dependencies.js';
 import { userNamed } from '../invalidation/session-users.js';
-import { changeFromWrite } from '../invalidation/changes.js';
-import { parsePhpQuery, phpStringParam } from '../php/php-input.js';
+import { changeFromUnreadWrite, changeFromWrite, WRITE_PARAMETERS } from '../invalidation/changes.js';
+import { phpStringParam } from '../php/php-input.js';
+import { type PostedForm, postedForm } from '../php/php-post.js';
 import { type ApiRequest, keyedHeadersOf, recv } from './recv.js';
 import { cacheKey, shouldProbe, upstreamTarget } from './request.js';
 
@@ -209,7 +210,7 @@ async function lookup(gw: Gateway, tier: Tier, key: string): Promise<{ entry: Ca
     remote &&
     (!local || replacesLocal(remote, local, gw.now())) &&
     gw.store.freshness(remote) !== 'dead' &&
-    !gw.store.invalidatedSince(remote.deps, mark)
+    !gw.store.invalidatedSince(remote, mark)
   ) {
     // Delivered as stored: the local copy counts a writer's clock ahead of ours from now (store.ts).
     const copied = gw.store.set(tier, key, remote) ? gw.store.get(tier, key) : undefined;
@@ -262,7 +263,7 @@ async function fetchOnceAcrossReplicas(
       const mark = gw.store.invalidationMark();
       const waited = await gw.redis.waitForEntry(tier, key, (e) => gw.store.freshness(e) === 'fresh', gw.config.coalesceWaitMs);
       // The winner's entry, unless this process applied an invalidation of it meanwhile (see lookup).
-      if (waited.entry && !gw.store.invalidatedSince(waited.entry.deps, mark)) {
+      if (waited.entry && !gw.store.invalidatedSince(waited.entry, mark)) {
         gw.store.set(tier, key, waited.entry);
         return { entry: waited.entry };
       }
@@ -374,7 +375,11 @@ async function fetchAndStore(
   const deps = verdict.store
     ? dependenciesOf({ query: api.query, modules: api.modules, override: api.rule.dependsOn, answer: json, namespaces: gw.changes.namespaces })
     : undefined;
-  if (verdict.store && deps) verdict = dependencyVerdict(verdict, deps, gw.store.invalidatedSince(deps.tags, mark), gw.config.ttlClockSeconds);
+  const slot = api.identity.kind === 'session' ? api.identity.slot : undefined;
+  if (verdict.store && deps) {
+    const purgedMeanwhile = gw.store.invalidatedSince({ urlKey: api.urlKey, slot, modules: api.modules, deps: deps.tags }, mark);
+    verdict = dependencyVerdict(verdict, deps, purgedMeanwhile, gw.config.ttlClockSeconds);
+  }
   const clientHeaders = responseHeaders(res.headers, { probed: probe, perSession: api.identity.kind === 'session' });
   let stored: CacheEntry | undefined;
   let storedAs: StoredForm | undefined;
@@ -393,7 +398,7 @@ async function fetchAndStore(
         ttlMs: verdict.ttlMs,
         urlKey: api.urlKey,
         modules: api.modules,
-        slot: api.identity.kind === 'session' ? api.identity.slot : undefined,
+        slot,
         deps: deps.tags,
       },
       redisMark,
@@ -422,24 +427,33 @@ async function store(gw: Gateway, tier: Tier, key: string, entry: CacheEntry, re
   return entry;
 }
 
+/** The parameters a posted form is read for: the modules it names, and the pages a write names. */
+const FORM_PARAMETERS: ReadonlySet<string> = new Set([...MODULE_PARAMETERS, ...WRITE_PARAMETERS]);
+const NO_FORM: PostedForm = { kind: 'none' };
+
 /**
  * A successful write that passed through here changed its pages: what depends on them goes
  * before the writer's answer does (changes.ts changeFromWrite), so the writer and everyone else
  * read the write, even where MediaWiki sends no PURGE (protect, merge). Parameters are read as
- * PHP reads them, $_POST over $_GET, from a form-encoded body read whole (multipart uploads are
- * left to the PURGE and the follower).
+ * PHP reads them, $_POST over $_GET (php/php-post.ts: form-encoded and multipart bodies alike).
+ * A form too large to be held (streamed on as it came: an upload) names no module or page we
+ * could read: whatever it changed, the lists go (changeFromUnreadWrite), and its pages are left
+ * to the wiki's PURGE and the follower.
  */
 async function invalidateWrite(
   gw: Gateway,
   request: FastifyRequest,
   api: ApiRequest,
-  body: Buffer | NodeJS.ReadableStream | null,
+  form: PostedForm,
   status: number,
   headers: Readonly<Record<string, string | string[] | undefined>>,
 ): Promise<void> {
   if (!wrote(request.method) || status !== 200 || headers['mediawiki-api-error'] !== undefined) return;
-  const type = (headerString(request.headers['content-type']) ?? '').split(';', 1)[0]!.trim().toLowerCase();
-  const posted = Buffer.isBuffer(body) && type === 'application/x-www-form-urlencoded' ? parsePhpQuery(body.toString('latin1')) : undefined;
+  if (form.kind === 'unreadable') {
+    await gw.changes.apply([changeFromUnreadWrite(gw.changes.namespaces)]);
+    return;
+  }
+  const posted = form.kind === 'form' ? form.post : undefined;
   const param = (name: string) => (posted && phpStringParam(posted, name)) ?? phpStringParam(api.query, name);
   const change = changeFromWrite(param('action') ?? api.modules[0] ?? '', param, gw.changes.namespaces);
   if (change) await gw.changes.apply([change]);
@@ -490,7 +504,10 @@ async function pass(
   });
   // Read before a turn at the wiki is taken: a slow body holds our socket, not the wiki's.
   const body = await requestBodyOf(gw, request.raw);
-  noteFormModule(gw, request, api.query, body);
+  // Read once, for the modules the request runs (its metrics label) and, for a write, the pages it changed.
+  const form: PostedForm =
+    body === null ? NO_FORM : postedForm(headerString(request.headers['content-type']), Buffer.isBuffer(body) ? body : undefined, FORM_PARAMETERS);
+  noteFormModule(gw, request, api.query, form);
   const fetched: WikiAnswer = await askWiki(
     gw,
     request,
@@ -504,7 +521,7 @@ async function pass(
   await settleSession(gw, request.log as Logger, api.identity, { ended: cookies.sessionEnded, wrote: wrote(request.method) });
   countApiError(gw, res.headers);
   noteSessionUser(gw, api, lazyJson(inspected.body, headerString(res.headers['content-type'])));
-  await invalidateWrite(gw, request, api, body, res.statusCode, res.headers);
+  await invalidateWrite(gw, request, api, form, res.statusCode, res.headers);
   const clientHeaders = responseHeaders(res.headers, { probed: false, perSession: false });
   // A body the gateway did not decode goes out with the wiki's own encoding.
   const encoding = res.headers['content-encoding'];

@@ -29,10 +29,8 @@ export function applyLocalPurge(store: CacheStore, message: PurgeMessage, users?
       return store.purgeUrl(message.urlKey);
     case 'slot':
       return store.evictSession(message.slot);
-    case 'module': {
-      const module = message.module;
-      return store.purgeWhere((e) => e.modules.includes(module));
-    }
+    case 'module':
+      return store.purgeModule(message.module);
     case 'prefix': {
       const prefix = message.prefix;
       return store.purgeWhere((e) => e.urlKey.startsWith(prefix));
@@ -43,7 +41,7 @@ export function applyLocalPurge(store: CacheStore, message: PurgeMessage, users?
       return store.invalidate(message.tags);
     case 'user': {
       let n = 0;
-      for (const slot of users?.slots(message.user) ?? []) n += store.evictSession(slot);
+      for (const slot of new Set([...(message.slots ?? []), ...(users?.slots(message.user) ?? [])])) n += store.evictSession(slot);
       return n;
     }
     case 'expire':
@@ -69,6 +67,7 @@ export async function purgeEverywhere(
   siblings?: PurgeSiblings,
   users?: UserSessions,
 ): Promise<PurgeResult> {
+  message = withKnownSlots(message, users);
   if (!redis) {
     siblings?.publish(message);
     return { purged: applyLocalPurge(store, message, users) };
@@ -78,4 +77,16 @@ export async function purgeEverywhere(
   // must hear it, or they would serve what this one dropped, for the long TTL of a followed wiki.
   if (redisPurged === null) siblings?.publish(message);
   return { purged: applyLocalPurge(store, message, users), redisPurged };
+}
+
+/**
+ * A user purge names the slots this process knows to be the user's: each process learns which
+ * sessions are whose from the answers it serves itself (session-users.ts), so another worker or
+ * replica may hold a session's entries without knowing whose session it is.
+ */
+function withKnownSlots(message: PurgeMessage, users: UserSessions | undefined): PurgeMessage {
+  if (message.kind !== 'user' || !users) return message;
+  const known = users.slots(message.user);
+  if (known.length === 0) return message;
+  return { ...message, slots: [...new Set([...(message.slots ?? []), ...known])] };
 }

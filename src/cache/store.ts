@@ -13,6 +13,7 @@ import type { EvictionReason, Tier } from '../outcomes.js';
 import { type BodyAccess, BodyArena } from './arena.js';
 import { compactModules, sharedHeaders } from './compact.js';
 import type { CacheEntry } from './entry.js';
+import { type Guarded, guardTags, moduleGuard, slotGuard, urlGuard } from './guards.js';
 import { type Freshness, freshnessAt, remainingKeepMs } from './freshness.js';
 import { InvalidationLog } from './invalidation-log.js';
 
@@ -348,8 +349,13 @@ export class CacheStore {
     this.tiers[tier].deleteAll([key], 'expired');
   }
 
-  /** PURGE <url>: every variant (every slot, every keyed header) of that URL, in both tiers. */
+  /**
+   * PURGE <url>: every variant (every slot, every keyed header) of that URL, in both tiers;
+   * recorded, as every purge below is, so that an answer fetched before it is not stored after
+   * it (guards.ts).
+   */
   purgeUrl(urlKey: string): number {
+    this.invalidations.record([urlGuard(urlKey)]);
     let n = 0;
     for (const t of Object.values(this.tiers)) n += t.deleteAll(t.keysFor(t.byUrl, urlKey), 'purge');
     return n;
@@ -383,19 +389,38 @@ export class CacheStore {
     return this.invalidations.mark();
   }
 
-  /** Whether an answer with these dependencies, asked for at `mark`, may be stale already. */
-  invalidatedSince(deps: readonly string[], mark: number): boolean {
-    return this.invalidations.invalidatedSince(deps, mark);
+  /**
+   * Whether an answer for this URL, session and modules, with these dependencies, asked for at
+   * `mark`, may predate an invalidation or a purge made since (guards.ts).
+   */
+  invalidatedSince(entry: Guarded, mark: number): boolean {
+    // The common case, nothing invalidated meanwhile, builds no tag list.
+    return mark !== this.invalidations.mark() && this.invalidations.invalidatedSince(guardTags(entry), mark);
   }
 
-  /** Logout: every entry of a session. */
+  /** Logout, or a rights change of the session's user: every entry of a session. */
   evictSession(slot: string): number {
+    this.invalidations.record([slotGuard(slot)]);
     const t = this.tiers.session;
     return t.deleteAll(t.keysFor(t.bySlot, slot), 'logout');
   }
 
-  /** Admin purges: by module, by URL prefix, or everything. */
+  /** Admin purge by module: every entry that ran it (the module of its metrics label, or a bare name). */
+  purgeModule(module: string): number {
+    this.invalidations.record([moduleGuard(module)]);
+    return this.removeWhere((e) => e.modules.includes(module));
+  }
+
+  /**
+   * Admin purges by URL prefix, or by any other test: recorded as a flush (no guard tag names a
+   * prefix; these are rare, an answer in flight is delivered, not stored).
+   */
   purgeWhere(match: (entry: CacheEntry) => boolean): number {
+    this.invalidations.recordFlush();
+    return this.removeWhere(match);
+  }
+
+  private removeWhere(match: (entry: CacheEntry) => boolean): number {
     let n = 0;
     for (const t of Object.values(this.tiers)) {
       const doomed: string[] = [];

@@ -112,6 +112,9 @@ const WRITES: Readonly<Record<string, readonly string[]>> = {
 };
 const FILE_PARAMS = new Set(['filename']);
 
+/** Every parameter changeFromWrite reads: a posted form is searched for these (php/php-post.ts). */
+export const WRITE_PARAMETERS: ReadonlySet<string> = new Set(['action', 'pageid', 'fromid', ...Object.values(WRITES).flat()]);
+
 /**
  * A successful write that passed through the gateway: its pages changed. Read-your-writes even
  * where MediaWiki sends no PURGE (protect, merge) and before the follower's next poll. `params`
@@ -133,4 +136,15 @@ export function changeFromWrite(action: string, params: (name: string) => string
   }
   for (const id of (params('pageid') ?? params('fromid') ?? '').split('|')) if (/^\d+$/.test(id)) tags.add(`i:${id}`);
   return { source: 'write', type: action, tags: [...tags], users: [], at: undefined };
+}
+
+/**
+ * A successful write whose form could not be read (too large to be held, streamed on as it came):
+ * its module and pages are unknown. Every list any change alters (`*`) and every namespace's
+ * lists go; the pages' own answers are left to the wiki's PURGE and the follower.
+ */
+export function changeFromUnreadWrite(namespaces: Namespaces = DEFAULT_NAMESPACES): Change {
+  const tags = new Set<string>([ANY, 'n:0']);
+  for (const ns of namespaces.names.keys()) if (ns >= 0) tags.add(`n:${ns}`);
+  return { source: 'write', type: 'unknown', tags: [...tags], users: [], at: undefined };
 }

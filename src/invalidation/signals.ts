@@ -88,7 +88,10 @@ export class ChangeSignals {
     }
     for (const change of changes) {
       for (const user of change.users) {
-        const result = await purge({ kind: 'user', user });
+        // Everywhere even when changes are applied here only: this process may be the only one
+        // that learned which sessions are the user's (cache/purge.ts withKnownSlots), and its
+        // siblings, following for themselves, would not find those sessions.
+        const result = await this.opts.purge({ kind: 'user', user });
         const n = result.purged + (result.redisPurged ?? 0);
         total += n;
         this.opts.metrics.invalidated('user', n);

@@ -33,11 +33,16 @@ describe('the reach of a change', () => {
     expect(here).toEqual([]);
   });
 
-  it('here only: nothing is relayed', async () => {
+  it('here only: tags and gaps are not relayed', async () => {
     const { s, everywhere, here } = signals();
     await s.apply([edit, block], 'here');
     await s.expire(5, 'stalled', 'here');
-    expect(here.map((m) => m.kind)).toEqual(['tags', 'user', 'expire']);
-    expect(everywhere).toEqual([]);
+    expect(here.map((m) => m.kind)).toEqual(['tags', 'expire']);
+  });
+
+  it("here only, a user's rights change is relayed all the same: only this process may know which sessions are the user's", async () => {
+    const { s, everywhere } = signals();
+    await s.apply([edit, block], 'here');
+    expect(everywhere).toEqual([{ kind: 'user', user: 'Vandal' }]);
   });
 });

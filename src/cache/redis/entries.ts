@@ -18,11 +18,13 @@ import type { CacheEntry } from '../store.js';
 import type { Outcome, RedisConnection } from './connection.js';
 import type { RedisKeys } from './keys.js';
 import { FLUSH_TAG } from './invalidations.js';
+import { guardTags } from '../guards.js';
 
-// KEYS[1] entry, KEYS[2 .. 1+nidx] index sets, KEYS[2+nidx ..] the v: keys of its tags (and of
+// KEYS[1] entry, KEYS[2 .. 1+nidx] index sets, KEYS[2+nidx ..] the v: keys of its guard tags (and of
 // the flush) when guarded; ARGV[1] payload, ARGV[2] px, ARGV[3] member, ARGV[4] nidx, ARGV[5] the
 // mark noted before the fetch ('' unguarded). Returns 0 without writing when one of the entry's
-// tags was invalidated after the mark (invalidations.ts): the answer may predate the change.
+// guard tags (its dependencies, its URL, session and modules: guards.ts) was invalidated or
+// purged after the mark (invalidations.ts, purges.ts): the answer may predate the change.
 // An index set lives as long as its longest-lived member (PTTL is -1 for a set just made).
 const STORE_LUA = `
 local px = tonumber(ARGV[2])
@@ -119,7 +121,7 @@ export class RedisEntries {
     if (entry.slot !== undefined) indexes.push(this.keys.slot(entry.slot));
     for (const m of new Set(entry.modules)) indexes.push(this.keys.module(m));
     for (const tag of new Set(entry.deps)) indexes.push(this.keys.dep(tag));
-    const guards = mark === undefined ? [] : [...new Set(entry.deps), FLUSH_TAG].map((tag) => this.keys.invalidatedAt(tag));
+    const guards = mark === undefined ? [] : [...new Set([...guardTags(entry), FLUSH_TAG])].map((tag) => this.keys.invalidatedAt(tag));
     const r = await this.connection.call('set', () =>
       this.cmd.wikiedgeStore(
         1 + indexes.length + guards.length,

@@ -8,8 +8,9 @@
  *   P vseq               the invalidation sequence (INCR per invalidation)
  *   P v:<sha256(tag)>    the sequence number of the tag's last invalidation, kept GUARD_MS;
  *                        P v:<sha256(*flush*)> for a gap or a purge of everything
- *   P us:<sha256(user)>  the session index sets (P s:…) of a user's sessions, learned from
- *                        userinfo and login answers (invalidation/session-users.ts)
+ *   P us:<sha256(user)>  the slots of a user's sessions, learned from userinfo and login
+ *                        answers (invalidation/session-users.ts); lists written by earlier
+ *                        versions hold their index sets' names (P s:…) instead
  *   P stale-before       entries stored before this instant (ms) are not vouched for
  *
  * Why a sequence rather than the clock: replicas' clocks differ, Redis' counter is one. A fetch
@@ -38,16 +39,6 @@ for i = 2, #KEYS, 2 do
 end
 return n`;
 
-// KEYS[1] the user's session list; ARGV[1] the entry key prefix. Removes every entry of every
-// session index set the list names, and the sets.
-const EVICT_USER_LUA = `
-local n = 0
-for _, set in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  for _, m in ipairs(redis.call('SMEMBERS', set)) do n = n + redis.call('DEL', ARGV[1] .. m) end
-  redis.call('DEL', set)
-end
-return n`;
-
 // KEYS[1] stale-before, KEYS[2] vseq, KEYS[3] the flush tag's v: key; ARGV[1] the instant, ARGV[2] GUARD_MS.
 const EXPIRE_LUA = `
 local was = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -58,7 +49,6 @@ return 0`;
 
 interface Scripts {
   wikiedgeInvalidate(numKeys: number, ...args: (string | number)[]): Promise<number>;
-  wikiedgeEvictUser(numKeys: number, ...args: string[]): Promise<number>;
   wikiedgeExpire(numKeys: number, ...args: (string | number)[]): Promise<number>;
 }
 
@@ -72,7 +62,6 @@ export class RedisInvalidations {
   ) {
     this.cmd = connection.cmd as RedisConnection['cmd'] & Scripts;
     this.cmd.defineCommand('wikiedgeInvalidate', { lua: INVALIDATE_LUA });
-    this.cmd.defineCommand('wikiedgeEvictUser', { lua: EVICT_USER_LUA });
     this.cmd.defineCommand('wikiedgeExpire', { lua: EXPIRE_LUA });
   }
 
@@ -86,12 +75,18 @@ export class RedisInvalidations {
     return r.ok ? Number(r.value) : null;
   }
 
-  /** Remove every entry of a user's known sessions. */
-  async evictUser(user: string): Promise<number | null> {
-    const r = await this.connection.call('purge', () => this.cmd.wikiedgeEvictUser(1, this.keys.userSessions(user), this.keys.entryPrefix), {
-      timeoutMs: this.purgeTimeoutMs,
-    });
-    return r.ok ? Number(r.value) : null;
+  /**
+   * The sessions Redis knows to be a user's: their slots (which every replica's local tier
+   * indexes by, purges.ts) and, from lists an earlier version wrote, index set names; null when
+   * Redis could not be asked.
+   */
+  async userSessions(user: string): Promise<{ slots: string[]; indexKeys: string[] } | null> {
+    const r = await this.connection.call('get', () => this.cmd.smembers(this.keys.userSessions(user)), { timeoutMs: this.purgeTimeoutMs });
+    if (!r.ok) return null;
+    const slots: string[] = [];
+    const indexKeys: string[] = [];
+    for (const member of r.value) (this.keys.isSlotIndex(member) ? indexKeys : slots).push(member);
+    return { slots, indexKeys };
   }
 
   /** Nothing stored before `before` is vouched for any more; racing writes are refused. */
@@ -119,6 +114,6 @@ export class RedisInvalidations {
   async noteSession(user: string, slot: string): Promise<void> {
     if (!this.connection.up) return;
     const list = this.keys.userSessions(user);
-    await this.connection.call('set', () => this.cmd.multi().sadd(list, this.keys.slot(slot)).pexpire(list, USER_SESSIONS_MS).exec());
+    await this.connection.call('set', () => this.cmd.multi().sadd(list, slot).pexpire(list, USER_SESSIONS_MS).exec());
   }
 }

@@ -11,7 +11,8 @@
  *   P d:<sha256(tag)>           set of entry hashes that depend on a tag (invalidations.ts)
  *   P v:<sha256(tag)>           the sequence number of the tag's last invalidation (store guard)
  *   P vseq                      the invalidation sequence
- *   P us:<sha256(user)>         set of session index keys (P s:…) of a user's sessions
+ *   P us:<sha256(user)>         set of the slots of a user's sessions (earlier versions: of
+ *                               their index keys, P s:…)
  *   P stale-before              ms: entries stored before it are not vouched for (a gap)
  *   P rc-cursor / P rc-lease    the change follower's cursor and its one-follower lease
  *   P purge                     the purge channel
@@ -36,6 +37,8 @@ export function redisKeys(prefix: string) {
     lock: (key: string) => `${prefix}l:${sha256(key)}`,
     url: (urlKey: string) => `${prefix}u:${urlKey}`,
     slot: (slot: string) => `${prefix}s:${sha256(slot)}`,
+    /** A session index key (P s:<64 hex>), as lists of a user's sessions held them before slots. */
+    isSlotIndex: (member: string) => member.length === prefix.length + 66 && member.startsWith(`${prefix}s:`),
     module: (module: string) => `${prefix}m:${sha256(module)}`,
     dep: (tag: string) => `${prefix}d:${sha256(tag)}`,
     invalidatedAt: (tag: string) => `${prefix}v:${sha256(tag)}`,

@@ -16,7 +16,8 @@ import type { Logger } from 'pino';
 import type { RedisMetrics } from '../../metrics.js';
 import type { RedisConnection } from './connection.js';
 import { type RedisKeys, globEscape } from './keys.js';
-import type { RedisInvalidations } from './invalidations.js';
+import { GUARD_MS, type RedisInvalidations } from './invalidations.js';
+import { moduleGuard, slotGuard, urlGuard } from '../guards.js';
 
 /** What travels on the purge channel: never a cookie (slots are HMACs), never an entry. */
 export type PurgeMessage =
@@ -27,15 +28,30 @@ export type PurgeMessage =
   | { readonly kind: 'all' }
   /** A change: every entry depending on one of the tags (invalidation/dependencies.ts). */
   | { readonly kind: 'tags'; readonly tags: readonly string[] }
-  /** A user's rights changed: every entry of its sessions. */
-  | { readonly kind: 'user'; readonly user: string }
+  /**
+   * A user's rights changed: every entry of its sessions, those named in `slots` (what the
+   * sender knew: its own SessionUsers and Redis' list) and those the receiver learned itself.
+   */
+  | { readonly kind: 'user'; readonly user: string; readonly slots?: readonly string[] }
   /** A gap in the change signals: nothing stored before `before` (ms) is vouched for. */
   | { readonly kind: 'expire'; readonly before: number };
 
-// KEYS: index sets; ARGV[1] the entry key prefix. Deletes every member's entry and the sets.
+/** A user's slots per message: 1,000 slots of 22 characters stay well under MAX_MESSAGE_CHARS. */
+export const SLOTS_PER_MESSAGE = 1_000;
+const MAX_MESSAGE_CHARS = 65_536;
+
+// KEYS[1] vseq, KEYS[2 .. 1+ARGV[2]] the v: keys of the purge's guard tags (guards.ts), then the
+// index sets; ARGV[1] the entry key prefix, ARGV[3] GUARD_MS. Numbers the purge and records it
+// for its guard tags (so that no replica writes an answer fetched before it, entries.ts), then
+// deletes every member's entry and the sets.
 const PURGE_LUA = `
+local nguards = tonumber(ARGV[2])
+if nguards > 0 then
+  local seq = redis.call('INCR', KEYS[1])
+  for i = 2, 1 + nguards do redis.call('SET', KEYS[i], seq, 'PX', ARGV[3]) end
+end
 local n = 0
-for i = 1, #KEYS do
+for i = 2 + nguards, #KEYS do
   local members = redis.call('SMEMBERS', KEYS[i])
   for _, m in ipairs(members) do n = n + redis.call('DEL', ARGV[1] .. m) end
   redis.call('DEL', KEYS[i])
@@ -48,7 +64,7 @@ interface PurgeScript {
 
 /** Parse a channel message; anything malformed is ignored. */
 export function parsePurgeMessage(text: string): PurgeMessage | undefined {
-  if (text.length > 65_536) return undefined;
+  if (text.length > MAX_MESSAGE_CHARS) return undefined;
   let m: unknown;
   try {
     m = JSON.parse(text);
@@ -73,8 +89,14 @@ export function parsePurgeMessage(text: string): PurgeMessage | undefined {
       const tags = o['tags'];
       return Array.isArray(tags) && tags.every((t) => typeof t === 'string') ? { kind: 'tags', tags: tags as string[] } : undefined;
     }
-    case 'user':
-      return s('user') ? { kind: 'user', user: s('user')! } : undefined;
+    case 'user': {
+      if (!s('user')) return undefined;
+      const slots = o['slots'];
+      if (slots === undefined) return { kind: 'user', user: s('user')! };
+      return Array.isArray(slots) && slots.length <= SLOTS_PER_MESSAGE && slots.every((t) => typeof t === 'string')
+        ? { kind: 'user', user: s('user')!, slots: slots as string[] }
+        : undefined;
+    }
     case 'expire':
       return typeof o['before'] === 'number' && Number.isFinite(o['before']) ? { kind: 'expire', before: o['before'] } : undefined;
     default:
@@ -118,18 +140,21 @@ export class RedisPurges {
     // Down: skip at once (a logout or a PURGE must not wait for a hung Redis); the caller reports it.
     if (!this.connection.up) return null;
     let removed: number | null;
+    let published: readonly PurgeMessage[] = [message];
     switch (message.kind) {
       case 'url':
-        removed = await this.purgeIndexes([this.keys.url(message.urlKey)], this.opts.timeoutMs);
+        removed = await this.purgeIndexes([this.keys.url(message.urlKey)], [urlGuard(message.urlKey)], this.opts.timeoutMs);
         break;
       case 'slot':
-        removed = await this.purgeIndexes([this.keys.slot(message.slot)], this.opts.timeoutMs);
+        removed = await this.purgeIndexes([this.keys.slot(message.slot)], [slotGuard(message.slot)], this.opts.timeoutMs);
         break;
       case 'module':
-        removed = await this.purgeIndexes([this.keys.module(message.module)]);
+        removed = await this.purgeIndexes([this.keys.module(message.module)], [moduleGuard(message.module)]);
         break;
       case 'prefix':
         removed = await this.purgePrefix(message.prefix);
+        // No guard tag names a prefix: writes racing with it are refused as after a gap.
+        if (removed !== null && !(await this.invalidations.expire(0))) removed = null;
         break;
       case 'all':
         removed = await this.purgeAll();
@@ -139,25 +164,68 @@ export class RedisPurges {
       case 'tags':
         removed = await this.invalidations.invalidate(message.tags);
         break;
-      case 'user':
-        removed = await this.invalidations.evictUser(message.user);
+      case 'user': {
+        const evicted = await this.evictUser(message);
+        removed = evicted?.removed ?? null;
+        // Every replica's local tier indexes sessions by slot and knows only the users it saw
+        // sign in: the message names every slot known to belong to the user.
+        if (evicted) published = userMessages(message.user, evicted.slots);
         break;
+      }
       case 'expire':
         removed = (await this.invalidations.expire(message.before)) ? 0 : null;
         break;
     }
     if (removed === null) return null;
-    const published = await this.connection.call('publish', () =>
-      this.cmd.publish(this.keys.channel, JSON.stringify({ ...message, from: this.id })),
-    );
-    return published.ok ? removed : null;
+    for (const m of published) {
+      const sent = await this.connection.call('publish', () => this.cmd.publish(this.keys.channel, JSON.stringify({ ...m, from: this.id })));
+      if (!sent.ok) return null;
+    }
+    return removed;
   }
 
-  /** One script call; URL and session purges (on a client's path) get the tight bound. */
-  private async purgeIndexes(indexKeys: string[], timeoutMs = this.purgeTimeoutMs): Promise<number | null> {
+  /**
+   * A user's sessions, from Redis' list of them (invalidations.ts noteSession) and the message:
+   * their entries and index sets removed, their slots' purges recorded (guards.ts).
+   */
+  private async evictUser(message: Extract<PurgeMessage, { kind: 'user' }>): Promise<{ removed: number; slots: string[] } | null> {
+    const listed = await this.invalidations.userSessions(message.user);
+    if (listed === null) return null;
+    const slots = [...new Set([...(message.slots ?? []), ...listed.slots])];
+    const batches: { sets: string[]; guards: string[] }[] = [];
+    for (let i = 0; i < slots.length; i += 100) {
+      const chunk = slots.slice(i, i + 100);
+      batches.push({ sets: chunk.map((slot) => this.keys.slot(slot)), guards: chunk.map(slotGuard) });
+    }
+    // Lists written before slots were kept as they are name the index sets only.
+    if (listed.indexKeys.length > 0) batches.push({ sets: listed.indexKeys, guards: [] });
+    let removed = 0;
+    for (const batch of batches) {
+      const n = await this.purgeIndexes(batch.sets, batch.guards);
+      if (n === null) return null;
+      removed += n;
+    }
+    return { removed, slots };
+  }
+
+  /**
+   * One script call: the index sets' entries removed and the guard tags' purge recorded. URL and
+   * session purges (on a client's path) get the tight bound.
+   */
+  private async purgeIndexes(indexKeys: string[], guardTags: readonly string[] = [], timeoutMs = this.purgeTimeoutMs): Promise<number | null> {
+    const guards = guardTags.map((tag) => this.keys.invalidatedAt(tag));
     const r = await this.connection.call(
       'purge',
-      () => this.cmd.wikiedgePurge(indexKeys.length, ...indexKeys, this.keys.entryPrefix),
+      () =>
+        this.cmd.wikiedgePurge(
+          1 + guards.length + indexKeys.length,
+          this.keys.invalidationSeq,
+          ...guards,
+          ...indexKeys,
+          this.keys.entryPrefix,
+          String(guards.length),
+          String(GUARD_MS),
+        ),
       { timeoutMs },
     );
     return r.ok ? Number(r.value) : null;
@@ -214,4 +282,12 @@ export class RedisPurges {
       this.opts.log.error({ err: String(err) }, 'applying a redis purge message failed');
     }
   }
+}
+
+/** A user purge as channel messages: its slots SLOTS_PER_MESSAGE at a time (one message without any). */
+export function userMessages(user: string, slots: readonly string[]): PurgeMessage[] {
+  if (slots.length === 0) return [{ kind: 'user', user }];
+  const messages: PurgeMessage[] = [];
+  for (let i = 0; i < slots.length; i += SLOTS_PER_MESSAGE) messages.push({ kind: 'user', user, slots: slots.slice(i, i + SLOTS_PER_MESSAGE) });
+  return messages;
 }
