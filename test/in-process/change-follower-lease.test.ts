@@ -5,15 +5,12 @@
 // expired, and either way goes on from the cursor in Redis with no gap and nothing applied twice.
 // Redis restarted empty: the follower leads again and misses nothing.
 import { setTimeout as sleep } from 'node:timers/promises';
-import pino from 'pino';
-import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { RedisTier } from '../../src/cache/redis-tier.js';
+import type { RedisTier } from '../../src/cache/redis-tier.js';
 import type { Cursor } from '../../src/invalidation/follower.js';
-import { RedisMetrics } from '../../src/metrics.js';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
 import { FakeRecentChanges, type FollowerUnderTest, followerOf } from '../support/fake-recentchanges.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { bareRedisTier, startRedis, type TestRedis } from '../support/redis.js';
 
 /**
  * Real time in Redis (PX): long enough that a busy machine's pause between one replica's renewal
@@ -47,17 +44,7 @@ describe('one follower among replicas: the Redis lease and cursor', () => {
   });
 
   async function replica(i: number) {
-    const tier = new RedisTier({
-      url: redis.url,
-      timeoutMs: 500,
-      lockMs: 1_000,
-      keyPrefix: 'wikiedge:',
-      windows: { graceMs: 0, staleIfErrorMs: 0 },
-      now: Date.now,
-      log: pino({ level: 'silent' }),
-      metrics: new RedisMetrics(new Registry()),
-      onPurge: () => undefined,
-    });
+    const tier = bareRedisTier(redis.url);
     expect(await tier.ready(5_000)).toBe(true);
     const state = tier.followerState;
     const f = followerOf(servers[i]!.url, {

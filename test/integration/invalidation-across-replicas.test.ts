@@ -6,68 +6,43 @@
 // the PURGE is delivered but kept neither in B's tier nor in Redis (the store guard), locally
 // and for a replica that missed the purge message.
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import pino from 'pino';
-import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { RedisTier, sha256 } from '../../src/cache/redis-tier.js';
-import { RedisMetrics } from '../../src/metrics.js';
-import { type RunningGateway, startGateway } from '../support/gateway.js';
-import { startHoldingProxy, type HoldingProxy } from '../support/holding-proxy.js';
+import { sha256 } from '../../src/cache/redis-tier.js';
+import type { RunningGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { bareRedisTier } from '../support/redis.js';
+import { followerCaughtUp, metric, type Replicas, startReplicas, until } from '../support/replicas.js';
 import { ADMIN_PASS, ADMIN_USER, apiWrite, loginCookies, setWikiToggle } from '../support/wiki.js';
 
 const wiki = inject('wikiUrl');
 const data = inject('wikiData');
-const POLL_MS = 250;
 /**
  * A read that went to the wiki: `miss`, or `pass` when the follower's invalidation of the same
  * edit (its recentchanges row) arrived while that read was under way, so it was not stored.
  */
 const MISSED = ['miss', 'pass'];
 
-async function metric(gw: RunningGateway, line: RegExp): Promise<number | undefined> {
-  const m = line.exec((await http(`${gw.adminUrl}/metrics`)).body);
-  return m ? Number(m[1]) : undefined;
-}
-
 describe('invalidation across two replicas sharing Redis', () => {
-  let redis: TestRedis;
-  let proxy: HoldingProxy;
+  let replicas: Replicas;
   let a: RunningGateway;
   let b: RunningGateway;
   let inspect: Redis;
   let admin: string;
 
   beforeAll(async () => {
-    redis = await startRedis();
-    proxy = await startHoldingProxy(wiki);
-    const env = {
-      WIKIEDGE_REDIS_URL: redis.url,
-      WIKIEDGE_IDENTITY_SECRET: 'replicas-share-this-identity-secret',
-      WIKIEDGE_RC_FOLLOW: 'true',
-      WIKIEDGE_RC_POLL_MS: String(POLL_MS),
-    };
-    // B reaches the wiki through the proxy that can hold an answer back.
-    [a, b] = await Promise.all([startGateway(wiki, env), startGateway(proxy.url, env)]);
+    replicas = await startReplicas(wiki);
+    ({ a, b } = replicas);
     await setWikiToggle(data, { cdn: [`127.0.0.1:${new URL(a.url).port}`] });
-    inspect = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    inspect = new Redis(replicas.redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
     inspect.on('error', () => undefined);
     await inspect.connect();
     admin = await loginCookies(wiki, ADMIN_USER, ADMIN_PASS);
-    const deadline = Date.now() + 15_000;
-    while (Date.now() < deadline && !((await metric(a, /^wikiedge_change_follower_up (\d+)/m)) === 1 && (await metric(b, /^wikiedge_change_follower_up (\d+)/m)) === 1)) {
-      await sleep(100);
-    }
   });
   afterAll(async () => {
     await setWikiToggle(data, { cdn: [] });
     inspect?.disconnect();
-    await Promise.all([a?.close(), b?.close()]);
-    await proxy?.close();
-    await redis?.stop();
+    await replicas?.close();
   });
 
   const contentQuery = (title: string) =>
@@ -90,8 +65,8 @@ describe('invalidation across two replicas sharing Redis', () => {
     const other = `Across unrelated ${randomUUID()}`;
     await apiWrite(wiki, admin, { action: 'edit', title, text: 'one' });
     await apiWrite(wiki, admin, { action: 'edit', title: other, text: 'stays' });
-    // The follower sees both creations first (it would invalidate what is cached before).
-    await sleep(POLL_MS * 4);
+    // The follower applies both creations first (it would invalidate what is cached before).
+    await followerCaughtUp([a, b]);
     const q = contentQuery(title);
     expect(header(await read(b, q), 'x-cache')).toBe('miss');
     expect(header(await read(b, q), 'x-cache')).toBe('hit');
@@ -117,21 +92,15 @@ describe('invalidation across two replicas sharing Redis', () => {
     try {
       const title = `Across followed ${randomUUID()}`;
       await apiWrite(wiki, admin, { action: 'edit', title, text: 'one' });
-      // The follower sees the creation first (it would invalidate what is cached before).
-      await sleep(POLL_MS * 4);
+      // The follower applies the creation first (it would invalidate what is cached before).
+      await followerCaughtUp([a, b]);
       const q = contentQuery(title);
       await read(b, q);
       await read(a, q);
       expect(header(await read(b, q), 'x-cache')).toBe('hit');
       expect(header(await read(a, q), 'x-cache')).toBe('hit');
       await apiWrite(wiki, admin, { action: 'edit', title, text: 'two' });
-      const t0 = Date.now();
-      let fresh = false;
-      while (!fresh && Date.now() - t0 < 15_000) {
-        fresh = content((await read(b, q)).body) === 'two' && content((await read(a, q)).body) === 'two';
-        if (!fresh) await sleep(50);
-      }
-      expect(fresh).toBe(true);
+      await until('both replicas fresh', async () => content((await read(b, q)).body) === 'two' && content((await read(a, q)).body) === 'two');
     } finally {
       await setWikiToggle(data, { cdn: [`127.0.0.1:${new URL(a.url).port}`] });
     }
@@ -142,13 +111,15 @@ describe('invalidation across two replicas sharing Redis', () => {
     await apiWrite(wiki, admin, { action: 'edit', title, text: 'before' });
     const marker = randomUUID();
     const q = `${contentQuery(title)}&requestid=${marker}`;
-    const held = proxy.hold(marker);
+    const heard = () => metric(b, /^wikiedge_redis_purge_messages_total\{kind="tags"\} (\d+)/m);
+    const heardBefore = await heard();
+    const held = replicas.proxy.hold(marker);
     const slow = read(b, q);
     await held.answered;
     // The wiki has answered B with "before"; now the edit, and its PURGE through A.
     await apiWrite(wiki, admin, { action: 'edit', title, text: 'after' });
-    // Let B's purge message arrive before the old answer does (the channel is asynchronous).
-    await sleep(50);
+    // B's purge message must arrive before the old answer does (the channel is asynchronous).
+    await until('B heard the invalidation', async () => (await heard()) > heardBefore);
     held.release();
     const first = await slow;
     expect(content(first.body)).toBe('before');
@@ -160,17 +131,7 @@ describe('invalidation across two replicas sharing Redis', () => {
 
   it('a replica that missed the purge message still cannot write the old answer into Redis', async () => {
     // A bare tier (no subscriber of its own in play): it noted the mark, then the PURGE happened.
-    const tier = new RedisTier({
-      url: redis.url,
-      timeoutMs: 500,
-      lockMs: 1_000,
-      keyPrefix: 'wikiedge:',
-      windows: { graceMs: 0, staleIfErrorMs: 0 },
-      now: Date.now,
-      log: pino({ level: 'silent' }),
-      metrics: new RedisMetrics(new Registry()),
-      onPurge: () => undefined,
-    });
+    const tier = bareRedisTier(replicas.redis.url);
     try {
       expect(await tier.ready(5_000)).toBe(true);
       const title = `Across guard ${randomUUID()}`;

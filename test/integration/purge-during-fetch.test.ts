@@ -7,58 +7,25 @@
 // Two replicas share one real redis-server in front of the real wiki; B reaches the wiki through
 // a proxy that holds an answer back until the purge has been made on A and has reached B.
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
-import pino from 'pino';
-import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { RedisTier } from '../../src/cache/redis-tier.js';
-import { RedisMetrics } from '../../src/metrics.js';
-import { type RunningGateway, startGateway } from '../support/gateway.js';
-import { startHoldingProxy, type HoldingProxy } from '../support/holding-proxy.js';
+import type { RunningGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { bareRedisTier } from '../support/redis.js';
+import { metric, type Replicas, startReplicas, until } from '../support/replicas.js';
 import { ADMIN_PASS, ADMIN_USER, LAB_USER, LAB_USER_PASS, apiLogout, apiWrite, loginCookies } from '../support/wiki.js';
 
 const wiki = inject('wikiUrl');
-const POLL_MS = 250;
-
-async function metric(gw: RunningGateway, line: RegExp): Promise<number> {
-  const m = line.exec((await http(`${gw.adminUrl}/metrics`)).body);
-  return m ? Number(m[1]) : 0;
-}
-
-/** Wait until `read` says yes: a state, not a time (the suite runs on busy machines). */
-async function until(what: string, read: () => Promise<boolean>, boundMs = 15_000): Promise<void> {
-  const t0 = Date.now();
-  while (!(await read())) {
-    if (Date.now() - t0 > boundMs) throw new Error(`${what}: not after ${boundMs} ms`);
-    await sleep(25);
-  }
-}
 
 describe('a purge made while an answer is on its way is not undone by storing it', () => {
-  let redis: TestRedis;
-  let proxy: HoldingProxy;
+  let replicas: Replicas;
   let a: RunningGateway;
   let b: RunningGateway;
 
   beforeAll(async () => {
-    redis = await startRedis();
-    proxy = await startHoldingProxy(wiki);
-    const env = {
-      WIKIEDGE_REDIS_URL: redis.url,
-      WIKIEDGE_IDENTITY_SECRET: 'replicas-share-this-identity-secret',
-      WIKIEDGE_RC_FOLLOW: 'true',
-      WIKIEDGE_RC_POLL_MS: String(POLL_MS),
-    };
-    [a, b] = await Promise.all([startGateway(wiki, env), startGateway(proxy.url, env)]);
-    await until('both followers up', async () => (await metric(a, /^wikiedge_change_follower_up (\d+)/m)) === 1 && (await metric(b, /^wikiedge_change_follower_up (\d+)/m)) === 1);
+    replicas = await startReplicas(wiki);
+    ({ a, b } = replicas);
   });
-  afterAll(async () => {
-    await Promise.all([a?.close(), b?.close()]);
-    await proxy?.close();
-    await redis?.stop();
-  });
+  afterAll(() => replicas?.close());
 
   /** Purge messages of `kind` B has applied (each replica hears its own and the others'). */
   const heardOnB = (kind: string) => metric(b, new RegExp(`^wikiedge_redis_purge_messages_total\\{kind="${kind}"\\} (\\d+)`, 'm'));
@@ -69,7 +36,7 @@ describe('a purge made while an answer is on its way is not undone by storing it
    */
   async function purgeWhileFetching(q: string, marker: string, kind: string, purge: () => Promise<unknown>, cookie?: string) {
     const heard = await heardOnB(kind);
-    const held = proxy.hold(marker);
+    const held = replicas.proxy.hold(marker);
     const slow = http(`${b.apiUrl}?${q}`, cookie ? { headers: { cookie } } : {});
     await held.answered;
     await purge();
@@ -144,17 +111,7 @@ describe('a purge made while an answer is on its way is not undone by storing it
   });
 
   it('a replica that missed the purge message still cannot write the purged URL into Redis', async () => {
-    const tier = new RedisTier({
-      url: redis.url,
-      timeoutMs: 500,
-      lockMs: 1_000,
-      keyPrefix: 'wikiedge:',
-      windows: { graceMs: 0, staleIfErrorMs: 0 },
-      now: Date.now,
-      log: pino({ level: 'silent' }),
-      metrics: new RedisMetrics(new Registry()),
-      onPurge: () => undefined,
-    });
+    const tier = bareRedisTier(replicas.redis.url);
     try {
       expect(await tier.ready(5_000)).toBe(true);
       const q = `action=query&meta=siteinfo&siprop=general&format=json&requestid=${randomUUID()}`;

@@ -3,8 +3,6 @@
 // (stopped, killed, restarted) without a client request failing or waiting.
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import pino from 'pino';
-import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { RedisTier, sha256 } from '../../src/cache/redis-tier.js';
 import type { CacheEntry } from '../../src/cache/store.js';
@@ -14,10 +12,9 @@ import { request } from 'undici';
 import { cacheKey, canonicalQuery } from '../../src/api/request.js';
 import { parsePhpQuery } from '../../src/php/php-input.js';
 import { storedAnswers } from '../support/entries.js';
-import { RedisMetrics } from '../../src/metrics.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http, type TestResponse } from '../support/http.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { bareRedisTier, startRedis, type TestRedis } from '../support/redis.js';
 import { apiLogout, LAB_USER, LAB_USER_PASS, loginCookies, upstreamRequestCount } from '../support/wiki.js';
 
 const wiki = inject('wikiUrl');
@@ -287,17 +284,7 @@ describe('two replicas sharing one Redis', () => {
     // again (seen once under load as two locks won, no Redis error).
     const tiers = [0, 1].map(
       () =>
-        new RedisTier({
-          url: redis.url,
-          timeoutMs: 1_000,
-          lockMs: 3_000,
-          keyPrefix: 'wikiedge:',
-          windows: { graceMs: 10_000, staleIfErrorMs: 300_000 },
-          now: Date.now,
-          log: pino({ level: 'silent' }),
-          metrics: new RedisMetrics(new Registry()),
-          onPurge: () => undefined,
-        }),
+        bareRedisTier(redis.url, { timeoutMs: 1_000, lockMs: 3_000, windows: { graceMs: 10_000, staleIfErrorMs: 300_000 } }),
     );
     const [tierA, tierB] = tiers as [RedisTier, RedisTier];
     try {

@@ -8,6 +8,7 @@ import type { Redis } from 'ioredis';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { RedisConnection } from '../../src/cache/redis/connection.js';
+import { RedisTier } from '../../src/cache/redis-tier.js';
 import { RedisMetrics } from '../../src/metrics.js';
 
 const REDIS_SERVER = process.env['WIKIEDGE_TEST_REDIS_SERVER'] ?? '/usr/bin/redis-server';
@@ -184,4 +185,23 @@ export function fakeRedisConnection(timeoutMs: number) {
       return connection.ready(1_000);
     },
   };
+}
+
+/**
+ * A Redis tier of its own, with no gateway around it (its purge messages go nowhere): a replica
+ * reduced to its tier, to play the steps of a race by hand. `options` override the defaults.
+ */
+export function bareRedisTier(url: string, options: Partial<ConstructorParameters<typeof RedisTier>[0]> = {}): RedisTier {
+  return new RedisTier({
+    url,
+    timeoutMs: 500,
+    lockMs: 1_000,
+    keyPrefix: 'wikiedge:',
+    windows: { graceMs: 0, staleIfErrorMs: 0 },
+    now: Date.now,
+    log: pino({ level: 'silent' }),
+    metrics: new RedisMetrics(new Registry()),
+    onPurge: () => undefined,
+    ...options,
+  });
 }

@@ -34,7 +34,7 @@ describe('the reach of a change', () => {
   });
 
   it('here only: tags and gaps are not relayed', async () => {
-    const { s, everywhere, here } = signals();
+    const { s, here } = signals();
     await s.apply([edit, block], 'here');
     await s.expire(5, 'stalled', 'here');
     expect(here.map((m) => m.kind)).toEqual(['tags', 'expire']);
