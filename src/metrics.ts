@@ -144,6 +144,23 @@ export interface TierStats {
   readonly slabBytes: number;
 }
 
+/**
+ * A gauge by tier, read from the store's stats when scraped (the metrics are built before the
+ * store they read, which is why `stats` may be absent: such a gauge stays empty).
+ */
+export function tierGauge<S>(registers: Registry[], stats: ((tier: Tier) => S) | undefined, name: string, help: string, pick: (s: S) => number): Gauge<'tier'> {
+  return new Gauge({
+    name,
+    help,
+    labelNames: ['tier'] as const,
+    registers,
+    collect() {
+      if (!stats) return;
+      for (const tier of TIERS) this.set({ tier }, pick(stats(tier)));
+    },
+  });
+}
+
 /** MediaWiki API error codes seen, bounded: after this many distinct codes the rest are `other`. */
 const MAX_ERROR_CODES = 64;
 
@@ -296,18 +313,7 @@ export class Metrics {
         if (gate) this.set(gate.queued);
       },
     });
-    const tierStats = opts.tierStats;
-    const gauge = (name: string, help: string, pick: (s: TierStats) => number) =>
-      new Gauge({
-        name,
-        help,
-        labelNames: ['tier'] as const,
-        registers,
-        collect() {
-          if (!tierStats) return;
-          for (const tier of TIERS) this.set({ tier }, pick(tierStats(tier)));
-        },
-      });
+    const gauge = (name: string, help: string, pick: (s: TierStats) => number) => tierGauge(registers, opts.tierStats, name, help, pick);
     gauge('wikiedge_cache_entries', 'Entries held, by tier.', (s) => s.entries);
     gauge('wikiedge_cache_bytes', 'Bytes held (bodies, headers and overhead), by tier.', (s) => s.bytes);
     gauge('wikiedge_cache_budget_bytes', 'Byte budget, by tier.', (s) => s.budget);

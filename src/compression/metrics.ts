@@ -24,7 +24,8 @@
  *   wikiedge_decoded_cache_bytes                    decoded answers kept for identity clients
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { TIERS, type Tier } from '../outcomes.js';
+import type { Tier } from '../outcomes.js';
+import { tierGauge } from '../metrics.js';
 import type { Coding } from './accept-encoding.js';
 import type { CompressionCost } from './codings.js';
 
@@ -96,20 +97,10 @@ export class CompressionMetrics {
       labelNames: ['outcome'] as const,
       registers,
     });
-    const tierStats = opts.tierStats;
-    const tierGauge = (name: string, help: string, pick: (s: { identityBytes: number; bodyBytes: number }) => number) =>
-      new Gauge({
-        name,
-        help,
-        labelNames: ['tier'] as const,
-        registers,
-        collect() {
-          if (!tierStats) return;
-          for (const tier of TIERS) this.set({ tier }, pick(tierStats(tier)));
-        },
-      });
-    tierGauge('wikiedge_cache_identity_bytes', 'The stored answers decoded, by tier: over wikiedge_cache_stored_body_bytes, the stored compression ratio.', (s) => s.identityBytes);
-    tierGauge('wikiedge_cache_stored_body_bytes', 'Stored answer bodies, every stored form (gzip, br, identity), by tier.', (s) => s.bodyBytes);
+    const gauge = (name: string, help: string, pick: (s: { identityBytes: number; bodyBytes: number }) => number) =>
+      tierGauge(registers, opts.tierStats, name, help, pick);
+    gauge('wikiedge_cache_identity_bytes', 'The stored answers decoded, by tier: over wikiedge_cache_stored_body_bytes, the stored compression ratio.', (s) => s.identityBytes);
+    gauge('wikiedge_cache_stored_body_bytes', 'Stored answer bodies, every stored form (gzip, br, identity), by tier.', (s) => s.bodyBytes);
     const decodedBytes = opts.decodedBytes;
     new Gauge({
       name: 'wikiedge_decoded_cache_bytes',
