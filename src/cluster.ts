@@ -51,6 +51,7 @@ import { PURGE_ASK_MS, PurgeFanOut } from './cluster/purge-fan-out.js';
 import { reloadOnSighup } from './cluster/reload.js';
 import { SHUTDOWN_MARGIN_MS, shutDownOnSignals } from './cluster/shutdown.js';
 import { Supervisor } from './cluster/supervisor.js';
+import { handOverLocalTier } from './cluster/tier-hand-over.js';
 import { WorkerConfig } from './cluster/worker-config.js';
 import { workerEnv } from './cluster/worker-env.js';
 import { type Config, type ConfigSources, type LoadedConfig, readConfigSources } from './config.js';
@@ -102,6 +103,9 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
     onExit: (worker) => {
       asks.abandon(worker);
       metrics.retire(worker);
+    },
+    handOver: async (old, replacement) => {
+      await handOverLocalTier(asks, old, replacement, log);
     },
   });
   /** Every worker that may hold cached entries: the slots' workers and the replaced ones still draining. */

@@ -17,6 +17,8 @@ export class InvalidationLog {
   /** Marks below this may have missed a forgotten record. */
   private forgottenUpTo = 0;
   private flushedAt = 0;
+  /** The last flush that removed entries (a purge of everything), not a gap: see invalidatedSince. */
+  private purgedAllAt = 0;
 
   constructor(private readonly maxTags = 100_000) {}
 
@@ -37,13 +39,23 @@ export class InvalidationLog {
     }
   }
 
-  recordFlush(): void {
+  /**
+   * Everything is invalidated: a purge of everything, or a gap in the change signals (nothing
+   * stored before it is vouched for; the entries held stay, not fresh).
+   */
+  recordFlush(cause: 'purge' | 'gap' = 'purge'): void {
     this.flushedAt = ++this.seq;
+    if (cause === 'purge') this.purgedAllAt = this.seq;
   }
 
-  invalidatedSince(deps: readonly string[], mark: number): boolean {
+  /**
+   * `exceptGaps`: for entries that keep their storedAt (a reload's hand-over), which a gap already
+   * makes not fresh (freshness.ts), as it does every entry held: only purges count. An answer
+   * fetched meanwhile counts gaps too: stored, it would be fresh from now.
+   */
+  invalidatedSince(deps: readonly string[], mark: number, exceptGaps = false): boolean {
     if (this.seq === mark) return false;
-    if (this.flushedAt > mark || this.forgottenUpTo > mark) return true;
+    if ((exceptGaps ? this.purgedAllAt : this.flushedAt) > mark || this.forgottenUpTo > mark) return true;
     for (const tag of deps) if ((this.tags.get(tag) ?? 0) > mark) return true;
     return false;
   }

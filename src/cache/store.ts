@@ -319,7 +319,7 @@ export class CacheStore {
    */
   expireBefore(at: number): void {
     if (at > this.staleBefore) this.staleBefore = at;
-    this.invalidations.recordFlush();
+    this.invalidations.recordFlush('gap');
   }
 
   /**
@@ -429,6 +429,32 @@ export class CacheStore {
       n += t.deleteAll(doomed, 'purge');
     }
     return n;
+  }
+
+  /**
+   * A tier's entries, least recently used first, their recency untouched (a reload's hand-over,
+   * hand-over.ts), read lazily while the tier keeps serving: the keys are taken at once (walking
+   * lru-cache's list while hits move entries in it could stop short), each entry when its turn
+   * comes (one purged or evicted meanwhile is skipped).
+   */
+  *oldestFirst(tier: Tier): Generator<[string, CacheEntry]> {
+    const lru = this.tiers[tier].lru;
+    for (const key of [...lru.rkeys()]) {
+      const entry = lru.peek(key);
+      if (entry) yield [key, entry];
+    }
+  }
+
+  /**
+   * Take an entry another process of this replica held (a reload's hand-over), unless this one
+   * holds the key already (fetched since it started: newer) or a purge or invalidation this
+   * process applied since it started reached it (the sender may have encoded it before). Its
+   * storedAt is kept: a gap this process took makes it not fresh, as it does every entry.
+   */
+  adopt(tier: Tier, key: string, entry: CacheEntry): boolean {
+    if (this.tiers[tier].lru.has(key)) return false;
+    if (this.invalidations.mark() !== 0 && this.invalidations.invalidatedSince(guardTags(entry), 0, true)) return false;
+    return this.set(tier, key, entry);
   }
 
   /**

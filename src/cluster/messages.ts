@@ -5,8 +5,9 @@
  * (Node's own cluster messages reach 'message' listeners too) is ignored.
  *
  * Three conversations:
- * - ask / answer: the primary asks one worker for its metrics or a purge; the worker answers
- *   with the same id (ipc-asks.ts waits for it, worker-side.ts answers).
+ * - ask / answer: the primary asks one worker for its metrics, a purge, or (a reload) a chunk of
+ *   its entries to hand over or to take; the worker answers with the same id (ipc-asks.ts waits
+ *   for it, worker-side.ts answers).
  * - siblings-purge: a worker that applied a purge by itself (PURGE, a logout, a session holder's
  *   write) without Redis tells the primary, which hands it to every other worker (purge-fan-out.ts).
  * - config-ask / config: a worker that starts asks the primary for its configuration, and gets
@@ -29,12 +30,19 @@ export type MetricsJson = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
 export type Ask =
   | { readonly op: 'metrics' }
   /** everywhere: Redis and this worker's local tier (the leader); otherwise the local tier only. */
-  | { readonly op: 'purge'; readonly message: PurgeMessage; readonly everywhere: boolean };
+  | { readonly op: 'purge'; readonly message: PurgeMessage; readonly everywhere: boolean }
+  /** A reload: the next chunk of this (replaced) worker's shared entries (cache/hand-over.ts). */
+  | { readonly op: 'hand-over' }
+  /** A reload: entries of the worker this one replaces, to adopt (cache/hand-over.ts). */
+  | { readonly op: 'take-over'; readonly chunk: Uint8Array };
 
 /** What a worker answers to each question. */
 export interface Answers {
   readonly metrics: MetricsJson;
   readonly purge: PurgeResult;
+  /** null: every entry went. */
+  readonly 'hand-over': { readonly chunk: Uint8Array | null };
+  readonly 'take-over': { readonly offered: number; readonly taken: number };
 }
 
 export type AnswerTo<A extends Ask> = Answers[A['op']];

@@ -17,9 +17,10 @@
  *    the old one drains, so capacity never drops. Workers started from now on, a crashed one's
  *    replacement included, run the new configuration (worker-config.ts).
  *
- * What a reload keeps: the Redis tier (shared by the old and new workers alike). What it loses:
- * each worker's local tier, which starts empty in its replacement (with Redis, refilled from
- * there as `hit-shared`).
+ * What a reload keeps: the Redis tier (shared by the old and new workers alike), and each
+ * worker's shared local entries, which the replaced worker hands to its replacement before it
+ * drains (tier-hand-over.ts; at most HAND_OVER_LIMIT_MS a worker). What it loses: per-session
+ * entries (minutes long; with Redis, refilled from there as `hit-shared`).
  *
  * One line at the start of a reload and one at its end; a SIGHUP during a reload runs one more
  * reload after it (the file may have changed again), a SIGHUP during shutdown is ignored.

@@ -7,8 +7,8 @@
  *   process would.
  * - afterwards, a worker that dies is forked again in its slot after restart-backoff.ts's delay.
  * - replaceAll (a reload): slot after slot, fork a new worker, wait until it listens, make it
- *   the slot's, then SIGTERM the old one and wait for it to exit (it drains as a single process
- *   does, app.ts). The shared listening socket always has a worker accepting on it, and never
+ *   the slot's, let the old one hand its local tier over (handOver), then SIGTERM the old one
+ *   and wait for it to exit (it drains as a single process does, app.ts). The shared listening socket always has a worker accepting on it, and never
  *   fewer than WIKIEDGE_WORKERS serve: capacity does not drop. A new worker that exits before it
  *   listens stops the replacement; the slot keeps its old worker.
  * - stop: SIGTERM to every worker (slot holders, replacements still starting, replaced ones still
@@ -34,6 +34,11 @@ export interface SupervisorOptions {
   readonly onMessage: (worker: Worker, message: unknown) => void;
   /** A worker exited, for whatever reason (called before its slot is restarted). */
   readonly onExit: (worker: Worker) => void;
+  /**
+   * A reload: what `old` holds goes to `replacement`, which listens already, before `old` is
+   * told to drain (cluster/tier-hand-over.ts). Bounded by its owner; never rejects.
+   */
+  readonly handOver?: (old: Worker, replacement: Worker) => Promise<void>;
   /** Clock for how long a worker lived (ms). */
   readonly now?: () => number;
 }
@@ -133,7 +138,10 @@ export class Supervisor {
       slot.listening = true;
       slot.quickDeaths = 0;
       this.logListening(worker, slot);
-      if (old && !old.isDead()) await this.retire(old, retireLimitMs);
+      if (old && !old.isDead()) {
+        await this.options.handOver?.(old, worker);
+        await this.retire(old, retireLimitMs);
+      }
       replaced++;
     }
     return { replaced };

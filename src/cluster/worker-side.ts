@@ -5,6 +5,7 @@
  * (app.ts's build() without the admin listener, main.ts).
  */
 import type { BuiltPublic } from '../app.js';
+import { HandOverChunks, handedOverEntries } from '../cache/hand-over.js';
 import { type PurgeSiblings, applyLocalPurge, purgeEverywhere } from '../cache/purge.js';
 import type { Gateway } from '../gateway.js';
 import {
@@ -32,17 +33,28 @@ export function siblingsOverIpc(): PurgeSiblings {
 /** In a worker: answer the primary's questions about this worker's gateway. */
 export function answerPrimary(built: BuiltPublic): void {
   const gw = built.gateway;
+  const handOver = { chunks: undefined as HandOverChunks | undefined };
   process.on('message', (m: unknown) => {
     if (!isAsk(m)) return;
-    answer(gw, m.ask).then(
+    answer(gw, m.ask, handOver).then(
       (value) => process.send?.({ wikiedge: 'answer', id: m.id, value } satisfies AnswerMessage),
       (err: unknown) => process.send?.({ wikiedge: 'answer', id: m.id, error: String(err) } satisfies AnswerMessage),
     );
   });
 }
 
-async function answer(gw: Gateway, ask: Ask): Promise<Answers[Ask['op']]> {
+async function answer(gw: Gateway, ask: Ask, handOver: { chunks: HandOverChunks | undefined }): Promise<Answers[Ask['op']]> {
   switch (ask.op) {
+    case 'hand-over':
+      // Asked once per worker, at its replacement: the chunks go on from where the last one ended.
+      handOver.chunks ??= new HandOverChunks(gw.store.oldestFirst('shared'));
+      return { chunk: handOver.chunks.next() ?? null };
+    case 'take-over': {
+      const records = handedOverEntries(ask.chunk);
+      let taken = 0;
+      for (const r of records) if (r.tier === 'shared' && gw.store.adopt('shared', r.key, r.entry)) taken++;
+      return { offered: records.length, taken };
+    }
     case 'metrics':
       return gw.registry.getMetricsAsJSON();
     case 'purge':
