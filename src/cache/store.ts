@@ -100,7 +100,8 @@ const REGION: BodyAccess<StoredEntry> = {
  * share of slab waste. Its header set is charged apart (headerSetSize), once per tier however
  * many entries share it (Tiered.headerUsers). Set from bench/memory.mjs: a 256 MB store fed 4x
  * its budget, the header sets shared, grew the process by 0.97x the budget; with no set shared
- * (the worst case: headers of its own per entry), 0.96x (HEADER_SET_BYTES).
+ * (the worst case: headers of its own per entry), 0.89-0.93x at 100 and 256 MB (HEADER_SET_BYTES
+ * 384; with 256, 0.99-1.05x at 100 MB: malloc and old-space pages vary from run to run).
  */
 const ENTRY_OVERHEAD_BYTES = 640;
 
@@ -120,7 +121,7 @@ export function entrySize(key: string, entry: CacheEntry): number {
  * A header set's own memory besides its strings: the frozen object and its property store
  * (compact.ts), and its place in the tier's count of users (Tiered.headerUsers).
  */
-const HEADER_SET_BYTES = 256;
+const HEADER_SET_BYTES = 384;
 
 /**
  * What a header set costs a tier, charged while at least one entry of the tier holds it: one
