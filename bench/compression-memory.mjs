@@ -59,7 +59,7 @@ async function memoryChild(mode, file, budgetMb) {
   const after = process.memoryUsage();
   const s = store.stats('shared');
   console.log(
-    JSON.stringify({ mode, corpus: corpus.length, offered, entries: s.entries, accountedMB: s.bytes / MB, bodyMB: s.bodyBytes / MB, identityMB: s.identityBytes / MB, rssMB: (after.rss - before.rss) / MB, storeSeconds, bySize }),
+    JSON.stringify({ mode, corpus: corpus.length, offered, entries: s.entries, accountedMB: s.bytes / MB, bodyMB: s.bodyBytes / MB, identityMB: s.identityBytes / MB, slabMB: s.slabBytes / MB, rssMB: (after.rss - before.rss) / MB, heapMB: (after.heapUsed - before.heapUsed) / MB, storeSeconds, bySize }),
   );
 }
 

@@ -96,24 +96,43 @@ const REGION: BodyAccess<StoredEntry> = {
 };
 
 /**
- * Memory an entry costs besides its body, its key and its header strings, rounded up: the entry
- * object, its URL key (a slice of the key), the LRU's and the indexes' slots, the arena's share
- * of slab waste, and its own headers object should its header set not be shared (compact.ts).
- * Set from bench/memory.mjs: a store fed 4x its budget with no header set shared (the worst
- * case) grew the process by 1.00x the budget; with the sets shared, 0.82x.
+ * Memory an entry costs besides its body, its key, its tags and its header set, rounded up: the
+ * entry object, its URL key (a slice of the key), the LRU's and the indexes' slots, the arena's
+ * share of slab waste. Its header set is charged apart (headerSetSize), once per tier however
+ * many entries share it (Tiered.headerUsers). Set from bench/memory.mjs: a 256 MB store fed 4x
+ * its budget, the header sets shared, grew the process by 0.97x the budget; with no set shared
+ * (the worst case: headers of its own per entry), 0.89-0.93x at 100 and 256 MB (HEADER_SET_BYTES
+ * 384; with 256, 0.99-1.05x at 100 MB: malloc and old-space pages vary from run to run).
  */
 const ENTRY_OVERHEAD_BYTES = 640;
 
 /** A tag index slot (a Set member, or a Map entry for the first key of a tag). */
 const TAG_INDEX_BYTES = 48;
 
+/** What a tier charges for one entry, its header set aside (headerSetSize). */
 export function entrySize(key: string, entry: CacheEntry): number {
-  // One byte per key character: keys are percent-encoded URLs and Latin-1 header values.
+  // One byte per key character: keys are percent-encoded URLs.
   let size = ENTRY_OVERHEAD_BYTES + key.length + entry.body.length + (entry.br?.length ?? 0);
   // Each tag is held once per entry in the tag index, and in its list unless the list is shared.
   for (const tag of entry.deps) size += TAG_INDEX_BYTES + tag.length;
-  for (const name in entry.headers) {
-    const v = entry.headers[name]!;
+  return size;
+}
+
+/**
+ * A header set's own memory besides its strings: the frozen object and its property store
+ * (compact.ts), and its place in the tier's count of users (Tiered.headerUsers).
+ */
+const HEADER_SET_BYTES = 384;
+
+/**
+ * What a header set costs a tier, charged while at least one entry of the tier holds it: one
+ * byte per character of its names and values (Latin-1), interned ones too (the bounded intern
+ * table is not charged otherwise).
+ */
+export function headerSetSize(headers: Readonly<Record<string, string | string[]>>): number {
+  let size = HEADER_SET_BYTES;
+  for (const name in headers) {
+    const v = headers[name]!;
     size += name.length + (Array.isArray(v) ? v.join('').length : v.length);
   }
   return size;
@@ -170,6 +189,16 @@ class Tiered {
   private upgrading = false;
   /** The answers' own bytes of the entries held (the stored bytes, decoded): the compression ratio. */
   identityBytes = 0;
+  /**
+   * Entries of this tier holding each header set. Equal header sets are one frozen object
+   * (compact.ts sharedHeaders): a set costs its entries one pointer each, so its bytes are
+   * charged once, while any entry holds it (headerBytes), not once per entry. Charging each
+   * entry its header strings counted ~250 bytes per entry that were not there (the store fed
+   * 4x its budget grew by 0.80x it with the sets shared, 1.03x with none shared).
+   */
+  private readonly headerUsers = new Map<object, number>();
+  /** headerSetSize of every header set some entry of this tier holds: part of the budget. */
+  headerBytes = 0;
 
   constructor(
     readonly tier: Tier,
@@ -182,13 +211,14 @@ class Tiered {
       // (9 MB per tier at the default 200,000) whether or not they are used. The count bound
       // is kept in set().
       max: 0,
+      // Sizes are given to set() (entrySize, plus the header set when it is new to the tier).
       maxSize: maxBytes,
-      sizeCalculation: (entry, key) => entrySize(key, entry),
       // No ttl: freshness() decides from the entry's own storedAt/ttlMs whether it is fresh,
       // stale or dead (a dead one is deleted by the lookup that finds it), and lru-cache's ttl
       // would cost two slots per entry (~20 bytes) and a clock read per lookup for nothing.
       dispose: (entry, key, reason) => {
         this.unindex(key, entry);
+        this.releaseHeaders(entry.headers);
         this.arena.release(entry);
         this.identityBytes -= identityLength(entry);
         if (this.upgrading) return;
@@ -218,6 +248,23 @@ class Tiered {
     else if (current.size === 0) map.delete(id);
   }
 
+  private holdHeaders(headers: object): void {
+    const users = this.headerUsers.get(headers) ?? 0;
+    if (users === 0) this.headerBytes += headerSetSize(headers as CacheEntry['headers']);
+    this.headerUsers.set(headers, users + 1);
+  }
+
+  private releaseHeaders(headers: object): void {
+    const users = this.headerUsers.get(headers);
+    if (users === undefined) return;
+    if (users > 1) {
+      this.headerUsers.set(headers, users - 1);
+      return;
+    }
+    this.headerUsers.delete(headers);
+    this.headerBytes -= headerSetSize(headers as CacheEntry['headers']);
+  }
+
   keysFor(map: KeyIndex, id: string): string[] {
     return [...keysOf(map.get(id))];
   }
@@ -237,13 +284,24 @@ class Tiered {
     // so that it is never fresh or kept here longer than its whole window (as Redis' PX,
     // freshness.ts remainingKeepMs, bounds it there).
     const entry = new StoredEntry(given, urlKey, Math.min(given.storedAt, now));
-    this.lru.set(key, entry);
+    // Its header set is charged with it unless another entry of the tier holds it already (the
+    // entry it replaces does not count: it goes).
+    const replaced = this.lru.peek(key);
+    const users = (this.headerUsers.get(entry.headers) ?? 0) - (replaced?.headers === entry.headers ? 1 : 0);
+    const setBytes = users > 0 ? 0 : headerSetSize(entry.headers);
+    // Larger than the budget with its set: given a size lru-cache refuses, which stores nothing
+    // (and drops what the key held, as for any oversize entry).
+    const size = entrySize(key, entry);
+    this.lru.set(key, entry, { size: size + setBytes > this.lru.maxSize ? this.lru.maxSize + 1 : size });
     // An oversize set() stores nothing in lru-cache (and drops what the key held): only index what was kept.
     if (this.lru.peek(key) !== entry) return false;
+    this.holdHeaders(entry.headers);
     this.arena.place(entry);
     this.identityBytes += identityLength(entry);
     // pop() takes the least recently used entry (disposed as an eviction, like a size eviction).
-    while (this.lru.size > this.opts.maxEntries) this.lru.pop();
+    // lru-cache made room for the entry; the header sets held are part of the budget too. It
+    // never pops the entry itself: with its set it fits the budget alone.
+    while (this.lru.size > this.opts.maxEntries || (this.lru.size > 0 && this.lru.calculatedSize + this.headerBytes > this.lru.maxSize)) this.lru.pop();
     this.index(this.byUrl, entry.urlKey, key);
     if (entry.slot) this.index(this.bySlot, entry.slot, key);
     for (const tag of entry.deps) this.index(this.byTag, tag, key);
@@ -468,7 +526,7 @@ export class CacheStore {
     return {
       identityBytes: t.identityBytes,
       entries: t.lru.size,
-      bytes: t.lru.calculatedSize,
+      bytes: t.lru.calculatedSize + t.headerBytes,
       budget: t.lru.maxSize,
       bodyBytes: arena.liveBytes + arena.ownBytes,
       slabBytes: arena.slabBytes + arena.ownBytes,

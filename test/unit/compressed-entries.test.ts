@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { decodeEntry, encodeEntry, EntryCodecError } from '../../src/cache/entry-codec.js';
-import { type CacheEntry, CacheStore, entrySize } from '../../src/cache/store.js';
+import { type CacheEntry, CacheStore, entrySize, headerSetSize } from '../../src/cache/store.js';
 import { MIN_COMPRESS_BYTES, storedForm } from '../../src/compression/codings.js';
 
 /** A JSON answer of `n` bytes as api.php writes them: repetitive, so it compresses. */
@@ -73,9 +73,9 @@ describe('compressed entries in the store', () => {
     const stats = store.stats('shared');
     expect(stats.bodyBytes).toBe(given.body.length + br.length);
     expect(stats.identityBytes).toBe(identity.length);
-    expect(stats.bytes).toBe(entrySize('k', given));
+    expect(stats.bytes).toBe(entrySize('k', given) + headerSetSize(given.headers));
     store.delete('shared', 'k');
-    expect(store.stats('shared')).toMatchObject({ bodyBytes: 0, identityBytes: 0 });
+    expect(store.stats('shared')).toMatchObject({ bodyBytes: 0, identityBytes: 0, bytes: 0 });
   });
 
   it('an entry as it is (no coding) has no br, and its body is its answer', () => {
