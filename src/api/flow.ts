@@ -447,6 +447,7 @@ async function invalidateWrite(
   form: PostedForm,
   status: number,
   headers: Readonly<Record<string, string | string[] | undefined>>,
+  answer: () => unknown,
 ): Promise<void> {
   if (!wrote(request.method) || status !== 200 || headers['mediawiki-api-error'] !== undefined) return;
   if (form.kind === 'unreadable') {
@@ -455,7 +456,7 @@ async function invalidateWrite(
   }
   const posted = form.kind === 'form' ? form.post : undefined;
   const param = (name: string) => (posted && phpStringParam(posted, name)) ?? phpStringParam(api.query, name);
-  const change = changeFromWrite(param('action') ?? api.modules[0] ?? '', param, gw.changes.namespaces);
+  const change = changeFromWrite(param('action') ?? api.modules[0] ?? '', param, gw.changes.namespaces, answer());
   if (change) await gw.changes.apply([change]);
 }
 
@@ -520,8 +521,9 @@ async function pass(
   const cookies = setCookies(gw, request, res.headers['set-cookie']);
   await settleSession(gw, request.log as Logger, api.identity, { ended: cookies.sessionEnded, wrote: wrote(request.method) });
   countApiError(gw, res.headers);
-  noteSessionUser(gw, api, lazyJson(inspected.body, headerString(res.headers['content-type'])));
-  await invalidateWrite(gw, request, api, form, res.statusCode, res.headers);
+  const json = lazyJson(inspected.body, headerString(res.headers['content-type']));
+  noteSessionUser(gw, api, json);
+  await invalidateWrite(gw, request, api, form, res.statusCode, res.headers, json);
   const clientHeaders = responseHeaders(res.headers, { probed: false, perSession: false });
   // A body the gateway did not decode goes out with the wiki's own encoding.
   const encoding = res.headers['content-encoding'];

@@ -11,7 +11,7 @@
  * names nothing: only `*`.
  */
 import { ANY } from './dependencies.js';
-import { DEFAULT_NAMESPACES, type Namespaces, titleKey } from './titles.js';
+import { DEFAULT_NAMESPACES, type Namespaces, pairedKey, titleKey } from './titles.js';
 
 /** purge: a CDN PURGE; follower: a recentchanges row; write: a write that passed through the gateway. */
 export type ChangeSource = 'purge' | 'follower' | 'write';
@@ -51,7 +51,7 @@ export function changeFromRow(row: RecentChangeRow, namespaces: Namespaces = DEF
     if (typeof text !== 'string') return;
     const t = titleKey(text, namespaces);
     if (!t) return;
-    tags.add(`p:${t.key}`);
+    addPage(tags, t, namespaces);
     tags.add(`n:${typeof ns === 'number' ? ns : t.ns}`);
   };
   if (!row.actionhidden) {
@@ -81,10 +81,17 @@ export function changeFromPurge(title: string, namespaces: Namespaces = DEFAULT_
   const tags = new Set<string>([ANY]);
   const t = titleKey(title, namespaces);
   if (t) {
-    tags.add(`p:${t.key}`);
+    addPage(tags, t, namespaces);
     tags.add(`n:${t.ns}`);
   }
   return { source: 'purge', type: 'purge', tags: [...tags], users: [], at: undefined };
+}
+
+/** A page's tag and its subject/talk pair's (titles.ts pairedKey): a change to one alters answers about both. */
+function addPage(tags: Set<string>, t: { readonly key: string; readonly ns: number }, namespaces: Namespaces): void {
+  tags.add(`p:${t.key}`);
+  const paired = pairedKey(t, namespaces);
+  if (paired !== undefined) tags.add(`p:${paired}`);
 }
 
 /**
@@ -113,29 +120,59 @@ const WRITES: Readonly<Record<string, readonly string[]>> = {
 const FILE_PARAMS = new Set(['filename']);
 
 /** Every parameter changeFromWrite reads: a posted form is searched for these (php/php-post.ts). */
-export const WRITE_PARAMETERS: ReadonlySet<string> = new Set(['action', 'pageid', 'fromid', ...Object.values(WRITES).flat()]);
+export const WRITE_PARAMETERS: ReadonlySet<string> = new Set(['action', 'token', 'pageid', 'fromid', ...Object.values(WRITES).flat()]);
+
+/**
+ * Where a write module's answer names the pages it changed (formatversion 1 and 2 alike): the
+ * fields of its result object, or of each item when the result is a list (`purge`, `import`).
+ * The answer names them as MediaWiki resolved them: a redirect followed (`edit&redirect=1`),
+ * `pageid=` or a generator turned into titles, the talk page a move took along.
+ */
+const ANSWER_TITLE_FIELDS = ['title', 'from', 'to', 'target', 'talkfrom', 'talkto'];
+
+/** Write modules whose answer names a user whose rights or block changed (their sessions' entries go). */
+const USER_WRITES: Readonly<Record<string, string>> = { block: 'user', unblock: 'user', userrights: 'user' };
 
 /**
  * A successful write that passed through the gateway: its pages changed. Read-your-writes even
- * where MediaWiki sends no PURGE (protect, merge) and before the follower's next poll. `params`
- * are the request's parameters as PHP reads them ($_GET then $_POST), by name; undefined when
- * the request is not a write module.
+ * where MediaWiki sends no PURGE (protect, merge, action=purge) and before the follower's next
+ * poll. `params` are the request's parameters as PHP reads them ($_GET then $_POST), by name;
+ * `answer` the write's answer as JSON (undefined when not JSON), which names the pages as
+ * MediaWiki resolved them. A write module not known here (an extension's: Wikibase's wb*, or
+ * block, options, …) that took a token still changed something: every list that any change
+ * alters goes. Undefined when the request is not a write.
  */
-export function changeFromWrite(action: string, params: (name: string) => string | undefined, namespaces: Namespaces = DEFAULT_NAMESPACES): Change | undefined {
+export function changeFromWrite(
+  action: string,
+  params: (name: string) => string | undefined,
+  namespaces: Namespaces = DEFAULT_NAMESPACES,
+  answer?: unknown,
+): Change | undefined {
   const names = WRITES[action];
-  if (!names) return undefined;
+  if (!names && (params('token') === undefined || action === 'logout' || action === '')) return undefined;
   const tags = new Set<string>([ANY]);
-  for (const name of names) {
-    for (const text of (params(name) ?? '').split('|')) {
-      if (!text) continue;
-      const t = titleKey(FILE_PARAMS.has(name) ? `File:${text}` : text, namespaces);
-      if (!t) continue;
-      tags.add(`p:${t.key}`);
-      tags.add(`n:${t.ns}`);
-    }
+  const addTitle = (text: string) => {
+    const t = titleKey(text, namespaces);
+    if (!t) return;
+    addPage(tags, t, namespaces);
+    tags.add(`n:${t.ns}`);
+  };
+  for (const name of names ?? []) {
+    for (const text of (params(name) ?? '').split('|')) if (text) addTitle(FILE_PARAMS.has(name) ? `File:${text}` : text);
   }
   for (const id of (params('pageid') ?? params('fromid') ?? '').split('|')) if (/^\d+$/.test(id)) tags.add(`i:${id}`);
-  return { source: 'write', type: action, tags: [...tags], users: [], at: undefined };
+  const users: string[] = [];
+  const result = typeof answer === 'object' && answer !== null ? (answer as Record<string, unknown>)[action] : undefined;
+  for (const item of Array.isArray(result) ? result : [result]) {
+    if (typeof item !== 'object' || item === null) continue;
+    const o = item as Record<string, unknown>;
+    for (const field of ANSWER_TITLE_FIELDS) if (typeof o[field] === 'string') addTitle(o[field]);
+    if (typeof o['filename'] === 'string') addTitle(`File:${o['filename']}`);
+    if (typeof o['pageid'] === 'number' && o['pageid'] > 0) tags.add(`i:${o['pageid']}`);
+    const userField = USER_WRITES[action];
+    if (userField && typeof o[userField] === 'string') users.push(o[userField]);
+  }
+  return { source: 'write', type: names ? action : 'other', tags: [...tags], users, at: undefined };
 }
 
 /**

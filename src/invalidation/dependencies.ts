@@ -11,8 +11,9 @@
  * - page modules (prop=info, revisions, links, …; parse of a page; compare) depend on the pages
  *   named in the request and, above all, on those the answer lists (`normalized`, `redirects`,
  *   `pages`: the canonical titles a change will name);
- * - lists within one namespace (allpages, allredirects, prefixsearch, allimages, allmessages)
- *   depend on that namespace;
+ * - lists within one namespace (allpages, prefixsearch, allimages, allmessages) depend on that
+ *   namespace (allredirects is not one: its `arnamespace` is the redirects' targets', while a
+ *   change names the redirect page's);
  * - every other list (recentchanges, logevents, categorymembers, backlinks, search, users, …)
  *   and every unknown module depends on any change;
  * - configuration (siteinfo but its statistics, paraminfo, help, filerepoinfo, languageinfo,
@@ -54,7 +55,6 @@ const PAGE_MODULES = new Set([
 /** Namespace-scoped lists: the parameter naming the namespace(s), and the default. */
 const NAMESPACE_LISTS: Readonly<Record<string, { readonly param: string; readonly fallback: number }>> = {
   allpages: { param: 'apnamespace', fallback: 0 },
-  allredirects: { param: 'arnamespace', fallback: 0 },
   prefixsearch: { param: 'psnamespace', fallback: 0 },
   allimages: { param: '', fallback: 6 },
   allmessages: { param: '', fallback: 8 },
@@ -123,9 +123,13 @@ export function dependenciesOf(input: DependencyInput): Dependencies {
   return { tags: tags.has(ANY) ? [ANY, ...[...tags].filter((t) => t !== ANY)] : [...tags], clock };
 }
 
+/** Parameters with which action=query itself answers about pages (ApiPageSet), whatever its submodules. */
+const PAGE_SET_PARAMETERS = ['titles', 'pageids', 'revids'];
+
 function classOf(module: string, isQueryItself: boolean, query: PhpArray): DependencyClass {
-  if (isQueryItself) return 'nothing'; // action=query: its submodules decide
-  if (module === 'query') return 'nothing'; // a bare action=query
+  // action=query: its submodules decide, but for the pages the request names, which its own
+  // `pages` (missing or not, `export`, `redirects`) is about, with or without submodules.
+  if (isQueryItself || module === 'query') return PAGE_SET_PARAMETERS.some((p) => query.has(p)) ? 'pages' : 'nothing';
   if (PAGE_MODULES.has(module)) return 'pages';
   if (NAMESPACE_LISTS[module]) return 'namespace';
   if (CONFIG_MODULES.has(module)) return module === 'siteinfo' && siprops(query).includes('statistics') ? 'any' : 'nothing';
@@ -195,6 +199,9 @@ function collectAnswerPages(answer: unknown, tags: Set<string>, ns: Namespaces):
   const a = answer as Record<string, unknown>;
   const q = a['query'] as Record<string, unknown> | undefined;
   if (q && typeof q === 'object') {
+    // A revision the wiki does not have (deleted, or not yet) names no page: its undeletion
+    // names the page, which this answer cannot know. Likewise a page id without a title.
+    if (q['badrevids'] !== undefined) tags.add(ANY);
     for (const field of ['normalized', 'redirects', 'converted']) {
       const list = q[field];
       if (!Array.isArray(list)) continue;
@@ -206,6 +213,7 @@ function collectAnswerPages(answer: unknown, tags: Set<string>, ns: Namespaces):
     const pages = q['pages'];
     const items = Array.isArray(pages) ? pages : pages && typeof pages === 'object' ? Object.values(pages) : [];
     for (const p of items as { title?: unknown; pageid?: unknown }[]) {
+      if (typeof p?.title !== 'string' && typeof p?.pageid !== 'number') tags.add(ANY);
       addTitle(tags, p?.title, ns);
       addId(tags, p?.pageid);
     }

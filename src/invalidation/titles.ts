@@ -102,6 +102,21 @@ export function titleKey(text: string, namespaces: Namespaces = DEFAULT_NAMESPAC
   return { key: `${prefix}${upperFirst(t)}`, ns };
 }
 
+/**
+ * The other page of a subject/talk pair (`Foo` and `Talk:Foo`, `User:X` and `User talk:X`): its
+ * key, or undefined (Special and Media have none). A change to one alters answers about the
+ * other: `prop=info&inprop=talkid|subjectid`, and MediaWiki purges the subject page's URLs when
+ * its talk page is created, while recentchanges names the talk page only.
+ */
+export function pairedKey(t: { readonly key: string; readonly ns: number }, namespaces: Namespaces = DEFAULT_NAMESPACES): string | undefined {
+  if (t.ns < 0) return undefined;
+  const pair = t.ns % 2 === 0 ? t.ns + 1 : t.ns - 1;
+  const text = t.ns === 0 ? t.key : t.key.slice(t.key.indexOf(':') + 1);
+  if (pair === 0) return text;
+  const name = namespaces.names.get(pair);
+  return name === undefined ? undefined : `${name}:${text}`;
+}
+
 /** Language::ucfirst for a code point: full case mapping (ß → SS), as mb_strtoupper does. */
 function upperFirst(s: string): string {
   const first = String.fromCodePoint(s.codePointAt(0)!);

@@ -94,3 +94,28 @@ describe('answerJson', () => {
     expect(answerJson(Buffer.from('{oops'), 'application/json')).toBeUndefined();
   });
 });
+
+describe('action=query itself answers about the pages the request names (ninth session review)', () => {
+  it('a bare action=query&titles= (a missing page, export, redirects): the pages, not nothing', () => {
+    const answer = { query: { pages: { '-1': { ns: 0, title: 'NewB1', missing: '' } } } };
+    expect(deps('action=query&titles=NewB1&format=json', answer).tags).toEqual(['p:NewB1']);
+    expect(deps('action=query&titles=TA&export=1&format=json', { query: { pages: { '7': { pageid: 7, ns: 0, title: 'TA' } } } }).tags).toEqual(['p:TA', 'i:7']);
+    expect(deps('action=query&pageids=7&format=json', { query: { pages: { '7': { pageid: 7, ns: 0, title: 'TA' } } } }).tags).toEqual(['i:7', 'p:TA']);
+    expect(deps('action=query&format=json').tags).toEqual([]);
+  });
+
+  it('a list with titles: the titles too (the answer`s pages block is about them)', () => {
+    const answer = { query: { pages: [{ ns: 2, title: 'User:X', missing: true }], allpages: [] } };
+    expect(deps('action=query&list=allpages&titles=User:X&format=json&formatversion=2', answer).tags).toEqual(['n:0', 'p:User:X']);
+  });
+
+  it('revids the wiki does not have (badrevids), or a page without title or id: any change', () => {
+    const answer = { query: { badrevids: { '30': { revid: 30, missing: '' } } } };
+    expect(deps('action=query&revids=30&prop=revisions&format=json', answer).tags).toContain('*');
+    expect(deps('action=query&revids=30&prop=revisions&format=json', { query: { pages: [{ missing: true }] } }).tags).toContain('*');
+  });
+
+  it('allredirects depends on any change: its namespace is the targets`, a change names the redirect`s', () => {
+    expect(deps('action=query&list=allredirects&arnamespace=2&format=json').tags).toEqual(['*']);
+  });
+});

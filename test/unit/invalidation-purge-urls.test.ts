@@ -34,10 +34,12 @@ describe('purgedTitle', () => {
 });
 
 describe('changes', () => {
-  it('a PURGE: the page, its namespace, any list', () => {
-    expect(changeFromPurge('Talk:Foo bar').tags).toEqual(['*', 'p:Talk:Foo bar', 'n:1']);
+  it('a PURGE: the page, its subject or talk page, its namespace, any list', () => {
+    expect(changeFromPurge('Talk:Foo bar').tags).toEqual(['*', 'p:Talk:Foo bar', 'p:Foo bar', 'n:1']);
+    expect(changeFromPurge('User:Ann').tags).toEqual(['*', 'p:User:Ann', 'p:User talk:Ann', 'n:2']);
+    expect(changeFromPurge('Special:Version').tags).toEqual(['*', 'p:Special:Version', 'n:-1']);
   });
-  it('a move row: the old title, the target, the page id', () => {
+  it('a move row: the old title, the target (and their talk pages), the page id', () => {
     const c = changeFromRow({
       type: 'log',
       ns: 0,
@@ -49,7 +51,7 @@ describe('changes', () => {
       logaction: 'move',
       logparams: { target_ns: 0, target_title: 'LabA2', suppressredirect: false },
     });
-    expect(c.tags).toEqual(['*', 'p:LabA', 'n:0', 'i:5', 'p:LabA2']);
+    expect(c.tags).toEqual(['*', 'p:LabA', 'p:Talk:LabA', 'n:0', 'i:5', 'p:LabA2', 'p:Talk:LabA2']);
     expect(c.type).toBe('log/move');
     expect(c.at).toBe(Date.parse('2026-11-24T02:00:58Z'));
   });

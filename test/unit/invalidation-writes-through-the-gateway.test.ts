@@ -1,0 +1,58 @@
+// What a write that passed through the gateway invalidates (src/invalidation/changes.ts
+// changeFromWrite): the pages its parameters name and, above all, those its answer names as
+// MediaWiki resolved them (a redirect followed, pageids or a generator turned into titles), with
+// their subject/talk pairs and namespaces; a write module not known here that took a token,
+// every list; the users whose rights or block it changed.
+import { describe, expect, it } from 'vitest';
+import { changeFromUnreadWrite, changeFromWrite } from '../../src/invalidation/changes.js';
+
+const params = (p: Record<string, string>) => (name: string) => p[name];
+
+describe('a write through the gateway', () => {
+  it('action=purge by pageids or a generator: the pages its answer lists', () => {
+    const c = changeFromWrite('purge', params({ action: 'purge', pageids: '12', forcelinkupdate: '1' }), undefined, {
+      batchcomplete: true,
+      purge: [{ ns: 0, title: 'PgR 5', purged: true, linkupdate: true }],
+    });
+    expect(c?.tags).toEqual(['*', 'p:PgR 5', 'p:Talk:PgR 5', 'n:0']);
+  });
+
+  it('an edit of a redirect with redirect=1: the target, as the answer names it', () => {
+    const c = changeFromWrite('edit', params({ action: 'edit', title: 'Redir', redirect: '1', token: 't' }), undefined, {
+      edit: { result: 'Success', pageid: 8, title: 'Target', contentmodel: 'wikitext', newrevid: 40 },
+    });
+    expect(c?.tags).toEqual(['*', 'p:Redir', 'p:Talk:Redir', 'n:0', 'p:Target', 'p:Talk:Target', 'i:8']);
+  });
+
+  it('an edit by pageid: the namespace of the page the answer names', () => {
+    const c = changeFromWrite('edit', params({ action: 'edit', pageid: '9', token: 't' }), undefined, { edit: { result: 'Success', pageid: 9, title: 'Help:W4 2' } });
+    expect(c?.tags).toEqual(expect.arrayContaining(['i:9', 'p:Help:W4 2', 'n:12']));
+  });
+
+  it('a move: both titles and the talk pages it took along', () => {
+    const c = changeFromWrite('move', params({ action: 'move', from: 'A', to: 'B', token: 't' }), undefined, {
+      move: { from: 'A', to: 'B', talkfrom: 'Talk:A', talkto: 'Talk:B' },
+    });
+    expect(c?.tags).toEqual(expect.arrayContaining(['p:A', 'p:B', 'p:Talk:A', 'p:Talk:B']));
+  });
+
+  it('block, unblock, userrights: the user`s sessions end', () => {
+    expect(changeFromWrite('block', params({ action: 'block', user: 'Vandal', token: 't' }), undefined, { block: { user: 'Vandal', id: 3 } })?.users).toEqual(['Vandal']);
+    expect(changeFromWrite('userrights', params({ action: 'userrights', user: 'Bot', token: 't' }), undefined, { userrights: { user: 'Bot', added: ['bot'] } })?.users).toEqual(['Bot']);
+  });
+
+  it('a write module not known here that took a token (an extension`s): every list, labelled other', () => {
+    const c = changeFromWrite('wbeditentity', params({ action: 'wbeditentity', token: 't' }), undefined, { entity: { id: 'Q1' } });
+    expect(c).toMatchObject({ tags: ['*'], type: 'other' });
+  });
+
+  it('reads with no token (a POSTed query, a login with its own token) and logouts change nothing', () => {
+    expect(changeFromWrite('query', params({ action: 'query', titles: 'X' }))).toBeUndefined();
+    expect(changeFromWrite('login', params({ action: 'login', lgtoken: 't' }))).toBeUndefined();
+    expect(changeFromWrite('logout', params({ action: 'logout', token: 't' }))).toBeUndefined();
+  });
+
+  it('a write whose form could not be read: every list and every namespace', () => {
+    expect(changeFromUnreadWrite().tags).toEqual(expect.arrayContaining(['*', 'n:0', 'n:1', 'n:10', 'n:14']));
+  });
+});
