@@ -33,7 +33,7 @@
  */
 import { createHmac } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { type PhpArray, parsePhpCookies, phpStringParam } from './php/php-input.js';
+import { type PhpArray, parsePhpCookies, phpStringParam, reachedMaxInputVars } from './php/php-input.js';
 
 export type Identity =
   | {
@@ -191,7 +191,9 @@ export function credentialsOf(
 export function identify(input: IdentityInput, rules: IdentityRules): Identity {
   const suppressed = isLoginSuppressed(input);
   const cookies = input.cookieHeader ? parsePhpCookies(input.cookieHeader) : EMPTY;
-  const credentials = credentialsOf(cookies, input.credentialHeaderValues, rules);
+  // Cookies past max_input_vars: a wiki whose php.ini allows more reads credentials we did not
+  // see (1,000 `a;` before a session cookie made a logged-in request look anonymous here).
+  const credentials = reachedMaxInputVars(cookies) ? 'unsure' : credentialsOf(cookies, input.credentialHeaderValues, rules);
   if (suppressed) {
     // Whatever shape the credentials have, MediaWiki never reads them for the user; it still
     // loads the session, so any sign of one makes its answer private.

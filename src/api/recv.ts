@@ -14,7 +14,7 @@ import type { ErrorFormat } from '../errors.js';
 import { connectionNamesHeaders, effectiveForwardedProto, forwardedView, headerString } from '../forwarding.js';
 import type { Gateway } from '../gateway.js';
 import { type Identity, type IdentityRules, credentialValues, identityFromHeaders, mayCarryCredentials } from '../identity.js';
-import { type PhpArray, parsePhpQuery, phpStringParam } from '../php/php-input.js';
+import { type PhpArray, parsePhpQuery, phpStringParam, reachedMaxInputVars } from '../php/php-input.js';
 import { queryIsAmbiguous, type RequestTarget } from '../target.js';
 import {
   applicableRule,
@@ -147,7 +147,8 @@ export function recv(gw: Gateway, request: FastifyRequest, target: RequestTarget
     classification: classify({
       method: request.method,
       canonicalPath: target.rawPath === gw.config.apiPath,
-      ambiguousQuery: queryIsAmbiguous(target.rawQuery),
+      // Past max_input_vars the wiki (its php.ini may allow more) may read what the key does not.
+      ambiguousQuery: queryIsAmbiguous(target.rawQuery) || reachedMaxInputVars(query),
       query,
       identity,
       hasBody: headersAnnounceBody(request.headers),

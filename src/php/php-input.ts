@@ -46,6 +46,18 @@ export interface PhpInputLimits {
 }
 
 export const PHP_DEFAULT_MAX_INPUT_VARS = 1000;
+
+/** Inputs parsed here that had more variables than max_input_vars (reachedMaxInputVars). */
+const truncated = new WeakSet<PhpArray>();
+
+/**
+ * Whether PHP, at this max_input_vars, stopped reading `arr`'s input before its end. A wiki whose
+ * php.ini allows more (many raise it) reads variables the gateway did not: the gateway's view
+ * of the request (its key, who is asking) is then not the wiki's, and it must not cache on it.
+ */
+export function reachedMaxInputVars(arr: PhpArray): boolean {
+  return truncated.has(arr);
+}
 export const PHP_DEFAULT_MAX_INPUT_NESTING_LEVEL = 64;
 
 /**
@@ -226,7 +238,10 @@ function treatData(input: string, cookie: boolean, limits: PhpInputLimits | unde
     }
     // if (++count > max_input_vars) { warning; break; }  Every GET token counts, even "=x"
     // whose empty name is dropped later.
-    if (++count > maxVars) break;
+    if (++count > maxVars) {
+      truncated.add(state.top);
+      break;
+    }
     const nameEnd = eq === -1 ? end : eq;
     // No '=' gives the empty string. Values are binary-safe (a decoded %00 stays).
     const value = eq === -1 ? '' : urlDecode(input, eq + 1, end, !cookie, false);

@@ -12,7 +12,7 @@
  *   (nothing decoded), registered with the same name rules as `$_GET`.
  * Any other type leaves `$_POST` empty: the query string alone names the modules.
  */
-import { type PhpArray, parsePhpQuery } from './php-input.js';
+import { type PhpArray, parsePhpQuery, reachedMaxInputVars } from './php-input.js';
 
 /** What a body says about `$_POST`: its variables, none (not a form), or unknown (a form not read). */
 export type PostedForm = { readonly kind: 'form'; readonly post: PhpArray } | { readonly kind: 'none' } | { readonly kind: 'unreadable' };
@@ -27,7 +27,11 @@ export function postedForm(contentType: string | undefined, body: Buffer | undef
   const multipart = type === 'multipart/form-data';
   if (type !== 'application/x-www-form-urlencoded' && !multipart) return { kind: 'none' };
   if (body === undefined) return { kind: 'unreadable' };
-  if (!multipart) return { kind: 'form', post: parsePhpQuery(body.toString('latin1')) };
+  if (!multipart) {
+    const post = parsePhpQuery(body.toString('latin1'));
+    // Past max_input_vars a wiki allowing more reads variables we did not.
+    return reachedMaxInputVars(post) ? { kind: 'unreadable' } : { kind: 'form', post };
+  }
   const boundary = boundaryOf(contentType ?? '');
   if (boundary === undefined) return { kind: 'unreadable' };
   const fields = multipartFields(body.toString('latin1'), boundary, only);

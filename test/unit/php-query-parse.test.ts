@@ -4,7 +4,8 @@
  * test/integration/php-input-oracle.test.ts compares against a live PHP with generated input.
  */
 import { describe, expect, it } from 'vitest';
-import { hasArrayShapes, type PhpArray, parsePhpQuery, phpStringParam } from '../../src/php/php-input.js';
+import { hasArrayShapes, type PhpArray, parsePhpCookies, parsePhpQuery, phpStringParam, reachedMaxInputVars } from '../../src/php/php-input.js';
+import { postedForm } from '../../src/php/php-post.js';
 
 type Pairs = Array<[string, string | Pairs]>;
 
@@ -463,5 +464,16 @@ describe('phpStringParam / hasArrayShapes', () => {
     expect(hasArrayShapes(parsePhpQuery('a[x=1&b]=2'))).toBe(false);
     expect(hasArrayShapes(parsePhpQuery('a[__Host-x]=1'))).toBe(true);
     expect(hasArrayShapes(new Map())).toBe(false);
+  });
+});
+
+describe('max_input_vars reached (the wiki may read further: reachedMaxInputVars)', () => {
+  it('is said of a query, cookies and a form with more variables than the limit, never of one within it', () => {
+    expect(reachedMaxInputVars(parsePhpQuery(`a=1${'&='.repeat(999)}`))).toBe(false);
+    expect(reachedMaxInputVars(parsePhpQuery(`a=1${'&='.repeat(1000)}`))).toBe(true);
+    expect(reachedMaxInputVars(parsePhpCookies(`${'a;'.repeat(1000)} s=1`))).toBe(true);
+    expect(reachedMaxInputVars(parsePhpCookies('a=1; s=1'))).toBe(false);
+    const body = Buffer.from(`action=edit${'&x='.repeat(1000)}&title=T`);
+    expect(postedForm('application/x-www-form-urlencoded', body, new Set(['action']))).toEqual({ kind: 'unreadable' });
   });
 });
