@@ -291,6 +291,24 @@ export function identityFromHeaders(
   );
 }
 
+/**
+ * Who is asking, on a path other than api.php (index.php, a page view, Special:UserLogout):
+ * only api.php suppresses a login for `callback=`, `origin=*` or Treat-as-Untrusted (ApiMain),
+ * index.php reads the session whatever the request says, so a logout or a write there ends or
+ * changes the session all the same.
+ */
+export function sessionIdentityFromHeaders(headers: IncomingHttpHeaders, rules: IdentityRules): Identity {
+  return identify(
+    {
+      cookieHeader: headers.cookie,
+      credentialHeaderValues: rules.credentialHeaders.map((name) => headerValue(headers[name])),
+      treatAsUntrusted: false,
+      query: EMPTY,
+    },
+    rules,
+  );
+}
+
 function headerValue(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v.join(', ') : v;
 }

@@ -12,8 +12,7 @@ import { replyWithError } from './error-reply.js';
 import { ClientClosedError, GatewayError, fromUpstreamFailure, failureKind } from './errors.js';
 import { admit, type Release, releaseWith, requestBodyOf } from './limits/admission.js';
 import { downstreamResponseHeaders, forwardedView, upstreamRequestHeaders } from './forwarding.js';
-import { identityFromHeaders, mayCarryCredentials, requestCookieNames } from './identity.js';
-import { parsePhpQuery } from './php/php-input.js';
+import { mayCarryCredentials, requestCookieNames, sessionIdentityFromHeaders } from './identity.js';
 import { settleSession, wrote } from './session-lifecycle.js';
 import { normalizeSetCookies } from './set-cookie.js';
 import type { Logger } from 'pino';
@@ -55,7 +54,7 @@ export async function streamThrough(
     releaseWith(res.body, release);
     noteOutcome(request, { disposition: 'pass', upstreamMs: gw.now() - started });
     gw.metrics.upstreamDuration.observe({ outcome: 'headers' }, (gw.now() - started) / 1000);
-    await settleStreamedSession(gw, request, target, res.headers['set-cookie']);
+    await settleStreamedSession(gw, request, res.headers['set-cookie']);
     const headers = downstreamResponseHeaders(res.headers, { dropLength: false });
     reply.code(res.statusCode).headers(headers);
     reply.header('x-cache', 'pass');
@@ -75,12 +74,12 @@ export async function streamThrough(
 async function settleStreamedSession(
   gw: Gateway,
   request: FastifyRequest,
-  target: RequestTarget,
   setCookie: string | string[] | undefined,
 ): Promise<void> {
   const view = forwardedView(request.headers);
   if (!mayCarryCredentials(view, gw.identityRules)) return;
-  const identity = identityFromHeaders(view, parsePhpQuery(target.rawQuery), gw.identityRules);
+  // Not api.php: its login suppression (callback=, origin=*, Treat-as-Untrusted) does not apply.
+  const identity = sessionIdentityFromHeaders(view, gw.identityRules);
   if (identity.kind !== 'session') return;
   const lines = setCookie === undefined ? [] : Array.isArray(setCookie) ? setCookie : [setCookie];
   const ended =

@@ -44,6 +44,30 @@ describe('a session ends, or writes, on index.php', () => {
     expect(JSON.parse(after.body).query.userinfo.name).not.toBe(LAB_USER);
   });
 
+  // Security round 3: api.php's login suppression (callback=, origin=*, Treat-as-Untrusted) was
+  // applied to index.php too, which ignores those markers: the wiki logged the user out, the
+  // gateway took the request for an anonymous one and evicted nothing.
+  for (const [marker, extra] of [
+    ['callback=1', { query: '&callback=1', headers: {} }],
+    ['origin=*', { query: '&origin=*', headers: {} }],
+    ['Treat-as-Untrusted', { query: '', headers: { 'treat-as-untrusted': '1' } }],
+  ] as const) {
+    it(`a UI logout carrying ${marker} (api.php's markers, which index.php ignores) evicts the session's entries`, async () => {
+      const { cookie, url } = await cachedSession();
+      const form = await http(`${gw.url}/w/index.php?title=Special:UserLogout`, { headers: { cookie } });
+      const token = /value="([^"]*)" name="wpEditToken"/.exec(form.body)![1]!.replace(/&#92;/g, '\\');
+      const logout = await http(`${gw.url}/w/index.php?title=Special:UserLogout${extra.query}`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', ...extra.headers },
+        body: new URLSearchParams({ title: 'Special:UserLogout', wpEditToken: token, redirectparams: '' }).toString(),
+      });
+      expect(setCookieNames(logout)).toContain('wiki_session');
+      const after = await http(url, { headers: { cookie } });
+      expect(header(after, 'x-cache')).not.toBe('hit');
+      expect(JSON.parse(after.body).query.userinfo.name).not.toBe(LAB_USER);
+    });
+  }
+
   it('any write through index.php by a session holder evicts its entries', async () => {
     const { cookie, url } = await cachedSession();
     const post = await http(`${gw.url}/w/index.php?title=Sandbox_${randomUUID()}&action=submit`, {
