@@ -136,10 +136,18 @@ function resolve(key: ConfigKey, field: Field<unknown>, sources: ConfigSources, 
   return { value: defaultOf(field), origin: 'default' };
 }
 
-function checkBetweenKeys(config: Config): void {
+function checkBetweenKeys(config: Config, origins: Readonly<Record<string, Origin>>): void {
   for (const [key, limit] of NOT_ABOVE) {
     if (config[key] > config[limit]) throw new ConfigError(FIELDS[key].env, `must not exceed ${FIELDS[limit].env}`);
   }
+  // Replicas sharing Redis must name a session alike: with a secret drawn by each at start, a
+  // logout (or a rights change) on one names other slots than the ones another stored under, in
+  // its tier and in Redis, and the old cookie keeps getting the session's answers there.
+  if (config.redisUrl && origins['identitySecret'] === 'default')
+    throw new ConfigError(
+      FIELDS.identitySecret.env,
+      `is required with ${FIELDS.redisUrl.env}: every replica sharing Redis must key sessions with the same secret (or WIKIEDGE_IDENTITY_SECRET_FILE)`,
+    );
 }
 
 function deepFreeze<T>(value: T): T {
@@ -162,7 +170,7 @@ export function configFromSources(sources: ConfigSources): LoadedConfig {
     origins[key] = origin;
   }
   const config = values as Config;
-  checkBetweenKeys(config);
+  checkBetweenKeys(config, origins);
   return { config: deepFreeze(config), origins: Object.freeze(origins as Record<ConfigKey, Origin>), warnings: Object.freeze(warnings) };
 }
 

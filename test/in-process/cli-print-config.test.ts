@@ -18,6 +18,7 @@ describe.runIf(built)('--print-config', () => {
       ...env,
       WIKIEDGE_ADMIN_TOKEN_FILE: path.join(dir, 'token'),
       WIKIEDGE_REDIS_URL: 'redis://user:hunter2-password@redis:6379/0',
+      WIKIEDGE_IDENTITY_SECRET: 'an-identity-secret-0123456',
     });
     expect(run.status).toBe(0);
     expect(run.stderr).toBe('');

@@ -181,7 +181,7 @@ describe.runIf(built && existsSync('/usr/bin/redis-server'))('cluster mode with 
   beforeAll(async () => {
     fake = await publicWiki();
     redis = await startRedis();
-    c = await startCluster(fake.url, { WIKIEDGE_REDIS_URL: redis.url });
+    c = await startCluster(fake.url, { WIKIEDGE_REDIS_URL: redis.url, WIKIEDGE_IDENTITY_SECRET: 'redis-tests-share-this-identity-secret' });
   });
   afterAll(async () => {
     stopCluster(c);

@@ -63,7 +63,7 @@ describe('GET /metrics of a single process, checked by promtool', () => {
     fake = await publicWiki();
     // With Redis and the change follower configured: every family the gateway can export.
     redis = await startRedis();
-    gw = await startGateway(fake.url, { WIKIEDGE_REDIS_URL: redis.url, WIKIEDGE_RC_FOLLOW: 'true' });
+    gw = await startGateway(fake.url, { WIKIEDGE_REDIS_URL: redis.url, WIKIEDGE_IDENTITY_SECRET: 'redis-tests-share-this-identity-secret', WIKIEDGE_RC_FOLLOW: 'true' });
     await traffic(gw.url);
   });
   afterAll(async () => {

@@ -25,7 +25,7 @@ describe.runIf(built && existsSync('/usr/bin/redis-server'))('a reload with the 
     });
     redis = await startRedis();
     // A Redis call slower than its bound marks the tier down; on a busy machine 50 ms is not enough.
-    gw = await spawnGateway(fake.url, { WIKIEDGE_WORKERS: '2', WIKIEDGE_REDIS_URL: redis.url, WIKIEDGE_REDIS_TIMEOUT_MS: '2000' });
+    gw = await spawnGateway(fake.url, { WIKIEDGE_WORKERS: '2', WIKIEDGE_REDIS_URL: redis.url, WIKIEDGE_IDENTITY_SECRET: 'redis-tests-share-this-identity-secret', WIKIEDGE_REDIS_TIMEOUT_MS: '2000' });
     await untilLogged(gw, () => logged(gw, 'worker listening').length === 2);
   });
   afterAll(async () => {

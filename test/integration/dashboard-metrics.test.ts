@@ -73,7 +73,7 @@ describe('every metric the dashboard reads is exported by the running gateway', 
     // a Redis tier, whose panels read its metrics.
     fwd = await startForwarder(wiki);
     redis = await startRedis();
-    gw = await startGateway(fwd.url, { WIKIEDGE_REDIS_URL: redis.url });
+    gw = await startGateway(fwd.url, { WIKIEDGE_REDIS_URL: redis.url, WIKIEDGE_IDENTITY_SECRET: 'redis-tests-share-this-identity-secret' });
     const api = (q: string, headers: Record<string, string> = {}) =>
       http(`${gw.apiUrl}?${q}`, { headers });
     const id = randomUUID();

@@ -72,9 +72,11 @@ describe('compose stack: services', () => {
       expect(members).toEqual(['redis', 'wikiedge']);
       expect(compose.networks[net]?.internal).toBe(true);
     }
-    expect(loadConfig({ WIKIEDGE_UPSTREAM: 'http://wiki', WIKIEDGE_REDIS_URL: env['WIKIEDGE_REDIS_URL'] }).redisUrl).toBe(
-      env['WIKIEDGE_REDIS_URL'],
-    );
+    // With Redis the identity secret is required (config/load.ts): compose gives it as a file.
+    expect(env['WIKIEDGE_IDENTITY_SECRET_FILE']).toMatch(/^\/run\/secrets\//);
+    expect(
+      loadConfig({ WIKIEDGE_UPSTREAM: 'http://wiki', WIKIEDGE_REDIS_URL: env['WIKIEDGE_REDIS_URL'], WIKIEDGE_IDENTITY_SECRET: 'a-secret-as-the-file-holds' }).redisUrl,
+    ).toBe(env['WIKIEDGE_REDIS_URL']);
   });
 
   it('reaches the wiki by service name', () => {

@@ -48,6 +48,12 @@ describe('configuration', () => {
     }
   });
 
+  it('WIKIEDGE_REDIS_URL needs WIKIEDGE_IDENTITY_SECRET: replicas sharing Redis must name sessions alike', () => {
+    const redis = { ...base, WIKIEDGE_REDIS_URL: 'redis://127.0.0.1:6390/0' };
+    expect(() => loadConfig(redis)).toThrow(/WIKIEDGE_IDENTITY_SECRET: is required with WIKIEDGE_REDIS_URL/);
+    expect(loadConfig({ ...redis, WIKIEDGE_IDENTITY_SECRET: 'shared-by-every-replica' }).redisUrl).toBe('redis://127.0.0.1:6390/0');
+  });
+
   it('WIKIEDGE_WORKERS: a count, or auto for one per CPU', () => {
     expect(loadConfig({ ...base, WIKIEDGE_WORKERS: '4' }).workers).toBe(4);
     expect(loadConfig({ ...base, WIKIEDGE_WORKERS: 'auto' }).workers).toBe(availableParallelism());
