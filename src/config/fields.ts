@@ -261,7 +261,7 @@ export const FIELDS = {
     default: new MadeAtStart(() => randomBytes(32), 'random at start'),
     unit: 'text',
     secret: true,
-    doc: 'HMAC key for session slots (≥16 chars); required with WIKIEDGE_REDIS_URL (the same on every replica, or a logout on one leaves the session cached on the others); set it to keep slots across restarts',
+    doc: 'HMAC key for session slots (≥16 chars); required with Redis (the same on every replica)',
   }),
   adminToken: field({
     env: 'WIKIEDGE_ADMIN_TOKEN',

@@ -1220,7 +1220,7 @@ describe('CDN and module-max-age captures 70–83', () => {
     });
   });
 
-  it('81-admin-labbadges: a-p-u-p, persisted session → session tier, TTL 3600', () => {
+  it('81-admin-labbadges: a-p-u-p, persisted session → session tier, for the session TTL (not max-age=3600: a private answer is kept no longer)', () => {
     const r = run({
       query: 'action=labbadges&format=json',
       cookie: ADMIN,
@@ -1231,7 +1231,9 @@ describe('CDN and module-max-age captures 70–83', () => {
         ['Cache-Control', 'private, must-revalidate, max-age=3600'],
       ],
     });
-    expect(r.verdict).toEqual(session('anon-public-user-private', 3600));
+    // The session TTL of these tests (120 s): a private answer's max-age (the module's or the
+    // client's `maxage`) does not lengthen how long a session's answer outlives a logout elsewhere.
+    expect(r.verdict).toEqual(session('anon-public-user-private', 120));
     expect(r.client).toEqual({ cacheControl: 'private, must-revalidate, max-age=3600', expires: undefined });
   });
 
