@@ -78,6 +78,10 @@ export function parameterName(raw: string): string {
   if (name.includes('%') || name.includes('+')) {
     name = name.replace(/\+/g, ' ').replace(/%([0-9A-Fa-f]{2})/g, (_m, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
   }
+  // php_register_variable_ex takes the name as a C string: it ends at a (decoded) NUL, so
+  // `wltoken%00=…` reaches MediaWiki as `wltoken`.
+  const nul = name.indexOf('\0');
+  if (nul !== -1) name = name.slice(0, nul);
   const bracket = name.indexOf('[');
   if (bracket !== -1) name = name.slice(0, bracket);
   return name.replace(/^ +/, '').replace(/[. ]/g, '_').toLowerCase();

@@ -12,7 +12,7 @@ import { describePurge, logPurge } from './access-log.js';
 import { canonicalQuery } from './api/request.js';
 import { answerClientError } from './error-reply.js';
 import { headerString } from './forwarding.js';
-import { requestIdOf } from './request-id.js';
+import { EVERY_PEER, requestIdOf } from './request-id.js';
 import { parsePhpQuery } from './php/php-input.js';
 import { isApiTarget, parseTarget } from './target.js';
 import type { Logger } from 'pino';
@@ -67,7 +67,7 @@ export function buildAdmin(log: Logger, backend: AdminBackend, options: AdminOpt
   const app = Fastify({
     loggerInstance: log.child({ listener: 'admin' }) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
-    genReqId: (req) => requestIdOf(req.headers),
+    genReqId: (req) => requestIdOf(req.headers, undefined, EVERY_PEER),
     clientErrorHandler: answerClientError,
     bodyLimit: 64 * 1024,
   });

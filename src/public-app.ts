@@ -46,7 +46,7 @@ export function buildPublic(gw: Gateway): FastifyInstance {
     loggerInstance: gw.log as FastifyBaseLogger,
     // Fastify's own request logging costs ~23 µs per request (perf-anchors §2f): one line of ours instead.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
-    genReqId: (req) => requestIdOf(req.headers),
+    genReqId: (req) => requestIdOf(req.headers, req.socket.remoteAddress, gw.trusted),
     // Requests Node's parser refuses (400, 431, 408) still say X-Cache and X-Request-Id.
     clientErrorHandler: answerClientError,
     // Absolute-form targets (`PURGE http://wiki/w/index.php/X`, what $wgCdnServers senders use) route as origin-form.

@@ -1,5 +1,7 @@
 /**
- * X-Request-Id: the client's (or the proxy in front's) when it is a plain token, else generated.
+ * X-Request-Id: the proxy in front's when it is a plain token and the peer is one of
+ * WIKIEDGE_TRUSTED_PROXIES (as their X-Forwarded-For is), else generated: a client's own would
+ * let it give its requests the ids of others' in the logs and at the wiki.
  * Generated ids are a random per-process prefix and a counter: unique across replicas and
  * restarts like a random id, but a string concatenation instead of 12 random bytes per request.
  */
@@ -10,9 +12,17 @@ const REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 const REQUEST_ID_PREFIX = randomBytes(6).toString('hex');
 let requestCounter = 0;
 
-export function requestIdOf(headers: IncomingHttpHeaders): string {
+/**
+ * `peer` and `trusted` (WIKIEDGE_TRUSTED_PROXIES): the peer is looked up only when there is an id
+ * to adopt (rare from clients); without `trusted` (the admin listener, a request Node's parser
+ * refused) an id is always generated.
+ */
+export function requestIdOf(headers: IncomingHttpHeaders, peer?: string, trusted?: { has(address: string | undefined): boolean }): string {
   const given = headers['x-request-id'];
-  if (typeof given === 'string' && REQUEST_ID.test(given)) return given;
+  if (typeof given === 'string' && trusted !== undefined && REQUEST_ID.test(given) && trusted.has(peer)) return given;
   requestCounter = (requestCounter + 1) % Number.MAX_SAFE_INTEGER;
   return `${REQUEST_ID_PREFIX}-${requestCounter.toString(36)}`;
 }
+
+/** The admin listener's peers are the operator's (probes, Prometheus, scripts): their ids are kept. */
+export const EVERY_PEER = { has: (_address: string | undefined): boolean => true };

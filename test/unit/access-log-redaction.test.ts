@@ -28,6 +28,12 @@ describe('redacting credentials in the logged URL', () => {
     expect(parameterName('%20lg.password[0]')).toBe('lg_password');
   });
 
+  it('reads a name as PHP does up to a NUL (wltoken%00 reaches MediaWiki as wltoken)', () => {
+    expect(redactQuery('action=feedwatchlist&wltoken%00=SECRETPW5&wlowner=Admin')).toBe(`action=feedwatchlist&wltoken%00=${REDACTED}&wlowner=Admin`);
+    expect(redactQuery('password%00x=hunter2')).toBe(`password%00x=${REDACTED}`);
+    expect(parameterName('lgtoken%00junk')).toBe('lgtoken');
+  });
+
   it('leaves everything else as received, byte for byte', () => {
     for (const query of [
       '',
