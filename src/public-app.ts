@@ -11,7 +11,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
-import { createServer, type ServerOptions } from 'node:http';
+import { createServer, type IncomingMessage, type ServerOptions } from 'node:http';
 import type { Logger } from 'pino';
 import { logPurge, type PurgeFacts } from './access-log.js';
 import { serveApi } from './api/flow.js';
@@ -40,6 +40,9 @@ interface FactoryOptions {
   readonly connectionTimeout: number;
   readonly maxRequestsPerSocket: number;
 }
+
+/** Content-Type headers set aside while Fastify chooses a body parser (see the preParsing hook). */
+const contentTypes = new WeakMap<IncomingMessage, string>();
 
 export function buildPublic(gw: Gateway): FastifyInstance {
   const app = Fastify({
@@ -91,6 +94,23 @@ export function buildPublic(gw: Gateway): FastifyInstance {
   // Bodies are never parsed: they are streamed to the wiki as they come.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
+  // Nor is their Content-Type: Fastify refuses one it cannot parse (`;;;`, `a/b c`) with 415
+  // before any route runs, while PHP reads such a body as no form at all and MediaWiki answers
+  // (the query string decides). The header is set aside while Fastify looks for a parser and
+  // put back before the route, which forwards it as it came.
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    const type = request.raw.headers['content-type'];
+    if (type !== undefined) {
+      contentTypes.set(request.raw, type);
+      delete request.raw.headers['content-type'];
+    }
+    done(null, payload);
+  });
+  app.addHook('preValidation', (request, _reply, done) => {
+    const type = contentTypes.get(request.raw);
+    if (type !== undefined) request.raw.headers['content-type'] = type;
+    done();
+  });
 
   // Callback-style hooks: cheaper than async ones on the hit path.
   app.addHook('onRequest', (request, reply, done) => {
