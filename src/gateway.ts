@@ -121,6 +121,14 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
         log: log.child({ component: 'redis' }),
         metrics: new RedisMetrics(registry),
         onPurge: (message) => applyLocalPurge(store, message, sessionUsers),
+        // The channel was lost: purges and invalidations other replicas sent meanwhile never
+        // came. What this tier holds is no longer vouched for, as after a gap in the change
+        // signals: refreshed at its next use (from Redis when it holds a newer copy), still a
+        // fallback while the wiki fails.
+        onPurgesMissed: () => {
+          store.expireBefore(now());
+          log.warn({ redisSubscriber: 'resumed' }, 'purges sent while the redis channel was lost may have been missed: the local tier is refreshed at next use');
+        },
       })
     : undefined;
   const purge = (message: PurgeMessage) => purgeEverywhere(store, redis, message, deps.siblings, sessionUsers);

@@ -44,6 +44,7 @@ export class RedisMetrics {
   readonly waits: Counter<'outcome'>;
   readonly purgeMessages: Counter<'kind'>;
   readonly stored: Counter<'tier'>;
+  readonly channelResumed: Counter;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -94,6 +95,11 @@ export class RedisMetrics {
     for (const result of ['hit', 'miss', 'unavailable']) this.lookups.inc({ result }, 0);
     for (const outcome of ['won', 'lost', 'unavailable']) this.locks.inc({ outcome }, 0);
     for (const outcome of ['entry', 'released', 'timeout', 'unavailable']) this.waits.inc({ outcome }, 0);
+    this.channelResumed = new Counter({
+      name: 'wikiedge_redis_channel_resumed_total',
+      help: 'Times the purge channel was subscribed again after it was lost: purges sent meanwhile may be missed, so the local tier is refreshed at next use.',
+      registers,
+    });
     for (const kind of PURGE_KINDS) this.purgeMessages.inc({ kind }, 0);
     for (const tier of TIERS) this.stored.inc({ tier }, 0);
   }

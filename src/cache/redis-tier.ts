@@ -47,6 +47,8 @@ export interface RedisTierOptions {
   readonly metrics: RedisMetrics;
   /** Apply a purge (ours or another replica's) to the local tier. */
   readonly onPurge: (message: PurgeMessage) => void;
+  /** Purges may have been missed (the channel was lost and is back): redis/connection.ts. */
+  readonly onPurgesMissed?: () => void;
   /** Test hook: replace the client factory. */
   readonly connect?: (url: string, options: RedisOptions) => Redis;
 }
@@ -62,7 +64,14 @@ export class RedisTier {
   constructor(opts: RedisTierOptions) {
     const keys = redisKeys(opts.keyPrefix);
     const { metrics, log } = opts;
-    this.connection = new RedisConnection({ url: opts.url, timeoutMs: opts.timeoutMs, log, metrics, connect: opts.connect });
+    this.connection = new RedisConnection({
+      url: opts.url,
+      timeoutMs: opts.timeoutMs,
+      log,
+      metrics,
+      connect: opts.connect,
+      onChannelResumed: opts.onPurgesMissed,
+    });
     this.entries = new RedisEntries(this.connection, keys, { windows: opts.windows, now: opts.now, metrics });
     this.locks = new RedisLocks(this.connection, keys, { lockMs: opts.lockMs, windows: opts.windows, metrics });
     this.invalidations = new RedisInvalidations(this.connection, keys, Math.max(1_000, opts.timeoutMs * 20));

@@ -28,6 +28,11 @@ export interface RedisConnectionOptions {
   readonly metrics: RedisMetrics;
   /** Test hook: replace the client factory. */
   readonly connect?: (url: string, options: RedisOptions) => Redis;
+  /**
+   * The purge channel is subscribed again after it was lost: the purges other replicas sent
+   * meanwhile never reached this one (pub/sub keeps nothing for an absent subscriber).
+   */
+  readonly onChannelResumed?: () => void;
 }
 
 type State = 'starting' | 'up' | 'down';
@@ -162,8 +167,13 @@ export class RedisConnection {
   private subscriberUp(): void {
     if (this.closed) return;
     this.subscribed = true;
-    if (this.subState === 'down') this.opts.log.info({ redisSubscriber: 'up' }, 'redis purge channel subscribed again');
+    const resumed = this.subState === 'down';
     this.subState = 'up';
+    if (resumed) {
+      this.opts.log.info({ redisSubscriber: 'up' }, 'redis purge channel subscribed again');
+      this.opts.metrics.channelResumed.inc();
+      this.opts.onChannelResumed?.();
+    }
     this.notifyWaiters();
   }
 
