@@ -49,7 +49,7 @@ import {
   varyOnAcceptEncoding,
   writerBypasses,
 } from './policy.js';
-import { answerJson, dependenciesOf } from '../invalidation/dependencies.js';
+import { answerJson, dependenciesOf, updatedByJobs } from '../invalidation/dependencies.js';
 import { userNamed } from '../invalidation/session-users.js';
 import { changeFromUnreadWrite, changeFromWrite, WRITE_PARAMETERS } from '../invalidation/changes.js';
 import { phpStringParam } from '../php/php-input.js';
@@ -359,7 +359,8 @@ async function fetchAndStore(
   if (api.identity.kind === 'session') noteSessionUser(gw, api, json);
 
   // ---------------------------------------------------------------------------------- store
-  const ttl = { ...gw.config, ...gw.changes.ttlDefaults() };
+  // The long TTL defaults only where the change follower sees what the answer reads.
+  const ttl = { ...gw.config, ...gw.changes.ttlDefaults(!updatedByJobs(api.modules, api.query)) };
   let verdict = finalVerdict(evaluateAnswer({ status: res.statusCode, headers: res.headers }, api.identity, api.rule, ttl, gw.random), {
     complete: Buffer.isBuffer(inspected.body),
     bodyBytes: Buffer.isBuffer(inspected.body) ? inspected.body.length : Infinity,

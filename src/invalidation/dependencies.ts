@@ -62,6 +62,49 @@ const NAMESPACE_LISTS: Readonly<Record<string, { readonly param: string; readonl
 
 const CONFIG_MODULES = new Set(['siteinfo', 'filerepoinfo', 'languageinfo']);
 
+/**
+ * Modules that read the links tables (categorylinks, templatelinks, pagelinks, imagelinks,
+ * externallinks, iwlinks, langlinks, page_props) or the parser cache. MediaWiki updates those
+ * for the pages that transclude an edited template in jobs (RefreshLinksJob, HTMLCacheUpdateJob)
+ * run whenever the job queue gets to them, with no recentchanges row ($wgRCWatchCategoryMembership
+ * is off by default) and no PURGE of an api.php URL: nothing the gateway could follow.
+ */
+const JOB_UPDATED_MODULES = new Set([
+  'categories',
+  'templates',
+  'links',
+  'images',
+  'extlinks',
+  'iwlinks',
+  'langlinks',
+  'pageprops',
+  'categorymembers',
+  'backlinks',
+  'embeddedin',
+  'imageusage',
+  'linkshere',
+  'transcludedin',
+  'fileusage',
+  'alllinks',
+  'alltransclusions',
+  'allfileusages',
+  'allcategories',
+  'pageswithprop',
+  'exturlusage',
+  'langbacklinks',
+  'iwbacklinks',
+]);
+
+/**
+ * Whether an answer reads what MediaWiki's jobs update without a change signal (JOB_UPDATED_MODULES,
+ * a parse of a stored page): such an answer keeps the short TTL defaults even while the change
+ * follower vouches for the rest (a template edit reaches it within the short TTL of the job run).
+ */
+export function updatedByJobs(modules: readonly string[], query: PhpArray): boolean {
+  if (modules[0] === 'parse') return !(query.has('text') || query.has('summary'));
+  return modules.some((m) => JOB_UPDATED_MODULES.has(m));
+}
+
 /** Actions (besides query) by what they depend on. */
 const CONFIG_ACTIONS = new Set(['help', 'paraminfo', 'rsd', 'wbavailablebadges']);
 

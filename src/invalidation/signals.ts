@@ -66,9 +66,13 @@ export class ChangeSignals {
     this.follower = follower;
   }
 
-  /** The TTL defaults that apply now. */
-  ttlDefaults(): TtlDefaults {
-    return this.follower?.healthy ? this.opts.followedTtl : this.opts.shortTtl;
+  /**
+   * The TTL defaults that apply now to an answer: the long ones while the follower vouches for
+   * what it depends on. `signalled` false: what the answer reads changes without a signal the
+   * follower sees (dependencies.ts updatedByJobs), so the short ones whatever the follower.
+   */
+  ttlDefaults(signalled = true): TtlDefaults {
+    return signalled && this.follower?.healthy ? this.opts.followedTtl : this.opts.shortTtl;
   }
 
   /** Invalidate what each change names, everywhere; end the sessions of the users it names. */

@@ -1,7 +1,7 @@
 // What an answer depends on (src/invalidation/dependencies.ts), module by module.
 import { describe, expect, it } from 'vitest';
 import { modulesOf } from '../../src/api/request.js';
-import { answerJson, dependenciesOf } from '../../src/invalidation/dependencies.js';
+import { answerJson, dependenciesOf, updatedByJobs } from '../../src/invalidation/dependencies.js';
 import { parsePhpQuery } from '../../src/php/php-input.js';
 
 function deps(q: string, answer?: unknown, override?: 'pages' | 'any' | 'nothing') {
@@ -117,5 +117,24 @@ describe('action=query itself answers about the pages the request names (ninth s
 
   it('allredirects depends on any change: its namespace is the targets`, a change names the redirect`s', () => {
     expect(deps('action=query&list=allredirects&arnamespace=2&format=json').tags).toEqual(['*']);
+  });
+});
+
+describe('what MediaWiki`s jobs update without a change signal (updatedByJobs): the short TTL defaults', () => {
+  const jobs = (q: string) => {
+    const query = parsePhpQuery(q);
+    return updatedByJobs(modulesOf(query), query);
+  };
+  it('the links tables and a parse of a stored page', () => {
+    expect(jobs('action=query&prop=categories&titles=P3')).toBe(true);
+    expect(jobs('action=query&list=categorymembers&cmtitle=Category:K3')).toBe(true);
+    expect(jobs('action=query&prop=info|templates&titles=P3')).toBe(true);
+    expect(jobs('action=parse&page=P3')).toBe(true);
+    expect(jobs('action=parse&oldid=40')).toBe(true);
+  });
+  it('not what a change names (revisions, info, allpages) nor a parse of given text', () => {
+    expect(jobs('action=query&prop=revisions|info&titles=P3')).toBe(false);
+    expect(jobs('action=query&list=allpages')).toBe(false);
+    expect(jobs('action=parse&text={{C3}}&contentmodel=wikitext')).toBe(false);
   });
 });
