@@ -99,9 +99,10 @@ type Destination = ReturnType<typeof pino.destination>;
  * sonic-boom when the next line would not fit. Gathering strings and joining them (what this
  * did before) went over every line four times after building it: V8 flattening the
  * concatenated line into the joined batch, sonic-boom's `Buffer.byteLength` of the batch, and
- * the UTF-8 encoding of the batch for fs.write; counted with callgrind, ~9,900 instructions per
- * hit line to /dev/null, ~7,400 encoding each line here (docs/BENCHMARKS.md, ninth session).
- * access-log.ts writes a hit's line as bytes into `buf` itself (room()), with no string at all.
+ * the UTF-8 encoding of the batch for fs.write; counted with callgrind in steady state, ~7,500
+ * instructions per hit line to /dev/null, ~6,600 encoding each line here (docs/BENCHMARKS.md,
+ * ninth session). room() is for a writer that would write its bytes into `buf` itself (tried for
+ * the hit line byte by byte: ~8,600, not kept).
  * A remainder is handed over every flushEveryMs, by flush() or by flushSync(), and waits in
  * sonic-boom below its minLength until the flush that follows (batchedDestination).
  */
