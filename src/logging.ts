@@ -40,7 +40,7 @@ export function createLogger(
  * Standard output, written in batches: a line per request was one write(2) per request, and a
  * system call is dear on these virtual machines (the miss path's profile spent ~10% in it).
  * Lines are held until 64 KiB gather or 250 ms pass, whichever is first, and are written out at
- * exit (LineBatches); what a SIGKILL or an out-of-memory kill leaves unwritten is at most those
+ * exit (LineBuffer); what a SIGKILL or an out-of-memory kill leaves unwritten is at most those
  * 64 KiB (~200 request lines). A fatal line is written synchronously (pino calls flushSync() for it).
  *
  * Why 64 KiB: each asynchronous write is a trip through libuv's thread pool and back, ~35 µs of
@@ -49,48 +49,74 @@ export function createLogger(
  * log's hit line to /dev/null, the event loop turning every 20 lines: 2.2–2.5 µs of CPU per line
  * with 8 KiB batches, 1.5–1.7 with 16 or 32 KiB, 1.0–1.3 with 64 KiB. Synchronous writes were as
  * cheap, but a stuck reader of stdout would then stop the gateway; a slow one here only makes
- * sonic-boom hold more.
+ * sonic-boom hold more, up to MAX_PENDING_BYTES (then batches are dropped and counted:
+ * droppedLogLines).
  */
 function stdoutInBatches(): pino.DestinationStream {
   return batchedDestination(1);
 }
 
 const BATCH_BYTES = 64 * 1024;
+/**
+ * What sonic-boom may hold for a reader that does not keep up (16 MiB, ~50,000 request lines):
+ * beyond it whole batches are dropped and counted (wikiedge_log_lines_dropped_total) rather
+ * than held without bound or waited for.
+ */
+const MAX_PENDING_BYTES = 16 * 1024 * 1024;
 
-/** A sonic-boom on `fd` (or path) fed by LineBatches, BATCH_BYTES at a time. */
-export function batchedDestination(dest: number | string, { flushEveryMs = 250 } = {}): LineBatches {
+/** Lines dropped because the reader of the log did not keep up (MAX_PENDING_BYTES), since start. */
+let droppedLines = 0;
+export function droppedLogLines(): number {
+  return droppedLines;
+}
+
+/** A sonic-boom on `fd` (or path) fed by LineBuffer, BATCH_BYTES at a time. */
+export function batchedDestination(dest: number | string, { flushEveryMs = 250 } = {}): LineBuffer {
   // sonic-boom's minLength just under a batch: a full batch is written at once; a remainder
   // handed over by the interval, flush() or flushSync() stays pending in sonic-boom, so that its
   // flush(cb) waits for the write and its flushSync() writes it (with minLength 0 the first
   // called back at once and the second found the lines already in an asynchronous write).
-  // maxWrite (sonic-boom's largest write, 16 KiB by default) must stay above minLength.
-  return new LineBatches(
-    pino.destination({ dest, sync: false, minLength: BATCH_BYTES - 1, maxWrite: 2 * BATCH_BYTES }),
-    BATCH_BYTES,
-    flushEveryMs,
-  );
+  // maxWrite (sonic-boom's largest write, 16 KiB by default) must stay above minLength. In
+  // buffer mode sonic-boom writes a batch handed over alone as it is (no copy, no measuring).
+  const sink = pino.destination({
+    dest,
+    sync: false,
+    contentMode: 'buffer',
+    minLength: BATCH_BYTES - 1,
+    maxWrite: 2 * BATCH_BYTES,
+    maxLength: MAX_PENDING_BYTES,
+  });
+  sink.on('drop', (batch: Buffer) => {
+    for (let at = batch.indexOf(0x0a); at !== -1; at = batch.indexOf(0x0a, at + 1)) droppedLines++;
+  });
+  return new LineBuffer(sink, BATCH_BYTES, flushEveryMs);
 }
 
 type Destination = ReturnType<typeof pino.destination>;
 
 /**
- * Lines gathered here and handed to sonic-boom a batch at a time. sonic-boom measures, on every
- * write(), the UTF-8 length of the whole string it is gathering
- * (`Buffer.byteLength(bufs[bufs.length - 1])` in sonic-boom 4.2's write()), so gathering 8 KiB
- * there cost ~3 µs per request line, two thirds of it that measuring; handed whole batches it
- * costs ~1 µs (a line per hit: docs/BENCHMARKS.md). A full batch is written at once; a
- * remainder (handed over every flushEveryMs, by flush() or by flushSync()) waits in sonic-boom
- * below its minLength until the flush that follows (batchedDestination).
+ * Lines encoded (UTF-8) straight into a batch buffer as they come, and the buffer handed to
+ * sonic-boom when the next line would not fit. Gathering strings and joining them (what this
+ * did before) went over every line four times after building it: V8 flattening the
+ * concatenated line into the joined batch, sonic-boom's `Buffer.byteLength` of the batch, and
+ * the UTF-8 encoding of the batch for fs.write; counted with callgrind in steady state, ~7,500
+ * instructions per hit line to /dev/null, ~6,600 encoding each line here (docs/BENCHMARKS.md,
+ * ninth session). room() is for a writer that would write its bytes into `buf` itself (tried for
+ * the hit line byte by byte: ~8,600, not kept).
+ * A remainder is handed over every flushEveryMs, by flush() or by flushSync(), and waits in
+ * sonic-boom below its minLength until the flush that follows (batchedDestination).
  */
-export class LineBatches implements pino.DestinationStream {
-  private lines: string[] = [];
-  private chars = 0;
+export class LineBuffer implements pino.DestinationStream {
+  /** The batch being filled: bytes [0, used) are lines. Written by write() and by room()'s callers. */
+  buf: Buffer;
+  used = 0;
 
   constructor(
     private readonly sink: Destination,
-    private readonly batchChars: number,
+    private readonly batchBytes: number,
     flushEveryMs: number,
   ) {
+    this.buf = Buffer.allocUnsafeSlow(batchBytes);
     setInterval(() => {
       this.handOver();
       try {
@@ -104,10 +130,24 @@ export class LineBatches implements pino.DestinationStream {
     process.on('exit', () => this.flushSync());
   }
 
+  /**
+   * Room for `bytes` more in `buf`, handing the batch over first if it has less; false when a
+   * line that long could never fit a batch (its writer then writes a string).
+   */
+  room(bytes: number): boolean {
+    if (bytes > this.batchBytes) return false;
+    if (this.batchBytes - this.used < bytes) this.handOver(true);
+    return true;
+  }
+
   write(line: string): boolean {
-    this.lines.push(line);
-    this.chars += line.length;
-    if (this.chars >= this.batchChars) this.handOver();
+    // At most 3 bytes of UTF-8 per UTF-16 unit: a line that may not fit is handed over alone.
+    if (!this.room(line.length * 3)) {
+      this.handOver(true);
+      this.sink.write(Buffer.from(line, 'utf8') as unknown as string);
+      return true;
+    }
+    this.used += this.buf.write(line, this.used);
     return true;
   }
 
@@ -126,11 +166,23 @@ export class LineBatches implements pino.DestinationStream {
     }
   }
 
-  private handOver(): void {
-    if (this.lines.length === 0) return;
-    const batch = this.lines.length === 1 ? this.lines[0]! : this.lines.join('');
-    this.lines = [];
-    this.chars = 0;
-    this.sink.write(batch);
+  /**
+   * `full`: the next line did not fit. Such a batch is a little short of BATCH_BYTES (room()
+   * asks 3 bytes per char), below sonic-boom's minLength: flush() has it written at once.
+   */
+  private handOver(full = false): void {
+    if (this.used === 0) return;
+    const batch = this.buf.subarray(0, this.used);
+    this.buf = Buffer.allocUnsafeSlow(this.batchBytes);
+    this.used = 0;
+    // sonic-boom's types say string; in buffer mode it takes Buffers.
+    this.sink.write(batch as unknown as string);
+    if (full) {
+      try {
+        this.sink.flush();
+      } catch {
+        // Destroyed: nothing more can be written.
+      }
+    }
   }
 }

@@ -6,6 +6,7 @@
 import type { Server } from 'node:net';
 import { Counter, Gauge, Histogram, type Registry, collectDefaultMetrics } from 'prom-client';
 import { buildInfo } from './build-info.js';
+import { droppedLogLines } from './logging.js';
 import type { EvictionReason, Tier } from './outcomes.js';
 import { TIERS } from './outcomes.js';
 import type { CookieEvent, CookieLabel } from './set-cookie.js';
@@ -288,6 +289,17 @@ export class Metrics {
       name: 'wikiedge_client_connections_accepted_total',
       help: 'Client connections accepted on the public listener.',
       registers,
+    });
+    let droppedSeen = 0;
+    new Counter({
+      name: 'wikiedge_log_lines_dropped_total',
+      help: 'Log lines dropped because the reader of standard output did not keep up (16 MiB held at most).',
+      registers,
+      collect() {
+        const dropped = droppedLogLines();
+        if (dropped > droppedSeen) this.inc(dropped - droppedSeen);
+        droppedSeen = dropped;
+      },
     });
     const pool = opts.pool;
     new Gauge({

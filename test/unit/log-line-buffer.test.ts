@@ -1,15 +1,18 @@
-// src/logging.ts LineBatches: request lines are gathered and handed to sonic-boom a batch at a
-// time, in order, none lost: on size, on the flush interval, on flush() and on flushSync().
+// src/logging.ts LineBuffer: lines are encoded into a batch buffer and handed to sonic-boom a
+// batch at a time, in order, none lost: when the next line would not fit, on the flush
+// interval, on flush() and on flushSync(); a line longer than a batch goes alone, after what
+// was held.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { LineBatches } from '../../src/logging.js';
+import { LineBuffer } from '../../src/logging.js';
 
-type Sink = ConstructorParameters<typeof LineBatches>[0];
+type Sink = ConstructorParameters<typeof LineBuffer>[0];
 
 function fakeSink(opts: { flushSyncThrows?: boolean } = {}) {
   const writes: string[] = [];
   const calls: string[] = [];
   const sink = {
-    write: (s: string) => (writes.push(s), true),
+    // Copied at once: the batch buffer is the sink's from here on, as with sonic-boom.
+    write: (b: Buffer) => (writes.push(b.toString('utf8')), true),
     flush: (cb?: () => void) => (calls.push('flush'), cb?.()),
     flushSync: () => {
       calls.push('flushSync');
@@ -19,25 +22,37 @@ function fakeSink(opts: { flushSyncThrows?: boolean } = {}) {
   return { sink: sink as unknown as Sink, writes, calls };
 }
 
-describe('log line batches', () => {
+describe('log line buffer', () => {
   afterEach(() => vi.useRealTimers());
 
-  it('holds lines until the batch size is reached, then hands them over as one write, in order', () => {
+  it('holds lines until the next would not fit, then hands them over as one write, in order', () => {
     const { sink, writes } = fakeSink();
-    const batches = new LineBatches(sink, 20, 60_000);
-    batches.write('a123456\n');
-    batches.write('b123456\n');
+    const batches = new LineBuffer(sink, 32, 60_000);
+    batches.write('a12\n'); // room for 12 bytes asked (3 per char), 4 used
+    batches.write('b12\n'); // 8 used
     expect(writes).toEqual([]);
-    batches.write('c123456\n'); // 24 characters: over 20
-    expect(writes).toEqual(['a123456\nb123456\nc123456\n']);
-    batches.write('d\n');
-    expect(writes).toHaveLength(1);
+    batches.write('c1234\n'); // 18 more asked, 24 left: held
+    expect(writes).toEqual([]);
+    batches.write('d1\n'); // 9 asked, 18 left: held
+    batches.write('e1234\n'); // 18 asked, 15 left: the batch goes first
+    expect(writes).toEqual(['a12\nb12\nc1234\nd1\n']);
+  });
+
+  it('encodes UTF-8, and hands a line that could not fit a batch over alone, after the lines held', () => {
+    const { sink, writes } = fakeSink();
+    const batches = new LineBuffer(sink, 32, 60_000);
+    batches.write('é日\n');
+    batches.write(`${'x'.repeat(20)}\n`); // 63 bytes asked: more than a batch
+    expect(writes).toEqual(['é日\n', `${'x'.repeat(20)}\n`]);
+    batches.write('next\n');
+    batches.flushSync();
+    expect(writes.at(-1)).toBe('next\n');
   });
 
   it('hands held lines over when the flush interval passes, and not before', () => {
     vi.useFakeTimers();
     const { sink, writes } = fakeSink();
-    const batches = new LineBatches(sink, 8 * 1024, 250);
+    const batches = new LineBuffer(sink, 8 * 1024, 250);
     batches.write('lonely\n');
     vi.advanceTimersByTime(200);
     expect(writes).toEqual([]);
@@ -49,7 +64,7 @@ describe('log line batches', () => {
 
   it('flush() hands held lines over before asking the sink to flush', () => {
     const { sink, writes, calls } = fakeSink();
-    const batches = new LineBatches(sink, 8 * 1024, 60_000);
+    const batches = new LineBuffer(sink, 8 * 1024, 60_000);
     batches.write('one\n');
     const done = vi.fn();
     batches.flush(done);
@@ -60,14 +75,14 @@ describe('log line batches', () => {
 
   it('flushSync() hands held lines over and writes them synchronously; a sink that cannot is not an error', () => {
     const ok = fakeSink();
-    const batches = new LineBatches(ok.sink, 8 * 1024, 60_000);
+    const batches = new LineBuffer(ok.sink, 8 * 1024, 60_000);
     batches.write('last words\n');
     batches.flushSync();
     expect(ok.writes).toEqual(['last words\n']);
     expect(ok.calls).toEqual(['flushSync']);
 
     const gone = fakeSink({ flushSyncThrows: true });
-    const orphan = new LineBatches(gone.sink, 8 * 1024, 60_000);
+    const orphan = new LineBuffer(gone.sink, 8 * 1024, 60_000);
     orphan.write('x\n');
     expect(() => orphan.flushSync()).not.toThrow();
     expect(gone.writes).toEqual(['x\n']);
@@ -75,7 +90,7 @@ describe('log line batches', () => {
 
   it('registers a flush for process exit', () => {
     const before = process.listenerCount('exit');
-    new LineBatches(fakeSink().sink, 8 * 1024, 60_000);
+    new LineBuffer(fakeSink().sink, 8 * 1024, 60_000);
     expect(process.listenerCount('exit')).toBe(before + 1);
   });
 });
