@@ -437,9 +437,9 @@ const NO_FORM: PostedForm = { kind: 'none' };
  * before the writer's answer does (changes.ts changeFromWrite), so the writer and everyone else
  * read the write, even where MediaWiki sends no PURGE (protect, merge). Parameters are read as
  * PHP reads them, $_POST over $_GET (php/php-post.ts: form-encoded and multipart bodies alike).
- * A form too large to be held (streamed on as it came: an upload) names no module or page we
- * could read: whatever it changed, the lists go (changeFromUnreadWrite), and its pages are left
- * to the wiki's PURGE and the follower.
+ * A session holder's form too large to be held (streamed on as it came: an upload) names no
+ * module or page we could read: whatever it changed, the lists go (changeFromUnreadWrite), and
+ * its pages are left to the wiki's PURGE and the follower.
  */
 async function invalidateWrite(
   gw: Gateway,
@@ -452,7 +452,9 @@ async function invalidateWrite(
 ): Promise<void> {
   if (!wrote(request.method) || status !== 200 || headers['mediawiki-api-error'] !== undefined) return;
   if (form.kind === 'unreadable') {
-    await gw.changes.apply([changeFromUnreadWrite(gw.changes.namespaces)]);
+    // Only a session holder's (uploads and most writes need one): a large anonymous POST (a
+    // parse of a long text) would otherwise let anyone empty every list with one request.
+    if (api.identity.kind === 'session') await gw.changes.apply([changeFromUnreadWrite(gw.changes.namespaces)]);
     return;
   }
   const posted = form.kind === 'form' ? form.post : undefined;

@@ -120,7 +120,7 @@ const WRITES: Readonly<Record<string, readonly string[]>> = {
 const FILE_PARAMS = new Set(['filename']);
 
 /** Every parameter changeFromWrite reads: a posted form is searched for these (php/php-post.ts). */
-export const WRITE_PARAMETERS: ReadonlySet<string> = new Set(['action', 'token', 'pageid', 'fromid', ...Object.values(WRITES).flat()]);
+export const WRITE_PARAMETERS: ReadonlySet<string> = new Set(['action', 'pageid', 'fromid', ...Object.values(WRITES).flat()]);
 
 /**
  * Where a write module's answer names the pages it changed (formatversion 1 and 2 alike): the
@@ -134,13 +134,23 @@ const ANSWER_TITLE_FIELDS = ['title', 'from', 'to', 'target', 'talkfrom', 'talkt
 const USER_WRITES: Readonly<Record<string, string>> = { block: 'user', unblock: 'user', userrights: 'user' };
 
 /**
+ * Wikibase's write modules (wbeditentity, wbsetlabel, wbcreateclaim, wbremovequalifiers,
+ * wbmergeitems, wblinktitles, …): their answer names the entity (`entity.id`, `from`/`to` of a
+ * merge), whose page is `Item:Q42` on a default repo or `Q42` where items live in the main
+ * namespace (dependencies.ts ENTITY_NAMESPACES).
+ */
+const WIKIBASE_WRITE = /^wb(?:set|create|remove|edit|merge|link)/;
+const ENTITY_PAGES: Readonly<Record<string, string>> = { Q: 'Item', P: 'Property', L: 'Lexeme' };
+
+/**
  * A successful write that passed through the gateway: its pages changed. Read-your-writes even
  * where MediaWiki sends no PURGE (protect, merge, action=purge) and before the follower's next
  * poll. `params` are the request's parameters as PHP reads them ($_GET then $_POST), by name;
  * `answer` the write's answer as JSON (undefined when not JSON), which names the pages as
- * MediaWiki resolved them. A write module not known here (an extension's: Wikibase's wb*, or
- * block, options, …) that took a token still changed something: every list that any change
- * alters goes. Undefined when the request is not a write.
+ * MediaWiki resolved them. Only the write modules named here count: a module is not taken for a
+ * write because it was POSTed or given a `token` (checktoken and every read module take one
+ * without complaint), or any client could empty every list with a cheap request. Undefined when
+ * the request is not one of them.
  */
 export function changeFromWrite(
   action: string,
@@ -148,8 +158,8 @@ export function changeFromWrite(
   namespaces: Namespaces = DEFAULT_NAMESPACES,
   answer?: unknown,
 ): Change | undefined {
-  const names = WRITES[action];
-  if (!names && (params('token') === undefined || action === 'logout' || action === '')) return undefined;
+  const names = WRITES[action] ?? (USER_WRITES[action] !== undefined || WIKIBASE_WRITE.test(action) ? [] : undefined);
+  if (!names) return undefined;
   const tags = new Set<string>([ANY]);
   const addTitle = (text: string) => {
     const t = titleKey(text, namespaces);
@@ -157,12 +167,13 @@ export function changeFromWrite(
     addPage(tags, t, namespaces);
     tags.add(`n:${t.ns}`);
   };
-  for (const name of names ?? []) {
+  for (const name of names) {
     for (const text of (params(name) ?? '').split('|')) if (text) addTitle(FILE_PARAMS.has(name) ? `File:${text}` : text);
   }
   for (const id of (params('pageid') ?? params('fromid') ?? '').split('|')) if (/^\d+$/.test(id)) tags.add(`i:${id}`);
   const users: string[] = [];
-  const result = typeof answer === 'object' && answer !== null ? (answer as Record<string, unknown>)[action] : undefined;
+  const json = typeof answer === 'object' && answer !== null ? (answer as Record<string, unknown>) : {};
+  const result = json[action];
   for (const item of Array.isArray(result) ? result : [result]) {
     if (typeof item !== 'object' || item === null) continue;
     const o = item as Record<string, unknown>;
@@ -172,7 +183,16 @@ export function changeFromWrite(
     const userField = USER_WRITES[action];
     if (userField && typeof o[userField] === 'string') users.push(o[userField]);
   }
-  return { source: 'write', type: names ? action : 'other', tags: [...tags], users, at: undefined };
+  if (WIKIBASE_WRITE.test(action)) {
+    const entity = json['entity'] as { id?: unknown } | undefined;
+    for (const id of [entity?.id, (json['from'] as { id?: unknown } | undefined)?.id, (json['to'] as { id?: unknown } | undefined)?.id]) {
+      if (typeof id !== 'string') continue;
+      const prefix = ENTITY_PAGES[id.charAt(0).toUpperCase()];
+      if (prefix) addTitle(`${prefix}:${id}`);
+      addTitle(id);
+    }
+  }
+  return { source: 'write', type: WRITES[action] ? action : USER_WRITES[action] ? action : 'wikibase', tags: [...tags], users, at: undefined };
 }
 
 /**

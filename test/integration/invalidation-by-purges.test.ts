@@ -175,6 +175,23 @@ describe('invalidation by the PURGEs MediaWiki sends', () => {
     }
   });
 
+  it('an anonymous POST too large to be held (a parse of a long text), or any read given a token, empties no list', async () => {
+    const small = await startGateway(wiki, { WIKIEDGE_REQUEST_BODY_BUFFER_BYTES: '1024' });
+    try {
+      const list = `${small.apiUrl}?action=query&list=allpages&apnamespace=0&aplimit=5&format=json&formatversion=2`;
+      await http(list);
+      expect(header(await http(list), 'x-cache')).toBe('hit');
+      const form = new FormData();
+      for (const [name, value] of Object.entries({ action: 'parse', text: 'long '.repeat(1000), contentmodel: 'wikitext', format: 'json' })) form.append(name, value);
+      expect((await fetch(small.apiUrl, { method: 'POST', body: form })).status).toBe(200);
+      const check = await http(`${small.apiUrl}?action=checktoken&type=csrf&token=x&format=json`, { method: 'POST' });
+      expect(check.status).toBe(200);
+      expect(header(await http(list), 'x-cache')).toBe('hit');
+    } finally {
+      await small.close();
+    }
+  });
+
   it('a template edit refreshes the parse of a page that transcludes it once the wiki`s job has run', async () => {
     const template = `Template:Purge tpl ${randomUUID().slice(0, 8)}`;
     const page = `Uses template ${randomUUID()}`;

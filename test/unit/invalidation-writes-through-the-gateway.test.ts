@@ -1,8 +1,8 @@
 // What a write that passed through the gateway invalidates (src/invalidation/changes.ts
 // changeFromWrite): the pages its parameters name and, above all, those its answer names as
 // MediaWiki resolved them (a redirect followed, pageids or a generator turned into titles), with
-// their subject/talk pairs and namespaces; a write module not known here that took a token,
-// every list; the users whose rights or block it changed.
+// their subject/talk pairs and namespaces; the users whose rights or block it changed. Only
+// the write modules it knows: a token does not make a write.
 import { describe, expect, it } from 'vitest';
 import { changeFromUnreadWrite, changeFromWrite } from '../../src/invalidation/changes.js';
 
@@ -41,9 +41,15 @@ describe('a write through the gateway', () => {
     expect(changeFromWrite('userrights', params({ action: 'userrights', user: 'Bot', token: 't' }), undefined, { userrights: { user: 'Bot', added: ['bot'] } })?.users).toEqual(['Bot']);
   });
 
-  it('a write module not known here that took a token (an extension`s): every list, labelled other', () => {
-    const c = changeFromWrite('wbeditentity', params({ action: 'wbeditentity', token: 't' }), undefined, { entity: { id: 'Q1' } });
-    expect(c).toMatchObject({ tags: ['*'], type: 'other' });
+  it('a Wikibase write: the entity`s page, as a default repo and as items in the main namespace name it', () => {
+    const c = changeFromWrite('wbeditentity', params({ action: 'wbeditentity', token: 't' }), undefined, { entity: { id: 'Q42', lastrevid: 9 }, success: 1 });
+    expect(c?.tags).toEqual(expect.arrayContaining(['*', 'p:Item:Q42', 'p:Q42', 'n:0']));
+  });
+
+  it('a read module given a token (checktoken, parse&token=) changes nothing: no cheap way to empty every list', () => {
+    expect(changeFromWrite('checktoken', params({ action: 'checktoken', type: 'csrf', token: 'x' }), undefined, { checktoken: { result: 'invalid' } })).toBeUndefined();
+    expect(changeFromWrite('parse', params({ action: 'parse', text: 'x', token: 'x' }))).toBeUndefined();
+    expect(changeFromWrite('options', params({ action: 'options', token: 'x' }))).toBeUndefined();
   });
 
   it('reads with no token (a POSTed query, a login with its own token) and logouts change nothing', () => {
