@@ -51,7 +51,7 @@ import {
 } from './policy.js';
 import { answerJson, dependenciesOf, updatedByJobs } from '../invalidation/dependencies.js';
 import { userNamed } from '../invalidation/session-users.js';
-import { changeFromUnreadWrite, changeFromWrite, WRITE_PARAMETERS } from '../invalidation/changes.js';
+import { changeFromWrite, confirmedWrite, WRITE_PARAMETERS } from '../invalidation/changes.js';
 import { phpStringParam } from '../php/php-input.js';
 import { type PostedForm, postedForm } from '../php/php-post.js';
 import { type ApiRequest, keyedHeadersOf, recv } from './recv.js';
@@ -437,9 +437,9 @@ const NO_FORM: PostedForm = { kind: 'none' };
  * before the writer's answer does (changes.ts changeFromWrite), so the writer and everyone else
  * read the write, even where MediaWiki sends no PURGE (protect, merge). Parameters are read as
  * PHP reads them, $_POST over $_GET (php/php-post.ts: form-encoded and multipart bodies alike).
- * A session holder's form too large to be held (streamed on as it came: an upload) names no
- * module or page we could read: whatever it changed, the lists go (changeFromUnreadWrite), and
- * its pages are left to the wiki's PURGE and the follower.
+ * Only a write the answer confirms counts (changes.ts confirms): the answer names the module,
+ * so a form too large to be held (an upload) is read from it too; a request that wrote nothing
+ * (a read given a token, a form PHP read otherwise than we did) invalidates nothing.
  */
 async function invalidateWrite(
   gw: Gateway,
@@ -452,9 +452,12 @@ async function invalidateWrite(
 ): Promise<void> {
   if (!wrote(request.method) || status !== 200 || headers['mediawiki-api-error'] !== undefined) return;
   if (form.kind === 'unreadable') {
-    // Only a session holder's (uploads and most writes need one): a large anonymous POST (a
-    // parse of a long text) would otherwise let anyone empty every list with one request.
-    if (api.identity.kind === 'session') await gw.changes.apply([changeFromUnreadWrite(gw.changes.namespaces)]);
+    // The module is named by the answer alone (a form too large to be held: an upload).
+    const json = answer();
+    const action = confirmedWrite(json);
+    if (action === undefined) return;
+    const change = changeFromWrite(action, (name) => phpStringParam(api.query, name), gw.changes.namespaces, json);
+    if (change) await gw.changes.apply([change]);
     return;
   }
   const posted = form.kind === 'form' ? form.post : undefined;

@@ -159,7 +159,9 @@ export function changeFromWrite(
   answer?: unknown,
 ): Change | undefined {
   const names = WRITES[action] ?? (USER_WRITES[action] !== undefined || WIKIBASE_WRITE.test(action) ? [] : undefined);
-  if (!names) return undefined;
+  if (!names || !confirms(action, answer)) return undefined;
+  // A purge changes no list (and needs no token: anyone may send one); only the pages it purged.
+  if (action === 'purge') return purgedPages(answer, namespaces);
   const tags = new Set<string>([ANY]);
   const addTitle = (text: string) => {
     const t = titleKey(text, namespaces);
@@ -196,12 +198,44 @@ export function changeFromWrite(
 }
 
 /**
- * A successful write whose form could not be read (too large to be held, streamed on as it came):
- * its module and pages are unknown. Every list any change alters (`*`) and every namespace's
- * lists go; the pages' own answers are left to the wiki's PURGE and the follower.
+ * Whether the answer is the successful answer of `action`: MediaWiki answers a write module
+ * under its own name (`{"edit":{"result":"Success",…}}`, `{"delete":{…}}`, `{"purge":[…]}`),
+ * Wikibase's with `"success":1`. What the gateway read of the request is not enough: PHP may
+ * have read another form (max_input_vars, a body it could not read), and a request that did
+ * not write must not invalidate anything.
  */
-export function changeFromUnreadWrite(namespaces: Namespaces = DEFAULT_NAMESPACES): Change {
-  const tags = new Set<string>([ANY, 'n:0']);
-  for (const ns of namespaces.names.keys()) if (ns >= 0) tags.add(`n:${ns}`);
-  return { source: 'write', type: 'unknown', tags: [...tags], users: [], at: undefined };
+function confirms(action: string, answer: unknown): boolean {
+  if (typeof answer !== 'object' || answer === null) return false;
+  const json = answer as Record<string, unknown>;
+  if (WIKIBASE_WRITE.test(action)) return json['success'] === 1;
+  const result = json[action];
+  if (typeof result !== 'object' || result === null) return false;
+  if (Array.isArray(result)) return true;
+  const status = (result as Record<string, unknown>)['result'];
+  return status === undefined || status === 'Success';
+}
+
+/**
+ * The write module an answer is the successful answer of (its top-level key), for a request
+ * whose form could not be read (too large to be held: an upload); undefined when none.
+ */
+export function confirmedWrite(answer: unknown): string | undefined {
+  if (typeof answer !== 'object' || answer === null) return undefined;
+  for (const key of Object.keys(answer)) if ((WRITES[key] || USER_WRITES[key]) && confirms(key, answer)) return key;
+  return undefined;
+}
+
+/** The pages an action=purge answer says it purged (not those missing, nor refused by its rate limit). */
+function purgedPages(answer: unknown, namespaces: Namespaces): Change {
+  const tags = new Set<string>();
+  const items = (answer as Record<string, unknown>)['purge'];
+  for (const item of Array.isArray(items) ? items : []) {
+    if (typeof item !== 'object' || item === null) continue;
+    const o = item as Record<string, unknown>;
+    if (o['purged'] === undefined || o['purged'] === false) continue;
+    const t = typeof o['title'] === 'string' ? titleKey(o['title'], namespaces) : undefined;
+    if (t) tags.add(`p:${t.key}`);
+    if (typeof o['pageid'] === 'number' && o['pageid'] > 0) tags.add(`i:${o['pageid']}`);
+  }
+  return { source: 'write', type: 'purge', tags: [...tags], users: [], at: undefined };
 }

@@ -4,17 +4,22 @@
 // their subject/talk pairs and namespaces; the users whose rights or block it changed. Only
 // the write modules it knows: a token does not make a write.
 import { describe, expect, it } from 'vitest';
-import { changeFromUnreadWrite, changeFromWrite } from '../../src/invalidation/changes.js';
+import { changeFromWrite, confirmedWrite } from '../../src/invalidation/changes.js';
 
 const params = (p: Record<string, string>) => (name: string) => p[name];
 
 describe('a write through the gateway', () => {
-  it('action=purge by pageids or a generator: the pages its answer lists', () => {
+  it('action=purge by pageids or a generator: the pages its answer says it purged, and no list (anyone may purge)', () => {
     const c = changeFromWrite('purge', params({ action: 'purge', pageids: '12', forcelinkupdate: '1' }), undefined, {
       batchcomplete: true,
-      purge: [{ ns: 0, title: 'PgR 5', purged: true, linkupdate: true }],
+      purge: [
+        { ns: 0, title: 'PgR 5', pageid: 12, purged: true, linkupdate: true },
+        { ns: 0, title: 'Missing one', missing: true },
+      ],
     });
-    expect(c?.tags).toEqual(['*', 'p:PgR 5', 'p:Talk:PgR 5', 'n:0']);
+    expect(c?.tags).toEqual(['p:PgR 5', 'i:12']);
+    // Rate-limited: nothing purged, nothing invalidated.
+    expect(changeFromWrite('purge', params({ action: 'purge', titles: 'X' }), undefined, { purge: [{ ns: 0, title: 'X' }], warnings: {} })?.tags).toEqual([]);
   });
 
   it('an edit of a redirect with redirect=1: the target, as the answer names it', () => {
@@ -34,6 +39,13 @@ describe('a write through the gateway', () => {
       move: { from: 'A', to: 'B', talkfrom: 'Talk:A', talkto: 'Talk:B' },
     });
     expect(c?.tags).toEqual(expect.arrayContaining(['p:A', 'p:B', 'p:Talk:A', 'p:Talk:B']));
+  });
+
+  it('nothing without an answer that confirms the write (a form PHP read otherwise, a failed write, XML)', () => {
+    expect(changeFromWrite('edit', params({ action: 'edit', title: 'T', token: 't' }))).toBeUndefined();
+    expect(changeFromWrite('edit', params({ action: 'edit', title: 'T', token: 't' }), undefined, { help: {} })).toBeUndefined();
+    expect(changeFromWrite('edit', params({ action: 'edit', title: 'T', token: 't' }), undefined, { edit: { result: 'Failure' } })).toBeUndefined();
+    expect(changeFromWrite('wbeditentity', params({ action: 'wbeditentity' }), undefined, { error: {} })).toBeUndefined();
   });
 
   it('block, unblock, userrights: the user`s sessions end', () => {
@@ -58,7 +70,10 @@ describe('a write through the gateway', () => {
     expect(changeFromWrite('logout', params({ action: 'logout', token: 't' }))).toBeUndefined();
   });
 
-  it('a write whose form could not be read: every list and every namespace', () => {
-    expect(changeFromUnreadWrite().tags).toEqual(expect.arrayContaining(['*', 'n:0', 'n:1', 'n:10', 'n:14']));
+  it('a write whose form could not be read: the module its answer names (an upload), or none', () => {
+    expect(confirmedWrite({ upload: { result: 'Success', filename: 'Big.png' } })).toBe('upload');
+    expect(confirmedWrite({ upload: { result: 'Warning', warnings: {} } })).toBeUndefined();
+    expect(confirmedWrite({ parse: { title: 'API', text: '…' } })).toBeUndefined();
+    expect(confirmedWrite(undefined)).toBeUndefined();
   });
 });
