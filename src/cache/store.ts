@@ -490,7 +490,7 @@ export class CacheStore {
   }
 
   /**
-   * A tier's entries, least recently used first, their recency untouched (a reload's hand-over,
+   * A tier's fresh entries, least recently used first, their recency untouched (a reload's hand-over,
    * hand-over.ts), read lazily while the tier keeps serving: the keys are taken at once (walking
    * lru-cache's list while hits move entries in it could stop short), each entry when its turn
    * comes (one purged or evicted meanwhile is skipped).
@@ -499,7 +499,9 @@ export class CacheStore {
     const lru = this.tiers[tier].lru;
     for (const key of [...lru.rkeys()]) {
       const entry = lru.peek(key);
-      if (entry) yield [key, entry];
+      // Fresh ones only: one this process no longer vouches for (a gap, the purge channel lost)
+      // would be fresh again in a process that took no such gap.
+      if (entry && this.freshness(entry) === 'fresh') yield [key, entry];
     }
   }
 

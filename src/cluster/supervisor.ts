@@ -140,7 +140,17 @@ export class Supervisor {
       this.logListening(worker, slot);
       if (old && !old.isDead()) {
         await this.options.handOver?.(old, worker);
-        await this.retire(old, retireLimitMs);
+        // The new worker died during the hand-over: the slot keeps its old one (capacity never drops).
+        if (worker.isDead() && !old.isDead() && !this.stopping) {
+          clearTimeout(slot.restart);
+          slot.restart = undefined;
+          this.occupy(slot, old);
+          slot.listening = true;
+          const { code, signal } = await exit;
+          return { replaced, failed: { slot: slot.index, code, signal } };
+        }
+        // The old one may have died meanwhile: nothing left to retire.
+        if (!old.isDead()) await this.retire(old, retireLimitMs);
       }
       replaced++;
     }
@@ -208,6 +218,7 @@ export class Supervisor {
 
   /** SIGTERM to a replaced worker; resolves once it has exited (SIGKILL past limitMs). */
   private async retire(worker: Worker, limitMs: number): Promise<void> {
+    if (worker.isDead()) return;
     this.retiring.add(worker);
     const exit = exitOf(worker);
     const overdue = setTimeout(() => {

@@ -59,6 +59,15 @@ describe("a reload's hand-over of the local tier", () => {
     expect([...from.oldestFirst('shared')].map(([k]) => k)).toEqual(Array.from({ length: 50 }, (_, i) => keyOf(i)));
   });
 
+  it('hands over only what the sender still vouches for: not an entry made not fresh by a gap (or a lost purge channel)', () => {
+    const from = newStore();
+    from.set('shared', keyOf(0), entry(0));
+    clock += 10;
+    from.expireBefore(clock);
+    from.set('shared', keyOf(1), entry(1, { storedAt: clock }));
+    expect(allChunks(from).flatMap((c) => handedOverEntries(c)).map((r) => r.key)).toEqual([keyOf(1)]);
+  });
+
   it('skips an entry purged while the hand-over is under way', () => {
     const from = newStore();
     for (let i = 0; i < 3; i++) from.set('shared', keyOf(i), entry(i));
