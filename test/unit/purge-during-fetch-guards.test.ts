@@ -12,7 +12,7 @@ import { SessionUsers } from '../../src/invalidation/session-users.js';
 
 const newStore = () => new CacheStore({ sharedMaxBytes: 1 << 20, sessionMaxBytes: 1 << 20, maxEntries: 100, graceMs: 0, staleIfErrorMs: 0, now: () => 1_000 });
 const URL_KEY = '/w/api.php?action=query&format=json&meta=userinfo';
-const fetched = { urlKey: URL_KEY, slot: 'slot-a', modules: ['query', 'userinfo'], deps: ['*'] };
+const fetched = { urlKey: URL_KEY, slot: 'Aa-slot', modules: ['query', 'userinfo'], deps: ['*'] };
 const entry = (slot: string | undefined, urlKey = URL_KEY) => ({
   status: 200,
   headers: { 'content-type': 'application/json' },
@@ -45,10 +45,18 @@ describe('a purge made while an answer is on its way', () => {
   it('logout of its session: not stored; another session`s answer and shared answers are', () => {
     const store = newStore();
     const mark = store.invalidationMark();
-    store.evictSession('slot-a');
+    store.evictSession('Aa-slot');
     expect(store.invalidatedSince(fetched, mark)).toBe(true);
-    expect(store.invalidatedSince({ ...fetched, slot: 'slot-b' }, mark)).toBe(false);
+    expect(store.invalidatedSince({ ...fetched, slot: 'Bb-slot' }, mark)).toBe(false);
     expect(store.invalidatedSince({ ...fetched, slot: undefined }, mark)).toBe(false);
+  });
+
+  it('sessions are guarded by bucket (the slot`s first two characters): a bounded number of guards whatever the writes', () => {
+    const store = newStore();
+    const mark = store.invalidationMark();
+    store.evictSession('Aa-other-session');
+    expect(store.invalidatedSince(fetched, mark)).toBe(true);
+    expect(store.invalidatedSince({ ...fetched, slot: 'Ab-slot' }, mark)).toBe(false);
   });
 
   it('admin purge of one of its modules: not stored', () => {
@@ -69,7 +77,7 @@ describe('a purge made while an answer is on its way', () => {
   it('a rights change of its user: not stored, through the slots the message names', () => {
     const store = newStore();
     const mark = store.invalidationMark();
-    applyLocalPurge(store, { kind: 'user', user: 'Vandal', slots: ['slot-a'] }, new SessionUsers());
+    applyLocalPurge(store, { kind: 'user', user: 'Vandal', slots: ['Aa-slot'] }, new SessionUsers());
     expect(store.invalidatedSince(fetched, mark)).toBe(true);
   });
 });
@@ -77,20 +85,20 @@ describe('a purge made while an answer is on its way', () => {
 describe("a user's rights change", () => {
   it("evicts the sessions the message names, though this process never learned they were the user's", () => {
     const store = newStore();
-    store.set('session', `${URL_KEY}\na`, entry('slot-a'));
-    store.set('session', `${URL_KEY}\nb`, entry('slot-b'));
-    expect(applyLocalPurge(store, { kind: 'user', user: 'Vandal', slots: ['slot-a'] }, new SessionUsers())).toBe(1);
+    store.set('session', `${URL_KEY}\na`, entry('Aa-slot'));
+    store.set('session', `${URL_KEY}\nb`, entry('Bb-slot'));
+    expect(applyLocalPurge(store, { kind: 'user', user: 'Vandal', slots: ['Aa-slot'] }, new SessionUsers())).toBe(1);
     expect(store.get('session', `${URL_KEY}\na`)).toBeUndefined();
     expect(store.get('session', `${URL_KEY}\nb`)).toBeDefined();
   });
 
   it('without Redis, tells the other workers the sessions this one knows are the user`s', async () => {
     const users = new SessionUsers();
-    users.note('slot-a', 'Vandal');
-    users.note('slot-c', 'Someone else');
+    users.note('Aa-slot', 'Vandal');
+    users.note('Cc-slot', 'Someone else');
     const told: PurgeMessage[] = [];
     await purgeEverywhere(newStore(), undefined, { kind: 'user', user: 'Vandal' }, { publish: (m) => told.push(m) }, users);
-    expect(told).toEqual([{ kind: 'user', user: 'Vandal', slots: ['slot-a'] }]);
+    expect(told).toEqual([{ kind: 'user', user: 'Vandal', slots: ['Aa-slot'] }]);
   });
 
   it('travels on the Redis channel in messages of at most SLOTS_PER_MESSAGE slots, read back as sent', () => {
@@ -103,7 +111,7 @@ describe("a user's rights change", () => {
 
   it('a channel message with slots that are not strings, or too many, is ignored', () => {
     expect(parsePurgeMessage(JSON.stringify({ kind: 'user', user: 'V', slots: [1] }))).toBeUndefined();
-    expect(parsePurgeMessage(JSON.stringify({ kind: 'user', user: 'V', slots: 'slot-a' }))).toBeUndefined();
+    expect(parsePurgeMessage(JSON.stringify({ kind: 'user', user: 'V', slots: 'Aa-slot' }))).toBeUndefined();
     const many = Array.from({ length: SLOTS_PER_MESSAGE + 1 }, () => 's');
     expect(parsePurgeMessage(JSON.stringify({ kind: 'user', user: 'V', slots: many }))).toBeUndefined();
   });

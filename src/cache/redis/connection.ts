@@ -57,6 +57,8 @@ export class RedisConnection {
   private state: State = 'starting';
   private subscribed = false;
   private subState: State = 'starting';
+  /** The purge channel, once subscribed to. */
+  private channel: string | undefined;
   private probing: NodeJS.Timeout | undefined;
   private closed = false;
   private lastError = '';
@@ -120,6 +122,7 @@ export class RedisConnection {
 
   /** Subscribe the subscriber connection to `channel`; its messages go to `onMessage`. */
   subscribe(channel: string, onMessage: (text: string) => void): void {
+    this.channel = channel;
     this.sub.on('message', (ch: string, message: string) => {
       if (ch === channel) onMessage(message);
     });
@@ -170,9 +173,22 @@ export class RedisConnection {
     const resumed = this.subState === 'down';
     this.subState = 'up';
     if (resumed) {
-      this.opts.log.info({ redisSubscriber: 'up' }, 'redis purge channel subscribed again');
-      this.opts.metrics.channelResumed.inc();
-      this.opts.onChannelResumed?.();
+      // ioredis says 'ready' before it sends its own SUBSCRIBE again: what the local tier holds
+      // is marked unvouched once the channel surely hears again (a purge published between the
+      // two would be missed too). SUBSCRIBE twice is harmless.
+      const resubscribed = this.channel === undefined ? Promise.resolve() : this.sub.subscribe(this.channel);
+      resubscribed.then(
+        () => {
+          if (this.closed) return;
+          this.opts.log.info({ redisSubscriber: 'up' }, 'redis purge channel subscribed again');
+          this.opts.metrics.channelResumed.inc();
+          this.opts.onChannelResumed?.();
+        },
+        (err: unknown) => {
+          if (!this.closed) this.opts.metrics.error('subscribe');
+          this.lastError = String(err);
+        },
+      );
     }
     this.notifyWaiters();
   }

@@ -151,15 +151,14 @@ export class RedisPurges {
       case 'module':
         removed = await this.purgeIndexes([this.keys.module(message.module)], [moduleGuard(message.module)]);
         break;
+      // No guard tag names a prefix or everything: writes racing with them are refused as after
+      // a gap, recorded before the scan (a fetch storing while the scan runs, behind its
+      // cursor, would otherwise outlive the purge).
       case 'prefix':
-        removed = await this.purgePrefix(message.prefix);
-        // No guard tag names a prefix: writes racing with it are refused as after a gap.
-        if (removed !== null && !(await this.invalidations.expire(0))) removed = null;
+        removed = (await this.invalidations.expire(0)) ? await this.purgePrefix(message.prefix) : null;
         break;
       case 'all':
-        removed = await this.purgeAll();
-        // Writes racing with it are refused as after a gap.
-        if (removed !== null && !(await this.invalidations.expire(0))) removed = null;
+        removed = (await this.invalidations.expire(0)) ? await this.purgeAll() : null;
         break;
       case 'tags':
         removed = await this.invalidations.invalidate(message.tags);
