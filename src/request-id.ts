@@ -13,9 +13,9 @@ const REQUEST_ID_PREFIX = randomBytes(6).toString('hex');
 let requestCounter = 0;
 
 /**
- * `peer` and `trusted` (WIKIEDGE_TRUSTED_PROXIES): the peer is looked up only when there is an id
- * to adopt (rare from clients); without `trusted` (the admin listener, a request Node's parser
- * refused) an id is always generated.
+ * `peer` and `trusted` (WIKIEDGE_TRUSTED_PROXIES): the peer is matched against the list only when
+ * there is an id to adopt (rare from clients); without `trusted` (a request Node's parser
+ * refused) an id is always generated; the admin listener passes EVERY_PEER.
  */
 export function requestIdOf(headers: IncomingHttpHeaders, peer?: string, trusted?: { has(address: string | undefined): boolean }): string {
   const given = headers['x-request-id'];

@@ -95,7 +95,7 @@ export function serveFreshHit(gw: Gateway, req: IncomingMessage, res: ServerResp
   // A br client sent something else: counts towards the entry's br (representations.ts).
   if (preference[0] === 'br' && coding !== 'br') gw.compression.wantBrotli('shared', memo.key, entry);
 
-  const reqId = requestIdOf(req.headers, req.socket.remoteAddress, gw.trusted);
+  const reqId = requestIdOf(req.headers, remote, gw.trusted);
   head[head.length - AGE_FROM_END] = String(ageSeconds(entry, startedAt));
   head[head.length - REQUEST_ID_FROM_END] = reqId;
   res.writeHead(entry.status, head);

@@ -93,6 +93,13 @@ const JOB_UPDATED_MODULES = new Set([
   'exturlusage',
   'langbacklinks',
   'iwbacklinks',
+  // Counts and indexes the same jobs (or the search index's) keep: category sizes, extensions'
+  // extracts and page images, search, the cached special pages.
+  'categoryinfo',
+  'extracts',
+  'pageimages',
+  'search',
+  'querypage',
 ]);
 
 /**
