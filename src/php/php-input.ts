@@ -73,6 +73,17 @@ export function parsePhpQuery(query: string, limits?: PhpInputLimits): PhpArray 
 }
 
 /**
+ * `$_POST` for an `application/x-www-form-urlencoded` body (latin1: one char per byte), as
+ * main/php_variables.c add_post_vars() reads it: the same names and values as a query, but the
+ * body is not a C string (a NUL does not end it), every `&`-separated token counts towards
+ * max_input_vars, empty ones included, and the variable that passes the limit is registered
+ * before PHP stops (`while (add_post_var(...)) if (++cnt > max_vars) return FAILURE;`).
+ */
+export function parsePhpForm(body: string, limits?: PhpInputLimits): PhpArray {
+  return treatData(body, false, limits, true);
+}
+
+/**
  * `$_COOKIE` for one Cookie header value as PHP receives it (for several header lines, pass the
  * value PHP would see; Node joins them as `a=1; b=2`).
  *
@@ -196,7 +207,7 @@ interface ParseState {
 /**
  * main/php_variables.c php_default_treat_data() for PARSE_GET and PARSE_COOKIE.
  */
-function treatData(input: string, cookie: boolean, limits: PhpInputLimits | undefined): PhpArray {
+function treatData(input: string, cookie: boolean, limits: PhpInputLimits | undefined, post = false): PhpArray {
   const maxVars = limits?.maxInputVars ?? PHP_DEFAULT_MAX_INPUT_VARS;
   const state: ParseState = {
     top: new Map(),
@@ -204,8 +215,9 @@ function treatData(input: string, cookie: boolean, limits: PhpInputLimits | unde
     maxNesting: limits?.maxInputNestingLevel ?? PHP_DEFAULT_MAX_INPUT_NESTING_LEVEL,
     next: undefined,
   };
-  // SG(request_info).query_string / cookie_data are C strings: nothing after a NUL exists.
-  let n = input.indexOf('\0');
+  // SG(request_info).query_string / cookie_data are C strings: nothing after a NUL exists (a
+  // POST body is read with its length).
+  let n = post ? -1 : input.indexOf('\0');
   if (n === -1) n = input.length;
   // separator = PG(arg_separator).input ("&") for GET, ";\0" for cookies; php_strtok_r skips
   // empty tokens, so "a=1&&b=2" and "a=1;;b=2" have two variables and empty tokens count for
@@ -220,6 +232,11 @@ function treatData(input: string, cookie: boolean, limits: PhpInputLimits | unde
   while (pos < n) {
     if (input.charCodeAt(pos) === sepCode) {
       pos++;
+      // add_post_var registers nothing for an empty token, but counts it.
+      if (post && ++count > maxVars) {
+        truncated.add(state.top);
+        break;
+      }
       continue;
     }
     let end = input.indexOf(sep, pos);
@@ -237,8 +254,8 @@ function treatData(input: string, cookie: boolean, limits: PhpInputLimits | unde
       if (nameStart === eq || nameStart === end) continue;
     }
     // if (++count > max_input_vars) { warning; break; }  Every GET token counts, even "=x"
-    // whose empty name is dropped later.
-    if (++count > maxVars) {
+    // whose empty name is dropped later. (A POST registers first and counts after: below.)
+    if (!post && ++count > maxVars) {
       truncated.add(state.top);
       break;
     }
@@ -247,8 +264,14 @@ function treatData(input: string, cookie: boolean, limits: PhpInputLimits | unde
     const value = eq === -1 ? '' : urlDecode(input, eq + 1, end, !cookie, false);
     // Cookie names are not decoded at all (PHP >= 7.4.11/8.0, CVE-2020-7070: `if (arg !=
     // PARSE_COOKIE) php_url_decode(var, ...)`), so `%41=x` is the cookie "%41".
-    const name = cookie ? input.slice(nameStart, nameEnd) : urlDecode(input, nameStart, nameEnd, true, true);
+    let name = cookie ? input.slice(nameStart, nameEnd) : urlDecode(input, nameStart, nameEnd, true, true);
+    // A body's raw NUL ends the name too (php_register_variable_safe takes it as a C string).
+    if (post && name.includes('\0')) name = name.slice(0, name.indexOf('\0'));
     registerVariable(state, name, value);
+    if (post && ++count > maxVars) {
+      truncated.add(state.top);
+      break;
+    }
   }
   return state.top;
 }

@@ -12,7 +12,7 @@
  *   (nothing decoded), registered with the same name rules as `$_GET`.
  * Any other type leaves `$_POST` empty: the query string alone names the modules.
  */
-import { type PhpArray, parsePhpQuery, reachedMaxInputVars } from './php-input.js';
+import { type PhpArray, parsePhpForm, parsePhpQuery, reachedMaxInputVars } from './php-input.js';
 
 /** What a body says about `$_POST`: its variables, none (not a form), or unknown (a form not read). */
 export type PostedForm = { readonly kind: 'form'; readonly post: PhpArray } | { readonly kind: 'none' } | { readonly kind: 'unreadable' };
@@ -28,7 +28,7 @@ export function postedForm(contentType: string | undefined, body: Buffer | undef
   if (type !== 'application/x-www-form-urlencoded' && !multipart) return { kind: 'none' };
   if (body === undefined) return { kind: 'unreadable' };
   if (!multipart) {
-    const post = parsePhpQuery(body.toString('latin1'));
+    const post = parsePhpForm(body.toString('latin1'));
     // Past max_input_vars a wiki allowing more reads variables we did not.
     return reachedMaxInputVars(post) ? { kind: 'unreadable' } : { kind: 'form', post };
   }

@@ -2,7 +2,7 @@
 // is a query string; a multipart body's parts without a filename are variables, their values
 // as sent; any other type leaves `$_POST` empty. MediaWiki reads `$_POST + $_GET`: the body wins.
 import { describe, expect, it } from 'vitest';
-import { parsePhpQuery, phpStringParam } from '../../src/php/php-input.js';
+import { parsePhpForm, parsePhpQuery, phpStringParam, reachedMaxInputVars } from '../../src/php/php-input.js';
 import { postedForm, requestData } from '../../src/php/php-post.js';
 import { modulesOf } from '../../src/api/request.js';
 
@@ -79,5 +79,19 @@ describe('the modules a POST runs', () => {
     expect(modules(FORM, undefined, 'action=query')).toBe('unknown');
     expect(modules('multipart/form-data', Buffer.from('--x\r\n\r\n'))).toBe('unknown'); // no boundary
     expect(modules('multipart/form-data; boundary=y', Buffer.from('action=edit'))).toBe('unknown');
+  });
+});
+
+// add_post_vars, recorded from PHP 8.2 under php -S (json_encode($_POST)) for these bodies.
+describe('a form body counts towards max_input_vars as PHP counts it (add_post_vars), not as a query', () => {
+  it('empty tokens count; the variable past the limit is registered; a raw NUL ends a name, not the body', () => {
+    const empties = parsePhpForm(`${'&'.repeat(1500)}action=edit`);
+    expect([empties.size, reachedMaxInputVars(empties)]).toEqual([0, true]);
+    const passed = parsePhpForm(`${Array.from({ length: 999 }, (_, i) => `v${i}=1&`).join('')}a=1&b=2`);
+    expect([passed.size, passed.get('b'), reachedMaxInputVars(passed)]).toEqual([1001, '2', true]);
+    expect([...parsePhpForm('a=1%00z&b\x002=3')]).toEqual([
+      ['a', '1\x00z'],
+      ['b', '3'],
+    ]);
   });
 });
