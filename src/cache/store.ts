@@ -292,7 +292,10 @@ class Tiered {
     // Larger than the budget with its set: given a size lru-cache refuses, which stores nothing
     // (and drops what the key held, as for any oversize entry).
     const size = entrySize(key, entry);
-    this.lru.set(key, entry, { size: size + setBytes > this.lru.maxSize ? this.lru.maxSize + 1 : size });
+    // Measured with its set whether or not another entry holds it now: lru-cache may evict that
+    // one to make room, and the entry must fit the budget alone with its set (the loop below).
+    const alone = size + (setBytes || headerSetSize(entry.headers));
+    this.lru.set(key, entry, { size: alone > this.lru.maxSize ? this.lru.maxSize + 1 : size });
     // An oversize set() stores nothing in lru-cache (and drops what the key held): only index what was kept.
     if (this.lru.peek(key) !== entry) return false;
     this.holdHeaders(entry.headers);
@@ -302,6 +305,8 @@ class Tiered {
     // lru-cache made room for the entry; the header sets held are part of the budget too. It
     // never pops the entry itself: with its set it fits the budget alone.
     while (this.lru.size > this.opts.maxEntries || (this.lru.size > 0 && this.lru.calculatedSize + this.headerBytes > this.lru.maxSize)) this.lru.pop();
+    // Popped itself after all (a maxEntries of 0): disposed, so not indexed, and not kept.
+    if (this.lru.peek(key) !== entry) return false;
     this.index(this.byUrl, entry.urlKey, key);
     if (entry.slot) this.index(this.bySlot, entry.slot, key);
     for (const tag of entry.deps) this.index(this.byTag, tag, key);
