@@ -34,18 +34,14 @@ export type DependencyClass = 'pages' | 'namespace' | 'any' | 'nothing';
 
 export const ANY = '*';
 
+/** Page modules that read a page's rows in the links tables (and page_props), which jobs update. */
+const LINKS_TABLE_PROPS = ['categories', 'templates', 'links', 'images', 'extlinks', 'iwlinks', 'langlinks', 'pageprops'];
+
 /** Query submodules (list/prop/meta/generator) by what they depend on. */
 const PAGE_MODULES = new Set([
   'info',
   'revisions',
-  'categories',
-  'templates',
-  'links',
-  'images',
-  'extlinks',
-  'iwlinks',
-  'langlinks',
-  'pageprops',
+  ...LINKS_TABLE_PROPS,
   'imageinfo',
   'contributors',
   'pageimages',
@@ -70,14 +66,7 @@ const CONFIG_MODULES = new Set(['siteinfo', 'filerepoinfo', 'languageinfo']);
  * is off by default) and no PURGE of an api.php URL: nothing the gateway could follow.
  */
 const JOB_UPDATED_MODULES = new Set([
-  'categories',
-  'templates',
-  'links',
-  'images',
-  'extlinks',
-  'iwlinks',
-  'langlinks',
-  'pageprops',
+  ...LINKS_TABLE_PROPS,
   'categorymembers',
   'backlinks',
   'embeddedin',
