@@ -280,15 +280,7 @@ export function identityFromHeaders(
   query: PhpArray,
   rules: IdentityRules,
 ): Identity {
-  return identify(
-    {
-      cookieHeader: headers.cookie,
-      credentialHeaderValues: rules.credentialHeaders.map((name) => headerValue(headers[name])),
-      treatAsUntrusted: headers['treat-as-untrusted'] !== undefined,
-      query,
-    },
-    rules,
-  );
+  return identify({ ...credentialsIn(headers, rules), treatAsUntrusted: headers['treat-as-untrusted'] !== undefined, query }, rules);
 }
 
 /**
@@ -298,15 +290,12 @@ export function identityFromHeaders(
  * changes the session all the same.
  */
 export function sessionIdentityFromHeaders(headers: IncomingHttpHeaders, rules: IdentityRules): Identity {
-  return identify(
-    {
-      cookieHeader: headers.cookie,
-      credentialHeaderValues: rules.credentialHeaders.map((name) => headerValue(headers[name])),
-      treatAsUntrusted: false,
-      query: EMPTY,
-    },
-    rules,
-  );
+  return identify({ ...credentialsIn(headers, rules), treatAsUntrusted: false, query: EMPTY }, rules);
+}
+
+/** The headers that may carry credentials: the Cookie header and the operator's credential headers. */
+function credentialsIn(headers: IncomingHttpHeaders, rules: IdentityRules): Pick<IdentityInput, 'cookieHeader' | 'credentialHeaderValues'> {
+  return { cookieHeader: headers.cookie, credentialHeaderValues: rules.credentialHeaders.map((name) => headerValue(headers[name])) };
 }
 
 function headerValue(v: string | string[] | undefined): string | undefined {
