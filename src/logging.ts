@@ -101,15 +101,14 @@ type Destination = ReturnType<typeof pino.destination>;
  * concatenated line into the joined batch, sonic-boom's `Buffer.byteLength` of the batch, and
  * the UTF-8 encoding of the batch for fs.write; counted with callgrind in steady state, ~7,500
  * instructions per hit line to /dev/null, ~6,600 encoding each line here (docs/BENCHMARKS.md,
- * ninth session). room() is for a writer that would write its bytes into `buf` itself (tried for
- * the hit line byte by byte: ~8,600, not kept).
+ * ninth session; a writer putting the hit line's bytes into the buffer itself was tried: ~8,600).
  * A remainder is handed over every flushEveryMs, by flush() or by flushSync(), and waits in
  * sonic-boom below its minLength until the flush that follows (batchedDestination).
  */
 export class LineBuffer implements pino.DestinationStream {
-  /** The batch being filled: bytes [0, used) are lines. Written by write() and by room()'s callers. */
-  buf: Buffer;
-  used = 0;
+  /** The batch being filled: bytes [0, used) are lines. */
+  private buf: Buffer;
+  private used = 0;
 
   constructor(
     private readonly sink: Destination,
@@ -130,23 +129,16 @@ export class LineBuffer implements pino.DestinationStream {
     process.on('exit', () => this.flushSync());
   }
 
-  /**
-   * Room for `bytes` more in `buf`, handing the batch over first if it has less; false when a
-   * line that long could never fit a batch (its writer then writes a string).
-   */
-  room(bytes: number): boolean {
-    if (bytes > this.batchBytes) return false;
-    if (this.batchBytes - this.used < bytes) this.handOver(true);
-    return true;
-  }
-
   write(line: string): boolean {
-    // At most 3 bytes of UTF-8 per UTF-16 unit: a line that may not fit is handed over alone.
-    if (!this.room(line.length * 3)) {
+    // At most 3 bytes of UTF-8 per UTF-16 unit: a line that could not fit a batch is handed over
+    // alone, after what was held; one that may not fit what is left first hands the batch over.
+    const most = line.length * 3;
+    if (most > this.batchBytes) {
       this.handOver(true);
       this.sink.write(Buffer.from(line, 'utf8') as unknown as string);
       return true;
     }
+    if (this.batchBytes - this.used < most) this.handOver(true);
     this.used += this.buf.write(line, this.used);
     return true;
   }
@@ -167,7 +159,7 @@ export class LineBuffer implements pino.DestinationStream {
   }
 
   /**
-   * `full`: the next line did not fit. Such a batch is a little short of BATCH_BYTES (room()
+   * `full`: the next line did not fit. Such a batch is a little short of BATCH_BYTES (write()
    * asks 3 bytes per char), below sonic-boom's minLength: flush() has it written at once.
    */
   private handOver(full = false): void {
