@@ -143,6 +143,28 @@ export class LineBuffer implements pino.DestinationStream {
     return true;
   }
 
+  /**
+   * For a writer that puts a line's bytes into the batch itself (access-log.ts AccessLog.hit):
+   * the batch, with room for `most` more bytes from `batchEnd` (what was held is handed over
+   * first when it lacks that room); the line counts once `commit` is called with where it ends.
+   * Null when a line of `most` bytes could never fit a batch: write it as a string instead.
+   */
+  reserve(most: number): Buffer | null {
+    if (most > this.batchBytes) return null;
+    if (this.batchBytes - this.used < most) this.handOver(true);
+    return this.buf;
+  }
+
+  /** Where the next line's bytes go in the batch reserve() gave. */
+  get batchEnd(): number {
+    return this.used;
+  }
+
+  /** The line written after batchEnd ends at `end` (at most the room reserve() was asked for). */
+  commit(end: number): void {
+    this.used = end;
+  }
+
   /** pino's logger.flush(cb). */
   flush(cb?: (err?: Error) => void): void {
     this.handOver();
