@@ -50,6 +50,17 @@ export interface ForwardContext {
   requestId: string;
   /** The request is fetched to be stored: ask for the full, unencoded body. */
   sharedFetch: boolean;
+  /**
+   * The answer may be stored for every anonymous client (a credential-less request fetched for
+   * the shared tier): the wiki gets no Cookie at all. A cookie that is no credential can still
+   * change what the wiki answers while it marks the answer public with `Vary: Cookie`
+   * (`resourceLoaderDebug`, read by ResourceLoader::inDebugMode() for every page head:
+   * action=parse&prop=headhtml, the HTML formats; an extension's language cookie), and the key
+   * has none of them: stored, one client's cookie would become everyone's answer. Fetched without
+   * cookies, the stored answer is the one a client without cookies gets from the wiki, which is
+   * what the requester would have got from the cache anyway.
+   */
+  withoutCookies?: boolean;
 }
 
 function connectionListed(value: string | string[] | undefined): Set<string> | undefined {
@@ -115,6 +126,7 @@ export function upstreamRequestHeaders(
     if (HOP_BY_HOP.has(name)) continue;
     if (name.startsWith('x-forwarded-') || name === 'forwarded' || name === 'x-request-id') continue;
     if (ctx.sharedFetch && NOT_FOR_SHARED_FETCH.has(name)) continue;
+    if (ctx.withoutCookies === true && name === 'cookie') continue;
     out[name] = value;
   }
   const clientXff = ctx.peerTrusted ? headerString(incoming['x-forwarded-for']) : undefined;

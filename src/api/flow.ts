@@ -333,6 +333,10 @@ async function fetchAndStore(
     protocol: 'http',
     requestId: request.id,
     sharedFetch: true,
+    // A credential-less request's answer is stored for everyone: the wiki gets none of its
+    // cookies (forwarding.ts withoutCookies). A login-suppressed one carrying credentials keeps
+    // them: the wiki loads the session and answers `private`, as it must reach this client.
+    withoutCookies: api.identity.kind === 'anonymous' && !api.identity.carriesCredentials,
   });
   // Noted before the wiki is asked: an answer whose dependencies are invalidated meanwhile may
   // predate the change, and is not stored (cache/invalidation-log.ts, redis/invalidations.ts).
