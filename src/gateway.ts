@@ -10,7 +10,7 @@ import { RedisTier } from './cache/redis-tier.js';
 import { type CacheEntry, CacheStore } from './cache/store.js';
 import type { Config } from './config.js';
 import { AddressMatcher } from './address-list.js';
-import { ClientBudget } from './limits/client-budget.js';
+import { ClientBudget, UncachedUnderWay } from './limits/client-budget.js';
 import { RefusalDelay } from './limits/refusal-delay.js';
 import { UpstreamGate } from './limits/upstream-gate.js';
 import { DebuginfoMetrics } from './debuginfo/record.js';
@@ -58,6 +58,8 @@ export interface Gateway {
   readonly gate: UpstreamGate;
   /** Each client's budget of uncached requests (limits/client-budget.ts). */
   readonly budget: ClientBudget;
+  /** Each client's uncached requests under way: the budget refuses only a client asking in parallel. */
+  readonly underWay: UncachedUnderWay;
   /** How long a refused request waits for its 429 (limits/refusal-delay.ts). */
   readonly refusalDelay: RefusalDelay;
   /** MediaWiki's change signals applied (invalidation/signals.ts), and the TTL defaults they allow. */
@@ -183,6 +185,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     purgeAllowed: new AddressMatcher(config.purgeAllow),
     gate,
     budget: new ClientBudget({ ratePerSecond: config.clientMissRate, burst: config.clientMissBurst, maxClients: 100_000 }),
+    underWay: new UncachedUnderWay(),
     refusalDelay,
     changes,
     sessionUsers,

@@ -19,6 +19,7 @@ import { AccessLog } from './access-log.js';
 import { modulesOf } from './api/request.js';
 import { headerString } from './forwarding.js';
 import type { Gateway } from './gateway.js';
+import { leftUnderWay } from './limits/admission.js';
 import { clientAddress } from './limits/client-address.js';
 import { UNKNOWN_MODULE } from './metrics.js';
 import type { Disposition, NoStoreReason, PassReason } from './outcomes.js';
@@ -121,6 +122,8 @@ export function noteError(request: FastifyRequest, code: string, upstreamMs?: nu
 
 /** Counted and logged once, from the record. */
 export function finishRecord(gw: Gateway, request: FastifyRequest, status: number, errorCode?: string): void {
+  // First, whatever the record: an uncached request under way must always end (admission.ts).
+  leftUnderWay(gw, request.raw);
   const edge = request.edge;
   if (!edge || edge.recorded) return;
   edge.recorded = true;

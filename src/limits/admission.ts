@@ -21,8 +21,8 @@ export type Admission = 'uncached' | 'refresh';
 
 export async function admit(gw: Gateway, req: IncomingMessage, admission: Admission, signal?: AbortSignal): Promise<Release> {
   if (admission === 'refresh') return gw.gate.acquire('', signal);
-  const client = clientOf(gw, req);
-  const charge = gw.budget.charge(client, gw.now());
+  const client = underWay(gw, req);
+  const charge = gw.budget.charge(client, gw.now(), gw.underWay.of(client) > 1);
   if (!charge.ok) refuse(gw, charge.retryAfterSeconds);
   return gw.gate.acquire(client, signal);
 }
@@ -33,7 +33,33 @@ export async function admit(gw: Gateway, req: IncomingMessage, admission: Admiss
  * holds up the others waiting on that lock or fetch (admit charges the budget at the turn).
  */
 export function budgetLeft(gw: Gateway, req: IncomingMessage): Charge {
-  return gw.budget.peek(clientOf(gw, req), gw.now());
+  const client = underWay(gw, req);
+  return gw.budget.peek(client, gw.now(), gw.underWay.of(client) > 1);
+}
+
+/** The client an uncached request is under way for, noted on the request (UNDER_WAY). */
+const UNDER_WAY = Symbol('wikiedge.uncachedUnderWay');
+type NotedRequest = IncomingMessage & { [UNDER_WAY]?: string };
+
+/** The request's client, counted under way once (client-budget.ts UncachedUnderWay); leftUnderWay ends it. */
+function underWay(gw: Gateway, req: IncomingMessage): string {
+  const noted = req as NotedRequest;
+  let client = noted[UNDER_WAY];
+  if (client === undefined) {
+    client = clientOf(gw, req);
+    noted[UNDER_WAY] = client;
+    gw.underWay.enter(client);
+  }
+  return client;
+}
+
+/** The request's answer has ended (request-record.ts finishRecord): it is no longer under way. */
+export function leftUnderWay(gw: Gateway, req: IncomingMessage): void {
+  const noted = req as NotedRequest;
+  const client = noted[UNDER_WAY];
+  if (client === undefined) return;
+  noted[UNDER_WAY] = undefined;
+  gw.underWay.leave(client);
 }
 
 function clientOf(gw: Gateway, req: IncomingMessage): string {

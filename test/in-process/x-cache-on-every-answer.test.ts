@@ -154,9 +154,11 @@ describe('X-Cache and X-Request-Id on every answer', () => {
     });
 
     it('error: a client over its budget of uncached requests (429)', async () => {
-      const answers: TestResponse[] = [];
-      for (let i = 0; i < 3; i++) answers.push(await http(`${limited.url}${api}&t=limit-${i}`));
-      expectMarked(answers.at(-1)!, 429, 'error');
+      // In parallel: a client asking in series is never refused (limits/client-budget.ts).
+      const answers: TestResponse[] = await Promise.all(Array.from({ length: 6 }, (_, i) => http(`${limited.url}${api}&t=limit-${i}`)));
+      const refused = answers.filter((a) => a.status === 429);
+      expect(refused.length).toBeGreaterThan(0);
+      for (const answer of refused) expectMarked(answer, 429, 'error');
     });
 
     it('error: the wiki unreachable, on api.php and on a page (502)', async () => {

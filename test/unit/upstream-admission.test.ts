@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { AddressMatcher } from '../../src/address-list.js';
 import { ClientClosedError, GatewayError } from '../../src/errors.js';
 import { clientAddress } from '../../src/limits/client-address.js';
-import { ClientBudget } from '../../src/limits/client-budget.js';
+import { ClientBudget, UncachedUnderWay } from '../../src/limits/client-budget.js';
 import { RefusalDelay } from '../../src/limits/refusal-delay.js';
 import { UpstreamGate } from '../../src/limits/upstream-gate.js';
 
@@ -28,6 +28,29 @@ describe('ClientBudget (a token bucket per client)', () => {
     expect(b.charge('a', 100_000)).toEqual({ ok: true });
     expect(b.charge('a', 100_000)).toEqual({ ok: true });
     expect(b.charge('a', 100_000)).toMatchObject({ ok: false });
+  });
+
+  it('never refuses a client asking in series (none of its other uncached requests under way); it still spends what is left', () => {
+    const b = new ClientBudget({ ratePerSecond: 1, burst: 2, maxClients: 10 });
+    for (let i = 0; i < 100; i++) expect(b.charge('a', 0, false)).toEqual({ ok: true });
+    expect(b.peek('a', 0, false)).toEqual({ ok: true });
+    // The same client asking in parallel: its bucket was spent by the series.
+    expect(b.peek('a', 0, true)).toMatchObject({ ok: false });
+    expect(b.charge('a', 0, true)).toMatchObject({ ok: false });
+    expect(b.charge('a', 1_000, true)).toEqual({ ok: true });
+  });
+
+  it('counts each client`s uncached requests under way, and forgets a client with none', () => {
+    const u = new UncachedUnderWay();
+    u.enter('a');
+    u.enter('a');
+    u.enter('b');
+    expect([u.of('a'), u.of('b'), u.of('c')]).toEqual([2, 1, 0]);
+    u.leave('a');
+    u.leave('b');
+    expect([u.of('a'), u.of('b'), u.clients]).toEqual([1, 0, 1]);
+    u.leave('a');
+    expect(u.clients).toBe(0);
   });
 
   it('a rate of 0 turns it off', () => {
