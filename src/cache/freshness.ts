@@ -3,7 +3,7 @@
  * the local tier, the Redis tier and every replica decide them the same way.
  *
  *   age < ttl                          fresh
- *   ttl ≤ age < ttl + grace            grace (served stale while one refresh runs)
+ *   ttl ≤ age < ttl + grace            grace (served stale while one refresh runs); a shared entry only
  *   ttl ≤ age < ttl + staleIfError     stale-if-error (served only when the wiki fails)
  *   otherwise                          dead
  *
@@ -21,6 +21,8 @@ export interface StaleWindows {
 interface Timed {
   readonly storedAt: number;
   readonly ttlMs: number;
+  /** A session's entry (its slot): no grace window, below. */
+  readonly slot?: string | undefined;
 }
 
 /**
@@ -33,7 +35,11 @@ export function freshnessAt(entry: Timed, now: number, w: StaleWindows, staleBef
   const age = now - entry.storedAt;
   if (entry.storedAt < staleBefore) return age < entry.ttlMs + w.staleIfErrorMs ? 'stale-if-error' : 'dead';
   if (age < entry.ttlMs) return 'fresh';
-  if (age < entry.ttlMs + w.graceMs) return 'grace';
+  // A session's entry is never served past its TTL while it refreshes: the per-session TTL is
+  // what bounds a logout or a password change the gateway did not see (made straight at the
+  // wiki, or through a replica without Redis), and grace served the old cookie one more of the
+  // session's private answers after it (found by the tenth session's client sweep).
+  if (age < entry.ttlMs + w.graceMs && entry.slot === undefined) return 'grace';
   if (age < entry.ttlMs + w.staleIfErrorMs) return 'stale-if-error';
   return 'dead';
 }

@@ -388,7 +388,7 @@ export const FIELDS = {
     parse: int(0, 86_400),
     default: 10,
     unit: 'seconds',
-    doc: 'serve stale this long past the TTL while one refresh runs',
+    doc: 'serve a shared entry stale this long past its TTL while one refresh runs (a session\'s entry never: its TTL bounds a logout made elsewhere)',
   }),
   staleIfErrorSeconds: field({
     env: 'WIKIEDGE_STALE_IF_ERROR_SECONDS',
