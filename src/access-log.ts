@@ -231,21 +231,7 @@ export class AccessLog {
     bytesOut: number,
   ): void {
     if (!this.enabled) return;
-    this.writeHit(Date.now(), target, cell, reqId, status, seconds, client, userAgent, bytesIn, bytesOut);
-  }
-
-  private writeHit(
-    time: number,
-    target: RequestTarget,
-    cell: RequestCell,
-    reqId: string,
-    status: number,
-    seconds: number,
-    client: string,
-    userAgent: string | undefined,
-    bytesIn: number,
-    bytesOut: number,
-  ): void {
+    const time = Date.now();
     let fragment = this.fragments.get(target);
     if (fragment?.cell !== cell) {
       const { method, module, disposition } = cell.labels;
