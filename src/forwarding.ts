@@ -58,7 +58,9 @@ export interface ForwardContext {
    * action=parse&prop=headhtml, the HTML formats; an extension's language cookie), and the key
    * has none of them: stored, one client's cookie would become everyone's answer. Fetched without
    * cookies, the stored answer is the one a client without cookies gets from the wiki, which is
-   * what the requester would have got from the cache anyway.
+   * what the requester gets from the cache anyway. Whether the answer will be stored is known
+   * only once it has come, so an answer that is not (private, too large) is the cookieless one
+   * too: an anonymous client's cookies never reach the wiki on a request the gateway may cache.
    */
   withoutCookies?: boolean;
 }

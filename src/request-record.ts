@@ -123,7 +123,7 @@ export function noteError(request: FastifyRequest, code: string, upstreamMs?: nu
 /** Counted and logged once, from the record. */
 export function finishRecord(gw: Gateway, request: FastifyRequest, status: number, errorCode?: string): void {
   // First, whatever the record: an uncached request under way must always end (admission.ts).
-  leftUnderWay(gw, request.raw);
+  leftUnderWay(gw, request.raw, status === 499);
   const edge = request.edge;
   if (!edge || edge.recorded) return;
   edge.recorded = true;

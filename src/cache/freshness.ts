@@ -3,11 +3,18 @@
  * the local tier, the Redis tier and every replica decide them the same way.
  *
  *   age < ttl                          fresh
- *   ttl ≤ age < ttl + grace            grace (served stale while one refresh runs); a shared entry only
- *   ttl ≤ age < ttl + staleIfError     stale-if-error (served only when the wiki fails)
+ *   ttl ≤ age < ttl + grace            grace (served stale while one refresh runs)
+ *   ttl ≤ age < ttl + staleIfError     stale-if-error (served only when the wiki fails, or the
+ *                                      gateway refuses the request its turn)
  *   otherwise                          dead
  *
- * An entry is kept (locally and in Redis) until storedAt + ttl + max(grace, staleIfError).
+ * A shared entry is kept (locally and in Redis) until storedAt + ttl + max(grace, staleIfError).
+ * A session's entry (its `slot`) is fresh or dead, and kept until storedAt + ttl: its TTL is what
+ * bounds a logout or a password change the gateway did not see (made straight at the wiki, or
+ * through a replica without Redis). Grace served the old cookie one more of the session's private
+ * answers after it (the tenth session's client sweep), and stale-if-error up to 300 s more
+ * whenever the gateway refused the request a turn, which its holder could bring about by keeping
+ * another request open (its review).
  */
 import type { Freshness } from '../outcomes.js';
 
@@ -21,7 +28,7 @@ export interface StaleWindows {
 interface Timed {
   readonly storedAt: number;
   readonly ttlMs: number;
-  /** A session's entry (its slot): no grace window, below. */
+  /** A session's entry (its slot): no stale window (above). */
   readonly slot?: string | undefined;
 }
 
@@ -33,20 +40,17 @@ interface Timed {
 export function freshnessAt(entry: Timed, now: number, w: StaleWindows, staleBefore = 0): Freshness {
   // A replica whose clock is behind the writer's sees a negative age: fresh, never "older".
   const age = now - entry.storedAt;
+  if (entry.slot !== undefined) return age < entry.ttlMs && entry.storedAt >= staleBefore ? 'fresh' : 'dead';
   if (entry.storedAt < staleBefore) return age < entry.ttlMs + w.staleIfErrorMs ? 'stale-if-error' : 'dead';
   if (age < entry.ttlMs) return 'fresh';
-  // A session's entry is never served past its TTL while it refreshes: the per-session TTL is
-  // what bounds a logout or a password change the gateway did not see (made straight at the
-  // wiki, or through a replica without Redis), and grace served the old cookie one more of the
-  // session's private answers after it (found by the tenth session's client sweep).
-  if (age < entry.ttlMs + w.graceMs && entry.slot === undefined) return 'grace';
+  if (age < entry.ttlMs + w.graceMs) return 'grace';
   if (age < entry.ttlMs + w.staleIfErrorMs) return 'stale-if-error';
   return 'dead';
 }
 
 /** How long an entry is worth keeping at all, from its storedAt: TTL plus the longer stale window. */
 export function keepMs(entry: Timed, w: StaleWindows): number {
-  return entry.ttlMs + Math.max(w.graceMs, w.staleIfErrorMs);
+  return entry.slot !== undefined ? entry.ttlMs : entry.ttlMs + Math.max(w.graceMs, w.staleIfErrorMs);
 }
 
 /**

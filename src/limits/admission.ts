@@ -21,10 +21,20 @@ export type Admission = 'uncached' | 'refresh';
 
 export async function admit(gw: Gateway, req: IncomingMessage, admission: Admission, signal?: AbortSignal): Promise<Release> {
   if (admission === 'refresh') return gw.gate.acquire('', signal);
-  const client = underWay(gw, req);
-  const charge = gw.budget.charge(client, gw.now(), gw.underWay.of(client) > 1);
+  const state = underWay(gw, req);
+  const charge = gw.budget.charge(state.client, gw.now(), inParallel(gw, state));
   if (!charge.ok) refuse(gw, charge.retryAfterSeconds);
-  return gw.gate.acquire(client, signal);
+  const release = await gw.gate.acquire(state.client, signal);
+  // The turn keeps the request under way until it is released, whenever the client leaves: a
+  // fetch goes on for others after its client has gone.
+  state.holds++;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    release();
+    letGo(gw, state);
+  };
 }
 
 /**
@@ -33,33 +43,69 @@ export async function admit(gw: Gateway, req: IncomingMessage, admission: Admiss
  * holds up the others waiting on that lock or fetch (admit charges the budget at the turn).
  */
 export function budgetLeft(gw: Gateway, req: IncomingMessage): Charge {
-  const client = underWay(gw, req);
-  return gw.budget.peek(client, gw.now(), gw.underWay.of(client) > 1);
+  const state = underWay(gw, req);
+  return gw.budget.peek(state.client, gw.now(), inParallel(gw, state));
 }
 
-/** The client an uncached request is under way for, noted on the request (UNDER_WAY). */
+/**
+ * An uncached request's place among its client's (client-budget.ts UncachedUnderWay): counted
+ * from the flow's first look at the budget while its answer is not over (`answering`) or it
+ * holds a turn at the wiki (`holds`, the answer included); once both are over it has `left`, for
+ * good (a look at the budget after that, by a flow the client left early, counts nothing again).
+ */
+interface UnderWayState {
+  readonly client: string;
+  holds: number;
+  answering: boolean;
+  left: boolean;
+}
 const UNDER_WAY = Symbol('wikiedge.uncachedUnderWay');
-type NotedRequest = IncomingMessage & { [UNDER_WAY]?: string };
+type NotedRequest = IncomingMessage & { [UNDER_WAY]?: UnderWayState };
 
-/** The request's client, counted under way once (client-budget.ts UncachedUnderWay); leftUnderWay ends it. */
-function underWay(gw: Gateway, req: IncomingMessage): string {
+function underWay(gw: Gateway, req: IncomingMessage): UnderWayState {
   const noted = req as NotedRequest;
-  let client = noted[UNDER_WAY];
-  if (client === undefined) {
-    client = clientOf(gw, req);
-    noted[UNDER_WAY] = client;
-    gw.underWay.enter(client);
+  let state = noted[UNDER_WAY];
+  if (state === undefined) {
+    state = { client: clientOf(gw, req), holds: 1, answering: true, left: false };
+    noted[UNDER_WAY] = state;
+    gw.underWay.enter(state.client);
   }
-  return client;
+  return state;
 }
 
-/** The request's answer has ended (request-record.ts finishRecord): it is no longer under way. */
-export function leftUnderWay(gw: Gateway, req: IncomingMessage): void {
+/**
+ * Whether the client asks in parallel: another of its uncached requests is under way, or it has
+ * lately left one before its answer (UncachedUnderWay.abandoned): a client that closes each
+ * connection once its request is sent leaves the wiki working on it (PHP runs on after the
+ * gateway stops waiting) and is no client in series.
+ */
+function inParallel(gw: Gateway, state: UnderWayState): boolean {
+  const others = gw.underWay.of(state.client) - (state.left ? 0 : 1);
+  return others > 0 || gw.underWay.abandoned(state.client, gw.now());
+}
+
+function letGo(gw: Gateway, state: UnderWayState): void {
+  if (state.left || --state.holds > 0) return;
+  state.left = true;
+  gw.underWay.leave(state.client);
+}
+
+/**
+ * The request's answer has ended (request-record.ts finishRecord), `closedEarly` when its client
+ * left before it: the request is no longer under way once its turn at the wiki is released too.
+ * A request that was never under way is marked so that a late look at the budget counts nothing.
+ */
+export function leftUnderWay(gw: Gateway, req: IncomingMessage, closedEarly: boolean): void {
   const noted = req as NotedRequest;
-  const client = noted[UNDER_WAY];
-  if (client === undefined) return;
-  noted[UNDER_WAY] = undefined;
-  gw.underWay.leave(client);
+  const state = noted[UNDER_WAY];
+  if (state === undefined) {
+    noted[UNDER_WAY] = { client: '', holds: 0, answering: false, left: true };
+    return;
+  }
+  if (!state.answering) return;
+  state.answering = false;
+  if (closedEarly && !state.left) gw.underWay.abandon(state.client, gw.now());
+  letGo(gw, state);
 }
 
 function clientOf(gw: Gateway, req: IncomingMessage): string {

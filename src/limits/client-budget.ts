@@ -92,12 +92,17 @@ export class ClientBudget {
 }
 
 /**
- * Each client's uncached requests under way: from the flow's first look at its budget to the end
- * of its answer (a refused one's too, through its refusal delay, so that a client retrying at
- * once on many connections stays in parallel). Holds only clients with a request under way.
+ * Each client's uncached requests under way (admission.ts: from the flow's first look at its
+ * budget until its answer has ended and its turn at the wiki is released), and the clients that
+ * lately left one before its answer. Holds only clients with a request under way, and at most
+ * `maxAbandoned` of the others.
  */
 export class UncachedUnderWay {
   private readonly counts = new Map<string, number>();
+  /** Client → until when (ms) it counts as asking in parallel, least recently set first. */
+  private readonly abandonedUntil = new Map<string, number>();
+
+  constructor(private readonly opts: { readonly abandonedForMs: number; readonly maxAbandoned: number } = { abandonedForMs: 10_000, maxAbandoned: 100_000 }) {}
 
   enter(client: string): void {
     this.counts.set(client, (this.counts.get(client) ?? 0) + 1);
@@ -112,6 +117,22 @@ export class UncachedUnderWay {
   /** How many of `client`'s uncached requests are under way. */
   of(client: string): number {
     return this.counts.get(client) ?? 0;
+  }
+
+  /** `client` left an uncached request before its answer at `now`. */
+  abandon(client: string, now: number): void {
+    this.abandonedUntil.delete(client);
+    if (this.abandonedUntil.size >= this.opts.maxAbandoned) this.abandonedUntil.delete(this.abandonedUntil.keys().next().value as string);
+    this.abandonedUntil.set(client, now + this.opts.abandonedForMs);
+  }
+
+  /** Whether `client` left one within the last abandonedForMs. */
+  abandoned(client: string, now: number): boolean {
+    const until = this.abandonedUntil.get(client);
+    if (until === undefined) return false;
+    if (until > now) return true;
+    this.abandonedUntil.delete(client);
+    return false;
   }
 
   get clients(): number {

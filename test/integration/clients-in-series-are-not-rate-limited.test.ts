@@ -45,6 +45,8 @@ describe('a client in series with the default budget of uncached requests', () =
       WIKIEDGE_CLIENT_MISS_RATE: String(RATE),
       WIKIEDGE_CLIENT_MISS_BURST: String(BURST),
       WIKIEDGE_CLIENT_REFUSAL_DELAY_MS: '0',
+      // No share of turns per client: the parallel case is refused by the budget alone.
+      WIKIEDGE_CLIENT_MAX_CONCURRENCY: '0',
     });
   });
   afterAll(() => gw.close());
@@ -62,5 +64,7 @@ describe('a client in series with the default budget of uncached requests', () =
     );
     expect(answers.filter((a) => a.status === 429).length).toBeGreaterThan(0);
     expect(answers.every((a) => a.status === 200 || a.status === 429)).toBe(true);
+    const metrics = (await http(`${gw.adminUrl}/metrics`)).body;
+    expect(metrics).toMatch(/wikiedge_upstream_rejected_total\{reason="client-budget"\} [1-9]/);
   });
 });

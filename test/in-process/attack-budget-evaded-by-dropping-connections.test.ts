@@ -1,0 +1,97 @@
+// A client in series is never refused by the budget of uncached requests (limits/client-budget.ts).
+// The tenth session's review evaded it: a client that closes each connection once its request is
+// sent ended its requests for the count at once, while the wiki worked on (a miss's fetch goes on
+// for others; PHP runs a passed request to its end): 30 of 30 such requests reached the wiki with
+// a budget of 1 a second. A request now stays under way until its turn at the wiki is released
+// too, and a client that leaves a request before its answer counts as asking in parallel for a
+// while. And no request's count may outlive it (a waiter that left a coalesced fetch did, making
+// its address "in parallel" for good).
+import { connect } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it, vi } from 'vitest';
+import { startFakeUpstream } from '../support/fake-upstream.js';
+import { startGateway } from '../support/gateway.js';
+
+/** Send a GET on a connection of its own and close it `dropAfterMs` later, answered or not. */
+function sendAndDrop(url: string, path: string, dropAfterMs: number): Promise<void> {
+  const u = new URL(url);
+  return new Promise((resolve) => {
+    const s = connect(Number(u.port), u.hostname, () => {
+      s.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      setTimeout(() => {
+        s.destroy();
+        resolve();
+      }, dropAfterMs);
+    });
+    s.on('error', () => {});
+  });
+}
+
+const LIMITS = { WIKIEDGE_CLIENT_MISS_RATE: '1', WIKIEDGE_CLIENT_MISS_BURST: '1', WIKIEDGE_CLIENT_REFUSAL_DELAY_MS: '0' };
+
+describe('a client that closes each connection once its request is sent', () => {
+  for (const [name, pathOf] of [
+    ['a page streamed through (index.php)', (i: number) => `/w/index.php?title=X${i}`],
+    ['an api.php miss', (i: number) => `/w/api.php?action=query&format=json&bust=${randomUUID()}-${i}`],
+  ] as const) {
+    it(`${name}: spends its budget like any client asking in parallel`, async () => {
+      const held: (() => void)[] = [];
+      const fake = await startFakeUpstream((_req, res) => {
+        held.push(() => {
+          if (res.headersSent || res.destroyed) return;
+          res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private' });
+          res.end('{}');
+        });
+      });
+      const gw = await startGateway(fake.url, LIMITS);
+      try {
+        const started = Date.now();
+        for (let i = 0; i < 30; i++) await sendAndDrop(gw.url, pathOf(i), 30);
+        const seconds = (Date.now() - started) / 1000;
+        await vi.waitFor(() => expect(gw.built.gateway.underWay.of('127.0.0.1')).toBeLessThanOrEqual(held.length));
+        // The burst, what 1 a second refilled, and the first (in series until it is left).
+        expect(fake.requests.length).toBeLessThanOrEqual(1 + Math.ceil(seconds) + 1);
+      } finally {
+        for (const h of held) h();
+        await gw.close();
+        await fake.close();
+      }
+    });
+  }
+
+  it('no count outlives its request: a waiter that left a coalesced fetch leaves its address in series', async () => {
+    const held: (() => void)[] = [];
+    const fake = await startFakeUpstream((req, res) => {
+      const answer = () => {
+        if (res.headersSent || res.destroyed) return;
+        res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private' });
+        res.end('{}');
+      };
+      if (req.url?.includes('now=1')) answer();
+      else held.push(answer);
+    });
+    const gw = await startGateway(fake.url, LIMITS);
+    try {
+      const path = `/w/api.php?action=query&format=json&list=allpages&k=${randomUUID()}`;
+      const first = fetch(gw.url + path); // leads the fetch
+      await vi.waitFor(() => expect(held).toHaveLength(1));
+      await sendAndDrop(gw.url, path, 50); // waits on it, then leaves
+      // Its close handled (its request line written, 499) before the leader's answer comes.
+      await vi.waitFor(() => expect(gw.logs.some((line) => line['status'] === 499)).toBe(true));
+      held[0]!(); // not stored (private): the waiter goes on to a fetch of its own
+      expect((await first).status).toBe(200);
+      await vi.waitFor(
+        () => {
+          for (const h of held) h();
+          expect(gw.built.gateway.underWay.of('127.0.0.1')).toBe(0);
+        },
+        { timeout: 5_000 },
+      );
+      expect(gw.built.gateway.underWay.clients).toBe(0);
+    } finally {
+      for (const h of held) h();
+      await gw.close();
+      await fake.close();
+    }
+  });
+});
