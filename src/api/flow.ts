@@ -159,7 +159,12 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
   }
   if ('entry' in led) return entry(led.entry, 'coalesced');
   const fetched = led.fetched;
-  if (fallback && fetched.answer.status >= 500) return entry(fallback, 'stale');
+  if (fallback && fetched.answer.status >= 500) {
+    // Nobody reads this answer: a streamed body is released (its turn at the wiki, and the
+    // request's place among its client's, end with the stream).
+    release(fetched.answer.body);
+    return entry(fallback, 'stale');
+  }
   return {
     kind: 'answer',
     answer: fetched.answer,
@@ -250,7 +255,7 @@ async function fetchOnceAcrossReplicas(
   gone: AbortSignal,
 ): Promise<Led> {
   if (gw.redis && !bypass) {
-    const lock = await gw.redis.lock(key);
+    const lock = await gw.redis.lock(key, tier);
     if (lock.kind === 'won') {
       try {
         return { fetched: await fetchAndStore(gw, request, api, key, tier, 'miss', gone) };
@@ -282,7 +287,7 @@ function refreshInBackground(gw: Gateway, request: FastifyRequest, api: ApiReque
   const work = (async (): Promise<Fetched | undefined> => {
     let token: string | undefined;
     if (gw.redis) {
-      const lock = await gw.redis.lock(key);
+      const lock = await gw.redis.lock(key, tier);
       if (lock.kind === 'lost') return undefined;
       if (lock.kind === 'won') token = lock.token;
     }
@@ -300,11 +305,16 @@ function refreshInBackground(gw: Gateway, request: FastifyRequest, api: ApiReque
   );
   work.then(
     (f) => {
-      // Nobody reads a refresh's body; release a streamed one.
-      if (f && !Buffer.isBuffer(f.answer.body)) (f.answer.body as NodeJS.ReadableStream & { resume(): void }).resume();
+      // Nobody reads a refresh's body.
+      if (f) release(f.answer.body);
     },
     (err: unknown) => request.log.warn({ err: String(err) }, 'background refresh failed'),
   );
+}
+
+/** An answer's body nobody will read: a streamed one is drained, so that it ends and lets go of its turn. */
+function release(body: Answer['body']): void {
+  if (!Buffer.isBuffer(body)) (body as NodeJS.ReadableStream & { resume(): void }).resume();
 }
 
 /** A fetch's result: the answer for the client, the entry stored (if any) and why not. */

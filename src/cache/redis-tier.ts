@@ -129,8 +129,8 @@ export class RedisTier {
   }
 
   /** Try to become the one replica that fetches `key` now (redis/locks.ts). */
-  lock(key: string): Promise<LockResult> {
-    return this.locks.lock(key);
+  lock(key: string, tier: Tier): Promise<LockResult> {
+    return this.locks.lock(key, tier);
   }
 
   /** Release a lock we won, only if it is still ours (redis/locks.ts). */

@@ -99,7 +99,12 @@ export function leftUnderWay(gw: Gateway, req: IncomingMessage, closedEarly: boo
   const noted = req as NotedRequest;
   const state = noted[UNDER_WAY];
   if (state === undefined) {
-    noted[UNDER_WAY] = { client: '', holds: 0, answering: false, left: true };
+    // Its client may have left while it waited (on a coalesced fetch, a Redis round trip) and
+    // the flow still go on to the wiki: it then asks as this client, in parallel if it left
+    // early, never as nobody (the gateway's own turns have no share and no budget).
+    const client = clientOf(gw, req);
+    noted[UNDER_WAY] = { client, holds: 0, answering: false, left: true };
+    if (closedEarly) gw.underWay.abandon(client, gw.now());
     return;
   }
   if (!state.answering) return;

@@ -59,6 +59,36 @@ describe('a client that closes each connection once its request is sent', () => 
     });
   }
 
+  it('waiters that leave a coalesced fetch before their first look at the budget still ask as their client', async () => {
+    // They went on to the wiki as nobody (the gateway's own turns: no budget, no share): 17 of 20
+    // reached it at once (the session's second review).
+    const held: (() => void)[] = [];
+    const fake = await startFakeUpstream((_req, res) => {
+      held.push(() => {
+        if (res.headersSent || res.destroyed) return;
+        res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private' });
+        res.end('{}');
+      });
+    });
+    const gw = await startGateway(fake.url, { ...LIMITS, WIKIEDGE_CLIENT_MAX_CONCURRENCY: '2' });
+    try {
+      const path = `/w/api.php?action=query&format=json&list=allpages&k=${randomUUID()}`;
+      const first = fetch(gw.url + path);
+      await vi.waitFor(() => expect(held).toHaveLength(1));
+      await Promise.all(Array.from({ length: 20 }, () => sendAndDrop(gw.url, path, 50)));
+      await vi.waitFor(() => expect(gw.logs.filter((line) => line['status'] === 499)).toHaveLength(20));
+      held[0]!(); // not stored (private): each waiter would go on to a fetch of its own
+      expect((await first).status).toBe(200);
+      await vi.waitFor(() => expect(gw.built.gateway.gate.queued).toBe(0));
+      // The leader and at most its client's share of 2 turns: none of the 20 as nobody.
+      expect(fake.requests.length).toBeLessThanOrEqual(3);
+    } finally {
+      for (const h of held) h();
+      await gw.close();
+      await fake.close();
+    }
+  });
+
   it('no count outlives its request: a waiter that left a coalesced fetch leaves its address in series', async () => {
     const held: (() => void)[] = [];
     const fake = await startFakeUpstream((req, res) => {

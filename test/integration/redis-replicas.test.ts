@@ -304,12 +304,12 @@ describe('two replicas sharing one Redis', () => {
       });
 
       expect(await tierB.get('shared', key)).toBeUndefined();
-      const won = await tierA.lock(key);
+      const won = await tierA.lock(key, 'shared');
       expect(won.kind).toBe('won');
       expect(await tierA.set('shared', key, entry(Date.now()))).toBe(true);
       await tierA.unlock(key, won.kind === 'won' ? won.token : '');
 
-      expect((await tierB.lock(key)).kind).toBe('lost');
+      expect((await tierB.lock(key, 'shared')).kind).toBe('lost');
       expect(await inspect.exists(`wikiedge:l:${sha256(key)}`)).toBe(0);
       const fresh = (e: CacheEntry) => Date.now() - e.storedAt < e.ttlMs;
       const waited = await tierB.waitForEntry('shared', key, fresh, 1_000);
@@ -319,7 +319,13 @@ describe('two replicas sharing one Redis', () => {
       // An entry past its TTL (kept for grace and stale-if-error) is no fetch just done: the lock is won.
       const stale = `lock-race:${randomUUID()}`;
       expect(await tierA.set('shared', stale, { ...entry(Date.now() - 70_000), urlKey: `/w/api.php?${stale}` })).toBe(true);
-      expect((await tierB.lock(stale)).kind).toBe('won');
+      expect((await tierB.lock(stale, 'shared')).kind).toBe('won');
+
+      // A session's entry is kept only its TTL (no stale window): any time left means a fetch
+      // just done, and the lock is given back too.
+      const session = `lock-race:${randomUUID()}`;
+      expect(await tierA.set('session', session, { ...entry(Date.now()), urlKey: `/w/api.php?${session}`, slot: 'slot-1', ttlMs: 10_000 })).toBe(true);
+      expect((await tierB.lock(session, 'session')).kind).toBe('lost');
     } finally {
       await Promise.all(tiers.map((t) => t.close()));
     }

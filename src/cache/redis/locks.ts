@@ -40,7 +40,8 @@ export type LockResult =
 // GET came before the holder's SET and its SET NX after the holder's unlock, a plain SET NX wins
 // a lock whose fetch is done, and the wiki is asked again (seen under load: 2 replicas x 50
 // misses, no Redis error, two locks won). Entries are written with PX = ttl - age + W, where
-// W = max(grace, stale-if-error) (freshness.ts remainingKeepMs), so PTTL > W means fresh.
+// W = max(grace, stale-if-error) (freshness.ts remainingKeepMs), so PTTL > W means fresh; a
+// session's entry has no stale window (W = 0), so any PTTL left means fresh.
 const LOCK_LUA = `
 if not redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 0 end
 if redis.call('PTTL', KEYS[2]) > tonumber(ARGV[3]) then
@@ -89,14 +90,14 @@ export class RedisLocks {
    * a fresh entry is already there (a fetch finished since this replica looked): waitForEntry's
    * first poll then takes that entry, and a background refresh is left to the replica that made it.
    */
-  async lock(key: string): Promise<LockResult> {
+  async lock(key: string, tier: Tier): Promise<LockResult> {
     if (!this.connection.up) {
       this.opts.metrics.lock('unavailable');
       return { kind: 'unavailable' };
     }
     const token = randomBytes(9).toString('base64url');
     const r = await this.connection.call('lock', () =>
-      this.cmd.wikiedgeLock(this.keys.lock(key), this.keys.entry(key), token, this.opts.lockMs, this.freshPttl),
+      this.cmd.wikiedgeLock(this.keys.lock(key), this.keys.entry(key), token, this.opts.lockMs, tier === 'session' ? FRESH_FOR_AT_LEAST_MS : this.freshPttl),
     );
     const result: LockResult = !r.ok ? { kind: 'unavailable' } : r.value === 1 ? { kind: 'won', token } : { kind: 'lost' };
     this.opts.metrics.lock(result.kind);
