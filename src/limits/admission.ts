@@ -109,7 +109,9 @@ export function leftUnderWay(gw: Gateway, req: IncomingMessage, closedEarly: boo
   }
   if (!state.answering) return;
   state.answering = false;
-  if (closedEarly && !state.left) gw.underWay.abandon(state.client, gw.now());
+  // Left early while the wiki still held its turn: the client went away. Not when the wiki cut
+  // its answer off first (the stream let go of the turn before the answer was destroyed).
+  if (closedEarly && !state.left && state.holds > 1) gw.underWay.abandon(state.client, gw.now());
   letGo(gw, state);
 }
 
