@@ -160,9 +160,9 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
   if ('entry' in led) return entry(led.entry, 'coalesced');
   const fetched = led.fetched;
   if (fallback && fetched.answer.status >= 500) {
-    // Nobody reads this answer: a streamed body is released (its turn at the wiki, and the
+    // Nobody reads this answer: a streamed body is drained (its turn at the wiki, and the
     // request's place among its client's, end with the stream).
-    release(fetched.answer.body);
+    drainUnread(fetched.answer.body);
     return entry(fallback, 'stale');
   }
   return {
@@ -306,14 +306,14 @@ function refreshInBackground(gw: Gateway, request: FastifyRequest, api: ApiReque
   work.then(
     (f) => {
       // Nobody reads a refresh's body.
-      if (f) release(f.answer.body);
+      if (f) drainUnread(f.answer.body);
     },
     (err: unknown) => request.log.warn({ err: String(err) }, 'background refresh failed'),
   );
 }
 
 /** An answer's body nobody will read: a streamed one is drained, so that it ends and lets go of its turn. */
-function release(body: Answer['body']): void {
+function drainUnread(body: Answer['body']): void {
   if (!Buffer.isBuffer(body)) (body as NodeJS.ReadableStream & { resume(): void }).resume();
 }
 

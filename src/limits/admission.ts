@@ -60,16 +60,23 @@ interface UnderWayState {
   left: boolean;
 }
 const UNDER_WAY = Symbol('wikiedge.uncachedUnderWay');
-type NotedRequest = IncomingMessage & { [UNDER_WAY]?: UnderWayState };
+/** A request whose answer ended before any look at the budget (most: hits, coalesced answers). */
+const ENDED_UNCOUNTED = 'ended';
+type NotedRequest = IncomingMessage & { [UNDER_WAY]?: UnderWayState | typeof ENDED_UNCOUNTED };
 
 function underWay(gw: Gateway, req: IncomingMessage): UnderWayState {
   const noted = req as NotedRequest;
-  let state = noted[UNDER_WAY];
-  if (state === undefined) {
-    state = { client: clientOf(gw, req), holds: 1, answering: true, left: false };
-    noted[UNDER_WAY] = state;
-    gw.underWay.enter(state.client);
-  }
+  const noting = noted[UNDER_WAY];
+  if (noting !== undefined && noting !== ENDED_UNCOUNTED) return noting;
+  // Ended already: its client left while it waited (on a coalesced fetch, a Redis round trip)
+  // and the flow still goes on to the wiki. It asks as this client, never as nobody (the
+  // gateway's own turns have no share and no budget), and counts nothing again.
+  const state: UnderWayState =
+    noting === ENDED_UNCOUNTED
+      ? { client: clientOf(gw, req), holds: 0, answering: false, left: true }
+      : { client: clientOf(gw, req), holds: 1, answering: true, left: false };
+  noted[UNDER_WAY] = state;
+  if (!state.left) gw.underWay.enter(state.client);
   return state;
 }
 
@@ -98,13 +105,12 @@ function letGo(gw: Gateway, state: UnderWayState): void {
 export function leftUnderWay(gw: Gateway, req: IncomingMessage, closedEarly: boolean): void {
   const noted = req as NotedRequest;
   const state = noted[UNDER_WAY];
+  if (state === ENDED_UNCOUNTED) return;
   if (state === undefined) {
-    // Its client may have left while it waited (on a coalesced fetch, a Redis round trip) and
-    // the flow still go on to the wiki: it then asks as this client, in parallel if it left
-    // early, never as nobody (the gateway's own turns have no share and no budget).
-    const client = clientOf(gw, req);
-    noted[UNDER_WAY] = { client, holds: 0, answering: false, left: true };
-    if (closedEarly) gw.underWay.abandon(client, gw.now());
+    noted[UNDER_WAY] = ENDED_UNCOUNTED;
+    // A client that left while its request waited counts as asking in parallel if that request
+    // goes on to the wiki (underWay).
+    if (closedEarly) gw.underWay.abandon(clientOf(gw, req), gw.now());
     return;
   }
   if (!state.answering) return;

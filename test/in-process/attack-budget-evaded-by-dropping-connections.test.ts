@@ -9,7 +9,7 @@
 import { connect } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
-import { startFakeUpstream } from '../support/fake-upstream.js';
+import { answerPrivate, startHoldingUpstream } from '../support/fake-upstream.js';
 import { startGateway } from '../support/gateway.js';
 
 /** Send a GET on a connection of its own and close it `dropAfterMs` later, answered or not. */
@@ -35,14 +35,8 @@ describe('a client that closes each connection once its request is sent', () => 
     ['an api.php miss', (i: number) => `/w/api.php?action=query&format=json&bust=${randomUUID()}-${i}`],
   ] as const) {
     it(`${name}: spends its budget like any client asking in parallel`, async () => {
-      const held: (() => void)[] = [];
-      const fake = await startFakeUpstream((_req, res) => {
-        held.push(() => {
-          if (res.headersSent || res.destroyed) return;
-          res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private' });
-          res.end('{}');
-        });
-      });
+      const fake = await startHoldingUpstream(answerPrivate);
+      const held = fake.held;
       const gw = await startGateway(fake.url, LIMITS);
       try {
         const started = Date.now();
@@ -62,14 +56,8 @@ describe('a client that closes each connection once its request is sent', () => 
   it('waiters that leave a coalesced fetch before their first look at the budget still ask as their client', async () => {
     // They went on to the wiki as nobody (the gateway's own turns: no budget, no share): 17 of 20
     // reached it at once (the session's second review).
-    const held: (() => void)[] = [];
-    const fake = await startFakeUpstream((_req, res) => {
-      held.push(() => {
-        if (res.headersSent || res.destroyed) return;
-        res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private' });
-        res.end('{}');
-      });
-    });
+    const fake = await startHoldingUpstream(answerPrivate);
+    const held = fake.held;
     const gw = await startGateway(fake.url, { ...LIMITS, WIKIEDGE_CLIENT_MAX_CONCURRENCY: '2' });
     try {
       const path = `/w/api.php?action=query&format=json&list=allpages&k=${randomUUID()}`;
@@ -90,16 +78,8 @@ describe('a client that closes each connection once its request is sent', () => 
   });
 
   it('no count outlives its request: a waiter that left a coalesced fetch leaves its address in series', async () => {
-    const held: (() => void)[] = [];
-    const fake = await startFakeUpstream((req, res) => {
-      const answer = () => {
-        if (res.headersSent || res.destroyed) return;
-        res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private' });
-        res.end('{}');
-      };
-      if (req.url?.includes('now=1')) answer();
-      else held.push(answer);
-    });
+    const fake = await startHoldingUpstream(answerPrivate, (req) => !req.url?.includes('now=1'));
+    const held = fake.held;
     const gw = await startGateway(fake.url, LIMITS);
     try {
       const path = `/w/api.php?action=query&format=json&list=allpages&k=${randomUUID()}`;

@@ -6,7 +6,7 @@
 // And a spent client whose request has a stale entry gets that entry, not a refusal.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
-import { startFakeUpstream } from '../support/fake-upstream.js';
+import { startHoldingUpstream } from '../support/fake-upstream.js';
 import { gatewayOnFake } from '../support/gateway-on-fake.js';
 import { startGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
@@ -62,15 +62,14 @@ describe('a client that asks again the moment it is refused', () => {
 describe('a spent client whose request has an entry past its grace', () => {
   it('gets the stale entry (stale-if-error), not a refusal, and at once', async () => {
     let clock = 1_000_000;
-    const held: (() => void)[] = [];
-    const fake = await startFakeUpstream((req, res) => {
-      const answer = () => {
+    const fake = await startHoldingUpstream(
+      (_req, res) => {
         res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 's-maxage=60, max-age=60, public' });
         res.end('{"batchcomplete":true}');
-      };
-      if (req.url?.includes('hold=1')) held.push(answer);
-      else answer();
-    });
+      },
+      (req) => req.url?.includes('hold=1') === true,
+    );
+    const held = fake.held;
     const gw = await startGateway(
       fake.url,
       {

@@ -5,22 +5,21 @@
 // session's entry is now never served past its TTL.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
-import { startFakeUpstream } from '../support/fake-upstream.js';
+import { startHoldingUpstream } from '../support/fake-upstream.js';
 import { startGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
 
 describe('a session entry past its TTL, its holder refused a turn on purpose', () => {
   it('is not served', async () => {
     let clock = 1_000_000;
-    const held: (() => void)[] = [];
-    const fake = await startFakeUpstream((req, res) => {
-      const answer = () => {
+    const fake = await startHoldingUpstream(
+      (_req, res) => {
         res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private, must-revalidate, max-age=0' });
         res.end('{"query":{"userinfo":{"id":1,"name":"Admin"}}}');
-      };
-      if (req.url?.includes('hold=1')) held.push(answer);
-      else answer();
-    });
+      },
+      (req) => req.url?.includes('hold=1') === true,
+    );
+    const held = fake.held;
     const gw = await startGateway(
       fake.url,
       {

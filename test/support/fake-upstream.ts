@@ -38,6 +38,32 @@ export async function startFakeUpstream(
   };
 }
 
+/**
+ * A stand-in wiki that answers with `answer`, except that each request `holds` picks waits until
+ * the test lets it go: `held` has one function per held request, in arrival order (calling it
+ * again, or after its client left, does nothing).
+ */
+export async function startHoldingUpstream(
+  answer: (req: IncomingMessage, res: ServerResponse) => void,
+  holds: (req: IncomingMessage) => boolean = () => true,
+): Promise<FakeUpstream & { readonly held: (() => void)[] }> {
+  const held: (() => void)[] = [];
+  const fake = await startFakeUpstream((req, res) => {
+    const send = () => {
+      if (!res.headersSent && !res.destroyed) answer(req, res);
+    };
+    if (holds(req)) held.push(send);
+    else send();
+  });
+  return { ...fake, held };
+}
+
+/** A private JSON answer, `{}`. */
+export function answerPrivate(_req: IncomingMessage, res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private' });
+  res.end('{}');
+}
+
 /** A wiki answering public (shared-cacheable) JSON that echoes the request headers it received. */
 export function answerPublicEchoingHeaders(req: IncomingMessage, res: ServerResponse): void {
   res.writeHead(200, {
