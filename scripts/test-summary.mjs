@@ -16,3 +16,8 @@ const failedSuites = report.numFailedTestSuites ?? 0;
 const failed = (report.numFailedTests ?? 0) + (failedSuites > 0 && !report.numFailedTests ? 1 : 0);
 const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
+// Vitest fails a run whose tests all passed when an error escaped them (its "Unhandled Errors"
+// section: an uncaught exception or rejection in a test file or in the code under test). The
+// report says so only through `success`; the count above would hide it.
+if (report.success === false && failed === 0)
+  console.log('the run failed although every test passed: vitest reported an error outside the tests (its "Unhandled Errors" section above)');

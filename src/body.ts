@@ -16,7 +16,12 @@ export type ReadBodyResult =
   /** Larger than the limit: what was read, and a stream that replays it followed by the rest. */
   | { readonly complete: false; readonly stream: Readable };
 
-export async function readBounded(source: Readable, limit: number): Promise<ReadBodyResult> {
+export async function readBounded(
+  source: Readable,
+  limit: number,
+  /** `end`: the rest's reader leaving ends the source (a wiki's answer); `keep`: a client's request, whose socket still carries our answer. */
+  sourceWhenLeft: 'end' | 'keep' = 'end',
+): Promise<ReadBodyResult> {
   const chunks: Buffer[] = [];
   let length = 0;
   const iterator = source[Symbol.asyncIterator]();
@@ -26,19 +31,38 @@ export async function readBounded(source: Readable, limit: number): Promise<Read
     const chunk = value as Buffer;
     chunks.push(chunk);
     length += chunk.length;
-    if (length > limit) {
-      const rest = (async function* () {
-        yield* chunks;
-        while (true) {
-          const next = await iterator.next();
-          if (next.done) return;
-          yield next.value as Buffer;
-        }
-      })();
-      return { complete: false, stream: Readable.from(rest, { objectMode: false }) };
-    }
+    if (length > limit) return { complete: false, stream: replayThenRest(source, iterator, chunks, sourceWhenLeft) };
   }
   return { complete: true, body: Buffer.concat(chunks, length) };
+}
+
+/**
+ * A stream of `read` followed by the rest of `iterator` over `source`. Whoever reads it may leave
+ * before its end (Fastify destroys a reply's stream when its client goes): destroying it ends
+ * `source` at once (`end`), or the wiki's connection would stay open until the wiki finished or its body
+ * timed out. (An async generator over the iterator, as before, could not: destroying a
+ * Readable.from() waits for the generator's return(), which waits for the `iterator.next()` it
+ * sits in while the source is quiet.)
+ */
+function replayThenRest(source: Readable, iterator: AsyncIterator<unknown>, read: Buffer[], sourceWhenLeft: 'end' | 'keep'): Readable {
+  let replayed = false;
+  return new Readable({
+    read() {
+      if (!replayed) {
+        replayed = true;
+        for (const chunk of read) this.push(chunk);
+        return;
+      }
+      iterator.next().then(
+        (next) => this.push(next.done ? null : (next.value as Buffer)),
+        (err: unknown) => this.destroy(err as Error),
+      );
+    },
+    destroy(err, callback) {
+      if (sourceWhenLeft === 'end' && !source.readableEnded) source.destroy();
+      callback(err);
+    },
+  });
 }
 
 const gunzipAsync = promisify(gunzip);

@@ -138,7 +138,9 @@ export function refuse(gw: Gateway, retryAfterSeconds: number): never {
 export async function requestBodyOf(gw: Gateway, req: IncomingMessage): Promise<Buffer | Readable | null> {
   const length = req.headers['content-length'];
   if (req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) return null;
-  const read = await readBounded(req, gw.config.requestBodyBufferBytes);
+  // A request body the wiki stopped reading (it failed, or answered early) leaves the client's
+  // socket open: it still carries our answer.
+  const read = await readBounded(req, gw.config.requestBodyBufferBytes, 'keep');
   return read.complete ? read.body : read.stream;
 }
 
