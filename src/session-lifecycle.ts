@@ -5,7 +5,13 @@
  * - an answer that deletes a credential cookie the client sent (a logout, a session that failed
  *   to load) ends the session: its entries go;
  * - any request other than GET/HEAD by a session holder may change what the session sees (an
- *   edit, a preference, a watchlist change): its entries go too.
+ *   edit, a preference, a watchlist change): its entries go too, and so do those of every other
+ *   session of the same user the gateway knows of (invalidation/session-users.ts, and Redis'
+ *   record of it with replicas). What one session writes, the user's others read: a preference
+ *   or a watchlist change shows in their userinfo and watchlist answers, and a password changed
+ *   through Special:ChangeCredentials ends them at the wiki (SpecialChangeCredentials calls
+ *   SessionManager::invalidateSessionsForUser; observed on 1.39: the other session's next
+ *   userinfo is anonymous), so their cached private answers must not outlive them.
  *
  * Evicted locally, in Redis and, through the purge channel or IPC, on every other replica and
  * worker (cache/purge.ts), before the answer is sent, so the client's next read is fresh.
@@ -27,11 +33,26 @@ export function wrote(method: string): boolean {
 
 export async function settleSession(gw: Gateway, log: Logger, identity: Identity, events: SessionEvents): Promise<void> {
   if (identity.kind !== 'session' || (!events.ended && !events.wrote)) return;
-  const result = await gw.purge({ kind: 'slot', slot: identity.slot });
+  const user = events.wrote ? await userOfSession(gw, identity.slot) : undefined;
+  const result = await gw.purge(
+    user !== undefined
+      ? { kind: 'user', user, slots: [identity.slot] }
+      : // Unknown here: a sibling or replica that learned whose session it is ends the others.
+        { kind: 'slot', slot: identity.slot, ...(events.wrote && { wrote: true }) },
+  );
   if (!events.ended) return;
   gw.metrics.cookie('logout_eviction', 'session');
   log.info(
     { evicted: result.purged, ...(result.redisPurged !== undefined && { redisEvicted: result.redisPurged }) },
     'session ended: its cache entries were evicted',
   );
+}
+
+/**
+ * Whose session `slot` is, as an answer of the wiki said (userinfo, a login) to this process or,
+ * with Redis, to any replica; never from the client's own cookies (a `UserName` cookie names
+ * anyone). Unknown: only the session's own entries go, as before the user was learned.
+ */
+async function userOfSession(gw: Gateway, slot: string): Promise<string | undefined> {
+  return gw.sessionUsers.userOf(slot) ?? (await gw.redis?.sessionUser(slot));
 }

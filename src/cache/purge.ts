@@ -20,6 +20,7 @@ export interface PurgeResult {
 /** Which sessions belong to a user (invalidation/session-users.ts), for `user` purges. */
 export interface UserSessions {
   slots(user: string): readonly string[];
+  userOf(slot: string): string | undefined;
 }
 
 /** Apply a purge to a local tier. Returns how many entries it removed. */
@@ -27,8 +28,12 @@ export function applyLocalPurge(store: CacheStore, message: PurgeMessage, users?
   switch (message.kind) {
     case 'url':
       return store.purgeUrl(message.urlKey);
-    case 'slot':
-      return store.evictSession(message.slot);
+    case 'slot': {
+      let n = store.evictSession(message.slot);
+      const user = message.wrote ? users?.userOf(message.slot) : undefined;
+      if (user !== undefined) for (const slot of users!.slots(user)) n += store.evictSession(slot);
+      return n;
+    }
     case 'module':
       return store.purgeModule(message.module);
     case 'prefix': {

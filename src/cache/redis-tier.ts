@@ -123,6 +123,11 @@ export class RedisTier {
     return this.invalidations.noteSession(user, slot);
   }
 
+  /** The user a session belongs to, as any replica learned it (redis/invalidations.ts). */
+  sessionUser(slot: string): Promise<string | undefined> {
+    return this.invalidations.sessionUser(slot);
+  }
+
   /** The change follower's cursor and lease (redis/follower-state.ts). */
   get followerState(): RedisFollowerState {
     return this.follower;

@@ -10,26 +10,31 @@
  */
 export class SessionUsers {
   /** slot → user, in the order last seen. */
-  private readonly userOf = new Map<string, string>();
+  private readonly userBySlot = new Map<string, string>();
   private readonly slotsOf = new Map<string, Set<string>>();
 
   constructor(private readonly maxSlots = 100_000) {}
 
   note(slot: string, user: string): void {
-    const was = this.userOf.get(slot);
+    const was = this.userBySlot.get(slot);
     if (was !== undefined) {
-      this.userOf.delete(slot);
+      this.userBySlot.delete(slot);
       if (was !== user) this.drop(was, slot);
     }
-    this.userOf.set(slot, user);
+    this.userBySlot.set(slot, user);
     let slots = this.slotsOf.get(user);
     if (!slots) this.slotsOf.set(user, (slots = new Set()));
     slots.add(slot);
-    while (this.userOf.size > this.maxSlots) {
-      const [oldest, owner] = this.userOf.entries().next().value as [string, string];
-      this.userOf.delete(oldest);
+    while (this.userBySlot.size > this.maxSlots) {
+      const [oldest, owner] = this.userBySlot.entries().next().value as [string, string];
+      this.userBySlot.delete(oldest);
       this.drop(owner, oldest);
     }
+  }
+
+  /** The user a session belongs to, when this process learned it. */
+  userOf(slot: string): string | undefined {
+    return this.userBySlot.get(slot);
   }
 
   slots(user: string): readonly string[] {
@@ -37,7 +42,7 @@ export class SessionUsers {
   }
 
   get size(): number {
-    return this.userOf.size;
+    return this.userBySlot.size;
   }
 
   private drop(user: string, slot: string): void {

@@ -191,7 +191,7 @@ describe('two replicas sharing one Redis', () => {
         if (token) expect(v).not.toContain(token);
       }
     }
-    expect(keys.every((k) => /^wikiedge:(e|l|s|m|d|v|us):[0-9a-f]{64}$|^wikiedge:u:\/w\/api\.php|^wikiedge:vseq$/.test(k))).toBe(true);
+    expect(keys.every((k) => /^wikiedge:(e|l|s|m|d|v|us|su):[0-9a-f]{64}$|^wikiedge:u:\/w\/api\.php|^wikiedge:vseq$/.test(k))).toBe(true);
   });
 
   it('the Redis entry expires with the entry: PX = TTL + the longer stale window', async () => {

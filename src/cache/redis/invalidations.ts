@@ -114,6 +114,15 @@ export class RedisInvalidations {
   async noteSession(user: string, slot: string): Promise<void> {
     if (!this.connection.up) return;
     const list = this.keys.userSessions(user);
-    await this.connection.call('set', () => this.cmd.multi().sadd(list, slot).pexpire(list, USER_SESSIONS_MS).exec());
+    await this.connection.call('set', () =>
+      this.cmd.multi().sadd(list, slot).pexpire(list, USER_SESSIONS_MS).set(this.keys.sessionUser(slot), user, 'PX', USER_SESSIONS_MS).exec(),
+    );
+  }
+
+  /** The user a session belongs to, as some replica learned it (noteSession); undefined when unknown or unreachable. */
+  async sessionUser(slot: string): Promise<string | undefined> {
+    if (!this.connection.up) return undefined;
+    const r = await this.connection.call('get', () => this.cmd.get(this.keys.sessionUser(slot)));
+    return r.ok ? (r.value ?? undefined) : undefined;
   }
 }

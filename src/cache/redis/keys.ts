@@ -13,6 +13,8 @@
  *   P vseq                      the invalidation sequence
  *   P us:<sha256(user)>         set of the slots of a user's sessions (earlier versions: of
  *                               their index keys, P s:…)
+ *   P su:<sha256(slot)>         the user a session belongs to (its writes end the user's other
+ *                               sessions' entries: session-lifecycle.ts)
  *   P stale-before              ms: entries stored before it are not vouched for (a gap)
  *   P rc-cursor / P rc-lease    the change follower's cursor and its one-follower lease
  *   P purge                     the purge channel
@@ -44,6 +46,7 @@ export function redisKeys(prefix: string) {
     invalidatedAt: (tag: string) => `${prefix}v:${sha256(tag)}`,
     invalidationSeq: `${prefix}vseq`,
     userSessions: (user: string) => `${prefix}us:${sha256(user)}`,
+    sessionUser: (slot: string) => `${prefix}su:${sha256(slot)}`,
     staleBefore: `${prefix}stale-before`,
     rcCursor: `${prefix}rc-cursor`,
     rcLease: `${prefix}rc-lease`,

@@ -22,7 +22,11 @@ import { moduleGuard, slotGuard, urlGuard } from '../guards.js';
 /** What travels on the purge channel: never a cookie (slots are HMACs), never an entry. */
 export type PurgeMessage =
   | { readonly kind: 'url'; readonly urlKey: string }
-  | { readonly kind: 'slot'; readonly slot: string }
+  /**
+   * A session's entries. `wrote`: the session wrote, and its user was unknown to the sender: a
+   * receiver that learned whose session it is evicts that user's other sessions too.
+   */
+  | { readonly kind: 'slot'; readonly slot: string; readonly wrote?: true }
   | { readonly kind: 'module'; readonly module: string }
   | { readonly kind: 'prefix'; readonly prefix: string }
   | { readonly kind: 'all' }
@@ -78,7 +82,8 @@ export function parsePurgeMessage(text: string): PurgeMessage | undefined {
     case 'url':
       return s('urlKey') !== undefined ? { kind: 'url', urlKey: s('urlKey')! } : undefined;
     case 'slot':
-      return s('slot') ? { kind: 'slot', slot: s('slot')! } : undefined;
+      if (!s('slot')) return undefined;
+      return o['wrote'] === true ? { kind: 'slot', slot: s('slot')!, wrote: true } : { kind: 'slot', slot: s('slot')! };
     case 'module':
       return s('module') ? { kind: 'module', module: s('module')! } : undefined;
     case 'prefix':

@@ -1,0 +1,158 @@
+// What one session of a user writes, the user's other sessions read: a preference set in a
+// browser shows in the bot's userinfo, and a password changed through Special:ChangeCredentials
+// ends every other session at the wiki (SpecialChangeCredentials calls
+// SessionManager::invalidateSessionsForUser). A write through the gateway used to evict the
+// writing session's own entries only: the user's other sessions kept being served what they had
+// cached, until their session TTL (10 s, or 300 s while the change follower runs), and a session
+// the password change had just ended kept getting its private answers. A session holder's write
+// now evicts every session of the same user that the gateway (or, with replicas, Redis) learned
+// from the wiki's own answers.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { type RunningGateway, startGateway } from '../support/gateway.js';
+import { header, http } from '../support/http.js';
+import { startRedis, type TestRedis } from '../support/redis.js';
+import { apiWrite, loginCookies } from '../support/wiki.js';
+
+const wiki = inject('wikiUrl');
+// Long enough that no entry of a test expires on its own while it runs, even on a busy machine.
+const LONG_SESSION_TTL = { WIKIEDGE_TTL_SESSION_SECONDS: '600' };
+
+/** A user of its own for each test (a password change would break every other test's logins). */
+async function createUser(password: string): Promise<string> {
+  const name = `Wikiedge session test ${randomUUID().slice(0, 8)}`;
+  const api = `${wiki}/w/api.php`;
+  const tokenRes = await fetch(`${api}?action=query&meta=tokens&type=createaccount&format=json`);
+  const cookie = tokenRes.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const token = ((await tokenRes.json()) as { query: { tokens: { createaccounttoken: string } } }).query.tokens.createaccounttoken;
+  const res = await fetch(api, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+    body: new URLSearchParams({ action: 'createaccount', username: name, password, retype: password, createtoken: token, createreturnurl: `${wiki}/`, format: 'json' }),
+  });
+  const body = (await res.json()) as { createaccount?: { status?: string } };
+  if (body.createaccount?.status !== 'PASS') throw new Error(`createaccount failed: ${JSON.stringify(body)}`);
+  return name;
+}
+
+interface UserInfo {
+  readonly name: string;
+  readonly anon?: boolean;
+  readonly options?: Record<string, unknown>;
+}
+
+async function userinfo(gw: RunningGateway, cookie: string): Promise<{ info: UserInfo; xCache: string | undefined }> {
+  const res = await http(`${gw.apiUrl}?action=query&meta=userinfo&uiprop=options&format=json&formatversion=2`, { headers: { cookie } });
+  expect(res.status).toBe(200);
+  return { info: (JSON.parse(res.body) as { query: { userinfo: UserInfo } }).query.userinfo, xCache: header(res, 'x-cache') };
+}
+
+/** Read until the answer is a hit of that session's entry (the first read stores it). */
+async function cached(gw: RunningGateway, cookie: string): Promise<UserInfo> {
+  await userinfo(gw, cookie);
+  const second = await userinfo(gw, cookie);
+  expect(second.xCache).toBe('hit');
+  return second.info;
+}
+
+/** Special:ChangeCredentials' password form, filled in and sent the way a browser does, through `base`. */
+async function changePasswordByForm(base: string, cookie: string, password: string): Promise<void> {
+  const formUrl = `${base}/w/index.php?title=Special:ChangeCredentials/MediaWiki%5CAuth%5CPasswordAuthenticationRequest`;
+  const page = await http(formUrl, { headers: { cookie } });
+  expect(page.status).toBe(200);
+  const form = page.body.slice(page.body.indexOf('<form'), page.body.indexOf('</form>'));
+  const fields = new URLSearchParams();
+  for (const [input] of form.matchAll(/<input[^>]*>/g)) {
+    const name = /name=["']([^"']*)["']/.exec(input)?.[1];
+    if (name) fields.set(name, /value=["']([^"']*)["']/.exec(input)?.[1] ?? '');
+  }
+  expect(fields.get('wpEditToken')).toBeTruthy();
+  fields.set('password', password);
+  fields.set('retype', password);
+  const res = await http(`${base}/w/index.php`, {
+    method: 'POST',
+    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: fields.toString(),
+  });
+  // The wiki answers the form with its result page (the session's own cookies renewed).
+  expect(res.status).toBe(200);
+}
+
+describe('a write by one session of a user refreshes the user`s other sessions', () => {
+  let gw: RunningGateway;
+  beforeAll(async () => {
+    gw = await startGateway(wiki, LONG_SESSION_TTL);
+  });
+  afterAll(() => gw.close());
+
+  it('a preference set in one session shows in the other session`s userinfo at once', async () => {
+    const password = `Pw-${randomUUID()}`;
+    const user = await createUser(password);
+    const browser = await loginCookies(gw.url, user, password);
+    const bot = await loginCookies(gw.url, user, password);
+    // Both sessions' userinfo cached, each under its own session.
+    await cached(gw, browser);
+    const before = await cached(gw, bot);
+    expect(before.name).toBe(user);
+
+    const value = randomUUID();
+    await apiWrite(gw.url, browser, { action: 'options', optionname: 'userjs-wikiedge-test', optionvalue: value });
+
+    const after = await userinfo(gw, bot);
+    expect(after.info.options?.['userjs-wikiedge-test']).toBe(value);
+    expect(after.xCache).not.toBe('hit');
+  });
+
+  it('a password changed through Special:ChangeCredentials: the other session, ended at the wiki, gets no cached private answer', async () => {
+    const password = `Pw-${randomUUID()}`;
+    const user = await createUser(password);
+    const browser = await loginCookies(gw.url, user, password);
+    const stolen = await loginCookies(gw.url, user, password);
+    await cached(gw, browser);
+    expect((await cached(gw, stolen)).name).toBe(user);
+
+    await changePasswordByForm(gw.url, browser, `Pw-${randomUUID()}`);
+
+    // The wiki itself: that session is no one's any more.
+    const direct = await fetch(`${wiki}/w/api.php?action=query&meta=userinfo&format=json&formatversion=2`, { headers: { cookie: stolen } });
+    expect(((await direct.json()) as { query: { userinfo: UserInfo } }).query.userinfo.anon).toBe(true);
+    // And through the gateway, the same.
+    const after = await userinfo(gw, stolen);
+    expect(after.info.name).not.toBe(user);
+    expect(after.info.anon).toBe(true);
+    expect(after.xCache).not.toBe('hit');
+  });
+});
+
+describe('with replicas sharing Redis: the replica the write goes through need not have seen the user', () => {
+  let redis: TestRedis;
+  let first: RunningGateway;
+  let second: RunningGateway;
+  beforeAll(async () => {
+    redis = await startRedis();
+    const env = { ...LONG_SESSION_TTL, WIKIEDGE_REDIS_URL: redis.url, WIKIEDGE_IDENTITY_SECRET: 'replicas-share-this-identity-secret' };
+    [first, second] = await Promise.all([startGateway(wiki, env), startGateway(wiki, env)]);
+  });
+  afterAll(async () => {
+    await Promise.all([first?.close(), second?.close()]);
+    await redis?.stop();
+  });
+
+  it('a preference written through the other replica shows in the first replica`s cached session at once', async () => {
+    const password = `Pw-${randomUUID()}`;
+    const user = await createUser(password);
+    // Both sessions learned on the first replica only (their userinfo read there).
+    const browser = await loginCookies(first.url, user, password);
+    const bot = await loginCookies(first.url, user, password);
+    await cached(first, browser);
+    await cached(first, bot);
+    expect(second.built.gateway.sessionUsers.size).toBe(0);
+
+    const value = randomUUID();
+    await apiWrite(second.url, browser, { action: 'options', optionname: 'userjs-wikiedge-test', optionvalue: value });
+
+    const after = await userinfo(first, bot);
+    expect(after.info.options?.['userjs-wikiedge-test']).toBe(value);
+    expect(after.xCache).not.toBe('hit');
+  });
+});

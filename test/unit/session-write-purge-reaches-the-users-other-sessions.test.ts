@@ -1,0 +1,62 @@
+// A session holder's write evicts the user's other sessions (session-lifecycle.ts). The process
+// that takes the write may not know whose session it is (another worker or replica read its
+// userinfo): its purge of the slot then says the session wrote, and a receiver that knows the
+// session's user evicts that user's other sessions too. The same against the real wiki:
+// test/integration/a-session-write-refreshes-the-users-other-sessions.test.ts.
+import { describe, expect, it } from 'vitest';
+import { applyLocalPurge } from '../../src/cache/purge.js';
+import { parsePurgeMessage } from '../../src/cache/redis/purges.js';
+import { CacheStore } from '../../src/cache/store.js';
+import { SessionUsers } from '../../src/invalidation/session-users.js';
+
+const URL_KEY = '/w/api.php?action=query&format=json&meta=userinfo';
+
+function storeWithSessions(...slots: string[]): CacheStore {
+  const store = new CacheStore({ sharedMaxBytes: 1 << 20, sessionMaxBytes: 1 << 20, maxEntries: 100, graceMs: 0, staleIfErrorMs: 0, now: () => 1_000 });
+  for (const slot of slots)
+    store.set('session', `${URL_KEY}\n${slot}`, {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.from('{}'),
+      storedAt: 1_000,
+      ttlMs: 60_000,
+      urlKey: URL_KEY,
+      modules: ['query', 'userinfo'],
+      slot,
+      deps: ['*'],
+    });
+  return store;
+}
+
+const held = (store: CacheStore, slot: string) => store.get('session', `${URL_KEY}\n${slot}`) !== undefined;
+
+describe('a purge of a session that wrote', () => {
+  const users = new SessionUsers();
+  users.note('Aa-browser', 'Alice');
+  users.note('Bb-bot', 'Alice');
+  users.note('Cc-other', 'Bob');
+
+  it('evicts the other sessions of its user, when this process knows whose session it is', () => {
+    const store = storeWithSessions('Aa-browser', 'Bb-bot', 'Cc-other');
+    expect(applyLocalPurge(store, { kind: 'slot', slot: 'Aa-browser', wrote: true }, users)).toBe(2);
+    expect([held(store, 'Aa-browser'), held(store, 'Bb-bot'), held(store, 'Cc-other')]).toEqual([false, false, true]);
+  });
+
+  it('a plain session purge (a logout elsewhere) evicts that session only', () => {
+    const store = storeWithSessions('Aa-browser', 'Bb-bot', 'Cc-other');
+    expect(applyLocalPurge(store, { kind: 'slot', slot: 'Aa-browser' }, users)).toBe(1);
+    expect([held(store, 'Aa-browser'), held(store, 'Bb-bot'), held(store, 'Cc-other')]).toEqual([false, true, true]);
+  });
+
+  it('a session nobody here knows: that session only', () => {
+    const store = storeWithSessions('Dd-unknown', 'Bb-bot');
+    expect(applyLocalPurge(store, { kind: 'slot', slot: 'Dd-unknown', wrote: true }, users)).toBe(1);
+    expect(held(store, 'Bb-bot')).toBe(true);
+  });
+
+  it('crosses the Redis channel with what it says (and nothing but `true` counts as having written)', () => {
+    expect(parsePurgeMessage(JSON.stringify({ kind: 'slot', slot: 'Aa-browser', wrote: true }))).toEqual({ kind: 'slot', slot: 'Aa-browser', wrote: true });
+    expect(parsePurgeMessage(JSON.stringify({ kind: 'slot', slot: 'Aa-browser' }))).toEqual({ kind: 'slot', slot: 'Aa-browser' });
+    expect(parsePurgeMessage(JSON.stringify({ kind: 'slot', slot: 'Aa-browser', wrote: 'yes' }))).toEqual({ kind: 'slot', slot: 'Aa-browser' });
+  });
+});
