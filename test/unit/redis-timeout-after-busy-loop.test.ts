@@ -24,6 +24,9 @@ beforeEach(async () => {
   client = connect({ host: '127.0.0.1', port });
   await once(client, 'connect');
   [peer] = (await accepted) as [Socket];
+  // A reset as either end is destroyed must not become an uncaught error (it fails the run).
+  client.on('error', () => undefined);
+  peer.on('error', () => undefined);
 });
 afterEach(async () => {
   client.destroy();
