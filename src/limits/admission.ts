@@ -62,21 +62,30 @@ interface UnderWayState {
 const UNDER_WAY = Symbol('wikiedge.uncachedUnderWay');
 /** A request whose answer ended before any look at the budget (most: hits, coalesced answers). */
 const ENDED_UNCOUNTED = 'ended';
-type NotedRequest = IncomingMessage & { [UNDER_WAY]?: UnderWayState | typeof ENDED_UNCOUNTED };
+/** The same, its client having left before the answer (a waiter on a coalesced fetch, say). */
+const ENDED_LEFT_EARLY = 'left early';
+type EndedUncounted = typeof ENDED_UNCOUNTED | typeof ENDED_LEFT_EARLY;
+type NotedRequest = IncomingMessage & { [UNDER_WAY]?: UnderWayState | EndedUncounted };
 
 function underWay(gw: Gateway, req: IncomingMessage): UnderWayState {
   const noted = req as NotedRequest;
   const noting = noted[UNDER_WAY];
-  if (noting !== undefined && noting !== ENDED_UNCOUNTED) return noting;
+  if (typeof noting === 'object') return noting;
+  const client = clientOf(gw, req);
+  if (noting === undefined) {
+    const state: UnderWayState = { client, holds: 1, answering: true, left: false };
+    noted[UNDER_WAY] = state;
+    gw.underWay.enter(client);
+    return state;
+  }
   // Ended already: its client left while it waited (on a coalesced fetch, a Redis round trip)
   // and the flow still goes on to the wiki. It asks as this client, never as nobody (the
-  // gateway's own turns have no share and no budget), and counts nothing again.
-  const state: UnderWayState =
-    noting === ENDED_UNCOUNTED
-      ? { client: clientOf(gw, req), holds: 0, answering: false, left: true }
-      : { client: clientOf(gw, req), holds: 1, answering: true, left: false };
+  // gateway's own turns have no share and no budget), and counts nothing again; its client
+  // left a request that now costs the wiki: it counts as asking in parallel for a while. (One
+  // whose wait ended with an answer for it never comes here, and costs its client nothing.)
+  if (noting === ENDED_LEFT_EARLY) gw.underWay.abandon(client, gw.now());
+  const state: UnderWayState = { client, holds: 0, answering: false, left: true };
   noted[UNDER_WAY] = state;
-  if (!state.left) gw.underWay.enter(state.client);
   return state;
 }
 
@@ -105,12 +114,11 @@ function letGo(gw: Gateway, state: UnderWayState): void {
 export function leftUnderWay(gw: Gateway, req: IncomingMessage, closedEarly: boolean): void {
   const noted = req as NotedRequest;
   const state = noted[UNDER_WAY];
-  if (state === ENDED_UNCOUNTED) return;
+  if (state === ENDED_UNCOUNTED || state === ENDED_LEFT_EARLY) return;
   if (state === undefined) {
-    noted[UNDER_WAY] = ENDED_UNCOUNTED;
     // A client that left while its request waited counts as asking in parallel if that request
     // goes on to the wiki (underWay).
-    if (closedEarly) gw.underWay.abandon(clientOf(gw, req), gw.now());
+    noted[UNDER_WAY] = closedEarly ? ENDED_LEFT_EARLY : ENDED_UNCOUNTED;
     return;
   }
   if (!state.answering) return;

@@ -10,6 +10,7 @@ import { connect } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { answerPrivate, startHoldingUpstream } from '../support/fake-upstream.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { startGateway } from '../support/gateway.js';
 
 /** Send a GET on a connection of its own and close it `dropAfterMs` later, answered or not. */
@@ -25,6 +26,12 @@ function sendAndDrop(url: string, path: string, dropAfterMs: number): Promise<vo
     });
     s.on('error', () => {});
   });
+}
+
+/** A wiki answering public JSON, stored and shared: a coalesced fetch's answer serves its waiters. */
+function answerPublic(_req: IncomingMessage, res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 's-maxage=60, max-age=60, public' });
+  res.end('{}');
 }
 
 const LIMITS = { WIKIEDGE_CLIENT_MISS_RATE: '1', WIKIEDGE_CLIENT_MISS_BURST: '1', WIKIEDGE_CLIENT_REFUSAL_DELAY_MS: '0' };
@@ -104,4 +111,34 @@ describe('a client that closes each connection once its request is sent', () => 
       await fake.close();
     }
   });
+
+  for (const [name, answer, goesOn] of [
+    ['the fetch it waited on answers it (public): it cost the wiki nothing and its client stays in series', answerPublic, false],
+    ['the fetch it waited on cannot serve it (private): it goes on to ask the wiki itself, and its client counts as asking in parallel', answerPrivate, true],
+  ] as const) {
+    it(`a waiter that leaves a coalesced fetch: ${name}`, async () => {
+      const fake = await startHoldingUpstream(answer, (req) => req.url?.includes('lead=1') ?? false);
+      const held = fake.held;
+      const gw = await startGateway(fake.url, LIMITS);
+      try {
+        const path = `/w/api.php?action=query&format=json&list=allpages&k=${randomUUID()}&lead=1`;
+        const first = fetch(gw.url + path); // leads the fetch
+        await vi.waitFor(() => expect(held).toHaveLength(1));
+        await sendAndDrop(gw.url, path, 50); // waits on it, then leaves
+        await vi.waitFor(() => expect(gw.logs.some((line) => line['status'] === 499)).toBe(true));
+        held[0]!();
+        expect((await first).status).toBe(200);
+        // Going on, the waiter asks as its client, who left it: counted as asking in parallel
+        // (its budget is spent, so it is refused rather than reaching the wiki).
+        if (goesOn) await vi.waitFor(() => expect(gw.built.gateway.underWay.abandoned('127.0.0.1', Date.now())).toBe(true));
+        await vi.waitFor(() => expect(gw.built.gateway.underWay.of('127.0.0.1')).toBe(0));
+        expect(gw.built.gateway.underWay.abandoned('127.0.0.1', Date.now())).toBe(goesOn);
+        expect(fake.requests).toHaveLength(1);
+      } finally {
+        for (const h of held) h();
+        await gw.close();
+        await fake.close();
+      }
+    });
+  }
 });
