@@ -69,6 +69,7 @@ export type NoStoreReason =
   | 'debuginfo'
   | 'requester-address'
   | 'credential-echo'
+  | 'client-cookies'
   | 'invalidated';
 
 /** Why an entry left a tier. */

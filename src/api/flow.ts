@@ -142,13 +142,17 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
   }
 
   // ---------------------------------------------------------------------------------- fetch
-  const work = fetchOnceAcrossReplicas(gw, request, api, key, tier, bypass, clientGone(reply));
-  gw.coalescer.lead(key, () =>
-    work.then(
-      (led) => ('entry' in led ? led.entry : led.fetched.stored),
-      () => undefined,
-    ),
-  );
+  // A login-suppressed request carrying credentials is fetched with its cookies, for itself
+  // alone (policy.ts finalVerdict: never shared): it leads no fetch that others wait on.
+  const forItself = api.identity.kind === 'anonymous' && api.identity.carriesCredentials;
+  const work = fetchOnceAcrossReplicas(gw, request, api, key, tier, bypass || forItself, clientGone(reply));
+  if (!forItself)
+    gw.coalescer.lead(key, () =>
+      work.then(
+        (led) => ('entry' in led ? led.entry : led.fetched.stored),
+        () => undefined,
+      ),
+    );
   let led: Led;
   try {
     led = await work;
@@ -243,7 +247,8 @@ type Led = { readonly fetched: Fetched } | { readonly entry: CacheEntry };
  * Without Redis: fetch. With Redis: take the key's lock (SET NX PX); the winner fetches, stores
  * (locally and in Redis) and releases it; a loser polls Redis for the winner's fresh entry, at
  * most WIKIEDGE_COALESCE_WAIT_MS (and the lock's lifetime), then fetches itself. Redis failing
- * at any step means fetching right away. A session holder's bypass never waits for anyone.
+ * at any step means fetching right away. A session holder's bypass never waits for anyone, nor
+ * does a fetch for the requester alone (`alone`).
  */
 async function fetchOnceAcrossReplicas(
   gw: Gateway,
@@ -251,10 +256,10 @@ async function fetchOnceAcrossReplicas(
   api: ApiRequest,
   key: string,
   tier: Tier,
-  bypass: boolean,
+  alone: boolean,
   gone: AbortSignal,
 ): Promise<Led> {
-  if (gw.redis && !bypass) {
+  if (gw.redis && !alone) {
     const lock = await gw.redis.lock(key, tier);
     if (lock.kind === 'won') {
       try {
@@ -337,6 +342,9 @@ async function fetchAndStore(
   gone?: AbortSignal,
 ): Promise<Fetched> {
   const probe = shouldProbe(api.query);
+  // A background refresh's answer is for the store alone: a shared one is always asked for
+  // without cookies, whoever's request found the entry in its grace window.
+  const withoutCookies = api.identity.kind === 'anonymous' && (reason === 'refresh' || !api.identity.carriesCredentials);
   const headers = upstreamRequestHeaders(request.headers, {
     peerAddress: request.socket.remoteAddress ?? '',
     peerTrusted: request.edge.peerTrusted,
@@ -346,7 +354,7 @@ async function fetchAndStore(
     // A credential-less request's answer is stored for everyone: the wiki gets none of its
     // cookies (forwarding.ts withoutCookies). A login-suppressed one carrying credentials keeps
     // them: the wiki loads the session and answers `private`, as it must reach this client.
-    withoutCookies: api.identity.kind === 'anonymous' && !api.identity.carriesCredentials,
+    withoutCookies,
   });
   // Noted before the wiki is asked: an answer whose dependencies are invalidated meanwhile may
   // predate the change, and is not stored (cache/invalidation-log.ts, redis/invalidations.ts).
@@ -382,6 +390,7 @@ async function fetchAndStore(
     debuginfoKept: inspected.debuginfoKept,
     echoesCredentials: inspected.echoesCredentials,
     holdsRequesterAddress: inspected.holdsRequesterAddress,
+    fetchedWithClientCookies: !withoutCookies,
   });
   // Compressed once, here, after debuginfo was stripped: the stored form (codings.ts) is what
   // every hit is sent, and what Redis holds. Before the dependency check, which must see every

@@ -202,12 +202,26 @@ export interface InspectedFacts {
   readonly echoesCredentials: boolean;
   /** The answer would be shared and holds the requester's own address (api/requester-address.ts). */
   readonly holdsRequesterAddress: boolean;
+  /**
+   * The wiki was sent the client's cookies and credential headers (a login-suppressed request
+   * that carries credentials: forwarding.ts withoutCookies is off for it).
+   */
+  readonly fetchedWithClientCookies: boolean;
 }
 
 /**
  * evaluateAnswer's verdict, amended by what only the body tells: a body too large or still
  * streaming is not stored; one that kept debuginfo or echoes the request's credentials is never
  * stored; a shared answer that holds the requester's address is that requester's alone.
+ *
+ * And what everyone shares is only ever what the wiki answers a client without cookies (class
+ * 28): an answer the wiki made with this client's cookies is not shared, whatever it says of
+ * itself. A login-suppressed request (origin=*, callback=, Treat-as-Untrusted) that carries
+ * credentials keeps its cookies so that the wiki loads its session and answers `private`
+ * (class 16); but the wiki answers `public` when the "credential" loads no session (a
+ * `wikiLoggedOut` cookie, any name the credential net takes for one), and the other cookies
+ * (`resourceLoaderDebug`) shaped that answer: stored, it became every reader's (the eleventh
+ * session's review).
  */
 export function finalVerdict(verdict: ResponseVerdict, facts: InspectedFacts): ResponseVerdict {
   if (!verdict.store) return verdict;
@@ -216,6 +230,7 @@ export function finalVerdict(verdict: ResponseVerdict, facts: InspectedFacts): R
     if (facts.debuginfoKept) return 'debuginfo';
     if (facts.echoesCredentials) return 'credential-echo';
     if (verdict.tier === 'shared' && facts.holdsRequesterAddress) return 'requester-address';
+    if (verdict.tier === 'shared' && facts.fetchedWithClientCookies) return 'client-cookies';
     return undefined;
   })();
   return notStored ? { store: false, reason: notStored, mode: verdict.mode } : verdict;

@@ -11,6 +11,7 @@ const CLEAN: InspectedFacts = {
   debuginfoKept: false,
   echoesCredentials: false,
   holdsRequesterAddress: false,
+  fetchedWithClientCookies: false,
 };
 
 describe('finalVerdict', () => {
@@ -27,10 +28,14 @@ describe('finalVerdict', () => {
     ['debuginfo kept', { debuginfoKept: true }, 'debuginfo'],
     ['the request`s credential echoed', { echoesCredentials: true }, 'credential-echo'],
     ['the requester`s address, to be shared', { holdsRequesterAddress: true }, 'requester-address'],
+    ['made with the client`s cookies, to be shared', { fetchedWithClientCookies: true }, 'client-cookies'],
   ] as const)('%s: not stored (%s)', (_what, facts, reason) => {
     expect(finalVerdict(SHARED, { ...CLEAN, ...facts })).toEqual({ store: false, reason, mode: 'public' });
   });
   it('the requester`s own address in its own session slot is fine', () => {
     expect(finalVerdict(SESSION, { ...CLEAN, holdsRequesterAddress: true })).toBe(SESSION);
+  });
+  it('a session`s answer is made with its cookies, for its own slot: fine', () => {
+    expect(finalVerdict(SESSION, { ...CLEAN, fetchedWithClientCookies: true })).toBe(SESSION);
   });
 });
