@@ -189,11 +189,15 @@ export function credentialsOf(
 }
 
 export function identify(input: IdentityInput, rules: IdentityRules): Identity {
-  const suppressed = isLoginSuppressed(input);
   const cookies = input.cookieHeader ? parsePhpCookies(input.cookieHeader) : EMPTY;
+  return identifyCookies(cookies, input.credentialHeaderValues, isLoginSuppressed(input), rules);
+}
+
+/** identify() for cookies as PHP read them (`$_COOKIE`). */
+function identifyCookies(cookies: PhpArray, credentialHeaderValues: readonly (string | undefined)[], suppressed: boolean, rules: IdentityRules): Identity {
   // Cookies past max_input_vars: a wiki whose php.ini allows more reads credentials we did not
   // see (1,000 `a;` before a session cookie made a logged-in request look anonymous here).
-  const credentials = reachedMaxInputVars(cookies) ? 'unsure' : credentialsOf(cookies, input.credentialHeaderValues, rules);
+  const credentials = reachedMaxInputVars(cookies) ? 'unsure' : credentialsOf(cookies, credentialHeaderValues, rules);
   if (suppressed) {
     // Whatever shape the credentials have, MediaWiki never reads them for the user; it still
     // loads the session, so any sign of one makes its answer private.
@@ -227,6 +231,30 @@ function keyedHash(secret: Buffer, pairs: [string, string][]): string {
   for (const [name, value] of pairs) mac.update(`${name.length}:${name}=${value.length}:${value};`);
   // 128 bits is far beyond any collision an attacker could search for.
   return mac.digest('base64url').slice(0, 22);
+}
+
+/** A cookie an answer sets (set-cookie.ts parseSetCookie): its value as sent, or its deletion. */
+export interface CookieSet {
+  readonly name: string;
+  readonly value: string;
+  readonly deletion: boolean;
+}
+
+/**
+ * Who the client is once it holds the cookies an answer sets (a login's new session, a renewed
+ * one): its request's cookies as PHP reads them, with the answer's set and deleted ones, taken
+ * as its next request would be (not login-suppressed: that is a property of a request). Undefined
+ * when the answer sets no credential cookie (the client stays who it was).
+ */
+export function identityAfterAnswer(headers: IncomingHttpHeaders, set: readonly CookieSet[], rules: IdentityRules): Identity | undefined {
+  if (!set.some((cookie) => !cookie.deletion && cookieCredentialKind(cookie.name, rules) !== undefined)) return undefined;
+  const cookies: PhpArray = new Map(headers.cookie ? parsePhpCookies(headers.cookie) : EMPTY);
+  for (const cookie of set) {
+    if (cookie.deletion) cookies.delete(cookie.name);
+    // The value as PHP will read it back from the client's next Cookie header.
+    else cookies.set(cookie.name, parsePhpCookies(`v=${cookie.value}`).get('v') ?? '');
+  }
+  return identifyCookies(cookies, credentialsIn(headers, rules).credentialHeaderValues, false, rules);
 }
 
 /** Cookie names present in the request, as PHP sees them (WebResponse::setCookie's "was in the request"). */

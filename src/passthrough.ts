@@ -13,7 +13,7 @@ import { ClientClosedError, GatewayError, fromUpstreamFailure, failureKind } fro
 import { admit, type Release, releaseWith, requestBodyOf } from './limits/admission.js';
 import { downstreamResponseHeaders, forwardedView, upstreamRequestHeaders } from './forwarding.js';
 import { mayCarryCredentials, requestCookieNames, sessionIdentityFromHeaders } from './identity.js';
-import { settleSession, wrote } from './session-lifecycle.js';
+import { learnSessionUser, settleSession, wrote } from './session-lifecycle.js';
 import { normalizeSetCookies } from './set-cookie.js';
 import type { Logger } from 'pino';
 import { noteOutcome } from './request-record.js';
@@ -77,6 +77,8 @@ async function settleStreamedSession(
   setCookie: string | string[] | undefined,
 ): Promise<void> {
   const view = forwardedView(request.headers);
+  // A login through index.php (Special:UserLogin) sets the session and names its user.
+  learnSessionUser(gw, view, setCookie, undefined, undefined);
   if (!mayCarryCredentials(view, gw.identityRules)) return;
   // Not api.php: its login suppression (callback=, origin=*, Treat-as-Untrusted) does not apply.
   const identity = sessionIdentityFromHeaders(view, gw.identityRules);

@@ -16,9 +16,11 @@
  * Evicted locally, in Redis and, through the purge channel or IPC, on every other replica and
  * worker (cache/purge.ts), before the answer is sent, so the client's next read is fresh.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
 import type { Gateway } from './gateway.js';
 import type { Identity } from './identity.js';
+import { sessionAfterAnswer } from './invalidation/session-users.js';
 
 export interface SessionEvents {
   /** The answer deleted a credential cookie the client sent (set-cookie.ts sessionEnded). */
@@ -55,4 +57,30 @@ export async function settleSession(gw: Gateway, log: Logger, identity: Identity
  */
 async function userOfSession(gw: Gateway, slot: string): Promise<string | undefined> {
   return gw.sessionUsers.userOf(slot) ?? (await gw.redis?.sessionUser(slot));
+}
+
+/**
+ * Which user a session belongs to, from what the wiki says (invalidation/session-users.ts): the
+ * request's own session when `named` (userinfo's user, which the caller read from the answer
+ * for `requestSlot`), and the session the answer leaves the client holding when it sets one (a
+ * login through api.php or index.php, a renewed session): its `{prefix}UserName`, or `named`.
+ * A rights change, a block or a write of that user then ends the session's entries.
+ */
+export function learnSessionUser(
+  gw: Gateway,
+  headers: IncomingHttpHeaders,
+  setCookie: string | string[] | undefined,
+  requestSlot: string | undefined,
+  named: string | undefined,
+): void {
+  if (requestSlot !== undefined && named !== undefined) noteSessionUser(gw, requestSlot, named);
+  if (setCookie === undefined) return;
+  const lines = Array.isArray(setCookie) ? setCookie : [setCookie];
+  const after = sessionAfterAnswer(headers, lines, gw.identityRules, gw.cookieNames.cookiePrefix, named, Date.now());
+  if (after && after.slot !== requestSlot) noteSessionUser(gw, after.slot, after.user);
+}
+
+function noteSessionUser(gw: Gateway, slot: string, user: string): void {
+  gw.sessionUsers.note(slot, user);
+  void gw.redis?.noteSession(user, slot);
 }

@@ -12,6 +12,8 @@
  * Attributes are relayed unchanged.
  */
 
+import type { CookieSet } from './identity.js';
+
 export type CookieEvent = 'dropped_deletion' | 'relayed_deletion' | 'session_started' | 'logout_eviction';
 
 /** Bounded label values for metrics: cookie names folded to what MediaWiki sets. */
@@ -44,12 +46,8 @@ export interface CookieNames {
   readonly isCredential: (name: string) => boolean;
 }
 
-interface ParsedSetCookie {
-  name: string;
-  deletion: boolean;
-}
-
-function parseSetCookie(line: string, now: number): ParsedSetCookie {
+/** A Set-Cookie line's cookie: its name as PHP will see it, its value as sent, whether it deletes the cookie. */
+export function parseSetCookie(line: string, now: number): CookieSet {
   const semi = line.indexOf(';');
   const pair = semi === -1 ? line : line.slice(0, semi);
   const eq = pair.indexOf('=');
@@ -71,7 +69,7 @@ function parseSetCookie(line: string, now: number): ParsedSetCookie {
   // RFC 6265 §5.3 step 3: Max-Age wins over Expires (our clock may run ahead of the wiki's).
   const deletion = value === 'deleted' || (maxAge !== undefined ? maxAge <= 0 : expired);
   // PHP stores cookie names with `.` and space turned into `_` (php_register_variable_ex); compare alike.
-  return { name: name.replace(/[. ]/g, '_'), deletion };
+  return { name: name.replace(/[. ]/g, '_'), value, deletion };
 }
 
 export function cookieLabel(name: string, names: CookieNames): CookieLabel {

@@ -36,7 +36,7 @@ import type { Gateway } from '../gateway.js';
 import { budgetLeft, refuse, requestBodyOf } from '../limits/admission.js';
 import type { Disposition, Freshness, NoStoreReason, PassReason, Tier } from '../outcomes.js';
 import { MODULE_PARAMETERS, noteFormModule, noteOutcome, noteTarget, type Outcome } from '../request-record.js';
-import { settleSession, wrote } from '../session-lifecycle.js';
+import { learnSessionUser, settleSession, wrote } from '../session-lifecycle.js';
 import type { RequestTarget } from '../target.js';
 import { askWiki, clientGone, inspect, MAX_INSPECT_BYTES, setCookies, type WikiAnswer } from './ask-wiki.js';
 import { type Answer, deliverAnswer, deliverEntry } from './deliver.js';
@@ -378,7 +378,7 @@ async function fetchAndStore(
   countApiError(gw, res.headers);
 
   const json = lazyJson(inspected.body, headerString(res.headers['content-type']));
-  if (api.identity.kind === 'session') noteSessionUser(gw, api, json);
+  noteSessionUser(gw, request, api, json, res.headers['set-cookie']);
 
   // ---------------------------------------------------------------------------------- store
   // The long TTL defaults only where the change follower sees what the answer reads.
@@ -496,17 +496,17 @@ function lazyJson(body: Buffer | NodeJS.ReadableStream, contentType: string | un
 }
 
 /**
- * Which user a session belongs to, from the answers that say so (userinfo, a login): a rights
- * change or block of that user then ends its sessions' entries (invalidation/session-users.ts).
+ * Which user a session belongs to, from the answers that say so (userinfo names the request's
+ * session; a login's answer names the user of the session it sets): session-lifecycle.ts
+ * learnSessionUser.
  */
-function noteSessionUser(gw: Gateway, api: ApiRequest, json: () => unknown): void {
-  if (api.identity.kind !== 'session') return;
+function noteSessionUser(gw: Gateway, request: FastifyRequest, api: ApiRequest, json: () => unknown, setCookie: string | string[] | undefined): void {
   const action = api.modules[0];
-  if (!api.modules.includes('userinfo') && action !== 'login' && action !== 'clientlogin') return;
-  const user = userNamed(json());
-  if (user === undefined) return;
-  gw.sessionUsers.note(api.identity.slot, user);
-  void gw.redis?.noteSession(user, api.identity.slot);
+  const says = api.modules.includes('userinfo') || action === 'login' || action === 'clientlogin';
+  if (!says && setCookie === undefined) return;
+  const named = says ? userNamed(json()) : undefined;
+  const requestSlot = api.identity.kind === 'session' && api.modules.includes('userinfo') ? api.identity.slot : undefined;
+  learnSessionUser(gw, forwardedView(request.headers), setCookie, requestSlot, named);
 }
 
 function countApiError(gw: Gateway, headers: Readonly<Record<string, string | string[] | undefined>>): void {
@@ -551,7 +551,7 @@ async function pass(
   await settleSession(gw, request.log as Logger, api.identity, { ended: cookies.sessionEnded, wrote: wrote(request.method) });
   countApiError(gw, res.headers);
   const json = lazyJson(inspected.body, headerString(res.headers['content-type']));
-  noteSessionUser(gw, api, json);
+  noteSessionUser(gw, request, api, json, res.headers['set-cookie']);
   await invalidateWrite(gw, request, api, form, res.statusCode, res.headers, json);
   const clientHeaders = responseHeaders(res.headers, { probed: false, perSession: false });
   // A body the gateway did not decode goes out with the wiki's own encoding.

@@ -8,6 +8,10 @@
  * Bounded: at most `maxSlots` sessions remembered, the least recently seen forgotten first (its
  * entries then live until their session TTL, as they did before this map existed).
  */
+import type { IncomingHttpHeaders } from 'node:http';
+import { identityAfterAnswer, type IdentityRules } from '../identity.js';
+import { parseSetCookie } from '../set-cookie.js';
+
 export class SessionUsers {
   /** slot → user, in the order last seen. */
   private readonly userBySlot = new Map<string, string>();
@@ -67,4 +71,39 @@ export function userNamed(answer: unknown): string | undefined {
   const client = a['clientlogin'];
   if (client && client['status'] === 'PASS' && typeof client['username'] === 'string') return client['username'];
   return undefined;
+}
+
+/**
+ * The session an answer leaves its client holding and whose it is, when the answer changes the
+ * client's credential cookies: a login gives a new session (MediaWiki renews the session id on
+ * login; the session the login request came with is no longer anyone's), and a session may be
+ * renewed at any time. The user is the `{prefix}UserName` the wiki sets with it
+ * (CookieSessionProvider::persistSession, on every login through api.php or index.php's
+ * Special:UserLogin), else `named`: what the answer itself says (a login's user name, userinfo).
+ * Undefined when the answer sets no credential cookie or names nobody.
+ */
+export function sessionAfterAnswer(
+  headers: IncomingHttpHeaders,
+  setCookies: readonly string[],
+  rules: IdentityRules,
+  cookiePrefix: string,
+  named: string | undefined,
+  now: number,
+): { slot: string; user: string } | undefined {
+  if (setCookies.length === 0) return undefined;
+  const set = setCookies.map((line) => parseSetCookie(line, now));
+  const after = identityAfterAnswer(headers, set, rules);
+  if (after?.kind !== 'session') return undefined;
+  const userNameCookie = set.find((cookie) => cookie.name === `${cookiePrefix}UserName` && !cookie.deletion);
+  const user = (userNameCookie && decodedUserName(userNameCookie.value)) || named;
+  return user === undefined ? undefined : { slot: after.slot, user };
+}
+
+/** `{prefix}UserName` as the wiki sent it (WebResponse::setCookie: raw URL encoding); undefined when it does not decode. */
+function decodedUserName(value: string): string | undefined {
+  try {
+    return decodeURIComponent(value) || undefined;
+  } catch {
+    return undefined;
+  }
 }

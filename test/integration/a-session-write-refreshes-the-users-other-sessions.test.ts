@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
-import { apiWrite, loginCookies } from '../support/wiki.js';
+import { apiWrite, formFields, formLoginCookies, loginCookies } from '../support/wiki.js';
 
 const wiki = inject('wikiUrl');
 // Long enough that no entry of a test expires on its own while it runs, even on a busy machine.
@@ -60,12 +60,7 @@ async function changePasswordByForm(base: string, cookie: string, password: stri
   const formUrl = `${base}/w/index.php?title=Special:ChangeCredentials/MediaWiki%5CAuth%5CPasswordAuthenticationRequest`;
   const page = await http(formUrl, { headers: { cookie } });
   expect(page.status).toBe(200);
-  const form = page.body.slice(page.body.indexOf('<form'), page.body.indexOf('</form>'));
-  const fields = new URLSearchParams();
-  for (const [input] of form.matchAll(/<input[^>]*>/g)) {
-    const name = /name=["']([^"']*)["']/.exec(input)?.[1];
-    if (name) fields.set(name, /value=["']([^"']*)["']/.exec(input)?.[1] ?? '');
-  }
+  const fields = formFields(page.body);
   expect(fields.get('wpEditToken')).toBeTruthy();
   fields.set('password', password);
   fields.set('retype', password);
@@ -122,6 +117,36 @@ describe('a write by one session of a user refreshes the user`s other sessions',
     expect(after.info.anon).toBe(true);
     expect(after.xCache).not.toBe('hit');
   });
+
+  /** A private list of the session, read until it is a hit of that session's entry (no userinfo: the gateway is not told whose session it is). */
+  async function cachedWatchlist(cookie: string): Promise<void> {
+    const q = `${gw.apiUrl}?action=query&list=watchlistraw&format=json&formatversion=2&r=${randomUUID()}`;
+    const read = () => http(q, { headers: { cookie } });
+    await read();
+    expect(header(await read(), 'x-cache')).toBe('hit');
+    sessionReads.set(cookie, q);
+  }
+  const sessionReads = new Map<string, string>();
+
+  for (const [how, login] of [
+    ['api.php (clientlogin)', (user: string, password: string) => loginCookies(gw.url, user, password)],
+    ['index.php (Special:UserLogin, as a browser)', (user: string, password: string) => formLoginCookies(gw.url, user, password)],
+  ] as const) {
+    it(`sessions that logged in through ${how} and never asked for userinfo: the password change still ends their entries`, async () => {
+      // The gateway learns whose they are from the login itself: the session the login's answer
+      // sets (MediaWiki renews the session id on login) and the {prefix}UserName it sets with it.
+      const password = `Pw-${randomUUID()}`;
+      const user = await createUser(password);
+      const stolen = await login(user, password);
+      const browser = await login(user, password);
+      await cachedWatchlist(stolen);
+      await changePasswordByForm(gw.url, browser, `Pw-${randomUUID()}`);
+      const after = await http(sessionReads.get(stolen)!, { headers: { cookie: stolen } });
+      expect(header(after, 'x-cache')).not.toBe('hit');
+      // What the wiki says to that session now: it is no one's (notloggedin).
+      expect(after.body).toMatch(/notloggedin/);
+    });
+  }
 });
 
 describe('with replicas sharing Redis: the replica the write goes through need not have seen the user', () => {

@@ -90,6 +90,42 @@ function cookieHeader(jar: Map<string, string>): string {
   return [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
 }
 
+/** The fields of the first form of an HTML page, as a browser would submit them unchanged. */
+export function formFields(html: string): URLSearchParams {
+  const form = html.slice(html.indexOf('<form'), html.indexOf('</form>'));
+  const fields = new URLSearchParams();
+  for (const [input] of form.matchAll(/<input[^>]*>/g)) {
+    const name = /name=["']([^"']*)["']/.exec(input)?.[1];
+    if (name) fields.set(name, (/value=["']([^"']*)["']/.exec(input)?.[1] ?? '').replace(/&amp;/g, '&'));
+  }
+  return fields;
+}
+
+/**
+ * Log in the way a browser does, through index.php's Special:UserLogin form (at the wiki or
+ * through the gateway): returns the Cookie header value the browser then holds.
+ */
+export async function formLoginCookies(baseUrl: string, user: string, pass: string): Promise<string> {
+  const base = baseUrl.replace(/\/+$/, '');
+  const jar = new Map<string, string>();
+  const page = await fetch(`${base}/w/index.php?title=Special:UserLogin`, { redirect: 'manual' });
+  applySetCookies(jar, page.headers.getSetCookie());
+  const fields = formFields(await page.text());
+  if (!fields.get('wpLoginToken')) throw new Error('no wpLoginToken in Special:UserLogin');
+  fields.set('wpName', user);
+  fields.set('wpPassword', pass);
+  const res = await fetch(`${base}/w/index.php?title=Special:UserLogin`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookieHeader(jar) },
+    body: fields.toString(),
+  });
+  applySetCookies(jar, res.headers.getSetCookie());
+  await res.arrayBuffer();
+  if (res.status !== 302 || !jar.has(`wikiUserName`)) throw new Error(`form login as ${user} failed: HTTP ${res.status}`);
+  return cookieHeader(jar);
+}
+
 /**
  * Log in for real: `action=query&meta=tokens&type=login`, then POST `action=clientlogin`.
  * Returns a Cookie header value (e.g. `wiki_session=…; wikiUserID=3; wikiUserName=LabUser`).
