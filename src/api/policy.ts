@@ -120,14 +120,16 @@ export function evaluateAnswer(
   if (requester.kind === 'session') {
     // Everything a session holder receives stays in that session's slot, whatever the mode:
     // an answer made with credentials never reaches another requester.
-    // A private answer is kept at most the session TTL, whatever max-age says: its max-age is
-    // the client's own `maxage` parameter or the module's (ApiMain::sendCacheHeaders: `private,
-    // must-revalidate, max-age=N`), a hint for the client's own cache, while the session TTL is
-    // what bounds a session's answers after a logout or a rights change the gateway did not see.
-    // A public one is the same for everyone: its max-age holds. A shorter max-age is kept
+    // It is kept at most the session TTL, whatever max-age says: its max-age is the client's own
+    // `maxage` parameter or the module's (ApiMain::sendCacheHeaders: `private, must-revalidate,
+    // max-age=N`, or `public` with an explicit uselang), a hint for the client's own cache, while
+    // the session TTL is what bounds a session's answers after a logout or a rights change the
+    // gateway did not see. A public one too: `assert=user` passes only while the session lives
+    // (found by the eleventh session's review: a session logged out at the wiki kept being told
+    // it was logged in for the hour its client's maxage asked for). A shorter max-age is kept
     // shorter; an operator's module rule decides for itself.
     const maxAge = seconds(cc.get('max-age'));
-    const given = maxAge !== undefined && maxAge > 0 ? (mode === 'public' ? maxAge : Math.min(maxAge, ttl.ttlSessionSeconds)) : undefined;
+    const given = maxAge !== undefined && maxAge > 0 ? Math.min(maxAge, ttl.ttlSessionSeconds) : undefined;
     const s = Math.min(rule.ttlSeconds ?? given ?? ttl.ttlSessionSeconds, cap);
     return { store: true, tier: 'session', mode, ttlMs: jitter(s) };
   }

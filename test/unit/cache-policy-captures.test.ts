@@ -1237,7 +1237,9 @@ describe('CDN and module-max-age captures 70–83', () => {
     expect(r.client).toEqual({ cacheControl: 'private, must-revalidate, max-age=3600', expires: undefined });
   });
 
-  it('82-admin-labbadges-uselang-content: public, session holder → session tier, TTL 3600', () => {
+  // Kept no longer than the session TTL (120 here), however long the public max-age: a session's
+  // answers must not outlive a logout the gateway did not see (eleventh session's review).
+  it('82-admin-labbadges-uselang-content: public, session holder → session tier, TTL the session TTL', () => {
     const r = run({
       query: 'action=labbadges&format=json&uselang=content',
       cookie: ADMIN,
@@ -1249,7 +1251,7 @@ describe('CDN and module-max-age captures 70–83', () => {
         ['Cache-Control', 'max-age=3600, s-maxage=3600, public'],
       ],
     });
-    expect(r.verdict).toEqual(session('public', 3600));
+    expect(r.verdict).toEqual(session('public', 120));
     expect(r.client).toEqual({
       cacheControl: 'max-age=3600, s-maxage=3600, public',
       expires: 'Fri, 20 Nov 2026 22:55:42 GMT',
