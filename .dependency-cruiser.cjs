@@ -12,7 +12,7 @@ const LAYERS = [
   {
     name: 'decisions',
     doc: 'pure decisions over headers and bodies: configuration, identity, forwarding, cookies, debuginfo, cache policy, entry formats, content codings',
-    path: '^src/(config|identity|forwarding|set-cookie)\\.ts$|^src/config/|^src/debuginfo/|^src/compression/(accept-encoding|codings)\\.ts$|^src/invalidation/(titles|dependencies|purge-url|changes|session-users)\\.ts$|^src/api/(request|policy|requester-address)\\.ts$|^src/cache/(entry|freshness|compact|arena|entry-codec|guards|hand-over)\\.ts$',
+    path: '^src/(config|identity|forwarding|set-cookie|redaction)\\.ts$|^src/config/|^src/debuginfo/|^src/compression/(accept-encoding|codings)\\.ts$|^src/invalidation/(titles|dependencies|purge-url|changes|session-users)\\.ts$|^src/api/(request|policy|requester-address)\\.ts$|^src/cache/(entry|freshness|compact|arena|entry-codec|guards|hand-over)\\.ts$',
   },
   {
     name: 'parts',

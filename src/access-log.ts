@@ -27,6 +27,7 @@ import type { PurgeSource } from './metrics.js';
 import type { Disposition, NoStoreReason, PassReason } from './outcomes.js';
 import type { RequestCell } from './request-metrics.js';
 import type { RequestTarget } from './target.js';
+import { redactQuery, redactSubpages } from './redaction.js';
 
 /** The user agent is cut here: enough for any real one, bounded for a client that sends 8 KiB. */
 export const MAX_USER_AGENT_CHARS = 256;
@@ -35,63 +36,11 @@ export const MAX_URL_CHARS = 4096;
 
 // ------------------------------------------------------------------------------ redaction
 
-/**
- * Query parameters whose values are credentials, by name (lower case, as PHP names them: see
- * parameterName). MediaWiki's API takes tokens in the query as well as in the body: `token`,
- * `lgtoken`, `logintoken`, `createtoken`, `csrftoken`, `wltoken` (the watchlist feed's secret),
- * `centralauthtoken`, `OATHToken`; passwords as `lgpassword`, `password` and `retype`
- * (clientlogin, createaccount, changeauthenticationdata); OAuth 1.0a sends `oauth_token`,
- * `oauth_signature`, … and OAuth 2 `access_token`. Beyond MediaWiki: anything named like a
- * secret, a session, a key or a signature.
- */
-const SECRET_PARAMETER =
-  /(?:token|password|passwd|passphrase|secret|retype|session|sessionid|signature|credentials?|(?:api|access|private|secret|session)_?key)$|^oauth|^(?:auth|authorization|key|sig|pass|pwd|otp|code)$/;
+export { parameterName, REDACTED, redactQuery, redactSubpages } from './redaction.js';
 
-/** A quick look before the parameter walk: none of the name parts SECRET_PARAMETER knows, and nothing encoded. */
-const MAY_HOLD_SECRET = /token|pass|secret|retype|session|sig|cred|key|oauth|auth|otp|code|pwd|%|\+/i;
-
-/** What replaces a credential's value. */
-export const REDACTED = '[redacted]';
-
-/**
- * The query with the value of every credential-carrying parameter replaced by `[redacted]`;
- * names, order and every other byte as received. Names are read as PHP reads them (decoded,
- * `+` a space, leading spaces dropped, `.` and space as `_`, `name[...]` as `name`; php-input.ts),
- * so an encoded name (`lg%70assword`) is recognised as what MediaWiki will take it for.
- */
-export function redactQuery(rawQuery: string): string {
-  if (rawQuery === '' || !MAY_HOLD_SECRET.test(rawQuery)) return rawQuery;
-  const pairs = rawQuery.split('&');
-  let changed = false;
-  for (let i = 0; i < pairs.length; i++) {
-    const pair = pairs[i]!;
-    const eq = pair.indexOf('=');
-    if (eq === -1) continue;
-    if (SECRET_PARAMETER.test(parameterName(pair.slice(0, eq)))) {
-      pairs[i] = `${pair.slice(0, eq + 1)}${REDACTED}`;
-      changed = true;
-    }
-  }
-  return changed ? pairs.join('&') : rawQuery;
-}
-
-/** A raw query parameter name as PHP registers it, lower case, without its `[...]` part. */
-export function parameterName(raw: string): string {
-  let name = raw;
-  if (name.includes('%') || name.includes('+')) {
-    name = name.replace(/\+/g, ' ').replace(/%([0-9A-Fa-f]{2})/g, (_m, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
-  }
-  // php_register_variable_ex takes the name as a C string: it ends at a (decoded) NUL, so
-  // `wltoken%00=…` reaches MediaWiki as `wltoken`.
-  const nul = name.indexOf('\0');
-  if (nul !== -1) name = name.slice(0, nul);
-  const bracket = name.indexOf('[');
-  if (bracket !== -1) name = name.slice(0, bracket);
-  return name.replace(/^ +/, '').replace(/[. ]/g, '_').toLowerCase();
-}
-
-/** The request target as logged: the query redacted, at most MAX_URL_CHARS. */
+/** The request target as logged: the query and secret sub-pages redacted, at most MAX_URL_CHARS. */
 export function loggedUrl(target: string): string {
+  target = redactSubpages(target);
   const q = target.indexOf('?');
   const url = q === -1 ? target : `${target.slice(0, q + 1)}${redactQuery(target.slice(q + 1))}`;
   return url.length > MAX_URL_CHARS ? `${url.slice(0, MAX_URL_CHARS)}…` : url;
@@ -203,7 +152,7 @@ export class AccessLog {
     let line =
       `{"level":30,"time":${Date.now()}${this.bindings},"reqId":"${f.reqId}"` +
       `,"method":${jsonString(f.method)}` +
-      (f.path === undefined ? '' : `,"path":${jsonString(f.path)}`) +
+      (f.path === undefined ? '' : `,"path":${jsonString(redactSubpages(f.path))}`) +
       `,"url":${jsonString(loggedUrl(f.target))},"module":${jsonString(f.module)},"cache":"${f.disposition}"`;
     line += this.perRequest(f.status, f.seconds, f.client, f.userAgent, f.bytesIn, f.bytesOut);
     if (f.upstreamMs !== undefined) line += `,"upstreamMs":${f.upstreamMs}`;
@@ -236,7 +185,7 @@ export class AccessLog {
     if (fragment?.cell !== cell) {
       const { method, module, disposition } = cell.labels;
       const text =
-        `,"method":${jsonString(method)},"path":${jsonString(target.rawPath)},"url":${jsonString(loggedUrl(target.upstreamPath))}` +
+        `,"method":${jsonString(method)},"path":${jsonString(redactSubpages(target.rawPath))},"url":${jsonString(loggedUrl(target.upstreamPath))}` +
         `,"module":${jsonString(module)},"cache":"${disposition}"`;
       this.fragments.set(target, (fragment = { cell, text, bytes: Buffer.from(`${text},"status":`, 'utf8') }));
     }

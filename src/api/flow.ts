@@ -37,6 +37,7 @@ import { budgetLeft, refuse, requestBodyOf } from '../limits/admission.js';
 import type { Disposition, Freshness, NoStoreReason, PassReason, Tier } from '../outcomes.js';
 import { MODULE_PARAMETERS, noteFormModule, noteOutcome, noteTarget, type Outcome } from '../request-record.js';
 import { learnSessionUser, settleSession, wrote } from '../session-lifecycle.js';
+import { mayLeaveTheProcess } from '../cache/redis/entries.js';
 import type { RequestTarget } from '../target.js';
 import { askWiki, clientGone, inspect, MAX_INSPECT_BYTES, setCookies, type WikiAnswer } from './ask-wiki.js';
 import { type Answer, deliverAnswer, deliverEntry } from './deliver.js';
@@ -145,7 +146,9 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
   // A login-suppressed request carrying credentials is fetched with its cookies, for itself
   // alone (policy.ts finalVerdict: never shared): it leads no fetch that others wait on.
   const forItself = api.identity.kind === 'anonymous' && api.identity.carriesCredentials;
-  const work = fetchOnceAcrossReplicas(gw, request, api, key, tier, bypass || forItself, clientGone(reply));
+  // An entry Redis will not hold (redis/entries.ts mayLeaveTheProcess) is no other replica's to wait for.
+  const alone = bypass || forItself || !mayLeaveTheProcess(api);
+  const work = fetchOnceAcrossReplicas(gw, request, api, key, tier, alone, clientGone(reply));
   if (!forItself)
     gw.coalescer.lead(key, () =>
       work.then(

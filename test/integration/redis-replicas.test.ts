@@ -194,6 +194,31 @@ describe('two replicas sharing one Redis', () => {
     expect(keys.every((k) => /^wikiedge:(e|l|s|m|d|v|us|su):[0-9a-f]{64}$|^wikiedge:u:\/w\/api\.php|^wikiedge:vseq$/.test(k))).toBe(true);
   });
 
+  it('a session`s tokens and a URL holding a secret stay in the replica that fetched them, out of Redis', async () => {
+    // In Redis they lay in clear for their whole TTL, the URL under a key name (the eleventh
+    // session's review): a session's CSRF token, a watchlist feed's wltoken.
+    const id = unique();
+    const tokens = await get(a, `action=query&meta=userinfo|tokens&format=json&${id}`, { cookie: user });
+    const csrf = JSON.parse(tokens.body).query.tokens.csrftoken as string;
+    expect(csrf.length).toBeGreaterThan(10);
+    expect(header(await get(a, `action=query&meta=userinfo|tokens&format=json&${id}`, { cookie: user }), 'x-cache')).toBe('hit');
+    const secret = `SecretWatchlistTok${id.split('=')[1]!.replace(/-/g, '')}`;
+    await get(a, `action=query&list=watchlist&wlowner=${LAB_USER}&wltoken=${secret}&format=json&${id}`, { cookie: user });
+    const keys = await scanAll(inspect, '*');
+    for (const key of keys) {
+      expect(key).not.toContain(secret);
+      const type = await inspect.type(key);
+      const raw = type === 'string' ? (await inspect.getBuffer(key))! : undefined;
+      const decoded = raw && key.startsWith('wikiedge:e:') ? storedAnswers(decodeEntry(raw).entry).map((b) => b.toString('latin1')) : [];
+      for (const v of raw ? [raw.toString('latin1'), ...decoded] : []) {
+        expect(v).not.toContain(csrf);
+        expect(v).not.toContain(secret);
+      }
+    }
+    // The other replica asks the wiki itself.
+    expect(header(await get(b, `action=query&meta=userinfo|tokens&format=json&${id}`, { cookie: user }), 'x-cache')).toBe('miss');
+  });
+
   it('the Redis entry expires with the entry: PX = TTL + the longer stale window', async () => {
     const id = unique();
     await get(a, `action=wbavailablebadges&format=json&${id}`);
