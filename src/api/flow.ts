@@ -50,7 +50,7 @@ import {
   varyOnAcceptEncoding,
   writerBypasses,
 } from './policy.js';
-import { answerJson, dependenciesOf, updatedByJobs } from '../invalidation/dependencies.js';
+import { answerJson, dependenciesOf, showsExpiries, updatedByJobs } from '../invalidation/dependencies.js';
 import { userNamed } from '../invalidation/session-users.js';
 import { changeFromWrite, confirmedWrite, WRITE_PARAMETERS } from '../invalidation/changes.js';
 import { phpStringParam } from '../php/php-input.js';
@@ -385,7 +385,7 @@ async function fetchAndStore(
 
   // ---------------------------------------------------------------------------------- store
   // The long TTL defaults only where the change follower sees what the answer reads.
-  const ttl = { ...gw.config, ...gw.changes.ttlDefaults(!updatedByJobs(api.modules, api.query)) };
+  const ttl = { ...gw.config, ...gw.changes.ttlDefaults(!updatedByJobs(api.modules, api.query) && !showsExpiries(api.modules, api.query)) };
   let verdict = finalVerdict(evaluateAnswer({ status: res.statusCode, headers: res.headers }, api.identity, api.rule, ttl, gw.random), {
     complete: Buffer.isBuffer(inspected.body),
     bodyBytes: Buffer.isBuffer(inspected.body) ? inspected.body.length : Infinity,
@@ -400,12 +400,12 @@ async function fetchAndStore(
   // invalidation up to the local store's set (nothing is awaited between the two).
   const form = verdict.store && Buffer.isBuffer(inspected.body) ? await gw.compression.storedForm(inspected.body) : undefined;
   const deps = verdict.store
-    ? dependenciesOf({ query: api.query, modules: api.modules, override: api.rule.dependsOn, answer: json, namespaces: gw.changes.namespaces })
+    ? dependenciesOf({ query: api.query, modules: api.modules, override: api.rule.dependsOn, answer: json, namespaces: gw.changes.namespaces, now: gw.now() })
     : undefined;
   const slot = api.identity.kind === 'session' ? api.identity.slot : undefined;
   if (verdict.store && deps) {
     const purgedMeanwhile = gw.store.invalidatedSince({ urlKey: api.urlKey, slot, modules: api.modules, deps: deps.tags }, mark);
-    verdict = dependencyVerdict(verdict, deps, purgedMeanwhile, gw.config.ttlClockSeconds);
+    verdict = dependencyVerdict(verdict, deps, purgedMeanwhile, gw.config.ttlClockSeconds, gw.now());
   }
   const clientHeaders = responseHeaders(res.headers, { probed: probe, perSession: api.identity.kind === 'session' });
   let stored: CacheEntry | undefined;

@@ -349,17 +349,22 @@ export function requesterCacheControl(identity: Identity, cacheControl: string |
 /**
  * What the answer's dependencies (invalidation/dependencies.ts) change in the verdict: one of
  * them invalidated while it was fetched means it may predate the change (not stored); an answer
- * carrying the wiki's clock keeps it a few seconds at most, whatever the TTL of the rest.
+ * carrying the wiki's clock keeps it a few seconds at most, whatever the TTL of the rest; one
+ * showing a protection or block that expires is kept no longer than that expiry.
  */
 export function dependencyVerdict(
   verdict: StoreDecision,
-  deps: { readonly clock: boolean },
+  deps: { readonly clock: boolean; readonly expiresAt?: number },
   invalidatedMeanwhile: boolean,
   clockSeconds: number,
+  now: number,
 ): ResponseVerdict {
   if (invalidatedMeanwhile) return { store: false, reason: 'invalidated', mode: verdict.mode };
-  if (deps.clock && verdict.ttlMs > clockSeconds * 1000) return { ...verdict, ttlMs: clockSeconds * 1000 };
-  return verdict;
+  let ttlMs = verdict.ttlMs;
+  if (deps.clock) ttlMs = Math.min(ttlMs, clockSeconds * 1000);
+  // A protection or block the answer shows ends then, unsignalled (dependencies.ts showsExpiries).
+  if (deps.expiresAt !== undefined) ttlMs = Math.min(ttlMs, Math.max(1_000, deps.expiresAt - now));
+  return ttlMs === verdict.ttlMs ? verdict : { ...verdict, ttlMs };
 }
 
 /**

@@ -52,23 +52,32 @@ export function modulesOf(query: PhpArray): string[] {
   return out;
 }
 
+/**
+ * Rules the gateway applies unless the operator's WIKIEDGE_MODULES names the module: list=random
+ * (and generator=random) must answer something else each time, and MediaWiki lets any cache
+ * share it (ApiQueryRandom: public cache mode), so a stored answer repeated until its TTL.
+ */
+const BUILT_IN_RULES: Readonly<Record<string, ModuleRule>> = { random: { pass: true } };
+
 /** The module rules that apply: those of the action, or of every query submodule it runs. */
 export function applicableRule(
   modules: readonly string[],
-  rules: Readonly<Record<string, ModuleRule>>,
+  operatorRules: Readonly<Record<string, ModuleRule>>,
 ): ModuleRule {
+  const ruleOf = (name: string): ModuleRule | undefined =>
+    Object.hasOwn(operatorRules, name) ? operatorRules[name] : Object.hasOwn(BUILT_IN_RULES, name) ? BUILT_IN_RULES[name] : undefined;
   const named = modules.length > 1 ? modules.slice(1) : modules;
   let pass = false;
   let ttlSeconds: number | undefined;
   let shareAnonymousPrivate = named.length > 0;
   for (const name of modules) {
-    const rule = rules[name];
+    const rule = ruleOf(name);
     if (rule?.pass) pass = true;
     if (rule?.ttlSeconds !== undefined) ttlSeconds = Math.min(ttlSeconds ?? Infinity, rule.ttlSeconds);
   }
-  for (const name of named) if (!rules[name]?.shareAnonymousPrivate) shareAnonymousPrivate = false;
+  for (const name of named) if (!ruleOf(name)?.shareAnonymousPrivate) shareAnonymousPrivate = false;
   // dependsOn overrides the table only when every module named has one; the widest wins.
-  const given = named.map((name) => rules[name]?.dependsOn);
+  const given = named.map((name) => ruleOf(name)?.dependsOn);
   const dependsOn =
     given.length > 0 && given.every((d) => d !== undefined)
       ? given.includes('any')

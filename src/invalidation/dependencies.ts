@@ -114,6 +114,12 @@ export interface Dependencies {
   readonly tags: readonly string[];
   /** The answer carries the server's current time. */
   readonly clock: boolean;
+  /**
+   * The earliest expiry (ms) of a protection or block the answer shows, when one is still to
+   * come: it ends then with no change signal (no log row, no PURGE), so the answer is kept no
+   * longer (showsExpiries).
+   */
+  readonly expiresAt?: number;
 }
 
 export interface DependencyInput {
@@ -128,6 +134,8 @@ export interface DependencyInput {
    */
   readonly answer: () => unknown;
   readonly namespaces?: Namespaces;
+  /** The time, for expiries (ms). */
+  readonly now?: number;
 }
 
 export function dependenciesOf(input: DependencyInput): Dependencies {
@@ -150,7 +158,7 @@ export function dependenciesOf(input: DependencyInput): Dependencies {
     }
   }
   if (classes.includes('pages')) {
-    if (modules[0] === 'parse') for (const n of RENDERING_NAMESPACES) tags.add(`n:${n}`);
+    if (rendersTemplates(query, modules)) for (const n of RENDERING_NAMESPACES) tags.add(`n:${n}`);
     for (const t of requestTitles(query, modules[0] ?? '')) addTitle(tags, t, ns);
     for (const id of requestPageIds(query)) tags.add(`i:${id}`);
     // The pages the answer names are the ones a change will name; without them (an answer in
@@ -159,7 +167,60 @@ export function dependenciesOf(input: DependencyInput): Dependencies {
     if (answer === undefined) tags.add(ANY);
     else collectAnswerPages(answer, tags, ns);
   }
-  return { tags: tags.has(ANY) ? [ANY, ...[...tags].filter((t) => t !== ANY)] : [...tags], clock };
+  const expiresAt = showsExpiries(modules, query) ? earliestExpiry(input.answer(), input.now ?? Date.now()) : undefined;
+  return {
+    tags: tags.has(ANY) ? [ANY, ...[...tags].filter((t) => t !== ANY)] : [...tags],
+    clock,
+    ...(expiresAt !== undefined && { expiresAt }),
+  };
+}
+
+/**
+ * Answers that show protections or blocks, which end at their expiry with no change signal
+ * (MediaWiki writes no log row and sends no PURGE when a protection or a block runs out): they
+ * keep the short TTL defaults even while the change follower vouches for the rest, and no longer
+ * than the earliest expiry they show (earliestExpiry). list=allpages by protection type shows
+ * no expiry: the short TTL bounds it.
+ */
+export function showsExpiries(modules: readonly string[], query: PhpArray): boolean {
+  const props = (name: string) => (phpStringParam(query, name) ?? '').split('|');
+  return modules.some(
+    (m) =>
+      m === 'blocks' ||
+      m === 'protectedtitles' ||
+      m === 'globalblocks' ||
+      (m === 'info' && readsRestrictions(query)) ||
+      (m === 'allpages' && (query.has('apprtype') || query.has('gapprtype'))) ||
+      (m === 'users' && props('usprop').includes('blockinfo')) ||
+      (m === 'allusers' && props('auprop').includes('blockinfo')) ||
+      (m === 'userinfo' && props('uiprop').includes('blockinfo')),
+  );
+}
+
+/** Nodes an expiry search visits at most: answers are bounded, the walk is too. */
+const MAX_EXPIRY_NODES = 50_000;
+
+/**
+ * The earliest moment after `now` that a field named `expiry` or `…expiry` (protections,
+ * blocks: `expiry`, `blockexpiry`) of the answer gives as an ISO 8601 timestamp; `infinity`
+ * and past ones do not count. Undefined when there is none (or the answer is not JSON).
+ */
+export function earliestExpiry(answer: unknown, now: number): number | undefined {
+  let earliest: number | undefined;
+  let visited = 0;
+  const stack: unknown[] = [answer];
+  while (stack.length > 0 && visited++ < MAX_EXPIRY_NODES) {
+    const node = stack.pop();
+    if (typeof node !== 'object' || node === null) continue;
+    for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
+      if (typeof value === 'string') {
+        if (!/expiry$/i.test(key) || !/^\d{4}-\d{2}-\d{2}T/.test(value)) continue;
+        const at = Date.parse(value);
+        if (Number.isFinite(at) && at > now && (earliest === undefined || at < earliest)) earliest = at;
+      } else if (typeof value === 'object' && value !== null) stack.push(value);
+    }
+  }
+  return earliest;
 }
 
 /** Parameters with which action=query itself answers about pages (ApiPageSet), whatever its submodules. */
@@ -169,9 +230,11 @@ function classOf(module: string, isQueryItself: boolean, query: PhpArray): Depen
   // action=query: its submodules decide, but for the pages the request names, which its own
   // `pages` (missing or not, `export`, `redirects`) is about, with or without submodules.
   if (isQueryItself || module === 'query') return PAGE_SET_PARAMETERS.some((p) => query.has(p)) ? 'pages' : 'nothing';
+  if (module === 'info' && readsRestrictions(query)) return 'any';
   if (PAGE_MODULES.has(module)) return 'pages';
+  if (module === 'allpages' && (query.has('apprtype') || query.has('gapprtype'))) return 'any';
   if (NAMESPACE_LISTS[module]) return 'namespace';
-  if (CONFIG_MODULES.has(module)) return module === 'siteinfo' && siprops(query).includes('statistics') ? 'any' : 'nothing';
+  if (CONFIG_MODULES.has(module)) return module === 'siteinfo' && siteinfoCounts(query) ? 'any' : 'nothing';
   if (CONFIG_ACTIONS.has(module)) return 'nothing';
   if (module === 'parse') return query.has('text') || query.has('summary') ? 'any' : 'pages';
   if (module === 'compare' || module === 'wbgetentities') return 'pages';
@@ -180,6 +243,32 @@ function classOf(module: string, isQueryItself: boolean, query: PhpArray): Depen
 
 function siprops(query: PhpArray): string[] {
   return (phpStringParam(query, 'siprop') ?? 'general').split('|');
+}
+
+/** siteinfo's data rather than configuration: its statistics, and the members counted per group (a rights change alters them). */
+function siteinfoCounts(query: PhpArray): boolean {
+  const props = siprops(query);
+  return props.includes('statistics') || (props.includes('usergroups') && query.has('sinumberingroup'));
+}
+
+/**
+ * prop=info reading a page's restrictions: its protection (`inprop=protection`), which a
+ * cascading protection of another page (the one that transcludes it) sets with no change naming
+ * this page, and what a user may do with it (`intestactions`), which also depends on those.
+ */
+function readsRestrictions(query: PhpArray): boolean {
+  const inprop = phpStringParam(query, 'inprop') ?? '';
+  return inprop.split('|').includes('protection') || query.has('intestactions');
+}
+
+/**
+ * Renderings of pages' text: a parse of a page, and prop=revisions rendering or expanding its
+ * content (`rvparse`, `rvexpandtemplates`), which change with the templates, modules and
+ * messages they read, at the template's edit (the wiki renders on request).
+ */
+function rendersTemplates(query: PhpArray, modules: readonly string[]): boolean {
+  if (modules[0] === 'parse') return true;
+  return modules.includes('revisions') && (query.has('rvparse') || query.has('rvexpandtemplates'));
 }
 
 function carriesClock(query: PhpArray, modules: readonly string[]): boolean {
@@ -252,7 +341,10 @@ function collectAnswerPages(answer: unknown, tags: Set<string>, ns: Namespaces):
     const pages = q['pages'];
     const items = Array.isArray(pages) ? pages : pages && typeof pages === 'object' ? Object.values(pages) : [];
     for (const p of items as { title?: unknown; pageid?: unknown }[]) {
-      if (typeof p?.title !== 'string' && typeof p?.pageid !== 'number') tags.add(ANY);
+      // A page id the wiki does not have (missing, without a title): its creation or undeletion
+      // gives it a title, which names it in the change (the PURGE, the recentchanges row), not
+      // this id; any change, then.
+      if (typeof p?.title !== 'string') tags.add(ANY);
       addTitle(tags, p?.title, ns);
       addId(tags, p?.pageid);
     }

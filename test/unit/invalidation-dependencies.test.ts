@@ -1,7 +1,7 @@
 // What an answer depends on (src/invalidation/dependencies.ts), module by module.
 import { describe, expect, it } from 'vitest';
 import { modulesOf } from '../../src/api/request.js';
-import { answerJson, dependenciesOf, updatedByJobs } from '../../src/invalidation/dependencies.js';
+import { answerJson, dependenciesOf, earliestExpiry, showsExpiries, updatedByJobs } from '../../src/invalidation/dependencies.js';
 import { parsePhpQuery } from '../../src/php/php-input.js';
 
 function deps(q: string, answer?: unknown, override?: 'pages' | 'any' | 'nothing') {
@@ -136,5 +136,46 @@ describe('what MediaWiki`s jobs update without a change signal (updatedByJobs): 
     expect(jobs('action=query&prop=revisions|info&titles=P3')).toBe(false);
     expect(jobs('action=query&list=allpages')).toBe(false);
     expect(jobs('action=parse&text={{C3}}&contentmodel=wikitext')).toBe(false);
+  });
+});
+
+describe('what no change signal names (the eleventh session`s review)', () => {
+  it('a page id the wiki does not have (missing, no title): any change (its creation or undeletion names a title)', () => {
+    const answer = { query: { pages: [{ pageid: 8, missing: true }] } };
+    expect(deps('action=query&prop=info&pageids=8&format=json&formatversion=2', answer).tags).toEqual(['*', 'i:8']);
+  });
+  it.each([
+    ['prop=info&inprop=protection (a cascading protection of another page sets it)', 'action=query&prop=info&inprop=protection&titles=Template:T'],
+    ['prop=info&intestactions (protections, blocks and rights decide it)', 'action=query&prop=info&intestactions=edit&titles=T'],
+    ['list=allpages by protection type', 'action=query&list=allpages&apprtype=edit&apnamespace=10'],
+    ['siteinfo`s members per group (a rights change alters them)', 'action=query&meta=siteinfo&siprop=usergroups&sinumberingroup=1'],
+  ])('%s: any change', (_what, q) => {
+    expect(deps(`${q}&format=json`, { query: { pages: [{ pageid: 1, ns: 10, title: 'Template:T' }] } }).tags).toContain('*');
+  });
+  it('siteinfo`s groups without their counts stay configuration', () => {
+    expect(deps('action=query&meta=siteinfo&siprop=usergroups&format=json', {}).tags).toEqual([]);
+  });
+  it('prop=revisions rendered or expanded: the namespaces a rendering reads; plain content not', () => {
+    const answer = { query: { pages: [{ pageid: 3, ns: 0, title: 'G' }] } };
+    for (const p of ['rvparse=1', 'rvexpandtemplates=1']) expect(deps(`action=query&prop=revisions&rvprop=content&${p}&titles=G&format=json`, answer).tags).toEqual(expect.arrayContaining(['n:10', 'n:828', 'n:8']));
+    expect(deps('action=query&prop=revisions&rvprop=content&titles=G&format=json', answer).tags).not.toContain('n:10');
+  });
+  it('an answer showing protections or blocks is kept no longer than the earliest expiry still to come', () => {
+    const now = Date.parse('2026-11-27T12:00:00Z');
+    const query = parsePhpQuery('action=query&prop=info&inprop=protection&titles=A|B&format=json');
+    const answer = {
+      query: {
+        pages: [
+          { pageid: 1, title: 'A', protection: [{ type: 'edit', level: 'sysop', expiry: 'infinity' }, { type: 'move', level: 'sysop', expiry: '2026-11-27T12:10:00Z' }] },
+          { pageid: 2, title: 'B', protection: [{ type: 'edit', level: 'sysop', expiry: '2026-11-27T11:00:00Z' }] },
+        ],
+      },
+    };
+    expect(dependenciesOf({ query, modules: modulesOf(query), override: undefined, answer: () => answer, now }).expiresAt).toBe(Date.parse('2026-11-27T12:10:00Z'));
+    expect(earliestExpiry({ query: { users: [{ name: 'X', blockexpiry: '2026-11-27T12:00:30Z' }] } }, now)).toBe(now + 30_000);
+    expect(earliestExpiry({ query: { users: [{ name: 'X', blockexpiry: 'infinite' }] } }, now)).toBeUndefined();
+    expect(showsExpiries(['query', 'users'], parsePhpQuery('usprop=blockinfo'))).toBe(true);
+    expect(showsExpiries(['query', 'users'], parsePhpQuery('usprop=groups'))).toBe(false);
+    expect(showsExpiries(['query', 'blocks'], parsePhpQuery(''))).toBe(true);
   });
 });

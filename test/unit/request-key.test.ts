@@ -295,3 +295,13 @@ describe('upstreamTarget', () => {
     expect(sent.get('x')).toBe('%');
   });
 });
+
+describe('built-in module rules', () => {
+  it('list=random and generator=random are passed (MediaWiki lets caches share them: a stored one was not random); the operator`s rule wins', () => {
+    expect(applicableRule(['query', 'random'], {}).pass).toBe(true);
+    expect(applicableRule(['query', 'random', 'info'], {}).pass).toBe(true);
+    expect(applicableRule(['query', 'random'], { random: { pass: false, ttlSeconds: 5 } })).toMatchObject({ pass: false, ttlSeconds: 5 });
+    expect(applicableRule(['query', 'allpages'], {}).pass).toBe(false);
+    expect(applicableRule(['query', 'constructor'], {}).pass).toBe(false);
+  });
+});
