@@ -61,8 +61,13 @@ export interface ForwardContext {
    * what the requester gets from the cache anyway. Whether the answer will be stored is known
    * only once it has come, so an answer that is not (private, too large) is the cookieless one
    * too: an anonymous client's cookies never reach the wiki on a request the gateway may cache.
+   * Nor do the credential headers (`credentialHeaders`, Authorization among them): a background
+   * refresh of a shared entry, for the store alone, is made without any credential of the
+   * request that found the entry in its grace window.
    */
   withoutCookies?: boolean;
+  /** Dropped with the cookies (identity.ts IdentityRules.credentialHeaders, lower case). */
+  credentialHeaders?: readonly string[];
 }
 
 function connectionListed(value: string | string[] | undefined): Set<string> | undefined {
@@ -128,7 +133,7 @@ export function upstreamRequestHeaders(
     if (HOP_BY_HOP.has(name)) continue;
     if (name.startsWith('x-forwarded-') || name === 'forwarded' || name === 'x-request-id') continue;
     if (ctx.sharedFetch && NOT_FOR_SHARED_FETCH.has(name)) continue;
-    if (ctx.withoutCookies === true && name === 'cookie') continue;
+    if (ctx.withoutCookies === true && (name === 'cookie' || ctx.credentialHeaders?.includes(name))) continue;
     out[name] = value;
   }
   const clientXff = ctx.peerTrusted ? headerString(incoming['x-forwarded-for']) : undefined;

@@ -69,7 +69,8 @@ export interface Gateway {
   /** The recentchanges follower, with WIKIEDGE_RC_FOLLOW (started and stopped by app.ts). */
   readonly follower: ChangeFollower | undefined;
   /** Apply a purge everywhere: Redis, this tier, the other replicas and workers. */
-  readonly purge: (message: PurgeMessage) => Promise<PurgeResult>;
+  /** `onClientPath`: a client's answer waits for it (cache/purge.ts purgeEverywhere). */
+  readonly purge: (message: PurgeMessage, onClientPath?: boolean) => Promise<PurgeResult>;
 }
 
 export interface GatewayDeps {
@@ -133,7 +134,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
         },
       })
     : undefined;
-  const purge = (message: PurgeMessage) => purgeEverywhere(store, redis, message, deps.siblings, sessionUsers);
+  const purge = (message: PurgeMessage, onClientPath = false) => purgeEverywhere(store, redis, message, deps.siblings, sessionUsers, onClientPath);
   const changes = new ChangeSignals({
     purge,
     purgeHere: (message) => Promise.resolve({ purged: applyLocalPurge(store, message, sessionUsers) }),

@@ -41,6 +41,9 @@ export async function settleSession(gw: Gateway, log: Logger, identity: Identity
       ? { kind: 'user', user, slots: [identity.slot] }
       : // Unknown here: a sibling or replica that learned whose session it is ends the others.
         { kind: 'slot', slot: identity.slot, ...(events.wrote && { wrote: true }) },
+    // The client's answer waits: bounded by WIKIEDGE_REDIS_TIMEOUT_MS (twice, with the lookup
+    // of the session's user above), and the user's sessions are at most MAX_SESSIONS_PER_USER.
+    true,
   );
   if (!events.ended) return;
   gw.metrics.cookie('logout_eviction', 'session');
@@ -76,7 +79,7 @@ export function learnSessionUser(
   if (requestSlot !== undefined && named !== undefined) noteSessionUser(gw, requestSlot, named);
   if (setCookie === undefined) return;
   const lines = Array.isArray(setCookie) ? setCookie : [setCookie];
-  const after = sessionAfterAnswer(headers, lines, gw.identityRules, gw.cookieNames.cookiePrefix, named, Date.now());
+  const after = sessionAfterAnswer(headers, lines, gw.identityRules, gw.cookieNames.cookiePrefix, named, gw.now());
   if (after && after.slot !== requestSlot) noteSessionUser(gw, after.slot, after.user);
 }
 

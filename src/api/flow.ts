@@ -294,7 +294,8 @@ function refreshInBackground(gw: Gateway, request: FastifyRequest, api: ApiReque
   if (gw.coalescer.pending(key)) return;
   const work = (async (): Promise<Fetched | undefined> => {
     let token: string | undefined;
-    if (gw.redis) {
+    // An entry Redis will not hold is refreshed by whoever holds it (redis/entries.ts mayLeaveTheProcess).
+    if (gw.redis && mayLeaveTheProcess(api)) {
       const lock = await gw.redis.lock(key, tier);
       if (lock.kind === 'lost') return undefined;
       if (lock.kind === 'won') token = lock.token;
@@ -358,6 +359,7 @@ async function fetchAndStore(
     // cookies (forwarding.ts withoutCookies). A login-suppressed one carrying credentials keeps
     // them: the wiki loads the session and answers `private`, as it must reach this client.
     withoutCookies,
+    credentialHeaders: gw.identityRules.credentialHeaders,
   });
   // Noted before the wiki is asked: an answer whose dependencies are invalidated meanwhile may
   // predate the change, and is not stored (cache/invalidation-log.ts, redis/invalidations.ts).

@@ -71,13 +71,15 @@ export async function purgeEverywhere(
   message: PurgeMessage,
   siblings?: PurgeSiblings,
   users?: UserSessions,
+  /** A client's answer waits for it (a session holder's write): the tight Redis bound. */
+  onClientPath = false,
 ): Promise<PurgeResult> {
   message = withKnownSlots(message, users);
   if (!redis) {
     siblings?.publish(message);
     return { purged: applyLocalPurge(store, message, users) };
   }
-  const redisPurged = await redis.purge(message);
+  const redisPurged = await redis.purge(message, onClientPath);
   // Redis could not carry it (down, or its publish failed): this replica's other workers still
   // must hear it, or they would serve what this one dropped, for the long TTL of a followed wiki.
   if (redisPurged === null) siblings?.publish(message);

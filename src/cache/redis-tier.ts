@@ -154,8 +154,9 @@ export class RedisTier {
   }
 
   /** Purge Redis and every replica's local tier; null when Redis could not be reached (redis/purges.ts). */
-  purge(message: PurgeMessage): Promise<number | null> {
-    return this.purges.purge(message);
+  /** `onClientPath`: a client's answer waits for it: bounded by WIKIEDGE_REDIS_TIMEOUT_MS, as a session purge is. */
+  purge(message: PurgeMessage, onClientPath = false): Promise<number | null> {
+    return this.purges.purge(message, onClientPath);
   }
 
   /** Close both connections (QUIT, bounded; then drop them). */

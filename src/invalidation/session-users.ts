@@ -6,18 +6,31 @@
  * with the rights Name had before.
  *
  * Bounded: at most `maxSlots` sessions remembered, the least recently seen forgotten first (its
- * entries then live until their session TTL, as they did before this map existed).
+ * entries then live until their session TTL, as they did before this map existed), and at most
+ * `maxSlotsPerUser` per user, so that one account logging in again and again neither pushes
+ * everyone else out nor makes each of its writes evict an unbounded list (the eleventh session's
+ * review: 30,000 logins made each POST of that account take 1-2 s, and stalled the others).
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { identityAfterAnswer, type IdentityRules } from '../identity.js';
 import { parseSetCookie } from '../set-cookie.js';
+
+/**
+ * The sessions of one user remembered (here and in Redis' list): a person's browsers and bots,
+ * with room to spare; beyond, the least recently seen (here; any, in Redis) are forgotten, and
+ * their entries live until their session TTL.
+ */
+export const MAX_SESSIONS_PER_USER = 100;
 
 export class SessionUsers {
   /** slot → user, in the order last seen. */
   private readonly userBySlot = new Map<string, string>();
   private readonly slotsOf = new Map<string, Set<string>>();
 
-  constructor(private readonly maxSlots = 100_000) {}
+  constructor(
+    private readonly maxSlots = 100_000,
+    private readonly maxSlotsPerUser = MAX_SESSIONS_PER_USER,
+  ) {}
 
   note(slot: string, user: string): void {
     const was = this.userBySlot.get(slot);
@@ -28,7 +41,14 @@ export class SessionUsers {
     this.userBySlot.set(slot, user);
     let slots = this.slotsOf.get(user);
     if (!slots) this.slotsOf.set(user, (slots = new Set()));
+    // Most recently seen last: the first is the one to forget.
+    slots.delete(slot);
     slots.add(slot);
+    if (slots.size > this.maxSlotsPerUser) {
+      const oldest = slots.values().next().value as string;
+      slots.delete(oldest);
+      this.userBySlot.delete(oldest);
+    }
     while (this.userBySlot.size > this.maxSlots) {
       const [oldest, owner] = this.userBySlot.entries().next().value as [string, string];
       this.userBySlot.delete(oldest);

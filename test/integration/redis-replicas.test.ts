@@ -300,7 +300,9 @@ describe('two replicas sharing one Redis', () => {
       )
       .not.toMatch(/^hit/);
     expect(JSON.parse(after!.body).query.userinfo.anon).toBeDefined();
-    expect(await metric(b, /^wikiedge_redis_purge_messages_total\{kind="slot"\} (\d+)/m)).toBeGreaterThanOrEqual(1);
+    // A logout is a write of a session whose user A learned (its userinfo): the user's sessions go,
+    // this one among them (session-lifecycle.ts), as a `user` purge message.
+    expect(await metric(b, /^wikiedge_redis_purge_messages_total\{kind="user"\} (\d+)/m)).toBeGreaterThanOrEqual(1);
   });
 
   it('a replica whose lookup missed just before another finished its fetch takes that entry, not the lock', async () => {

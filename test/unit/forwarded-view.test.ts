@@ -42,3 +42,15 @@ describe('connectionNamesHeaders (the fresh-hit path leaves such requests to the
     expect(connectionNamesHeaders(value as string | string[] | undefined)).toBe(expected);
   });
 });
+
+describe('a fetch without the client`s credentials (a shared entry, or its background refresh)', () => {
+  it('sends no Cookie and none of the credential headers; other headers go as before', () => {
+    const h = { cookie: 'x_session=1; resourceLoaderDebug=true', authorization: 'Bearer t', 'x-sso-user': 'alice', 'accept-language': 'de' };
+    const ctx = { peerAddress: '127.0.0.1', peerTrusted: false, protocol: 'http' as const, requestId: 'r', sharedFetch: true };
+    const without = upstreamRequestHeaders(h, { ...ctx, withoutCookies: true, credentialHeaders: ['authorization', 'x-sso-user'] });
+    expect([without['cookie'], without['authorization'], without['x-sso-user']]).toEqual([undefined, undefined, undefined]);
+    expect(without['accept-language']).toBe('de');
+    const withThem = upstreamRequestHeaders(h, { ...ctx, withoutCookies: false, credentialHeaders: ['authorization', 'x-sso-user'] });
+    expect([withThem['cookie'], withThem['authorization'], withThem['x-sso-user']]).toEqual([h.cookie, 'Bearer t', 'alice']);
+  });
+});

@@ -17,6 +17,7 @@
  * notes `vseq` before it asks the wiki (mark); entries.ts's store script refuses the entry if
  * one of its tags' `v:` is above the mark.
  */
+import { MAX_SESSIONS_PER_USER } from '../../invalidation/session-users.js';
 import type { RedisConnection } from './connection.js';
 import type { RedisKeys } from './keys.js';
 
@@ -47,9 +48,24 @@ local seq = redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[3], seq, 'PX', ARGV[2])
 return 0`;
 
+// KEYS[1] the user's session list (us:), KEYS[2] the session's user (su:); ARGV[1] the slot,
+// ARGV[2] the user, ARGV[3] the most slots kept, ARGV[4] PX. A list past its bound loses members
+// at random (a set keeps no order), never the slot just seen.
+const NOTE_SESSION_LUA = `
+redis.call('SADD', KEYS[1], ARGV[1])
+local over = redis.call('SCARD', KEYS[1]) - tonumber(ARGV[3])
+if over > 0 then
+  redis.call('SPOP', KEYS[1], over + 1)
+  redis.call('SADD', KEYS[1], ARGV[1])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[4])
+return 0`;
+
 interface Scripts {
   wikiedgeInvalidate(numKeys: number, ...args: (string | number)[]): Promise<number>;
   wikiedgeExpire(numKeys: number, ...args: (string | number)[]): Promise<number>;
+  wikiedgeNoteSession(numKeys: number, ...args: (string | number)[]): Promise<number>;
 }
 
 export class RedisInvalidations {
@@ -63,6 +79,7 @@ export class RedisInvalidations {
     this.cmd = connection.cmd as RedisConnection['cmd'] & Scripts;
     this.cmd.defineCommand('wikiedgeInvalidate', { lua: INVALIDATE_LUA });
     this.cmd.defineCommand('wikiedgeExpire', { lua: EXPIRE_LUA });
+    this.cmd.defineCommand('wikiedgeNoteSession', { lua: NOTE_SESSION_LUA });
   }
 
   /** Remove every entry that depends on one of `tags`; the number removed, or null. */
@@ -80,8 +97,8 @@ export class RedisInvalidations {
    * indexes by, purges.ts) and, from lists an earlier version wrote, index set names; null when
    * Redis could not be asked.
    */
-  async userSessions(user: string): Promise<{ slots: string[]; indexKeys: string[] } | null> {
-    const r = await this.connection.call('get', () => this.cmd.smembers(this.keys.userSessions(user)), { timeoutMs: this.purgeTimeoutMs });
+  async userSessions(user: string, timeoutMs = this.purgeTimeoutMs): Promise<{ slots: string[]; indexKeys: string[] } | null> {
+    const r = await this.connection.call('get', () => this.cmd.smembers(this.keys.userSessions(user)), { timeoutMs });
     if (!r.ok) return null;
     const slots: string[] = [];
     const indexKeys: string[] = [];
@@ -113,9 +130,8 @@ export class RedisInvalidations {
   /** Remember that a session belongs to a user (fire and forget: bounded, never awaited by a client). */
   async noteSession(user: string, slot: string): Promise<void> {
     if (!this.connection.up) return;
-    const list = this.keys.userSessions(user);
     await this.connection.call('set', () =>
-      this.cmd.multi().sadd(list, slot).pexpire(list, USER_SESSIONS_MS).set(this.keys.sessionUser(slot), user, 'PX', USER_SESSIONS_MS).exec(),
+      this.cmd.wikiedgeNoteSession(2, this.keys.userSessions(user), this.keys.sessionUser(slot), slot, user, MAX_SESSIONS_PER_USER, USER_SESSIONS_MS),
     );
   }
 

@@ -141,7 +141,7 @@ export class RedisPurges {
    * local tier. Resolves to the number of entries removed from Redis, or null when Redis could
    * not be reached (then neither Redis nor the other replicas were purged).
    */
-  async purge(message: PurgeMessage): Promise<number | null> {
+  async purge(message: PurgeMessage, onClientPath = false): Promise<number | null> {
     // Down: skip at once (a logout or a PURGE must not wait for a hung Redis); the caller reports it.
     if (!this.connection.up) return null;
     let removed: number | null;
@@ -169,7 +169,7 @@ export class RedisPurges {
         removed = await this.invalidations.invalidate(message.tags);
         break;
       case 'user': {
-        const evicted = await this.evictUser(message);
+        const evicted = await this.evictUser(message, onClientPath ? this.opts.timeoutMs : undefined);
         removed = evicted?.removed ?? null;
         // Every replica's local tier indexes sessions by slot and knows only the users it saw
         // sign in: the message names every slot known to belong to the user.
@@ -192,8 +192,8 @@ export class RedisPurges {
    * A user's sessions, from Redis' list of them (invalidations.ts noteSession) and the message:
    * their entries and index sets removed, their slots' purges recorded (guards.ts).
    */
-  private async evictUser(message: Extract<PurgeMessage, { kind: 'user' }>): Promise<{ removed: number; slots: string[] } | null> {
-    const listed = await this.invalidations.userSessions(message.user);
+  private async evictUser(message: Extract<PurgeMessage, { kind: 'user' }>, timeoutMs?: number): Promise<{ removed: number; slots: string[] } | null> {
+    const listed = await this.invalidations.userSessions(message.user, timeoutMs);
     if (listed === null) return null;
     const slots = [...new Set([...(message.slots ?? []), ...listed.slots])];
     const batches: { sets: string[]; guards: string[] }[] = [];
@@ -205,7 +205,7 @@ export class RedisPurges {
     if (listed.indexKeys.length > 0) batches.push({ sets: listed.indexKeys, guards: [] });
     let removed = 0;
     for (const batch of batches) {
-      const n = await this.purgeIndexes(batch.sets, batch.guards);
+      const n = await this.purgeIndexes(batch.sets, batch.guards, timeoutMs);
       if (n === null) return null;
       removed += n;
     }

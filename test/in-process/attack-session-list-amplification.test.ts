@@ -1,0 +1,89 @@
+// One account logging in again and again (MediaWiki does not throttle successful logins) grew
+// its list of sessions without bound, here and in Redis, and since a session holder's write
+// evicts every session of its user, each POST of that account paid for all of them while its
+// client waited: 30,000 logins made each POST take 1-2 s and stalled every other client (the
+// eleventh session's diff review). And with Redis stalled, that write waited the 1 s+ bound of
+// the follower's purges rather than the tight one of a session purge. The lists are bounded
+// (MAX_SESSIONS_PER_USER), and a write's purge keeps the tight bound.
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisKeys } from '../../src/cache/redis/keys.js';
+import { MAX_SESSIONS_PER_USER } from '../../src/invalidation/session-users.js';
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
+import { MANY_CLIENTS_FROM_LOOPBACK, type RunningGateway, startGateway } from '../support/gateway.js';
+import { http } from '../support/http.js';
+import { startRedis, type TestRedis } from '../support/redis.js';
+
+const LOGINS = MAX_SESSIONS_PER_USER * 3;
+const REDIS_TIMEOUT_MS = 100;
+
+describe('an account that logs in again and again', () => {
+  let fake: FakeUpstream;
+  let gw: RunningGateway;
+  let redis: TestRedis;
+  beforeAll(async () => {
+    redis = await startRedis();
+    fake = await startFakeUpstream((req, res) => {
+      if (req.method === 'POST' && req.url?.includes('clientlogin')) {
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'cache-control': 'private, must-revalidate, max-age=0',
+          'set-cookie': [`wiki_session=${randomBytes(16).toString('hex')}; path=/; HttpOnly`, 'wikiUserName=Mallory; path=/'],
+        });
+        res.end('{"clientlogin":{"status":"PASS","username":"Mallory"}}');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private, must-revalidate, max-age=0' });
+      res.end('{"options":"success"}');
+    });
+    gw = await startGateway(fake.url, {
+      ...MANY_CLIENTS_FROM_LOOPBACK,
+      WIKIEDGE_REDIS_URL: redis.url,
+      WIKIEDGE_REDIS_TIMEOUT_MS: String(REDIS_TIMEOUT_MS),
+      WIKIEDGE_IDENTITY_SECRET: 'session-list-amplification-secret-0123456789',
+    });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await fake?.close();
+    await redis?.stop();
+  });
+
+  const login = async () => {
+    const res = await http(`${gw.apiUrl}?action=clientlogin&format=json`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'username=Mallory&password=x&logintoken=%2B%5C',
+    });
+    return `${String((res.headers['set-cookie'] as string[])[0]).split(';')[0]}; wikiUserName=Mallory`;
+  };
+
+  it('keeps a bounded list of its sessions, here and in Redis; its writes keep the tight Redis bound', async () => {
+    let last = '';
+    for (let i = 0; i < LOGINS; i += 50) last = (await Promise.all(Array.from({ length: 50 }, login)))[49]!;
+    const local = gw.built.gateway.sessionUsers.slots('Mallory');
+    expect(local.length).toBeLessThanOrEqual(MAX_SESSIONS_PER_USER);
+    // Redis is told without waiting: poll it.
+    const list = redisKeys('wikiedge:').userSessions('Mallory');
+    await expect.poll(async () => Number((await redis.command(`SCARD ${list}`)).replace(/^:/, '').trim()), { timeout: 10_000 }).toBeLessThanOrEqual(MAX_SESSIONS_PER_USER);
+    expect(Number((await redis.command(`SCARD ${list}`)).replace(/^:/, '').trim())).toBeGreaterThan(0);
+
+    // A write of the newest session, with Redis stalled: the tight bound (the lookup of the
+    // session's user is local here; the purge waits WIKIEDGE_REDIS_TIMEOUT_MS), not the
+    // follower's (20 times that).
+    process.kill(redis.pid!, 'SIGSTOP');
+    try {
+      const t0 = performance.now();
+      const res = await http(`${gw.apiUrl}?action=options&format=json`, {
+        method: 'POST',
+        headers: { cookie: last, 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'change=x%3D1&token=%2B%5C',
+      });
+      const ms = performance.now() - t0;
+      expect(res.status).toBe(200);
+      expect(ms).toBeLessThan(REDIS_TIMEOUT_MS * 10);
+    } finally {
+      process.kill(redis.pid!, 'SIGCONT');
+    }
+  });
+});
