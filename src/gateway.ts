@@ -123,7 +123,14 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
         now,
         log: log.child({ component: 'redis' }),
         metrics: new RedisMetrics(registry),
-        onPurge: (message) => applyLocalPurge(store, message, sessionUsers),
+        onPurge: (message) => {
+          applyLocalPurge(store, message, sessionUsers);
+          // A session wrote whose user its replica did not know (session-lifecycle.ts): this one
+          // knows, and applied it here; the user's entries in Redis and on the other replicas go too.
+          if (message.kind !== 'slot' || !message.wrote) return;
+          const user = sessionUsers.userOf(message.slot);
+          if (user !== undefined) void redis?.purge({ kind: 'user', user, slots: [message.slot] });
+        },
         // The channel was lost: purges and invalidations other replicas sent meanwhile never
         // came. What this tier holds is no longer vouched for, as after a gap in the change
         // signals: refreshed at its next use (from Redis when it holds a newer copy), still a

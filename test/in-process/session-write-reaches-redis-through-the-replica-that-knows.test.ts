@@ -1,0 +1,63 @@
+// A session holder's write evicts every session of its user (session-lifecycle.ts). The replica
+// that takes the write may not know whose session it is, nor find it in Redis (its `su:` record
+// expired or was never written, Redis having been down): it purges the session with a `wrote`
+// mark, and a replica that knows the user evicts the user's other sessions locally. Their
+// entries in Redis stayed, and the next miss copied them back (this session's diff review); the
+// replica that knows now purges the user's sessions in Redis and on every replica too.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
+import { MANY_CLIENTS_FROM_LOOPBACK, type RunningGateway, startGateway } from '../support/gateway.js';
+import { header, http } from '../support/http.js';
+import { startRedis, type TestRedis } from '../support/redis.js';
+
+describe('a write whose replica does not know the session`s user', () => {
+  let fake: FakeUpstream;
+  let knows: RunningGateway;
+  let other: RunningGateway;
+  let redis: TestRedis;
+  beforeAll(async () => {
+    redis = await startRedis();
+    fake = await startFakeUpstream((req, res) => {
+      if (req.method === 'POST' && req.url?.includes('clientlogin')) {
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'cache-control': 'private, must-revalidate, max-age=0',
+          'set-cookie': [`wiki_session=${randomBytes(16).toString('hex')}; path=/; HttpOnly`, 'wikiUserName=Alice; path=/'],
+        });
+        res.end('{"clientlogin":{"status":"PASS","username":"Alice"}}');
+        return;
+      }
+      // A session's private answer, stored in its slot (and in Redis).
+      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private, must-revalidate, max-age=60', vary: 'Cookie' });
+      res.end(JSON.stringify({ url: req.url, at: Date.now() }));
+    });
+    const env = { ...MANY_CLIENTS_FROM_LOOPBACK, WIKIEDGE_REDIS_URL: redis.url, WIKIEDGE_IDENTITY_SECRET: 'replicas-share-this-identity-secret', WIKIEDGE_TTL_SESSION_SECONDS: '600' };
+    [knows, other] = await Promise.all([startGateway(fake.url, env), startGateway(fake.url, env)]);
+  });
+  afterAll(async () => {
+    await Promise.all([knows?.close(), other?.close()]);
+    await fake?.close();
+    await redis?.stop();
+  });
+
+  const login = async (gw: RunningGateway) => {
+    const res = await http(`${gw.apiUrl}?action=clientlogin&format=json`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'username=Alice&password=x&logintoken=%2B%5C' });
+    return `${String((res.headers['set-cookie'] as string[])[0]).split(';')[0]}; wikiUserName=Alice`;
+  };
+
+  it('the replica that knows evicts the user`s other sessions in Redis and everywhere', async () => {
+    const bot = await login(knows);
+    const browser = await login(knows);
+    // Redis' record of whose sessions these are is gone; only `knows` remembers.
+    await expect.poll(async () => (await redis.command('KEYS wikiedge:su:*')).includes('su:')).toBe(true);
+    for (const line of (await redis.command('KEYS wikiedge:su:*')).split('\r\n').filter((l) => l.startsWith('wikiedge:su:'))) await redis.command(`DEL ${line}`);
+    const q = `${other.apiUrl}?action=query&list=watchlistraw&format=json&r=${randomUUID()}`;
+    await http(q.replace(other.apiUrl, knows.apiUrl), { headers: { cookie: bot } });
+    expect(header(await http(q, { headers: { cookie: bot } }), 'x-cache')).toBe('hit-shared');
+
+    await http(`${other.apiUrl}?action=options&format=json`, { method: 'POST', headers: { cookie: browser, 'content-type': 'application/x-www-form-urlencoded' }, body: 'change=x%3D1&token=%2B%5C' });
+
+    await expect.poll(async () => header(await http(q, { headers: { cookie: bot } }), 'x-cache'), { timeout: 5_000 }).toBe('miss');
+  });
+});
