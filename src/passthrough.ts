@@ -54,7 +54,7 @@ export async function streamThrough(
     releaseWith(res.body, release);
     noteOutcome(request, { disposition: 'pass', upstreamMs: gw.now() - started });
     gw.metrics.upstreamDuration.observe({ outcome: 'headers' }, (gw.now() - started) / 1000);
-    await settleStreamedSession(gw, request, res.headers['set-cookie']);
+    await settleStreamedSession(gw, request, target, res.headers['set-cookie']);
     const headers = downstreamResponseHeaders(res.headers, { dropLength: false });
     reply.code(res.statusCode).headers(headers);
     reply.header('x-cache', 'pass');
@@ -74,6 +74,7 @@ export async function streamThrough(
 async function settleStreamedSession(
   gw: Gateway,
   request: FastifyRequest,
+  target: RequestTarget,
   setCookie: string | string[] | undefined,
 ): Promise<void> {
   const view = forwardedView(request.headers);
@@ -86,5 +87,5 @@ async function settleStreamedSession(
   const lines = setCookie === undefined ? [] : Array.isArray(setCookie) ? setCookie : [setCookie];
   const ended =
     lines.length > 0 && normalizeSetCookies(lines, requestCookieNames(view.cookie), gw.cookieNames, Date.now()).sessionEnded;
-  await settleSession(gw, request.log as Logger, identity, { ended, wrote: wrote(request.method) });
+  await settleSession(gw, request.log as Logger, identity, { ended, wrote: wrote(request.method, target.rawQuery) });
 }

@@ -21,6 +21,7 @@ import type { Logger } from 'pino';
 import type { Gateway } from './gateway.js';
 import type { Identity } from './identity.js';
 import { sessionAfterAnswer } from './invalidation/session-users.js';
+import { parameterName } from './redaction.js';
 
 export interface SessionEvents {
   /** The answer deleted a credential cookie the client sent (set-cookie.ts sessionEnded). */
@@ -29,8 +30,26 @@ export interface SessionEvents {
   readonly wrote: boolean;
 }
 
-export function wrote(method: string): boolean {
-  return method !== 'GET' && method !== 'HEAD';
+/**
+ * Whether a request may change what its session sees: any method but GET and HEAD, and on the
+ * streamed paths a GET that carries a token (`rawQuery`): index.php performs some writes on a
+ * GET whose token proves the user meant it, MediaWiki 1.39's own links among them (the rollback
+ * link `action=rollback&token=`, `action=markpatrolled&token=`, `action=watch&token=`). api.php
+ * refuses a write by GET (mustBePosted), so its GETs never write.
+ */
+export function wrote(method: string, rawQuery?: string): boolean {
+  if (method !== 'GET' && method !== 'HEAD') return true;
+  return rawQuery !== undefined && carriesToken(rawQuery);
+}
+
+/** A parameter named `token` or `…token` (wpEditToken), as PHP names it (redaction.ts parameterName). */
+function carriesToken(rawQuery: string): boolean {
+  if (!/token|%/i.test(rawQuery)) return false;
+  for (const pair of rawQuery.split('&')) {
+    const eq = pair.indexOf('=');
+    if (/token$/.test(parameterName(eq === -1 ? pair : pair.slice(0, eq)))) return true;
+  }
+  return false;
 }
 
 export async function settleSession(gw: Gateway, log: Logger, identity: Identity, events: SessionEvents): Promise<void> {

@@ -215,7 +215,9 @@ export function earliestExpiry(answer: unknown, now: number): number | undefined
     for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
       if (typeof value === 'string') {
         if (!/expiry$/i.test(key) || !/^\d{4}-\d{2}-\d{2}T/.test(value)) continue;
-        const at = Date.parse(value);
+        // MediaWiki's expiries are to the second, and it still applies one during that second
+        // (userinfo's blockinfo does): it ends at the second's end.
+        const at = Date.parse(value) + 1_000;
         if (Number.isFinite(at) && at > now && (earliest === undefined || at < earliest)) earliest = at;
       } else if (typeof value === 'object' && value !== null) stack.push(value);
     }

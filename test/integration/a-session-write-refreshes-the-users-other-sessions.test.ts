@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
-import { apiWrite, formFields, formLoginCookies, loginCookies } from '../support/wiki.js';
+import { ADMIN_PASS, ADMIN_USER, apiWrite, formFields, formLoginCookies, LAB_USER, LAB_USER_PASS, loginCookies } from '../support/wiki.js';
 
 const wiki = inject('wikiUrl');
 // Long enough that no entry of a test expires on its own while it runs, even on a busy machine.
@@ -147,6 +147,30 @@ describe('a write by one session of a user refreshes the user`s other sessions',
       expect(after.body).toMatch(/notloggedin/);
     });
   }
+
+  it('a write made by a GET with a token (the rollback link of index.php) refreshes the writer`s own reads', async () => {
+    // MediaWiki 1.39's rollback link is a GET (action=rollback&token=): no POST, no after-write
+    // cookie, and the writer's cached read of the page stayed the vandalised one for its TTL
+    // (the eleventh session's client sweep).
+    const admin = await loginCookies(gw.url, ADMIN_USER, ADMIN_PASS);
+    const vandal = await loginCookies(wiki, LAB_USER, LAB_USER_PASS);
+    const title = `Rolled back ${randomUUID()}`;
+    await apiWrite(wiki, admin, { action: 'edit', title, text: 'good' });
+    await apiWrite(wiki, vandal, { action: 'edit', title, text: 'vandalism' });
+    const q = `${gw.apiUrl}?action=query&prop=revisions&rvprop=content|user&titles=${encodeURIComponent(title)}&format=json&formatversion=2`;
+    const read = () => http(q, { headers: { cookie: admin } });
+    await read();
+    const cachedRead = await read();
+    expect(header(cachedRead, 'x-cache')).toBe('hit');
+    expect(cachedRead.body).toContain('vandalism');
+    const tokens = await http(`${gw.apiUrl}?action=query&meta=tokens&type=rollback&format=json`, { headers: { cookie: admin } });
+    const token = (JSON.parse(tokens.body) as { query: { tokens: { rollbacktoken: string } } }).query.tokens.rollbacktoken;
+    const rollback = await http(`${gw.url}/w/index.php?title=${encodeURIComponent(title)}&action=rollback&from=${encodeURIComponent(LAB_USER)}&token=${encodeURIComponent(token)}`, { headers: { cookie: admin } });
+    expect(rollback.status).toBe(200);
+    const after = await read();
+    expect(header(after, 'x-cache')).not.toBe('hit');
+    expect(after.body).toContain('"content":"good"');
+  });
 });
 
 describe('with replicas sharing Redis: the replica the write goes through need not have seen the user', () => {

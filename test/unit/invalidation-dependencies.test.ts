@@ -171,8 +171,12 @@ describe('what no change signal names (the eleventh session`s review)', () => {
         ],
       },
     };
-    expect(dependenciesOf({ query, modules: modulesOf(query), override: undefined, answer: () => answer, now }).expiresAt).toBe(Date.parse('2026-11-27T12:10:00Z'));
-    expect(earliestExpiry({ query: { users: [{ name: 'X', blockexpiry: '2026-11-27T12:00:30Z' }] } }, now)).toBe(now + 30_000);
+    // At the end of the expiry's second: MediaWiki still applies it during that second.
+    expect(dependenciesOf({ query, modules: modulesOf(query), override: undefined, answer: () => answer, now }).expiresAt).toBe(Date.parse('2026-11-27T12:10:01Z'));
+    expect(earliestExpiry({ query: { users: [{ name: 'X', blockexpiry: '2026-11-27T12:00:30Z' }] } }, now)).toBe(now + 31_000);
+    // An expiry in the current second still counts (the helper's sweep: userinfo showed a block
+    // that ended in that second for the whole session TTL).
+    expect(earliestExpiry({ query: { userinfo: { blockexpiry: '2026-11-27T12:00:00Z' } } }, now + 300)).toBe(now + 1_000);
     expect(earliestExpiry({ query: { users: [{ name: 'X', blockexpiry: 'infinite' }] } }, now)).toBeUndefined();
     expect(showsExpiries(['query', 'users'], parsePhpQuery('usprop=blockinfo'))).toBe(true);
     expect(showsExpiries(['query', 'users'], parsePhpQuery('usprop=groups'))).toBe(false);

@@ -60,3 +60,17 @@ describe('a purge of a session that wrote', () => {
     expect(parsePurgeMessage(JSON.stringify({ kind: 'slot', slot: 'Aa-browser', wrote: 'yes' }))).toEqual({ kind: 'slot', slot: 'Aa-browser' });
   });
 });
+
+describe('what counts as a session`s write', () => {
+  it('any method but GET and HEAD; a GET on the streamed paths that carries a token (index.php`s rollback, patrol and watch links)', async () => {
+    const { wrote } = await import('../../src/session-lifecycle.js');
+    expect(wrote('POST')).toBe(true);
+    expect(wrote('GET')).toBe(false);
+    expect(wrote('GET', 'title=P&action=rollback&from=X&token=abc%2B%5C')).toBe(true);
+    expect(wrote('GET', 'title=P&action=markpatrolled&rcid=5&token=abc')).toBe(true);
+    expect(wrote('GET', 'title=P&action=edit&wpEditToken=abc')).toBe(true);
+    expect(wrote('GET', 'title=P&to%6Ben=abc')).toBe(true);
+    expect(wrote('GET', 'title=Tokens&action=view')).toBe(false);
+    expect(wrote('HEAD', 'title=P&action=history')).toBe(false);
+  });
+});
