@@ -5,11 +5,10 @@
 // eleventh session's diff review). And with Redis stalled, that write waited the 1 s+ bound of
 // the follower's purges rather than the tight one of a session purge. The lists are bounded
 // (MAX_SESSIONS_PER_USER), and a write's purge keeps the tight bound.
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisKeys } from '../../src/cache/redis/keys.js';
 import { MAX_SESSIONS_PER_USER } from '../../src/invalidation/session-users.js';
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
+import { answerLoginsAs, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { MANY_CLIENTS_FROM_LOOPBACK, type RunningGateway, startGateway } from '../support/gateway.js';
 import { http } from '../support/http.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
@@ -23,19 +22,12 @@ describe('an account that logs in again and again', () => {
   let redis: TestRedis;
   beforeAll(async () => {
     redis = await startRedis();
-    fake = await startFakeUpstream((req, res) => {
-      if (req.method === 'POST' && req.url?.includes('clientlogin')) {
-        res.writeHead(200, {
-          'content-type': 'application/json',
-          'cache-control': 'private, must-revalidate, max-age=0',
-          'set-cookie': [`wiki_session=${randomBytes(16).toString('hex')}; path=/; HttpOnly`, 'wikiUserName=Mallory; path=/'],
-        });
-        res.end('{"clientlogin":{"status":"PASS","username":"Mallory"}}');
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private, must-revalidate, max-age=0' });
-      res.end('{"options":"success"}');
-    });
+    fake = await startFakeUpstream(
+      answerLoginsAs('Mallory', (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private, must-revalidate, max-age=0' });
+        res.end('{"options":"success"}');
+      }),
+    );
     gw = await startGateway(fake.url, {
       ...MANY_CLIENTS_FROM_LOOPBACK,
       WIKIEDGE_REDIS_URL: redis.url,

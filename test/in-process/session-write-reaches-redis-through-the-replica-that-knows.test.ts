@@ -4,9 +4,9 @@
 // mark, and a replica that knows the user evicts the user's other sessions locally. Their
 // entries in Redis stayed, and the next miss copied them back (this session's diff review); the
 // replica that knows now purges the user's sessions in Redis and on every replica too.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
+import { answerLoginsAs, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { MANY_CLIENTS_FROM_LOOPBACK, type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
@@ -18,20 +18,13 @@ describe('a write whose replica does not know the session`s user', () => {
   let redis: TestRedis;
   beforeAll(async () => {
     redis = await startRedis();
-    fake = await startFakeUpstream((req, res) => {
-      if (req.method === 'POST' && req.url?.includes('clientlogin')) {
-        res.writeHead(200, {
-          'content-type': 'application/json',
-          'cache-control': 'private, must-revalidate, max-age=0',
-          'set-cookie': [`wiki_session=${randomBytes(16).toString('hex')}; path=/; HttpOnly`, 'wikiUserName=Alice; path=/'],
-        });
-        res.end('{"clientlogin":{"status":"PASS","username":"Alice"}}');
-        return;
-      }
-      // A session's private answer, stored in its slot (and in Redis).
-      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private, must-revalidate, max-age=60', vary: 'Cookie' });
-      res.end(JSON.stringify({ url: req.url, at: Date.now() }));
-    });
+    fake = await startFakeUpstream(
+      answerLoginsAs('Alice', (req, res) => {
+        // A session's private answer, stored in its slot (and in Redis).
+        res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private, must-revalidate, max-age=60', vary: 'Cookie' });
+        res.end(JSON.stringify({ url: req.url, at: Date.now() }));
+      }),
+    );
     const env = { ...MANY_CLIENTS_FROM_LOOPBACK, WIKIEDGE_REDIS_URL: redis.url, WIKIEDGE_IDENTITY_SECRET: 'replicas-share-this-identity-secret', WIKIEDGE_TTL_SESSION_SECONDS: '600' };
     [knows, other] = await Promise.all([startGateway(fake.url, env), startGateway(fake.url, env)]);
   });

@@ -11,21 +11,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
+import { until } from '../support/until.js';
 import { ADMIN_PASS, ADMIN_USER, apiWrite, LAB_USER, loginCookies, setWikiToggle } from '../support/wiki.js';
 
 const wiki = inject('wikiUrl');
 const data = inject('wikiData');
-
-/** The first answer of `read` that satisfies `fresh` within a bound generous for busy machines. */
-async function untilFresh<T>(read: () => Promise<T>, fresh: (t: T) => boolean, boundMs = 15_000): Promise<T> {
-  const t0 = Date.now();
-  for (;;) {
-    const value = await read();
-    if (fresh(value)) return value;
-    if (Date.now() - t0 > boundMs) throw new Error(`not fresh after ${boundMs} ms`);
-    await sleep(100);
-  }
-}
 
 describe('what no change signal names', () => {
   let gw: RunningGateway;
@@ -48,7 +38,7 @@ describe('what no change signal names', () => {
    * `invalidated`), and read again.
    */
   const cached = async (q: string) => {
-    const hit = await untilFresh(() => read(q), (res) => header(res, 'x-cache') === 'hit');
+    const hit = await until(() => read(q), (res) => header(res, 'x-cache') === 'hit');
     return JSON.parse(hit.body);
   };
 
@@ -73,7 +63,7 @@ describe('what no change signal names', () => {
     const q = `action=query&prop=info&inprop=protection&titles=${encodeURIComponent(template)}`;
     expect((await cached(q)).query.pages[0].protection).toEqual([]);
     await apiWrite(wiki, admin, { action: 'protect', title: page, protections: 'edit=sysop', cascade: '1', expiry: 'infinite' });
-    const after = await untilFresh(
+    const after = await until(
       async () => JSON.parse((await read(q)).body).query.pages[0].protection as { source?: string }[],
       (p) => p.length > 0,
     );
@@ -124,7 +114,7 @@ describe('what no change signal names', () => {
     const was = (JSON.parse(users.body).query.users[0].groups as string[]).includes('bureaucrat');
     await apiWrite(wiki, admin, { action: 'userrights', user: LAB_USER, [was ? 'remove' : 'add']: 'bureaucrat', reason: 'wikiedge test' });
     try {
-      await untilFresh(async () => count(JSON.parse((await read(q)).body)), (n) => n === before + (was ? -1 : 1));
+      await until(async () => count(JSON.parse((await read(q)).body)), (n) => n === before + (was ? -1 : 1));
     } finally {
       await apiWrite(wiki, admin, { action: 'userrights', user: LAB_USER, [was ? 'add' : 'remove']: 'bureaucrat', reason: 'wikiedge test' });
     }

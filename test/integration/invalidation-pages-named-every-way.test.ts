@@ -9,20 +9,10 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
 import { followerCaughtUp } from '../support/replicas.js';
+import { until } from '../support/until.js';
 import { ADMIN_PASS, ADMIN_USER, apiWrite, loginCookies } from '../support/wiki.js';
 
 const wiki = inject('wikiUrl');
-
-/** Until `fresh` holds for what `read` gives, within a generous bound (busy machines). */
-async function until<T>(read: () => Promise<T>, fresh: (t: T) => boolean, boundMs = 15_000): Promise<T> {
-  const t0 = Date.now();
-  for (;;) {
-    const value = await read();
-    if (fresh(value)) return value;
-    if (Date.now() - t0 > boundMs) throw new Error(`not fresh after ${boundMs} ms: ${JSON.stringify(value).slice(0, 300)}`);
-    await sleep(50);
-  }
-}
 
 describe('pages named every way an answer can name them', () => {
   let gw: RunningGateway;

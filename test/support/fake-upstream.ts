@@ -1,6 +1,7 @@
 // In-process stand-ins for the wiki, for faults a real wiki cannot produce on demand.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { randomBytes } from 'node:crypto';
 
 export interface FakeUpstream {
   readonly url: string;
@@ -86,4 +87,21 @@ export async function closedPort(): Promise<number> {
   const port = (s.address() as AddressInfo).port;
   await new Promise<void>((resolve) => s.close(() => resolve()));
   return port;
+}
+
+/**
+ * A stand-in wiki's handler whose `action=clientlogin` POST logs `user` in with a session of its
+ * own each time (MediaWiki renews the session id at login, and sets `{prefix}UserName` with it);
+ * every other request is answered by `otherwise`.
+ */
+export function answerLoginsAs(user: string, otherwise: (req: IncomingMessage, res: ServerResponse) => void): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    if (req.method !== 'POST' || !req.url?.includes('clientlogin')) return otherwise(req, res);
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      'cache-control': 'private, must-revalidate, max-age=0',
+      'set-cookie': [`wiki_session=${randomBytes(16).toString('hex')}; path=/; HttpOnly`, `wikiUserName=${encodeURIComponent(user)}; path=/`],
+    });
+    res.end(JSON.stringify({ clientlogin: { status: 'PASS', username: user } }));
+  };
 }
