@@ -21,6 +21,8 @@ import { changeFromPurge } from './invalidation/changes.js';
 import { type PurgePaths, purgedTitle } from './invalidation/purge-url.js';
 import { answerClientError, replyWithError } from './error-reply.js';
 import { GatewayError } from './errors.js';
+import { headerString } from './forwarding.js';
+import { clientAddress } from './limits/client-address.js';
 import type { Gateway } from './gateway.js';
 import { streamThrough } from './passthrough.js';
 import { parsePhpQuery } from './php/php-input.js';
@@ -167,8 +169,23 @@ export function buildPublic(gw: Gateway): FastifyInstance {
  * PURGE <url> from WIKIEDGE_PURGE_ALLOW removes every variant of that URL (what MediaWiki's
  * CdnCacheUpdate::naivePurge sends through $wgCdnServers). Anyone else: 405, as Varnish answers.
  */
+/**
+ * Whether a PURGE comes from where WIKIEDGE_PURGE_ALLOW says PURGEs come from: the connection's
+ * peer, and, when that peer is a trusted proxy that names a client (X-Forwarded-For), that client
+ * too. A TLS terminator on the same host (the README's setup) relays its clients' PURGEs from
+ * loopback, which the default allow list names: any client on the internet could evict any URL
+ * (the eleventh session's review). MediaWiki sends its PURGEs straight to the gateway.
+ */
+function purgeAllowed(gw: Gateway, request: FastifyRequest): boolean {
+  const peer = request.socket.remoteAddress;
+  if (!gw.purgeAllowed.has(peer)) return false;
+  const forwardedFor = headerString(request.headers['x-forwarded-for']);
+  if (forwardedFor === undefined || !gw.trusted.has(peer)) return true;
+  return gw.purgeAllowed.has(clientAddress(peer, forwardedFor, gw.trusted));
+}
+
 async function purge(gw: Gateway, request: FastifyRequest, reply: FastifyReply, target: RequestTarget) {
-  if (!gw.purgeAllowed.has(request.socket.remoteAddress)) {
+  if (!purgeAllowed(gw, request)) {
     return replyWithError(gw, request, reply, new GatewayError('wikiedge-purge-forbidden'), {
       headers: { allow: 'GET, HEAD, POST' },
     });

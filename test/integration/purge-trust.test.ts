@@ -48,3 +48,31 @@ describe('PURGE from an address in WIKIEDGE_PURGE_ALLOW (a CIDR range)', () => {
     expect(header(await http(url), 'x-cache')).toBe('miss');
   });
 });
+
+describe('PURGE relayed by a trusted proxy on loopback (a TLS terminator on the same host)', () => {
+  // The defaults: loopback may purge, and is a trusted proxy. The terminator relays its clients'
+  // requests, PURGE among them (nginx's proxy_pass passes the method on): the client it names in
+  // X-Forwarded-For must be allowed too, or any client on the internet could evict any URL
+  // (the eleventh session's review).
+  let gw: RunningGateway;
+  beforeAll(async () => {
+    gw = await startGateway(inject('wikiUrl'), { WIKIEDGE_PURGE_ALLOW: '127.0.0.1,::1', WIKIEDGE_TRUSTED_PROXIES: '127.0.0.1,::1' });
+  });
+  afterAll(() => gw.close());
+
+  it('an outside client named in X-Forwarded-For: 405, and the entry stays', async () => {
+    const url = `${gw.apiUrl}?action=wbavailablebadges&format=json&requestid=${randomUUID()}`;
+    await http(url);
+    const purge = await http(url, { method: 'PURGE', headers: { 'x-forwarded-for': '203.0.113.9' } });
+    expect(purge.status).toBe(405);
+    expect(header(await http(url), 'x-cache')).toBe('hit');
+  });
+
+  it('a PURGE from loopback itself (the wiki on the same host), or naming a loopback client: allowed', async () => {
+    const url = `${gw.apiUrl}?action=wbavailablebadges&format=json&requestid=${randomUUID()}`;
+    await http(url);
+    expect((await http(url, { method: 'PURGE' })).status).toBe(200);
+    expect(header(await http(url), 'x-cache')).toBe('miss');
+    expect((await http(url, { method: 'PURGE', headers: { 'x-forwarded-for': '127.0.0.1' } })).status).toBe(200);
+  });
+});
