@@ -131,6 +131,12 @@ export function upstreamRequestHeaders(
     const value = incoming[name];
     if (value === undefined) continue;
     if (HOP_BY_HOP.has(name)) continue;
+    // PHP's CGI-style servers (php -S, php-fpm behind most setups) give `X_Forwarded_Proto` and
+    // `X-Forwarded-Proto` the same $_SERVER name (HTTP_X_FORWARDED_PROTO), which MediaWiki reads
+    // (WebRequest::detectProtocol, getHeader): a header the gateway neither keys nor replaces by
+    // that spelling would reach the wiki as one it does (Treat-as-Untrusted, X-Forwarded-*).
+    // Dropped, as nginx and Apache drop them by default (the eleventh session's review).
+    if (name.includes('_')) continue;
     if (name.startsWith('x-forwarded-') || name === 'forwarded' || name === 'x-request-id') continue;
     if (ctx.sharedFetch && NOT_FOR_SHARED_FETCH.has(name)) continue;
     if (ctx.withoutCookies === true && (name === 'cookie' || ctx.credentialHeaders?.includes(name))) continue;
