@@ -119,6 +119,9 @@ export function connectionNamesHeaders(value: string | string[] | undefined): bo
   return listed !== undefined && !onlyConnectionOptions(listed);
 }
 
+/** Header names the wiki is sent: letters, digits and dashes (Node gives them in lower case). */
+const VALID_FORWARDED_NAME = /^[a-z0-9-]+$/;
+
 /** The headers to send upstream for a client's request. */
 export function upstreamRequestHeaders(
   raw: IncomingHttpHeaders,
@@ -135,8 +138,10 @@ export function upstreamRequestHeaders(
     // `X-Forwarded-Proto` the same $_SERVER name (HTTP_X_FORWARDED_PROTO), which MediaWiki reads
     // (WebRequest::detectProtocol, getHeader): a header the gateway neither keys nor replaces by
     // that spelling would reach the wiki as one it does (Treat-as-Untrusted, X-Forwarded-*).
-    // Dropped, as nginx and Apache drop them by default (the eleventh session's review).
-    if (name.includes('_')) continue;
+    // Dropped, as nginx and Apache drop them by default (the eleventh session's review); and so
+    // is any name with another character PHP turns into `_` (`.`, a space) or that is no
+    // letter, digit or dash.
+    if (!VALID_FORWARDED_NAME.test(name)) continue;
     if (name.startsWith('x-forwarded-') || name === 'forwarded' || name === 'x-request-id') continue;
     if (ctx.sharedFetch && NOT_FOR_SHARED_FETCH.has(name)) continue;
     if (ctx.withoutCookies === true && (name === 'cookie' || ctx.credentialHeaders?.includes(name))) continue;

@@ -129,7 +129,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
           // knows, and applied it here; the user's entries in Redis and on the other replicas go too.
           if (message.kind !== 'slot' || !message.wrote) return;
           const user = sessionUsers.userOf(message.slot);
-          if (user !== undefined) void redis?.purge({ kind: 'user', user, slots: [message.slot] });
+          if (user !== undefined) void redis?.purge({ kind: 'user', user, slots: [...new Set([message.slot, ...sessionUsers.slots(user)])] });
         },
         // The channel was lost: purges and invalidations other replicas sent meanwhile never
         // came. What this tier holds is no longer vouched for, as after a gap in the change

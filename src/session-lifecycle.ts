@@ -21,7 +21,7 @@ import type { Logger } from 'pino';
 import type { Gateway } from './gateway.js';
 import type { Identity } from './identity.js';
 import { sessionAfterAnswer } from './invalidation/session-users.js';
-import { parameterName } from './redaction.js';
+import { parameterName, redactSubpages } from './redaction.js';
 
 export interface SessionEvents {
   /** The answer deleted a credential cookie the client sent (set-cookie.ts sessionEnded). */
@@ -37,9 +37,12 @@ export interface SessionEvents {
  * link `action=rollback&token=`, `action=markpatrolled&token=`, `action=watch&token=`). api.php
  * refuses a write by GET (mustBePosted), so its GETs never write.
  */
-export function wrote(method: string, rawQuery?: string): boolean {
+export function wrote(method: string, rawQuery?: string, rawPath?: string): boolean {
   if (method !== 'GET' && method !== 'HEAD') return true;
-  return rawQuery !== undefined && carriesToken(rawQuery);
+  // The e-mail links carry their token as a sub-page: Special:ConfirmEmail/<token> confirms the
+  // address on a GET (redaction.ts knows them).
+  if (rawPath !== undefined && redactSubpages(rawPath) !== rawPath) return true;
+  return rawQuery !== undefined && (carriesToken(rawQuery) || redactSubpages(rawQuery) !== rawQuery);
 }
 
 /** A parameter named `token` or `…token` (wpEditToken), as PHP names it (redaction.ts parameterName). */

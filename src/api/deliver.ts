@@ -61,6 +61,23 @@ export function codingFor(entry: CacheEntry, preference: readonly Coding[]): Cod
   return preference[0]!;
 }
 
+/**
+ * Above this answer size, a coding an entry is not stored in is not made for a hit: the client
+ * gets 406 (RFC 9110 §15.5.7: no representation it accepts is at hand). Only a client that
+ * refuses identity and the stored coding gets there (`br, identity;q=0` on an entry without br);
+ * hits are never limited, and made per hit a 1 MB answer's br took ~22 ms of CPU, 35 times a
+ * gzip hit (the eleventh session's reviews: kept made forms were evicted again by a client
+ * cycling through 40 such entries). Below it, a made form costs about what a hit does, and is
+ * kept (compression/representations.ts).
+ */
+export const MADE_FOR_A_HIT_MAX_BYTES = 16 * 1024;
+
+/** Whether delivering `entry` to a client with this preference would make a large representation (406 instead). */
+export function tooCostlyForAHit(entry: CacheEntry, preference: readonly Coding[]): boolean {
+  const coding = codingFor(entry, preference);
+  return !stored(entry, coding) && (entry.coding ? (entry.identityBytes ?? 0) : entry.body.length) > MADE_FOR_A_HIT_MAX_BYTES;
+}
+
 /** The length of a stored form (identity: the answer's own, without decoding it). */
 function storedLength(entry: CacheEntry, coding: Coding): number {
   if (coding === 'br') return entry.br!.length;

@@ -40,7 +40,7 @@ import { learnSessionUser, settleSession, wrote } from '../session-lifecycle.js'
 import { mayLeaveTheProcess } from '../cache/redis/entries.js';
 import type { RequestTarget } from '../target.js';
 import { askWiki, clientGone, inspect, MAX_INSPECT_BYTES, setCookies, type WikiAnswer } from './ask-wiki.js';
-import { type Answer, deliverAnswer, deliverEntry } from './deliver.js';
+import { type Answer, deliverAnswer, deliverEntry, tooCostlyForAHit } from './deliver.js';
 import {
   bypassesCache,
   dependencyVerdict,
@@ -83,6 +83,8 @@ export async function serveApi(gw: Gateway, request: FastifyRequest, reply: Fast
     return replyWithError(gw, request, reply, err, { api: api.errorFormat });
   }
   // -------------------------------------------------------------------------------- deliver
+  if (delivery.kind === 'entry' && tooCostlyForAHit(delivery.entry, preference))
+    return replyWithError(gw, request, reply, new GatewayError('wikiedge-not-acceptable'), { api: api.errorFormat, headers: VARY_ACCEPT_ENCODING });
   noteOutcome(request, delivery);
   const delivered = { disposition: delivery.disposition, identity: api.identity, preference };
   return delivery.kind === 'entry'

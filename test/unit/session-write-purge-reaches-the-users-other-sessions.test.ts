@@ -72,5 +72,9 @@ describe('what counts as a session`s write', () => {
     expect(wrote('GET', 'title=P&to%6Ben=abc')).toBe(true);
     expect(wrote('GET', 'title=Tokens&action=view')).toBe(false);
     expect(wrote('HEAD', 'title=P&action=history')).toBe(false);
+    // The e-mail links: the token is a sub-page.
+    expect(wrote('GET', '', '/wiki/Special:ConfirmEmail/0123456789abcdef0123456789abcdef')).toBe(true);
+    expect(wrote('GET', 'title=Special:InvalidateEmail/0123456789abcdef0123456789abcdef', '/w/index.php')).toBe(true);
+    expect(wrote('GET', '', '/wiki/Special:ConfirmEmail')).toBe(false);
   });
 });
