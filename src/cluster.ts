@@ -45,7 +45,17 @@ import { Registry } from 'prom-client';
 import { type AdminBackend, buildAdmin } from './admin.js';
 import type { PurgeMessage } from './cache/purge.js';
 import { IpcAsks } from './cluster/ipc-asks.js';
-import { type FinalMetricsKeptMessage, isAnswer, isConfigAsk, isFinalMetrics, isSiblingsPurge } from './cluster/messages.js';
+import {
+  type FinalMetricsKeptMessage,
+  isAnswer,
+  isConfigAsk,
+  isFinalMetrics,
+  isSessionUser,
+  isSessionUsersAsk,
+  isSiblingsPurge,
+  type SessionUsersMessage,
+} from './cluster/messages.js';
+import { SessionUsers } from './invalidation/session-users.js';
 import { ClusterMetrics, METRICS_ASK_MS } from './cluster/metrics-aggregation.js';
 import { PURGE_ASK_MS, PurgeFanOut } from './cluster/purge-fan-out.js';
 import { reloadOnSighup } from './cluster/reload.js';
@@ -87,6 +97,8 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
       log,
     );
   let purges = newPurges();
+  /** Whose sessions are whose, as the workers learned them: for every worker, those to come too. */
+  const sessionUsers = new SessionUsers();
   const supervisor: Supervisor = new Supervisor({
     workers: fixed.workers,
     env: workerEnv(),
@@ -99,6 +111,11 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
         worker.send({ wikiedge: 'final-metrics-kept' } satisfies FinalMetricsKeptMessage);
       }
       else if (isSiblingsPurge(m)) purges.relay(serving(), worker, m.message);
+      else if (isSessionUser(m)) {
+        // Kept for workers to come, and told to every other one (messages.ts).
+        sessionUsers.note(m.slot, m.user);
+        for (const other of serving()) if (other !== worker) other.send(m);
+      } else if (isSessionUsersAsk(m)) worker.send({ wikiedge: 'session-users', pairs: sessionUsers.entries() } satisfies SessionUsersMessage);
     },
     onExit: (worker) => {
       asks.abandon(worker);

@@ -108,4 +108,5 @@ export function learnSessionUser(
 function noteSessionUser(gw: Gateway, slot: string, user: string): void {
   gw.sessionUsers.note(slot, user);
   void gw.redis?.noteSession(user, slot);
+  gw.siblings?.sessionUser?.(slot, user);
 }

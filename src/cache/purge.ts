@@ -63,6 +63,11 @@ export function applyLocalPurge(store: CacheStore, message: PurgeMessage, users?
  */
 export interface PurgeSiblings {
   publish(message: PurgeMessage): void;
+  /**
+   * This process learned whose session `slot` is (session-lifecycle.ts): its siblings must know
+   * too, or a write taken by one of them would not reach that session's entries here.
+   */
+  sessionUser?(slot: string, user: string): void;
 }
 
 export async function purgeEverywhere(

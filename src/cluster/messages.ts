@@ -10,6 +10,11 @@
  *   for it, worker-side.ts answers).
  * - siblings-purge: a worker that applied a purge by itself (PURGE, a logout, a session holder's
  *   write) without Redis tells the primary, which hands it to every other worker (purge-fan-out.ts).
+ * - session-user / session-users-ask / session-users: a worker that learned whose session a slot
+ *   is (session-lifecycle.ts) tells the primary, which keeps it and hands it to every other
+ *   worker; a worker that starts (a reload's replacement among them) asks for all the primary
+ *   knows. Otherwise each worker knew only the logins it served, and a session holder's write
+ *   taken by another worker left the user's other sessions cached there (this session's review).
  * - config-ask / config: a worker that starts asks the primary for its configuration, and gets
  *   the sources the primary validated (config/load.ts ConfigSources; reload.ts says why).
  * - final-metrics / final-metrics-kept: a worker that has drained (shutdown, or replaced by a
@@ -67,6 +72,21 @@ export interface SiblingsPurgeMessage {
   readonly message: PurgeMessage;
 }
 
+/** Both ways: `slot` is `user`'s session (invalidation/session-users.ts). */
+export interface SessionUserMessage {
+  readonly wikiedge: 'session-user';
+  readonly slot: string;
+  readonly user: string;
+}
+/** From a worker whose gateway is up: every session the primary knows the user of, please. */
+export interface SessionUsersAskMessage {
+  readonly wikiedge: 'session-users-ask';
+}
+/** The primary's answer: [slot, user] pairs, the least recently learned first. */
+export interface SessionUsersMessage {
+  readonly wikiedge: 'session-users';
+  readonly pairs: readonly (readonly [string, string])[];
+}
 /** From a worker that starts: what configuration should it run? */
 export interface ConfigAskMessage {
   readonly wikiedge: 'config-ask';
@@ -101,6 +121,15 @@ export function isAnswer(m: unknown): m is AnswerMessage {
 }
 export function isSiblingsPurge(m: unknown): m is SiblingsPurgeMessage {
   return tagged(m, 'siblings-purge');
+}
+export function isSessionUser(m: unknown): m is SessionUserMessage {
+  return tagged(m, 'session-user') && typeof (m as SessionUserMessage).slot === 'string' && typeof (m as SessionUserMessage).user === 'string';
+}
+export function isSessionUsersAsk(m: unknown): m is SessionUsersAskMessage {
+  return tagged(m, 'session-users-ask');
+}
+export function isSessionUsers(m: unknown): m is SessionUsersMessage {
+  return tagged(m, 'session-users') && Array.isArray((m as SessionUsersMessage).pairs);
 }
 export function isConfigAsk(m: unknown): m is ConfigAskMessage {
   return tagged(m, 'config-ask');

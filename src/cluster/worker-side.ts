@@ -15,6 +15,10 @@ import {
   type FinalMetricsMessage,
   isAsk,
   isFinalMetricsKept,
+  isSessionUser,
+  isSessionUsers,
+  type SessionUserMessage,
+  type SessionUsersAskMessage,
   type SiblingsPurgeMessage,
 } from './messages.js';
 
@@ -27,6 +31,9 @@ export function siblingsOverIpc(): PurgeSiblings {
     publish: (message) => {
       process.send?.({ wikiedge: 'siblings-purge', message } satisfies SiblingsPurgeMessage);
     },
+    sessionUser: (slot, user) => {
+      process.send?.({ wikiedge: 'session-user', slot, user } satisfies SessionUserMessage);
+    },
   };
 }
 
@@ -35,12 +42,21 @@ export function answerPrimary(built: BuiltPublic): void {
   const gw = built.gateway;
   const handOver = { chunks: undefined as HandOverChunks | undefined };
   process.on('message', (m: unknown) => {
+    // Whose sessions the other workers learned (messages.ts): known here too.
+    if (isSessionUser(m)) return gw.sessionUsers.note(m.slot, m.user);
+    if (isSessionUsers(m)) {
+      for (const [slot, user] of m.pairs) gw.sessionUsers.note(slot, user);
+      return;
+    }
     if (!isAsk(m)) return;
     answer(gw, m.ask, handOver).then(
       (value) => process.send?.({ wikiedge: 'answer', id: m.id, value } satisfies AnswerMessage),
       (err: unknown) => process.send?.({ wikiedge: 'answer', id: m.id, error: String(err) } satisfies AnswerMessage),
     );
   });
+  // Listening now: what the primary knows of whose sessions are whose (a reload's replacement
+  // would otherwise start knowing nobody).
+  process.send?.({ wikiedge: 'session-users-ask' } satisfies SessionUsersAskMessage);
 }
 
 async function answer(gw: Gateway, ask: Ask, handOver: { chunks: HandOverChunks | undefined }): Promise<Answers[Ask['op']]> {

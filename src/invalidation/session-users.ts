@@ -65,6 +65,11 @@ export class SessionUsers {
     return [...(this.slotsOf.get(user) ?? [])];
   }
 
+  /** [slot, user] pairs, the least recently seen first (a worker's start, cluster/messages.ts). */
+  entries(): [string, string][] {
+    return [...this.userBySlot];
+  }
+
   get size(): number {
     return this.userBySlot.size;
   }
