@@ -112,10 +112,11 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
       }
       else if (isSiblingsPurge(m)) purges.relay(serving(), worker, m.message);
       else if (isSessionUser(m)) {
-        // Kept for workers to come, and told to every other one (messages.ts).
+        // Kept for workers to come, and told to every other live one, a starting one too: noted
+        // here before it is told, a pair is in the answer to a later ask if not heard (messages.ts).
         sessionUsers.note(m.slot, m.user);
-        for (const other of serving()) if (other !== worker) other.send(m);
-      } else if (isSessionUsersAsk(m)) worker.send({ wikiedge: 'session-users', pairs: sessionUsers.entries() } satisfies SessionUsersMessage);
+        for (const other of supervisor.live()) if (other !== worker) tell(other, m);
+      } else if (isSessionUsersAsk(m)) tell(worker, { wikiedge: 'session-users', pairs: sessionUsers.entries() } satisfies SessionUsersMessage);
     },
     onExit: (worker) => {
       asks.abandon(worker);
@@ -125,6 +126,13 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
       await handOverLocalTier(asks, old, replacement, log);
     },
   });
+  /** A message to a worker, unless its channel has closed (an exiting worker: nothing to tell it). */
+  const tell = (worker: Worker, m: unknown) => {
+    if (!worker.isConnected()) return;
+    worker.send(m as Parameters<Worker['send']>[0], (err: Error | null) => {
+      if (err) log.debug({ worker: worker.id, err: String(err) }, 'a message to an exiting worker was not sent');
+    });
+  };
   /** Every worker that may hold cached entries: the slots' workers and the replaced ones still draining. */
   const serving = () => [...supervisor.listening(), ...supervisor.draining()];
 

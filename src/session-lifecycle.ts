@@ -108,5 +108,6 @@ export function learnSessionUser(
 function noteSessionUser(gw: Gateway, slot: string, user: string): void {
   gw.sessionUsers.note(slot, user);
   void gw.redis?.noteSession(user, slot);
-  gw.siblings?.sessionUser?.(slot, user);
+  // With Redis every worker and replica finds it there (su:, us:); without, the siblings are told.
+  if (!gw.redis) gw.siblings?.sessionUser?.(slot, user);
 }

@@ -104,6 +104,11 @@ export class Supervisor {
   }
 
   /** The workers that listen now, in slot order: the ones worth asking. */
+  /** Every worker forked and not yet exited, starting, listening or draining. */
+  live(): Worker[] {
+    return [...this.alive];
+  }
+
   listening(): Worker[] {
     return this.slots.flatMap((s) => (s.listening && s.worker ? [s.worker] : []));
   }
@@ -204,6 +209,9 @@ export class Supervisor {
     const worker = cluster.fork(this.options.env);
     this.alive.add(worker);
     worker.on('message', (m: unknown) => this.options.onMessage(worker, m));
+    // A send to a worker whose channel has closed (it is exiting) fails with EPIPE as an 'error'
+    // event: unheard, it would end the primary (this session's review: a reload during logins).
+    worker.on('error', (err: Error) => this.options.log.warn({ worker: worker.id, err: String(err) }, 'IPC with a worker failed'));
     const listened = new Promise<boolean>((resolve) => {
       worker.once('listening', () => resolve(true));
       worker.once('exit', () => resolve(false));

@@ -32,7 +32,8 @@ export function siblingsOverIpc(): PurgeSiblings {
       process.send?.({ wikiedge: 'siblings-purge', message } satisfies SiblingsPurgeMessage);
     },
     sessionUser: (slot, user) => {
-      process.send?.({ wikiedge: 'session-user', slot, user } satisfies SessionUserMessage);
+      // A primary gone (the worker exits soon): nothing to tell.
+      process.send?.({ wikiedge: 'session-user', slot, user } satisfies SessionUserMessage, noError);
     },
   };
 }
@@ -54,10 +55,13 @@ export function answerPrimary(built: BuiltPublic): void {
       (err: unknown) => process.send?.({ wikiedge: 'answer', id: m.id, error: String(err) } satisfies AnswerMessage),
     );
   });
-  // Listening now: what the primary knows of whose sessions are whose (a reload's replacement
-  // would otherwise start knowing nobody).
-  process.send?.({ wikiedge: 'session-users-ask' } satisfies SessionUsersAskMessage);
+  // Ready to hear now: what the primary knows of whose sessions are whose (a reload's
+  // replacement would otherwise start knowing nobody); pairs learned meanwhile are told to it.
+  process.send?.({ wikiedge: 'session-users-ask' } satisfies SessionUsersAskMessage, noError);
 }
+
+/** A send whose failure (the primary's channel closed: this worker is ending) needs no answer. */
+const noError = (): void => undefined;
 
 async function answer(gw: Gateway, ask: Ask, handOver: { chunks: HandOverChunks | undefined }): Promise<Answers[Ask['op']]> {
   switch (ask.op) {
