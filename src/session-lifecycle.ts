@@ -26,7 +26,7 @@ import { parameterName, redactSubpages } from './redaction.js';
 export interface SessionEvents {
   /** The answer deleted a credential cookie the client sent (set-cookie.ts sessionEnded). */
   readonly ended: boolean;
-  /** The request was not a GET or HEAD. */
+  /** The request may have changed what the session sees (`wrote`). */
   readonly wrote: boolean;
 }
 

@@ -37,13 +37,13 @@ import { budgetLeft, refuse, requestBodyOf } from '../limits/admission.js';
 import type { Disposition, Freshness, NoStoreReason, PassReason, Tier } from '../outcomes.js';
 import { MODULE_PARAMETERS, noteFormModule, noteOutcome, noteTarget, type Outcome } from '../request-record.js';
 import { learnSessionUser, settleSession, wrote } from '../session-lifecycle.js';
-import { mayLeaveTheProcess } from '../cache/redis/entries.js';
 import type { RequestTarget } from '../target.js';
 import { askWiki, clientGone, inspect, MAX_INSPECT_BYTES, setCookies, type WikiAnswer } from './ask-wiki.js';
 import { type Answer, deliverAnswer, deliverEntry, tooCostlyForAHit } from './deliver.js';
 import {
   bypassesCache,
   dependencyVerdict,
+  mayLeaveTheProcess,
   evaluateAnswer,
   finalVerdict,
   responseHeaders,
@@ -148,7 +148,7 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
   // A login-suppressed request carrying credentials is fetched with its cookies, for itself
   // alone (policy.ts finalVerdict: never shared): it leads no fetch that others wait on.
   const forItself = api.identity.kind === 'anonymous' && api.identity.carriesCredentials;
-  // An entry Redis will not hold (redis/entries.ts mayLeaveTheProcess) is no other replica's to wait for.
+  // An entry Redis will not hold (policy.ts mayLeaveTheProcess) is no other replica's to wait for.
   const alone = bypass || forItself || !mayLeaveTheProcess(api);
   const work = fetchOnceAcrossReplicas(gw, request, api, key, tier, alone, clientGone(reply));
   if (!forItself)
@@ -296,7 +296,7 @@ function refreshInBackground(gw: Gateway, request: FastifyRequest, api: ApiReque
   if (gw.coalescer.pending(key)) return;
   const work = (async (): Promise<Fetched | undefined> => {
     let token: string | undefined;
-    // An entry Redis will not hold is refreshed by whoever holds it (redis/entries.ts mayLeaveTheProcess).
+    // An entry Redis will not hold is refreshed by whoever holds it (policy.ts mayLeaveTheProcess).
     if (gw.redis && mayLeaveTheProcess(api)) {
       const lock = await gw.redis.lock(key, tier);
       if (lock.kind === 'lost') return undefined;

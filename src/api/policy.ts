@@ -17,6 +17,7 @@ export type { CacheMode, NoStoreReason, Tier } from '../outcomes.js';
 import type { ModuleRule } from '../config.js';
 import { downstreamResponseHeaders, headerString } from '../forwarding.js';
 import { parsePhpCookies } from '../php/php-input.js';
+import { redactQuery } from '../redaction.js';
 import { KEYED_VARY, SMAXAGE_PROBE } from './request.js';
 
 
@@ -376,4 +377,20 @@ export function writerBypasses(cookieHeader: string | undefined): boolean {
   if (cookieHeader === undefined || (!cookieHeader.includes('UseCDNCache') && !cookieHeader.includes('UseDC'))) return false;
   const cookies = parsePhpCookies(cookieHeader);
   return cookies.get('UseCDNCache') === 'false' || cookies.get('UseDC') === 'master';
+}
+
+// ------------------------------------------------------------------------------ the tiers
+
+/**
+ * Whether an entry may be written to Redis, where it is read by every replica and lies in clear
+ * for its whole TTL: not when it carries tokens (`meta=tokens`: a session's CSRF token), nor when
+ * its URL holds a secret parameter (`wltoken`, a `token`: the access log's list, which it
+ * redacts), which would name a Redis key too (P u:<url key>). Such an entry is kept by the
+ * replica that fetched it (the eleventh session's review). The Redis tier asks
+ * (redis/entries.ts), and so does the flow (no other replica's lock is worth waiting on for it).
+ */
+export function mayLeaveTheProcess(entry: { readonly modules: readonly string[]; readonly urlKey: string }): boolean {
+  if (entry.modules.includes('tokens')) return false;
+  const q = entry.urlKey.indexOf('?');
+  return q === -1 || redactQuery(entry.urlKey.slice(q + 1)) === entry.urlKey.slice(q + 1);
 }

@@ -5,7 +5,7 @@
 // Redis in clear, the URL under a key name.
 import { describe, expect, it } from 'vitest';
 import { loggedUrl, REDACTED, redactSubpages } from '../../src/access-log.js';
-import { mayLeaveTheProcess } from '../../src/cache/redis/entries.js';
+import { mayLeaveTheProcess } from '../../src/api/policy.js';
 import { redactUrlPassword } from '../../src/config.js';
 
 const TOKEN = '0123456789abcdef0123456789abcdef';

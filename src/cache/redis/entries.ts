@@ -19,7 +19,7 @@ import type { Outcome, RedisConnection } from './connection.js';
 import type { RedisKeys } from './keys.js';
 import { FLUSH_TAG } from './invalidations.js';
 import { guardTags } from '../guards.js';
-import { redactQuery } from '../../redaction.js';
+import { mayLeaveTheProcess } from '../../api/policy.js';
 
 // KEYS[1] entry, KEYS[2 .. 1+nidx] index sets, KEYS[2+nidx ..] the v: keys of its guard tags (and of
 // the flush) when guarded; ARGV[1] payload, ARGV[2] px, ARGV[3] member, ARGV[4] nidx, ARGV[5] the
@@ -140,17 +140,4 @@ export class RedisEntries {
     if (stored) this.opts.metrics.stored.inc({ tier });
     return stored;
   }
-}
-
-/**
- * Whether an entry may be written to Redis, where it is read by every replica and lies in clear
- * for its whole TTL: not when it carries tokens (`meta=tokens`: a session's CSRF token), nor when
- * its URL holds a secret parameter (`wltoken`, a `token`: the access log's list, which it
- * redacts), which would name a Redis key too (P u:<url key>). Such an entry is kept by the
- * replica that fetched it (the eleventh session's review).
- */
-export function mayLeaveTheProcess(entry: Pick<CacheEntry, 'modules' | 'urlKey'>): boolean {
-  if (entry.modules.includes('tokens')) return false;
-  const q = entry.urlKey.indexOf('?');
-  return q === -1 || redactQuery(entry.urlKey.slice(q + 1)) === entry.urlKey.slice(q + 1);
 }
