@@ -78,13 +78,55 @@ function treeCpuSeconds(pid) {
   return stats.filter((st) => tree.has(st.pid)).reduce((sum, st) => sum + st.cpu, 0);
 }
 
-/** wrk against `url`, plus the server's CPU time per measured request (less sensitive to a busy neighbour than req/s). */
+/** Sends `signal` to `pid` and every process under it. */
+function signalTree(pid, signal) {
+  const parents = new Map();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      /* gone */
+    }
+  }
+  const tree = new Set([pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [child, parent] of parents) if (!tree.has(child) && tree.has(parent)) (tree.add(child), (grew = true));
+  }
+  for (const member of tree) {
+    try {
+      process.kill(member, signal);
+    } catch {
+      /* gone */
+    }
+  }
+}
+
+/** CPU seconds of one thread (its /proc task), 0 when it is gone. */
+function threadCpuSeconds(pid, tid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * wrk against `url`, plus the server's CPU time per measured request (less sensitive to a busy
+ * neighbour than req/s), all its threads together, and its main thread's alone (the event loop).
+ */
 function measure(url, pid, opts) {
   warmUp(url, opts);
   const before = treeCpuSeconds(pid); // after the warm-up: its requests are not counted
+  const mainBefore = threadCpuSeconds(pid, pid);
   const r = wrk(url, { ...opts, warmup: false });
   const seconds = opts?.seconds ?? SECONDS;
-  return { ...r, cpuUs: ((treeCpuSeconds(pid) - before) * 1e6) / (r.rps * seconds) };
+  const requests = r.rps * seconds;
+  return { ...r, cpuUs: ((treeCpuSeconds(pid) - before) * 1e6) / requests, mainCpuUs: ((threadCpuSeconds(pid, pid) - mainBefore) * 1e6) / requests };
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -111,26 +153,37 @@ async function benchHit() {
     for (const c of candidates) warmUp(c.url, { seconds: WARMUP_SECONDS });
     // Interleaved, in an order rotated every round: a neighbour's load burst hits every
     // candidate alike, not one of them.
+    // The others are stopped (SIGSTOP, every process of their trees) while one is measured: an
+    // idle Node process on the same CPU still runs its timers and V8's idle-time GC, and
+    // switching to it costs the measured one its caches. Before this (eleventh session), a second
+    // gateway identical to the first measured 0.85× it, round after round, by its position alone.
     for (let i = 0; i < candidates.length; i++) {
       const c = candidates[(i + round) % candidates.length];
       if (!results.has(c.name)) results.set(c.name, []);
-      results.get(c.name).push(measure(c.url, c.pid));
+      const others = candidates.filter((o) => o !== c);
+      for (const o of others) signalTree(o.pid, 'SIGSTOP');
+      try {
+        results.get(c.name).push(measure(c.url, c.pid));
+      } finally {
+        for (const o of others) signalTree(o.pid, 'SIGCONT');
+      }
     }
     await Promise.all(candidates.map((c) => stopProcess(c.child)));
   }
   const names = [...results.keys()];
   const rps = (name) => median(results.get(name).map((r) => r.rps));
   const cpu = (name) => median(results.get(name).map((r) => r.cpuUs));
+  const mainCpu = (name) => median(results.get(name).map((r) => r.mainCpuUs));
   // Each round's ratio comes from processes measured minutes apart at most; the median of
   // those is what the targets are read against.
   const ratio = (name, base) => median(results.get(name).map((r, i) => r.rps / results.get(base)[i].rps));
   for (const name of names) {
     const first = results.get(name)[0];
-    row('hit', `${name}: req/s (p50 / p99 ms)`, fmt(rps(name), 0), `${fmt(first.p50)} / ${fmt(first.p99)}  ×bare ${fmt(ratio(name, BARE))}  CPU ${fmt(cpu(name), 1)} µs/req`);
+    row('hit', `${name}: req/s (p50 / p99 ms)`, fmt(rps(name), 0), `${fmt(first.p50)} / ${fmt(first.p99)}  ×bare ${fmt(ratio(name, BARE))}  CPU ${fmt(cpu(name), 1)} µs/req (main thread ${fmt(mainCpu(name), 1)})`);
     // Every round, so that the spread behind a median is on the page.
     row('hit', `  rounds: req/s`, '', results.get(name).map((r) => fmt(r.rps, 0)).join(' · '));
   }
-  for (const name of [DEPLOYED, LOGGED]) {
+  for (const name of [DEPLOYED, LOGGED, LOGGED_ONE_CORE]) {
     const perRound = (base) => results.get(name).map((r, i) => fmt(r.rps / results.get(base)[i].rps)).join(' · ');
     row('hit', `${name} ÷ bare Fastify`, fmt(ratio(name, BARE)), `target ≥ 0.90 (rounds ${perRound(BARE)}; CPU per request: ${fmt(cpu(BARE) / cpu(name))})`);
     if (results.has(VARNISH))
@@ -140,58 +193,104 @@ async function benchHit() {
 }
 const BARE = 'bare Fastify route';
 const DEPLOYED = 'wikiedge hit, as deployed (metrics)';
-const LOGGED = 'wikiedge hit + a log line per hit';
+const LOGGED = 'wikiedge hit + a log line per hit (log thread on CPU 1)';
+const LOGGED_ONE_CORE = 'wikiedge hit + a log line per hit (log thread on CPU 0)';
+
+/** Moves the thread of `pid` named `comm` (/proc/<pid>/task/<tid>/comm) to `cpu`; throws when there is none. */
+function moveThread(pid, comm, cpu) {
+  for (let tries = 0; tries < 50; tries++) {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      let name = '';
+      try {
+        name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      } catch {
+        continue;
+      }
+      if (name === comm) {
+        execFileSync('taskset', ['-p', '-c', String(cpu), tid], { stdio: 'ignore' });
+        return;
+      }
+    }
+    execFileSync('sleep', ['0.1']);
+  }
+  throw new Error(`no thread named ${comm} in process ${pid}`);
+}
 const VARNISH = 'Varnish hit';
 const HIT_QUERY = '/w/api.php?action=query&list=filearchive&format=json&formatversion=2';
 
-/** One round's hit-path candidates, each a process of its own on CPU 0, in front of the stand-in wiki. */
+/**
+ * One round's hit-path candidates, each a process of its own on CPU 0, in front of the stand-in
+ * wiki. They are started in an order rotated every round, as they are measured: a process
+ * started after the others ran 10–20 % slower for its life here (eleventh session: a second
+ * gateway of the defaults, started after five others, served 0.85× the first one's hits a
+ * second, round after round), so a fixed start order gave the last started a handicap.
+ */
 async function startHitCandidates(upstreamPort, round) {
   const upstream = `http://127.0.0.1:${upstreamPort}`;
   const q = HIT_QUERY;
-  const candidates = [];
-  const barePort = await freePort();
-  const bare = startProcess('bare-fastify', process.execPath, [path.join(root, 'bench/servers/bare-fastify.mjs'), String(barePort)], { cpu: 0 });
-  await waitFor(`http://127.0.0.1:${barePort}/w/api.php`);
-  candidates.push({ name: BARE, url: `http://127.0.0.1:${barePort}${q}`, pid: bare.pid, child: bare });
-  // As deployed: the defaults (every hit counted in metrics, not logged line by line).
-  const deployed = await gateway(upstream);
-  candidates.push({ name: DEPLOYED, url: `${deployed.url}${q}`, pid: deployed.child.pid, child: deployed.child });
-  const logged = await gateway(upstream, { WIKIEDGE_LOG_HITS: 'true' }); // JSON lines to stdout, discarded
-  candidates.push({ name: LOGGED, url: `${logged.url}${q}`, pid: logged.child.pid, child: logged.child });
+  const starters = [];
+  starters.push(async () => {
+    const barePort = await freePort();
+    const bare = startProcess('bare-fastify', process.execPath, [path.join(root, 'bench/servers/bare-fastify.mjs'), String(barePort)], { cpu: 0 });
+    await waitFor(`http://127.0.0.1:${barePort}/w/api.php`);
+    return { name: BARE, url: `http://127.0.0.1:${barePort}${q}`, pid: bare.pid, child: bare };
+  });
+  // As deployed: the defaults.
+  const gatewayStarter = (name, env, logThreadCpu) => async () => {
+    const g = await gateway(upstream, env);
+    if (logThreadCpu !== undefined) moveThread(g.child.pid, 'wikiedge-log', logThreadCpu);
+    return { name, url: `${g.url}${q}`, pid: g.child.pid, child: g.child };
+  };
+  // A log line per hit: the lines are made by the gateway's log thread (src/log-records.ts) from
+  // records the event loop writes. Like varnishncsa beside varnishd, that thread may run on
+  // the other core (wrk's); its CPU is counted in the candidate's CPU per request all the same.
+  // The same build with the thread left on CPU 0 beside the event loop is measured too.
+  starters.push(gatewayStarter(DEPLOYED, {}));
+  starters.push(gatewayStarter(LOGGED, { WIKIEDGE_LOG_HITS: 'true' }, 1));
+  starters.push(gatewayStarter(LOGGED_ONE_CORE, { WIKIEDGE_LOG_HITS: 'true' }));
   if (have('nginx')) {
-    const port = await freePort();
-    const dir = path.join(work, `nginx-${round}`);
-    mkdirSync(dir, { recursive: true });
-    const conf = path.join(dir, 'nginx.conf');
-    writeFileSync(
-      conf,
-      `${process.getuid?.() === 0 ? 'user root;' : ''} worker_processes 1; daemon off; pid ${dir}/nginx.pid; error_log ${dir}/nginx-error.log;
+    starters.push(async () => {
+      const port = await freePort();
+      const dir = path.join(work, `nginx-${round}`);
+      mkdirSync(dir, { recursive: true });
+      const conf = path.join(dir, 'nginx.conf');
+      writeFileSync(
+        conf,
+        `${process.getuid?.() === 0 ? 'user root;' : ''} worker_processes 1; daemon off; pid ${dir}/nginx.pid; error_log ${dir}/nginx-error.log;
 events { worker_connections 1024; }
 http { access_log off; proxy_cache_path ${dir}/nginx-cache keys_zone=api:10m;
   upstream wiki { server 127.0.0.1:${upstreamPort}; keepalive 64; }
   server { listen 127.0.0.1:${port};
     location / { proxy_pass http://wiki; proxy_http_version 1.1; proxy_set_header Connection "";
       proxy_cache api; proxy_cache_valid 200 1m; add_header X-Cache $upstream_cache_status; } } }`,
-    );
-    const nginx = startProcess('nginx', 'nginx', ['-c', conf, '-p', dir], { cpu: 0 });
-    await waitFor(`http://127.0.0.1:${port}${q}`);
-    candidates.push({ name: 'nginx proxy_cache hit', url: `http://127.0.0.1:${port}${q}`, pid: nginx.pid, child: nginx });
+      );
+      const nginx = startProcess('nginx', 'nginx', ['-c', conf, '-p', dir], { cpu: 0 });
+      await waitFor(`http://127.0.0.1:${port}${q}`);
+      return { name: 'nginx proxy_cache hit', url: `http://127.0.0.1:${port}${q}`, pid: nginx.pid, child: nginx };
+    });
   } else if (round === 0) {
     console.log('  (nginx not installed: skipped; apt-get install nginx-light)');
   }
   if (have('varnishd')) {
-    const port = await freePort();
-    const admin = await freePort();
-    const vcl = path.join(work, 'bench.vcl');
-    writeFileSync(
-      vcl,
-      `vcl 4.1;\nbackend wiki { .host = "127.0.0.1"; .port = "${upstreamPort}"; }\nsub vcl_recv { return (hash); }\nsub vcl_backend_response { set beresp.ttl = 60s; return (deliver); }\n`,
-    );
-    const varnish = startProcess('varnish', 'varnishd', [...(process.getuid?.() === 0 ? ['-j', 'none'] : []), '-F', '-a', `127.0.0.1:${port}`, '-T', `127.0.0.1:${admin}`, '-f', vcl, '-s', 'malloc,64m', '-n', path.join(work, `varnish-${round}`)], { cpu: 0 });
-    await waitFor(`http://127.0.0.1:${port}${q}`, 200);
-    candidates.push({ name: VARNISH, url: `http://127.0.0.1:${port}${q}`, pid: varnish.pid, child: varnish });
+    starters.push(async () => {
+      const port = await freePort();
+      const admin = await freePort();
+      const vcl = path.join(work, 'bench.vcl');
+      writeFileSync(
+        vcl,
+        `vcl 4.1;\nbackend wiki { .host = "127.0.0.1"; .port = "${upstreamPort}"; }\nsub vcl_recv { return (hash); }\nsub vcl_backend_response { set beresp.ttl = 60s; return (deliver); }\n`,
+      );
+      const varnish = startProcess('varnish', 'varnishd', [...(process.getuid?.() === 0 ? ['-j', 'none'] : []), '-F', '-a', `127.0.0.1:${port}`, '-T', `127.0.0.1:${admin}`, '-f', vcl, '-s', 'malloc,64m', '-n', path.join(work, `varnish-${round}`)], { cpu: 0 });
+      await waitFor(`http://127.0.0.1:${port}${q}`, 200);
+      return { name: VARNISH, url: `http://127.0.0.1:${port}${q}`, pid: varnish.pid, child: varnish };
+    });
   } else if (round === 0) {
     console.log('  (varnish not installed: skipped; apt-get install varnish)');
+  }
+  const candidates = new Array(starters.length);
+  for (let i = 0; i < starters.length; i++) {
+    const at = (i + round) % starters.length;
+    candidates[at] = await starters[at]();
   }
   return candidates;
 }
