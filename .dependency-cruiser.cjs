@@ -17,7 +17,7 @@ const LAYERS = [
   {
     name: 'parts',
     doc: 'stateful parts with I/O at their edge: stores, Redis, metrics, logging, the upstream client and its probe, limits',
-    path: '^src/(metrics|module-labels|build-info|request-metrics|logging|log-records|hit-log-worker|access-log|upstream|upstream-probe|module-names|body)\\.ts$|^src/cache/(store|coalescer|purge|redis-tier|invalidation-log)\\.ts$|^src/cache/redis/|^src/limits/(client-address|client-budget|refusal-delay|upstream-gate)\\.ts$|^src/invalidation/(follower|signals)\\.ts$|^src/compression/(metrics|representations)\\.ts$',
+    path: '^src/(metrics|module-labels|build-info|request-metrics|logging|access-log|upstream|upstream-probe|module-names|body)\\.ts$|^src/cache/(store|coalescer|purge|redis-tier|invalidation-log)\\.ts$|^src/cache/redis/|^src/limits/(client-address|client-budget|refusal-delay|upstream-gate)\\.ts$|^src/invalidation/(follower|signals)\\.ts$|^src/compression/(metrics|representations)\\.ts$',
   },
   {
     name: 'gateway',

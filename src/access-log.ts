@@ -22,8 +22,7 @@
 import pino, { type Logger } from 'pino';
 import type { PurgeMessage } from './cache/purge.js';
 import { putBytes, putFirstBytes, putMicrosAsMillis, putPlainString, putUint } from './log-bytes.js';
-import { BYTES_IN, BYTES_OUT, CLIENT, HitRecorded, LINE_END, LINE_START, MS, UA, type HitRecordWriter, type HitSlots } from './log-records.js';
-import { LineBuffer, noteDroppedLogLines } from './logging.js';
+import { LineBuffer } from './logging.js';
 import type { PurgeSource } from './metrics.js';
 import type { Disposition, NoStoreReason, PassReason } from './outcomes.js';
 import type { RequestCell } from './request-metrics.js';
@@ -94,35 +93,15 @@ interface PinoInternals {
 
 const writers = new WeakMap<Logger, AccessLog>();
 
-/**
- * What a connection's hits sent to the log thread last: its client address and user agent and
- * the slots that hold them (log-records.ts), reused while the next hit's are the same strings.
- */
-interface ConnectionSlots {
-  client: string;
-  clientSlot: number;
-  clientGeneration: number;
-  userAgent: string | undefined;
-  userAgentSlot: number;
-  userAgentGeneration: number;
-}
-
-/** A URL's fragment for hit lines, and the slot of the log thread's table that holds it. */
-interface Fragment {
-  readonly cell: RequestCell;
-  readonly text: string;
-  readonly bytes: Buffer;
-  slot: number;
-  generation: number;
-}
-
-/** The key of hits written without their connection (tests): the strings are still compared. */
-const NO_CONNECTION = {};
-
-/** A string as the JSON text a line carries it in, as bytes (what a slot of the log thread holds). */
-function jsonBytes(s: string): Buffer {
-  return Buffer.from(jsonString(s), 'utf8');
-}
+/** The fixed parts of a hit line, as bytes (JSON names are ASCII). */
+const ascii = (s: string): Buffer => Buffer.from(s, 'latin1');
+const LINE_START = ascii('{"level":30,"time":');
+const MS = ascii(',"ms":');
+const CLIENT = ascii(',"client":');
+const UA = ascii(',"ua":');
+const BYTES_IN = ascii(',"bytesIn":');
+const BYTES_OUT = ascii(',"bytesOut":');
+const LINE_END = ascii(',"msg":"request"}\n');
 /**
  * A hit line's bytes besides its strings: the fixed parts (88), quotes, and five numbers of at
  * most 16 digits and the milliseconds (at most 20 characters).
@@ -137,13 +116,7 @@ export class AccessLog {
    * A URL's line fragment (method, path, url, module, cache), for hits answered again and again;
    * `bytes`, its UTF-8 with the `,"status":` that follows it.
    */
-  private readonly fragments = new WeakMap<RequestTarget, Fragment>();
-  /** Per connection, what its hits sent to the log thread (ConnectionSlots). */
-  private readonly connections = new WeakMap<object, ConnectionSlots>();
-  /** The log thread's slots, reused for every hit: written, never kept. */
-  private readonly slots: HitSlots = { afterTime: -1, fragment: -1, client: -1, userAgent: -1 };
-  private afterTimeSlot = -1;
-  private afterTimeGeneration = 0;
+  private readonly fragments = new WeakMap<RequestTarget, { readonly cell: RequestCell; readonly text: string; readonly bytes: Buffer }>();
   /** The batches of standard output (logging.ts), when the logger writes to them: hit lines go in as bytes. */
   private readonly lines: LineBuffer | undefined;
   /** The bindings and the name that follows the time in every line, as bytes. */
@@ -205,7 +178,6 @@ export class AccessLog {
     userAgent: string | undefined,
     bytesIn: number,
     bytesOut: number,
-    connection: object = NO_CONNECTION,
   ): void {
     if (!this.enabled) return;
     const time = Date.now();
@@ -215,14 +187,7 @@ export class AccessLog {
       const text =
         `,"method":${jsonString(method)},"path":${jsonString(redactSubpages(target.rawPath))},"url":${jsonString(loggedUrl(target.upstreamPath))}` +
         `,"module":${jsonString(module)},"cache":"${disposition}"`;
-      fragment = { cell, text, bytes: Buffer.from(`${text},"status":`, 'utf8'), slot: -1, generation: 0 };
-      this.fragments.set(target, fragment);
-    }
-    const thread = this.lines?.hitThread;
-    if (thread !== undefined) {
-      const recorded = this.hitRecord(thread.writer, fragment, connection, reqId, time, status, seconds, client, userAgent, bytesIn, bytesOut);
-      if (recorded === HitRecorded.RECORDED) return;
-      if (recorded === HitRecorded.FULL) return noteDroppedLogLines(1);
+      this.fragments.set(target, (fragment = { cell, text, bytes: Buffer.from(`${text},"status":`, 'utf8') }));
     }
     if (this.lines !== undefined && this.hitBytes(this.lines, time, fragment.bytes, reqId, status, seconds, client, userAgent, bytesIn, bytesOut))
       return;
@@ -230,74 +195,6 @@ export class AccessLog {
       `{"level":30,"time":${time}${this.bindings},"reqId":"${reqId}"${fragment.text}` +
         `${this.perRequest(status, seconds, client, userAgent, bytesIn, bytesOut)},"msg":"request"}\n`,
     );
-  }
-
-  /**
-   * The hit as a record for the log thread (log-records.ts): its numbers and reqId, and slots
-   * for its strings, each sent to the thread only when the slot remembered for it no longer
-   * holds it. FULL when the ring is full (the thread is behind): the hit is not logged.
-   */
-  private hitRecord(
-    writer: HitRecordWriter,
-    fragment: Fragment,
-    connection: object,
-    reqId: string,
-    time: number,
-    status: number,
-    seconds: number,
-    client: string,
-    userAgent: string | undefined,
-    bytesIn: number,
-    bytesOut: number,
-  ): HitRecorded {
-    let sent = this.connections.get(connection);
-    if (sent === undefined) {
-      sent = { client, clientSlot: -1, clientGeneration: 0, userAgent, userAgentSlot: -1, userAgentGeneration: 0 };
-      this.connections.set(connection, sent);
-    }
-    if (sent.client !== client) {
-      sent.client = client;
-      sent.clientSlot = -1;
-    }
-    if (sent.userAgent !== userAgent) {
-      sent.userAgent = userAgent;
-      sent.userAgentSlot = -1;
-    }
-    // Sending one string takes the next slot in turn, which may be the one another of this hit's
-    // strings was found in a moment before: checked again until a round sends nothing.
-    for (let round = 0; ; round++) {
-      if (round === 4) return HitRecorded.FULL;
-      let sends = 0;
-      if (!writer.holds(this.afterTimeSlot, this.afterTimeGeneration)) {
-        sends++;
-        if ((this.afterTimeSlot = writer.putString(this.afterTime)) === -1) return HitRecorded.FULL;
-        this.afterTimeGeneration = writer.generationOf(this.afterTimeSlot);
-      }
-      if (!writer.holds(fragment.slot, fragment.generation)) {
-        sends++;
-        if ((fragment.slot = writer.putString(fragment.bytes)) === -1) return HitRecorded.FULL;
-        fragment.generation = writer.generationOf(fragment.slot);
-      }
-      if (!writer.holds(sent.clientSlot, sent.clientGeneration)) {
-        sends++;
-        if ((sent.clientSlot = writer.putString(jsonBytes(client))) === -1) return HitRecorded.FULL;
-        sent.clientGeneration = writer.generationOf(sent.clientSlot);
-      }
-      if (userAgent !== undefined && !writer.holds(sent.userAgentSlot, sent.userAgentGeneration)) {
-        sends++;
-        const cut = userAgent.length > MAX_USER_AGENT_CHARS ? userAgent.slice(0, MAX_USER_AGENT_CHARS) : userAgent;
-        if ((sent.userAgentSlot = writer.putString(jsonBytes(cut))) === -1) return HitRecorded.FULL;
-        sent.userAgentGeneration = writer.generationOf(sent.userAgentSlot);
-      }
-      if (sends === 0) break;
-    }
-    const slots = this.slots;
-    slots.afterTime = this.afterTimeSlot;
-    slots.fragment = fragment.slot;
-    slots.client = sent.clientSlot;
-    slots.userAgent = userAgent === undefined ? -1 : sent.userAgentSlot;
-    // Numbers as the string line has them (ms() is micros / 1000): the thread writes each as String() would.
-    return writer.putHit(slots, reqId, time, Math.round(seconds * 1e6), status, bytesIn, bytesOut);
   }
 
   /**

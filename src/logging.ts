@@ -3,13 +3,8 @@
  * set-cookie are redacted wherever they appear, and request lines carry the URL with the values
  * of credential parameters replaced (access-log.ts redactQuery).
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import pino, { type Logger } from 'pino';
 import type { LogLevel } from './config.js';
-import type { HitLogWorkerData } from './hit-log-worker.js';
-import { HitRecordWriter, RecordRing, takeLines } from './log-records.js';
 
 /**
  * Where a credential could sit in what the gateway logs: headers objects at the top level, under
@@ -25,7 +20,7 @@ export const REDACT_PATHS = HEADER_HOLDERS.flatMap((holder) =>
 
 export function createLogger(
   level: LogLevel,
-  opts: { pretty?: boolean; destination?: pino.DestinationStream; hitThread?: boolean } = {},
+  opts: { pretty?: boolean; destination?: pino.DestinationStream } = {},
 ): Logger {
   const options: pino.LoggerOptions = {
     level,
@@ -38,9 +33,7 @@ export function createLogger(
       transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'HH:MM:ss.l' } },
     });
   }
-  const destination = opts.destination ?? stdoutInBatches();
-  if (opts.hitThread && destination instanceof LineBuffer) destination.startHitThread();
-  return pino(options, destination);
+  return pino(options, opts.destination ?? stdoutInBatches());
 }
 
 /**
@@ -75,11 +68,6 @@ const MAX_PENDING_BYTES = 16 * 1024 * 1024;
 let droppedLines = 0;
 export function droppedLogLines(): number {
   return droppedLines;
-}
-
-/** Hit lines the log thread could not take (its ring full) or never wrote (access-log.ts). */
-export function noteDroppedLogLines(lines: number): void {
-  droppedLines += lines;
 }
 
 /** A sonic-boom on `fd` (or path) fed by LineBuffer, BATCH_BYTES at a time. */
@@ -121,8 +109,6 @@ export class LineBuffer implements pino.DestinationStream {
   /** The batch being filled: bytes [0, used) are lines. */
   private buf: Buffer;
   private used = 0;
-  /** The thread that makes hit lines (log-records.ts), while it runs. */
-  hitThread: HitLogThread | undefined;
 
   constructor(
     private readonly sink: Destination,
@@ -179,36 +165,13 @@ export class LineBuffer implements pino.DestinationStream {
     this.used = end;
   }
 
-  /** Lines made elsewhere (the log thread's), whole lines, copied into the batch. */
-  writeBytes(lines: Uint8Array): void {
-    if (lines.length > this.batchBytes) {
-      this.handOver(true);
-      this.sink.write(Buffer.from(lines) as unknown as string);
-      return;
-    }
-    if (this.batchBytes - this.used < lines.length) this.handOver(true);
-    this.buf.set(lines, this.used);
-    this.used += lines.length;
-  }
-
-  /**
-   * Starts the log thread for hit lines, when this code runs as built (dist/, where the
-   * thread's module is JavaScript); under the test runner's TypeScript it is not started and
-   * hit lines are made here, as they were before the thread.
-   */
-  startHitThread(workerFile = HIT_LOG_WORKER): void {
-    if (this.hitThread === undefined) this.hitThread = HitLogThread.start(this, () => (this.hitThread = undefined), workerFile);
-  }
-
   /** pino's logger.flush(cb). */
   flush(cb?: (err?: Error) => void): void {
-    this.hitThread?.take(this);
     this.handOver();
     this.sink.flush(cb);
   }
 
   flushSync(): void {
-    this.hitThread?.flushSync(this);
     this.handOver();
     try {
       this.sink.flushSync();
@@ -235,83 +198,5 @@ export class LineBuffer implements pino.DestinationStream {
         // Destroyed: nothing more can be written.
       }
     }
-  }
-}
-
-// ------------------------------------------------------------------------------ the log thread
-
-/** Where the log thread's module is, next to this one once built. */
-const HIT_LOG_WORKER = fileURLToPath(new URL('./hit-log-worker.js', import.meta.url));
-/**
- * The rings: 4 MiB of hit records (~50,000 hits, a second of the hit bench's rate: the thread
- * may fall that far behind before hits are dropped) and 4 MiB of lines on their way back.
- */
-const RECORD_RING_BYTES = 4 * 1024 * 1024;
-const LINE_RING_BYTES = 4 * 1024 * 1024;
-/**
- * String slots: URL fragments, client addresses, user agents that hits name. At most ~8 KiB
- * each (a URL is logged up to 4,096 characters, a user agent up to 256): the thread's table
- * holds at most ~16 MiB, and in practice a few hundred bytes a slot.
- */
-const STRING_SLOTS = 2048;
-/** How often the event loop takes the lines the thread made (and how late a hit line may be). */
-const TAKE_EVERY_MS = 20;
-/** How long an exiting process waits for the thread to write what it was given. */
-const EXIT_FLUSH_MS = 2_000;
-
-/**
- * The event loop's handle on the log thread: the writer of hit records, and the taker of the
- * lines made from them, into its LineBuffer's batches.
- */
-export class HitLogThread {
-  private stopped = false;
-
-  private constructor(
-    readonly writer: HitRecordWriter,
-    private readonly lines: RecordRing,
-    private readonly worker: Worker,
-  ) {}
-
-  static start(buffer: LineBuffer, onStop: () => void, workerFile: string): HitLogThread | undefined {
-    if (!workerFile.endsWith('.js') || !existsSync(workerFile)) return undefined;
-    const records = new RecordRing(RECORD_RING_BYTES);
-    const lines = new RecordRing(LINE_RING_BYTES);
-    const workerData: HitLogWorkerData = { records: records.buffer, lines: lines.buffer, slots: STRING_SLOTS };
-    const worker = new Worker(workerFile, { workerData, name: 'wikiedge-log', stdout: false, stderr: false });
-    const thread = new HitLogThread(new HitRecordWriter(records, STRING_SLOTS), lines, worker);
-    worker.unref();
-    const stop = (why: unknown): void => {
-      if (thread.stopped) return;
-      thread.stopped = true;
-      thread.take(buffer);
-      onStop();
-      // The hits it had not made into lines yet are lost; the line says why, once.
-      buffer.write(`${JSON.stringify({ level: 50, time: Date.now(), service: 'wikiedge', err: String(why), msg: 'log thread stopped: hit lines are made in the event loop from now on' })}\n`);
-    };
-    worker.on('error', stop);
-    worker.on('exit', (code) => stop(`exit ${code}`));
-    setInterval(() => thread.take(buffer), TAKE_EVERY_MS).unref();
-    return thread;
-  }
-
-  /** The lines the thread has made, into the batches. */
-  take(buffer: LineBuffer): void {
-    takeLines(this.lines, (batch) => buffer.writeBytes(batch));
-  }
-
-  /**
-   * At exit: asks the thread for every line of the hits recorded so far and takes them as they
-   * come, for at most EXIT_FLUSH_MS (the thread may be waiting for room in the ring back).
-   */
-  flushSync(buffer: LineBuffer): void {
-    if (this.stopped) return;
-    const asked = this.writer.ring.askFlush();
-    const until = Date.now() + EXIT_FLUSH_MS;
-    const pause = new Int32Array(new SharedArrayBuffer(4));
-    while (!this.writer.ring.flushed(asked) && Date.now() < until) {
-      this.take(buffer);
-      Atomics.wait(pause, 0, 0, 1);
-    }
-    this.take(buffer);
   }
 }

@@ -38,7 +38,7 @@ async function main(): Promise<void> {
 
   const { loaded, sources } = configOrExit();
   const { config } = loaded;
-  const log = createLogger(config.logLevel, { pretty: config.logFormat === 'pretty', hitThread: config.logHits > 0 && config.workers <= 1 });
+  const log = createLogger(config.logLevel, { pretty: config.logFormat === 'pretty' });
   for (const warning of loaded.warnings) log.warn(warning);
   log.info({ config: describeConfig(config) }, 'effective configuration');
   if (config.workers > 1) return runPrimary(loaded, sources, log);
@@ -84,7 +84,7 @@ async function runWorker(id: number): Promise<void> {
     process.stderr.write(`wikiedge: worker ${id}: ${(err as Error).message}\n`);
     process.exit(2);
   }
-  const log = createLogger(config.logLevel, { pretty: config.logFormat === 'pretty', hitThread: config.logHits > 0 }).child({ worker: id });
+  const log = createLogger(config.logLevel, { pretty: config.logFormat === 'pretty' }).child({ worker: id });
   late.log = log;
   const built = await build(config, log, { siblings: siblingsOverIpc() }, { admin: false });
   answerPrimary(built);

@@ -171,7 +171,7 @@ export function recordFreshHit(
   const io = connectionBytes(req.socket);
   gw.metrics.requests.record(cell, seconds, io.out);
   if (!hitLogged(gw)) return;
-  AccessLog.of(gw.log).hit(target, cell, reqId, status, seconds, clientOf(gw, req), req.headers['user-agent'], io.in, io.out, req.socket);
+  AccessLog.of(gw.log).hit(target, cell, reqId, status, seconds, clientOf(gw, req), req.headers['user-agent'], io.in, io.out);
 }
 
 function isHit(disposition: Disposition): boolean {
