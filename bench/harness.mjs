@@ -55,7 +55,13 @@ export async function stopProcess(child) {
 
 /** SIGTERM everything started here that still runs, newest first, and forget it. */
 export function stopAll() {
-  for (const { child } of started.reverse()) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+  for (const { child } of started.reverse()) {
+    if (child.exitCode !== null || child.signalCode !== null) continue;
+    child.kill('SIGTERM');
+    // A candidate the hit section stopped (SIGSTOP) while another was measured takes its
+    // SIGTERM only once continued.
+    child.kill('SIGCONT');
+  }
   started.length = 0;
 }
 process.on('exit', stopAll);

@@ -146,23 +146,24 @@ async function benchHit() {
   for (let round = 0; round < HIT_ROUNDS; round++) {
     const candidates = await startHitCandidates(upstreamPort, round);
     for (const c of candidates) await request(c.url).then((r) => r.body.dump()); // fill each cache
-    // Every candidate gets the same long warm-up first: a Node server reaches its steady state
-    // only after V8 has tiered up its code and grown its young generation (without it, the
-    // gateway's rounds rose from round to round: 60.8k, 62.3k, 65.0k req/s), and a cache in
-    // production runs for days.
-    for (const c of candidates) warmUp(c.url, { seconds: WARMUP_SECONDS });
     // Interleaved, in an order rotated every round: a neighbour's load burst hits every
-    // candidate alike, not one of them.
-    // The others are stopped (SIGSTOP, every process of their trees) while one is measured: an
-    // idle Node process on the same CPU still runs its timers and V8's idle-time GC, and
-    // switching to it costs the measured one its caches. Before this (eleventh session), a second
-    // gateway identical to the first measured 0.85× it, round after round, by its position alone.
+    // candidate alike, not one of them. Each candidate's history before its measurement is the
+    // same: a long warm-up right before it (a Node server reaches its steady state only after V8
+    // has tiered up its code and grown its young generation, and a cache in production runs for
+    // days), with the others stopped (SIGSTOP, every process of their trees): an idle Node
+    // process on the same CPU still runs its timers and V8's idle-time GC. Before (eleventh
+    // session) every candidate was warmed up in a fixed order first and then waited, idle, for
+    // its turn: a gateway identical to the deployed one, but warmed later, measured ~0.80× it,
+    // round after round; so did the logged gateway, always warmed after the deployed one.
     for (let i = 0; i < candidates.length; i++) {
       const c = candidates[(i + round) % candidates.length];
       if (!results.has(c.name)) results.set(c.name, []);
-      const others = candidates.filter((o) => o !== c);
+      // Not Varnish: its manager pings its child every few seconds, and a child stopped through
+      // a ping is restarted with an empty cache ("Unexpected reply from ping").
+      const others = candidates.filter((o) => o !== c && o.name !== VARNISH);
       for (const o of others) signalTree(o.pid, 'SIGSTOP');
       try {
+        warmUp(c.url, { seconds: WARMUP_SECONDS });
         results.get(c.name).push(measure(c.url, c.pid));
       } finally {
         for (const o of others) signalTree(o.pid, 'SIGCONT');
@@ -183,7 +184,7 @@ async function benchHit() {
     // Every round, so that the spread behind a median is on the page.
     row('hit', `  rounds: req/s`, '', results.get(name).map((r) => fmt(r.rps, 0)).join(' · '));
   }
-  for (const name of [DEPLOYED, LOGGED, LOGGED_ONE_CORE]) {
+  for (const name of names.filter((n) => n !== BARE && n !== VARNISH && !n.startsWith('nginx'))) {
     const perRound = (base) => results.get(name).map((r, i) => fmt(r.rps / results.get(base)[i].rps)).join(' · ');
     row('hit', `${name} ÷ bare Fastify`, fmt(ratio(name, BARE)), `target ≥ 0.90 (rounds ${perRound(BARE)}; CPU per request: ${fmt(cpu(BARE) / cpu(name))})`);
     if (results.has(VARNISH))
@@ -192,38 +193,15 @@ async function benchHit() {
   await stopProcess(fakeApi);
 }
 const BARE = 'bare Fastify route';
-const DEPLOYED = 'wikiedge hit, as deployed (metrics)';
-const LOGGED = 'wikiedge hit + a log line per hit (log thread on CPU 1)';
-const LOGGED_ONE_CORE = 'wikiedge hit + a log line per hit (log thread on CPU 0)';
-
-/** Moves the thread of `pid` named `comm` (/proc/<pid>/task/<tid>/comm) to `cpu`; throws when there is none. */
-function moveThread(pid, comm, cpu) {
-  for (let tries = 0; tries < 50; tries++) {
-    for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      let name = '';
-      try {
-        name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-      } catch {
-        continue;
-      }
-      if (name === comm) {
-        execFileSync('taskset', ['-p', '-c', String(cpu), tid], { stdio: 'ignore' });
-        return;
-      }
-    }
-    execFileSync('sleep', ['0.1']);
-  }
-  throw new Error(`no thread named ${comm} in process ${pid}`);
-}
+const DEPLOYED = 'wikiedge hit, as deployed (metrics and a log line per hit)';
+const UNLOGGED = 'wikiedge hit, WIKIEDGE_LOG_HITS=false (metrics only)';
 const VARNISH = 'Varnish hit';
 const HIT_QUERY = '/w/api.php?action=query&list=filearchive&format=json&formatversion=2';
 
 /**
  * One round's hit-path candidates, each a process of its own on CPU 0, in front of the stand-in
- * wiki. They are started in an order rotated every round, as they are measured: a process
- * started after the others ran 10–20 % slower for its life here (eleventh session: a second
- * gateway of the defaults, started after five others, served 0.85× the first one's hits a
- * second, round after round), so a fixed start order gave the last started a handicap.
+ * wiki, started in an order rotated every round as they are measured: no candidate is always
+ * the first or the last process to start.
  */
 async function startHitCandidates(upstreamPort, round) {
   const upstream = `http://127.0.0.1:${upstreamPort}`;
@@ -235,19 +213,22 @@ async function startHitCandidates(upstreamPort, round) {
     await waitFor(`http://127.0.0.1:${barePort}/w/api.php`);
     return { name: BARE, url: `http://127.0.0.1:${barePort}${q}`, pid: bare.pid, child: bare };
   });
-  // As deployed: the defaults.
-  const gatewayStarter = (name, env, logThreadCpu) => async () => {
+  const gatewayStarter = (name, env) => async () => {
     const g = await gateway(upstream, env);
-    if (logThreadCpu !== undefined) moveThread(g.child.pid, 'wikiedge-log', logThreadCpu);
     return { name, url: `${g.url}${q}`, pid: g.child.pid, child: g.child };
   };
-  // A log line per hit: the lines are made by the gateway's log thread (src/log-records.ts) from
-  // records the event loop writes. Like varnishncsa beside varnishd, that thread may run on
-  // the other core (wrk's); its CPU is counted in the candidate's CPU per request all the same.
-  // The same build with the thread left on CPU 0 beside the event loop is measured too.
+  // As deployed: the defaults (every hit counted in metrics and logged, WIKIEDGE_LOG_HITS).
   starters.push(gatewayStarter(DEPLOYED, {}));
-  starters.push(gatewayStarter(LOGGED, { WIKIEDGE_LOG_HITS: 'true' }, 1));
-  starters.push(gatewayStarter(LOGGED_ONE_CORE, { WIKIEDGE_LOG_HITS: 'true' }));
+  starters.push(gatewayStarter(UNLOGGED, { WIKIEDGE_LOG_HITS: 'false' }));
+  // BENCH_OTHER_MAIN: another build's dist/main.js (an earlier commit's, say), logging every
+  // hit unless BENCH_OTHER_LOG_HITS says otherwise.
+  if (process.env.BENCH_OTHER_MAIN) {
+    const other = process.env.BENCH_OTHER_MAIN;
+    starters.push(async () => {
+      const g = await gateway(upstream, { WIKIEDGE_LOG_HITS: process.env.BENCH_OTHER_LOG_HITS ?? 'true' }, { main: other });
+      return { name: `another build (${other})`, url: `${g.url}${q}`, pid: g.child.pid, child: g.child };
+    });
+  }
   if (have('nginx')) {
     starters.push(async () => {
       const port = await freePort();

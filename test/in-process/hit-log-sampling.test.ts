@@ -1,5 +1,5 @@
-// WIKIEDGE_LOG_HITS: by default a hit is counted in the metrics but gets no log line (every
-// other request does); `true` logs every hit, a fraction logs that share of them.
+// WIKIEDGE_LOG_HITS: by default every hit is logged, as every other request is (nginx's and
+// varnishncsa's default); `false` counts hits in the metrics only, a fraction logs that share.
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
@@ -35,8 +35,12 @@ describe('hit log sampling', () => {
     };
   }
 
-  it('by default: hits counted, not logged; the miss logged', async () => {
-    expect(await tenHits({})).toEqual({ missLines: 1, hitLines: 0, countedHits: 10 });
+  it('by default: every hit logged and counted, the miss logged', async () => {
+    expect(await tenHits({})).toEqual({ missLines: 1, hitLines: 10, countedHits: 10 });
+  });
+
+  it('false: hits counted, not logged; the miss logged', async () => {
+    expect(await tenHits({ WIKIEDGE_LOG_HITS: 'false' })).toEqual({ missLines: 1, hitLines: 0, countedHits: 10 });
   });
 
   it('true: every hit logged', async () => {

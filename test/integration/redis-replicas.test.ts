@@ -93,8 +93,8 @@ describe('two replicas sharing one Redis', () => {
     expect(header(second, 'content-type')).toBe(header(first, 'content-type'));
     expect(Number(header(second, 'age'))).toBeGreaterThanOrEqual(0);
     expect(await reachedWiki(id)).toBe(1);
-    // Hits are counted, not logged, by default (WIKIEDGE_LOG_HITS).
-    expect(b.logs.some((l) => l['cache'] === 'hit-shared')).toBe(false);
+    // Hits are counted and logged (WIKIEDGE_LOG_HITS).
+    expect(b.logs.some((l) => l['cache'] === 'hit-shared')).toBe(true);
     expect(await metric(b, /^wikiedge_requests_total\{disposition="hit-shared"[^}]*\} (\d+)/m)).toBeGreaterThanOrEqual(1);
     expect(await metric(b, /^wikiedge_redis_lookups_total\{result="hit"\} (\d+)/m)).toBeGreaterThanOrEqual(1);
   });

@@ -28,7 +28,7 @@ describe('--help: the configuration keys', () => {
     expect(entry(help, 'WIKIEDGE_UPSTREAM')[0]).toBe('  WIKIEDGE_UPSTREAM [url] required');
     expect(entry(help, 'WIKIEDGE_PORT')[0]).toBe('  WIKIEDGE_PORT [port] default 8080');
     expect(entry(help, 'WIKIEDGE_CACHE_SHARED_MAX_BYTES')[0]).toBe('  WIKIEDGE_CACHE_SHARED_MAX_BYTES [bytes] default 268435456 (256 MiB)');
-    expect(entry(help, 'WIKIEDGE_LOG_HITS')[0]).toBe('  WIKIEDGE_LOG_HITS [ratio] default false');
+    expect(entry(help, 'WIKIEDGE_LOG_HITS')[0]).toBe('  WIKIEDGE_LOG_HITS [ratio] default true');
     expect(entry(help, 'WIKIEDGE_CREDENTIAL_COOKIES')[0]).toBe('  WIKIEDGE_CREDENTIAL_COOKIES [list] default empty');
     expect(entry(help, 'WIKIEDGE_TRUSTED_PROXIES')[0]).toBe('  WIKIEDGE_TRUSTED_PROXIES [list] default 127.0.0.1,::1');
   });

@@ -69,7 +69,7 @@ describe('--print-config', () => {
       WIKIEDGE_CREDENTIAL_COOKIES: 'centralauth_*, ssoToken',
       WIKIEDGE_CREDENTIAL_HEADERS: 'X-SSO-User',
       WIKIEDGE_MODULES: '{"parse":{"pass":true},"wbavailablebadges":{"ttlSeconds":600}}',
-      WIKIEDGE_LOG_HITS: 'true',
+      WIKIEDGE_LOG_HITS: '0.25',
       WIKIEDGE_WORKERS: '3',
       WIKIEDGE_IDENTITY_SECRET: identitySecret,
     };

@@ -35,7 +35,7 @@ describe('configuration', () => {
     expect(c.identitySecret.length).toBe(32);
     expect(c.shutdownDrainMs).toBe(0);
     expect(c.workers).toBe(1);
-    expect(c.logHits).toBe(0);
+    expect(c.logHits).toBe(1);
   });
 
   it('WIKIEDGE_LOG_HITS: false, true, or the share of hits to log', () => {
