@@ -53,6 +53,7 @@ import {
   isSessionUser,
   isSessionUsersAsk,
   isSiblingsPurge,
+  type SiblingsPurgeDoneMessage,
   type SessionUsersMessage,
 } from './cluster/messages.js';
 import { SessionUsers } from './invalidation/session-users.js';
@@ -110,7 +111,11 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
         metrics.keepFinal(worker, m.metrics);
         worker.send({ wikiedge: 'final-metrics-kept' } satisfies FinalMetricsKeptMessage);
       }
-      else if (isSiblingsPurge(m)) purges.relay(serving(), worker, m.message);
+      else if (isSiblingsPurge(m)) {
+        const relayed = purges.relay(serving(), worker, m.message);
+        const id = m.id;
+        if (id !== undefined) void relayed.then(() => tell(worker, { wikiedge: 'siblings-purge-done', id } satisfies SiblingsPurgeDoneMessage));
+      }
       else if (isSessionUser(m)) {
         // Kept for workers to come, and told to every other live one, a starting one too: noted
         // here before it is told, a pair is in the answer to a later ask if not heard (messages.ts).

@@ -64,6 +64,12 @@ export function applyLocalPurge(store: CacheStore, message: PurgeMessage, users?
 export interface PurgeSiblings {
   publish(message: PurgeMessage): void;
   /**
+   * publish(), settling once every sibling has applied it (or a bound has passed): for a purge
+   * a client's answer waits for (a session holder's write), which must not find the other
+   * workers still serving what it changed.
+   */
+  publishAndWait?(message: PurgeMessage): Promise<void>;
+  /**
    * This process learned whose session `slot` is (session-lifecycle.ts): its siblings must know
    * too, or a write taken by one of them would not reach that session's entries here.
    */
@@ -81,14 +87,26 @@ export async function purgeEverywhere(
 ): Promise<PurgeResult> {
   message = withKnownSlots(message, users);
   if (!redis) {
-    siblings?.publish(message);
-    return { purged: applyLocalPurge(store, message, users) };
+    const heard = tellSiblings(siblings, message, onClientPath);
+    const purged = applyLocalPurge(store, message, users);
+    await heard;
+    return { purged };
   }
   const redisPurged = await redis.purge(message, onClientPath);
   // Redis could not carry it (down, or its publish failed): this replica's other workers still
   // must hear it, or they would serve what this one dropped, for the long TTL of a followed wiki.
-  if (redisPurged === null) siblings?.publish(message);
-  return { purged: applyLocalPurge(store, message, users), redisPurged };
+  const heard = redisPurged === null ? tellSiblings(siblings, message, onClientPath) : undefined;
+  const purged = applyLocalPurge(store, message, users);
+  await heard;
+  return { purged, redisPurged };
+}
+
+/** The purge for the other workers; on a client's path, settled once they have applied it. */
+function tellSiblings(siblings: PurgeSiblings | undefined, message: PurgeMessage, onClientPath: boolean): Promise<void> | undefined {
+  if (!siblings) return undefined;
+  if (onClientPath && siblings.publishAndWait) return siblings.publishAndWait(message);
+  siblings.publish(message);
+  return undefined;
 }
 
 /**

@@ -8,8 +8,10 @@
  * - ask / answer: the primary asks one worker for its metrics, a purge, or (a reload) a chunk of
  *   its entries to hand over or to take; the worker answers with the same id (ipc-asks.ts waits
  *   for it, worker-side.ts answers).
- * - siblings-purge: a worker that applied a purge by itself (PURGE, a logout, a session holder's
- *   write) without Redis tells the primary, which hands it to every other worker (purge-fan-out.ts).
+ * - siblings-purge / siblings-purge-done: a worker that applied a purge by itself (PURGE, a
+ *   logout, a session holder's write) without Redis tells the primary, which hands it to every
+ *   other worker (purge-fan-out.ts); when the purge carries an id (a session holder's write,
+ *   whose answer waits), the primary says when every other worker has applied it.
  * - session-user / session-users-ask / session-users: a worker that learned whose session a slot
  *   is (session-lifecycle.ts) tells the primary, which keeps it and hands it to every other
  *   worker; a worker that starts (a reload's replacement among them) asks for all the primary
@@ -70,6 +72,14 @@ export interface AnswerMessage {
 export interface SiblingsPurgeMessage {
   readonly wikiedge: 'siblings-purge';
   readonly message: PurgeMessage;
+  /** Set when the worker waits to hear that every other worker applied it. */
+  readonly id?: number;
+}
+
+/** To a worker: every other worker has applied (or failed to answer for) its purge `id`. */
+export interface SiblingsPurgeDoneMessage {
+  readonly wikiedge: 'siblings-purge-done';
+  readonly id: number;
 }
 
 /** Both ways: `slot` is `user`'s session (invalidation/session-users.ts). */
@@ -121,6 +131,9 @@ export function isAnswer(m: unknown): m is AnswerMessage {
 }
 export function isSiblingsPurge(m: unknown): m is SiblingsPurgeMessage {
   return tagged(m, 'siblings-purge');
+}
+export function isSiblingsPurgeDone(m: unknown): m is SiblingsPurgeDoneMessage {
+  return tagged(m, 'siblings-purge-done') && typeof (m as SiblingsPurgeDoneMessage).id === 'number';
 }
 export function isSessionUser(m: unknown): m is SessionUserMessage {
   return tagged(m, 'session-user') && typeof (m as SessionUserMessage).slot === 'string' && typeof (m as SessionUserMessage).user === 'string';

@@ -43,14 +43,21 @@ export class PurgeFanOut<W extends { readonly id: number }> {
     return purgeOutcome(led, rest, this.withRedis);
   }
 
-  /** A worker's own purge, for every other worker's local tier (it has applied it already). */
-  relay(workers: readonly W[], from: W, message: PurgeMessage): void {
-    for (const worker of workers) {
-      if (worker === from) continue;
-      this.askPurge(worker, message, false).catch((err: unknown) =>
-        this.missed(worker, err, 'purge from a sibling: a worker did not answer'),
-      );
-    }
+  /**
+   * A worker's own purge, for every other worker's local tier (it has applied it already);
+   * settles once every other worker has answered or failed to.
+   */
+  async relay(workers: readonly W[], from: W, message: PurgeMessage): Promise<void> {
+    await Promise.all(
+      workers
+        .filter((worker) => worker !== from)
+        .map((worker) =>
+          this.askPurge(worker, message, false).then(
+            () => undefined,
+            (err: unknown) => this.missed(worker, err, 'purge from a sibling: a worker did not answer'),
+          ),
+        ),
+    );
   }
 
   private missed(worker: W, err: unknown, msg: string): void {

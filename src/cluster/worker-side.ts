@@ -17,6 +17,7 @@ import {
   isFinalMetricsKept,
   isSessionUser,
   isSessionUsers,
+  isSiblingsPurgeDone,
   type SessionUserMessage,
   type SessionUsersAskMessage,
   type SiblingsPurgeMessage,
@@ -27,16 +28,42 @@ import {
  * through the primary. Used only without Redis, whose channel already reaches every worker.
  */
 export function siblingsOverIpc(): PurgeSiblings {
+  const waiting = new Map<number, () => void>();
+  let lastId = 0;
+  process.on('message', (m: unknown) => {
+    if (isSiblingsPurgeDone(m)) waiting.get(m.id)?.();
+  });
   return {
     publish: (message) => {
       process.send?.({ wikiedge: 'siblings-purge', message } satisfies SiblingsPurgeMessage);
     },
+    publishAndWait: (message) =>
+      new Promise<void>((resolve) => {
+        const id = ++lastId;
+        const done = () => {
+          clearTimeout(bound);
+          waiting.delete(id);
+          resolve();
+        };
+        // A primary slow to relay, or a sibling slow to answer, delays the client's answer by
+        // this much at most; the purge still reaches the siblings after it.
+        const bound = setTimeout(done, SIBLINGS_PURGE_WAIT_MS);
+        waiting.set(id, done);
+        // No channel (a worker whose primary is gone): nobody to wait for.
+        if (!process.send) return done();
+        process.send({ wikiedge: 'siblings-purge', message, id } satisfies SiblingsPurgeMessage, (err: Error | null) => {
+          if (err) done();
+        });
+      }),
     sessionUser: (slot, user) => {
       // A primary gone (the worker exits soon): nothing to tell.
       process.send?.({ wikiedge: 'session-user', slot, user } satisfies SessionUserMessage, noError);
     },
   };
 }
+
+/** How long a session holder's write waits for the other workers to apply its purge. */
+export const SIBLINGS_PURGE_WAIT_MS = 1_000;
 
 /** In a worker: answer the primary's questions about this worker's gateway. */
 export function answerPrimary(built: BuiltPublic): void {
