@@ -58,44 +58,14 @@ const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 6);
 
 /** CPU seconds (user + system) used so far by `pid` and its descendants (nginx and Varnish fork). */
 function treeCpuSeconds(pid) {
-  const tick = 100; // USER_HZ on Linux
-  const stats = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      stats.push({ pid: Number(entry), ppid: Number(fields[1]), cpu: (Number(fields[11]) + Number(fields[12])) / tick });
-    } catch {
-      /* gone */
-    }
-  }
-  const tree = new Set([pid]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const st of stats) if (!tree.has(st.pid) && tree.has(st.ppid)) (tree.add(st.pid), (grew = true));
-  }
+  const stats = procStats();
+  const tree = treeOf(pid, stats);
   return stats.filter((st) => tree.has(st.pid)).reduce((sum, st) => sum + st.cpu, 0);
 }
 
 /** Sends `signal` to `pid` and every process under it. */
 function signalTree(pid, signal) {
-  const parents = new Map();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      /* gone */
-    }
-  }
-  const tree = new Set([pid]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const [child, parent] of parents) if (!tree.has(child) && tree.has(parent)) (tree.add(child), (grew = true));
-  }
-  for (const member of tree) {
+  for (const member of treeOf(pid, procStats())) {
     try {
       process.kill(member, signal);
     } catch {
@@ -104,15 +74,41 @@ function signalTree(pid, signal) {
   }
 }
 
+/** Every process's pid, parent and CPU seconds, from /proc. */
+function procStats() {
+  const stats = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const st = statOf(`/proc/${entry}/stat`);
+    if (st) stats.push({ pid: Number(entry), ...st });
+  }
+  return stats;
+}
+
+/** `pid` and every process under it. */
+function treeOf(pid, stats) {
+  const tree = new Set([pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const st of stats) if (!tree.has(st.pid) && tree.has(st.ppid)) (tree.add(st.pid), (grew = true));
+  }
+  return tree;
+}
+
+/** A /proc stat file's parent and CPU seconds (user + system, USER_HZ 100); undefined when gone. */
+function statOf(file) {
+  try {
+    const stat = readFileSync(file, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { ppid: Number(fields[1]), cpu: (Number(fields[11]) + Number(fields[12])) / 100 };
+  } catch {
+    return undefined;
+  }
+}
+
 /** CPU seconds of one thread (its /proc task), 0 when it is gone. */
 function threadCpuSeconds(pid, tid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
+  return statOf(`/proc/${pid}/task/${tid}/stat`)?.cpu ?? 0;
 }
 
 /**
