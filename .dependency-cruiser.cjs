@@ -12,12 +12,12 @@ const LAYERS = [
   {
     name: 'decisions',
     doc: 'pure decisions over headers and bodies: configuration, identity, forwarding, cookies, debuginfo, cache policy, entry formats, content codings',
-    path: '^src/(config|identity|forwarding|set-cookie|redaction)\\.ts$|^src/config/|^src/debuginfo/|^src/compression/(accept-encoding|codings)\\.ts$|^src/invalidation/(titles|dependencies|purge-url|changes|session-users)\\.ts$|^src/api/(request|policy|requester-address)\\.ts$|^src/cache/(entry|freshness|compact|arena|entry-codec|guards|hand-over)\\.ts$',
+    path: '^src/(config|identity|forwarding|set-cookie|redaction)\\.ts$|^src/config/|^src/debuginfo/|^src/compression/(accept-encoding|codings)\\.ts$|^src/invalidation/(titles|dependencies|purge-url|changes|session-users)\\.ts$|^src/api/(request|policy|requester-address)\\.ts$|^src/cache/(entry|freshness|compact|slab-arena|entry-table|entry-codec|guards|hand-over)\\.ts$',
   },
   {
     name: 'parts',
     doc: 'stateful parts with I/O at their edge: stores, Redis, metrics, logging, the upstream client and its probe, limits',
-    path: '^src/(metrics|module-labels|build-info|request-metrics|logging|access-log|upstream|upstream-probe|module-names|body)\\.ts$|^src/cache/(store|coalescer|purge|redis-tier|invalidation-log)\\.ts$|^src/cache/redis/|^src/limits/(client-address|client-budget|refusal-delay|upstream-gate)\\.ts$|^src/invalidation/(follower|signals)\\.ts$|^src/compression/(metrics|representations)\\.ts$',
+    path: '^src/(metrics|module-labels|build-info|request-metrics|logging|access-log|upstream|upstream-probe|module-names|body)\\.ts$|^src/cache/(store|tier|coalescer|purge|redis-tier|invalidation-log)\\.ts$|^src/cache/redis/|^src/limits/(client-address|client-budget|refusal-delay|upstream-gate)\\.ts$|^src/invalidation/(follower|signals)\\.ts$|^src/compression/(metrics|representations)\\.ts$',
   },
   {
     name: 'gateway',

@@ -333,7 +333,7 @@ export class Metrics {
     });
     const gauge = (name: string, help: string, pick: (s: TierStats) => number) => tierGauge(registers, opts.tierStats, name, help, pick);
     gauge('wikiedge_cache_entries', 'Entries held, by tier.', (s) => s.entries);
-    gauge('wikiedge_cache_bytes', 'Bytes held (bodies, headers and overhead), by tier.', (s) => s.bytes);
+    gauge('wikiedge_cache_bytes', 'Bytes charged to the budget (entries, header sets, read entries, the entry table), by tier.', (s) => s.bytes);
     gauge('wikiedge_cache_budget_bytes', 'Byte budget, by tier.', (s) => s.budget);
     gauge(
       'wikiedge_cache_body_memory_bytes',

@@ -8,7 +8,7 @@
  * - deleted properties (the flow removes Set-Cookie, Content-Encoding…): after a delete V8 keeps
  *   the object as a hash table, several times the size of an object with a fixed shape.
  *
- * The store (store.ts StoredEntry) keeps a fresh headers object, each property added once, and
+ * The store (tier.ts) keeps a fresh headers object, each property added once, and
  * shares repeated strings and module lists through bounded tables (strings are immutable:
  * sharing one between entries shares nothing else).
  *

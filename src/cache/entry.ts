@@ -1,13 +1,13 @@
 /**
  * A cached answer as every tier and the Redis codec see it. The store keeps its own compact copy
- * (store.ts StoredEntry); this is the shape handed in and read out.
+ * (a record in its tier's table, tier.ts; read out as a StoredEntry); this is the shape handed in and read out.
  */
 export interface CacheEntry {
   readonly status: number;
   /** Headers replayed on a hit, precomputed at store time (never Set-Cookie, never Age). */
   readonly headers: Readonly<Record<string, string | string[]>>;
   /**
-   * Once stored, a new view into the tier's body arena (arena.ts) at every read; the arena may
+   * Once stored, a new view into the tier's slabs (slab-arena.ts) at every read; the arena may
    * move the bytes to another slab: read it when writing the answer, not before. Any view read
    * stays valid.
    */

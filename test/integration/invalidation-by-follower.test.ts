@@ -45,7 +45,7 @@ describe('invalidation by the recentchanges follower', () => {
     // fetched is not stored (X-Cache pass, notStored "invalidated"; policy.ts).
     const id = randomUUID();
     const title = `Long TTL ${id}`;
-    const stored = () => [...(gw.built.gateway.store as unknown as { tiers: { shared: { lru: Map<string, { ttlMs: number; urlKey: string }> } } }).tiers.shared.lru.values()];
+    const stored = () => [...gw.built.gateway.store.entries('shared')];
     // Read until stored: a change the follower applies while the answer is on its way (any gap
     // it takes counts) leaves it unstored, `pass`, once.
     await untilFresh(() => read(`action=query&prop=info&titles=${encodeURIComponent(title)}`), () => stored().some((e) => e.urlKey.includes(id)));
@@ -58,7 +58,7 @@ describe('invalidation by the recentchanges follower', () => {
     // with no recentchanges row and no PURGE of an api.php URL (invalidation review, ninth session).
     const id = randomUUID();
     const title = encodeURIComponent(`Short TTL ${id}`);
-    const stored = () => [...(gw.built.gateway.store as unknown as { tiers: { shared: { lru: Map<string, { ttlMs: number; urlKey: string }> } } }).tiers.shared.lru.values()];
+    const stored = () => [...gw.built.gateway.store.entries('shared')];
     for (const [q, marker] of [
       [`action=query&prop=categories&titles=${title}`, 'prop=categories'],
       [`action=query&list=categorymembers&cmtitle=Category:${title}`, 'list=categorymembers'],

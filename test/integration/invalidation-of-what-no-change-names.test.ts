@@ -86,7 +86,7 @@ describe('what no change signal names', () => {
     // And a list of protected pages, which shows no expiry, keeps the short TTL whatever the follower says.
     const listed = await cached(`action=query&list=allpages&apprtype=edit&apnamespace=0&aplimit=max`);
     expect(listed.query.allpages.length).toBeGreaterThanOrEqual(0);
-    const entry = [...(gw.built.gateway.store as unknown as { tiers: { shared: { lru: Map<string, { ttlMs: number; urlKey: string }> } } }).tiers.shared.lru.values()].find((e) => e.urlKey.includes('apprtype=edit'));
+    const entry = [...gw.built.gateway.store.entries('shared')].find((e) => e.urlKey.includes('apprtype=edit'));
     expect(entry?.ttlMs).toBeLessThanOrEqual(60_000);
   });
 
