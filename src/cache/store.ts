@@ -174,10 +174,14 @@ export class CacheStore {
     return n;
   }
 
-  /** Every entry of a tier, stale ones too, least recently used first, their recency untouched (inspection). */
-  *entries(tier: Tier): Generator<CacheEntry> {
+  /**
+   * Every entry of a tier, stale ones too, least recently used first, their recency untouched
+   * (inspection): read all at once, since a record freed meanwhile may hold another entry by
+   * the time a lazy reader came to it.
+   */
+  entries(tier: Tier): CacheEntry[] {
     const t = this.tiers[tier];
-    for (const r of t.all()) yield t.entryOf(r);
+    return t.all().map((r) => t.entryOf(r));
   }
 
   /**

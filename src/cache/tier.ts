@@ -268,8 +268,10 @@ export class Tiered {
     const hash = this.table.hashKey(key);
     const existing = this.table.find(key, hash);
     // Keys are stored as bytes (entry-table.ts); the gateway's keys are percent-encoded URLs and
-    // never hold more. Not stored, and, as for an oversize entry, what the key held goes.
-    if (!isLatin1(key) || !isLatin1(given.urlKey)) {
+    // never hold more. A key is never empty either: its bytes make every region at least one
+    // byte long, and the arena drops a slab whose live bytes reach 0. Not stored, and, as for an
+    // oversize entry, what the key held goes.
+    if (key.length === 0 || !isLatin1(key) || !isLatin1(given.urlKey)) {
       if (existing !== 0) this.remove(existing, 'replaced');
       return false;
     }
@@ -327,14 +329,16 @@ export class Tiered {
     this.keyBytes += key.length + (urlApart ? given.urlKey.length : 0);
     this.identityBytes += gzip ? (given.identityBytes ?? 0) : given.body.length;
     // The least recently used go first until the count and the budget hold (never this one: with
-    // its set it fits alone).
+    // its set it fits alone, once the records the others leave free are given back).
     while (this.table.count > this.opts.maxEntries || this.bytes > this.maxBytes) {
       const oldest = this.table.oldest;
-      if (oldest === r || oldest === 0) break;
-      this.remove(oldest, 'size');
+      if (oldest !== r && oldest !== 0) this.remove(oldest, 'size');
+      else if (this.table.highWater > this.table.count) r = this.repack()[r]!;
+      else break;
     }
     if (this.table.count > this.opts.maxEntries || this.bytes > this.maxBytes) {
       this.remove(r, 'size');
+      this.repackWhenSparse();
       return false;
     }
     this.arena.compact();
@@ -349,7 +353,7 @@ export class Tiered {
    */
   addBrotli(key: string, current: CacheEntry, br: Buffer, now: number): boolean {
     const r = this.table.find(key);
-    if (r === 0 || this.views.get(r) !== current || !current.coding) return false;
+    if (r === 0 || !this.isEntryOf(r, current) || !current.coding) return false;
     const upgraded: CacheEntry = {
       status: current.status,
       headers: current.headers,
@@ -370,6 +374,20 @@ export class Tiered {
     } finally {
       this.upgrading = false;
     }
+  }
+
+  /**
+   * Whether `entry` was read from record `r` as it is now: its kept view, or (when none could be
+   * kept, for an entry near the whole budget) a view whose body is this record's bytes where
+   * they lie now (slab memory is never reused: no other entry's view can point there).
+   */
+  private isEntryOf(r: number, entry: CacheEntry): boolean {
+    const kept = this.views.get(r);
+    if (kept !== undefined) return kept === entry;
+    const t = this.table;
+    const slab = this.arena.buffer(t.chunk(r));
+    const body = entry.body;
+    return body.buffer === slab.buffer && body.byteOffset === slab.byteOffset + t.bodyAt(r) && body.length === t.bodyLength(r);
   }
 
   /** Remove the entries under `keys`; how many there were. */
@@ -404,8 +422,12 @@ export class Tiered {
   private repackWhenSparse(): void {
     const t = this.table;
     const free = t.highWater - t.count;
-    if (free <= t.count / 4 || free * SLOT_BYTES <= this.maxBytes / 64) return;
-    const renumbered = t.repack();
+    if (free > t.count / 4 && free * SLOT_BYTES > this.maxBytes / 64) this.repack();
+  }
+
+  /** Renumber the table (entry-table.ts repack) and every index of record numbers with it. */
+  private repack(): Int32Array {
+    const renumbered = this.table.repack();
     const remap = (index: RecordIndex) => {
       for (const [id, v] of index) index.set(id, typeof v === 'number' ? renumbered[v]! : new Set([...v].map((r) => renumbered[r]!)));
     };
@@ -418,6 +440,7 @@ export class Tiered {
     this.views.clear();
     for (const [r, view] of views) this.views.set(renumbered[r]!, view);
     for (const [key, r] of this.readKeys) this.readKeys.set(key, renumbered[r]!);
+    return renumbered;
   }
 
   withUrl(urlKey: string): number[] {

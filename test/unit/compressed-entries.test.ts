@@ -122,6 +122,23 @@ describe('compressed entries in the store', () => {
     expect(store.get('shared', 'k')).toBeUndefined();
   });
 
+  it('addBrotli reaches an entry too large to keep its read view (near the whole budget)', async () => {
+    const given = { ...(await gzipEntry(answer(20_000), undefined)), deps: [] };
+    const budget = entrySize('k', given) + headerSetSize(given.headers) + 300;
+    const store = new CacheStore({ sharedMaxBytes: budget + 128, sessionMaxBytes: 1 << 20, maxEntries: 10, graceMs: 0, staleIfErrorMs: 0, now: () => 1_000 });
+    expect(store.set('shared', 'k', given)).toBe(true);
+    const read = store.get('shared', 'k')!;
+    // No view kept: each read is a new object (its 320 bytes did not fit).
+    expect(store.stats('shared').viewBytes).toBe(0);
+    expect(store.get('shared', 'k')).not.toBe(read);
+    // Failed before (independent review): refused as 'gone', the br never made.
+    expect(store.addBrotli('shared', 'k', read, Buffer.from('b'))).toBe(true);
+    expect(store.get('shared', 'k')!.br!.toString()).toBe('b');
+    // An entry read before a replacement is not the entry any more.
+    expect(store.set('shared', 'k', given)).toBe(true);
+    expect(store.addBrotli('shared', 'k', read, Buffer.from('b'))).toBe(false);
+  });
+
   it('bodies survive the arena moving them: gzip and br keep their own bytes', async () => {
     const store = new CacheStore({ sharedMaxBytes: 4 << 20, sessionMaxBytes: 1 << 20, maxEntries: 100_000, graceMs: 0, staleIfErrorMs: 0, now: () => 1_000 });
     const kept: { key: string; gzip: Buffer; br: Buffer }[] = [];

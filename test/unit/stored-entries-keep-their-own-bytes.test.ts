@@ -148,6 +148,30 @@ describe('records and slabs under any sequence of operations', () => {
     );
   });
 
+  it('an empty key is not stored (every stored region is at least a byte: an empty one could outlive its slab)', () => {
+    const s = new CacheStore({ sharedMaxBytes: 1 << 20, sessionMaxBytes: 1 << 20, maxEntries: 1_000, graceMs: 0, staleIfErrorMs: 0, now: () => 2_000 });
+    expect(s.set('shared', '', { ...entry(1, 0), urlKey: '' })).toBe(false);
+    for (let i = 0; i < 100; i++) s.set('shared', `k${i}`, entry(i, 2_000));
+    for (let i = 0; i < 90; i++) s.delete('shared', `k${i}`);
+    expect(s.get('shared', '')).toBeUndefined();
+  });
+
+  it('entries() is read at once: a record freed and reused while a caller walks it never shows another session\'s entry', () => {
+    const s = new CacheStore({ sharedMaxBytes: 1 << 20, sessionMaxBytes: 1 << 20, maxEntries: 1_000, graceMs: 0, staleIfErrorMs: 0, now: () => 2_000 });
+    s.set('session', '/w/api.php?a\nalice', { ...entry(1, 10, 'alice'), urlKey: '/w/api.php?a' });
+    s.set('session', '/w/api.php?b\nbob', { ...entry(2, 10, 'bob'), urlKey: '/w/api.php?b' });
+    const seen: string[] = [];
+    for (const e of s.entries('session')) {
+      seen.push(`${e.slot}:${e.urlKey}`);
+      if (seen.length === 1) {
+        s.evictSession('bob');
+        s.set('session', '/w/api.php?c\ncarol', { ...entry(3, 10, 'carol'), urlKey: '/w/api.php?c' });
+      }
+    }
+    // Lazily, the second step yielded carol's entry from bob's old record (independent review).
+    expect(seen).toEqual(['alice:/w/api.php?a', 'bob:/w/api.php?b']);
+  });
+
   it('a key with characters beyond Latin-1 is not stored, and finds nothing', () => {
     const s = new CacheStore({ sharedMaxBytes: 1 << 20, sessionMaxBytes: 1 << 20, maxEntries: 10, graceMs: 0, staleIfErrorMs: 0, now: () => 2_000 });
     s.set('shared', 'k\u0101', entry(1, 10));
