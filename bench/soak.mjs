@@ -48,6 +48,8 @@ const GATEWAY_ENV = {
   // Entries expire during the run too: grace refreshes and dead-entry lookups are exercised.
   WIKIEDGE_TTL_PUBLIC_SECONDS: '30',
   WIKIEDGE_TTL_MAX_SECONDS: '30',
+  // Not above the max (config/fields.ts NOT_ABOVE); the soak runs no change follower.
+  WIKIEDGE_TTL_FOLLOWED_SECONDS: '30',
 };
 
 // ------------------------------------------------------------------------------------ sampling
