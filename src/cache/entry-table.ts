@@ -73,9 +73,9 @@ function mix(h: number): number {
 }
 
 /** FNV-1a over the characters (Latin-1: the same as over the stored bytes), seeded, mixed. */
-export function hashChars(s: string, length = s.length): number {
+export function hashChars(s: string): number {
   let h = SEED ^ 0x811c9dc5;
-  for (let i = 0; i < length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
   return mix(h);
 }
 
@@ -145,17 +145,9 @@ export class EntryTable {
     return this.tail;
   }
 
-  get newest(): number {
-    return this.head;
-  }
-
   /** Towards the newest: the next record after `r` from the tail. */
   newerThan(r: number): number {
     return this.words[r * WORDS + PREV]!;
-  }
-
-  olderThan(r: number): number {
-    return this.words[r * WORDS + NEXT]!;
   }
 
   inUse(r: number): boolean {
@@ -227,7 +219,7 @@ export class EntryTable {
    * Fill record `r` (from allocate()) and link it: newest in the LRU, in its key's and its URL's
    * buckets. Its bytes are already written at `chunk`/`offset` ([key][URL apart][body][br]).
    */
-  insert(r: number, keyHash: number, urlHash: number, place: { chunk: number; offset: number; keyLen: number; urlLen: number; urlApart: boolean; bodyLen: number; brLen: number }, f: RecordFields): void {
+  insert(r: number, keyHash: number, urlKey: string, place: { chunk: number; offset: number; keyLen: number; urlLen: number; urlApart: boolean; bodyLen: number; brLen: number }, f: RecordFields): void {
     const w = this.words;
     const base = r * WORDS;
     w[base + HASH] = keyHash;
@@ -246,7 +238,7 @@ export class EntryTable {
     const kb = keyHash & (this.keyBuckets.length - 1);
     w[base + KEY_NEXT] = this.keyBuckets[kb]!;
     this.keyBuckets[kb] = r;
-    this.linkUrl(r, urlHash);
+    this.linkUrl(r, hashChars(urlKey));
     if (this.count > this.keyBuckets.length) this.grow();
   }
 
@@ -296,10 +288,7 @@ export class EntryTable {
 
   /** All of the record's bytes: key, URL key apart, body, br. */
   regionLength(r: number): number {
-    const base = r * WORDS;
-    const w = this.words;
-    const urlApart = ((w[base + STATUS_FLAGS]! >>> 16) & FLAG_URL_APART) !== 0;
-    return w[base + KEY_LEN]! + (urlApart ? w[base + URL_LEN]! : 0) + w[base + BODY_LEN]! + w[base + BR_LEN]!;
+    return this.bodyAt(r) - this.offset(r) + this.bodyLength(r) + this.brLength(r);
   }
 
   keyLength(r: number): number {
@@ -307,10 +296,7 @@ export class EntryTable {
   }
 
   urlAt(r: number): number {
-    const base = r * WORDS;
-    const w = this.words;
-    const urlApart = ((w[base + STATUS_FLAGS]! >>> 16) & FLAG_URL_APART) !== 0;
-    return w[base + OFFSET]! + (urlApart ? w[base + KEY_LEN]! : 0);
+    return this.offset(r) + (this.urlApart(r) ? this.keyLength(r) : 0);
   }
 
   urlLength(r: number): number {

@@ -12,7 +12,7 @@
 import type { EvictionReason, Tier } from '../outcomes.js';
 import { compactModules, sharedHeaders } from './compact.js';
 import type { CacheEntry } from './entry.js';
-import { EntryTable, MAX_KEY_CHAIN, RECORD_BYTES, hashChars, isLatin1 } from './entry-table.js';
+import { EntryTable, MAX_KEY_CHAIN, RECORD_BYTES, isLatin1 } from './entry-table.js';
 import { SlabArena } from './slab-arena.js';
 
 /**
@@ -216,7 +216,7 @@ export class Tiered {
     return this.table.bucketBytes + (this.table.highWater - this.table.count) * SLOT_BYTES;
   }
 
-  /** What the views kept for entries that have been read cost (VIEW_BYTES each). */
+  /** What the views kept for entries that have been read cost (VIEW_BYTES and the key's length each). */
   get viewBytes(): number {
     return this.viewCharge;
   }
@@ -315,7 +315,7 @@ export class Tiered {
     this.table.insert(
       r,
       hash,
-      hashChars(given.urlKey),
+      given.urlKey,
       { chunk, offset, keyLen: key.length, urlLen: given.urlKey.length, urlApart, bodyLen: given.body.length, brLen: br?.length ?? 0 },
       { status: given.status, gzip, identityBytes: gzip ? (given.identityBytes ?? 0) : 0, storedAt, ttlMs: given.ttlMs },
     );
