@@ -1,7 +1,7 @@
 // The memory part of bench/compression.mjs, in a process of its own (run with --expose-gc;
 // prints one JSON line): a shared tier of BUDGET_MB filled with the corpus's answers, again and
 // again under new keys, either as they are (`identity`: as before compression) or in their
-// stored form (`stored`: src/compression/codings.ts storedForm); entries held, RSS growth, and
+// stored form (`stored`: src/http/codings.ts storedForm); entries held, RSS growth, and
 // the bytes each size of answer takes per entry in the budget.
 //   node --expose-gc bench/compression-memory.mjs identity|stored CORPUS.json BUDGET_MB
 import { readFileSync } from 'node:fs';
@@ -11,7 +11,7 @@ const MB = 1024 * 1024;
 /** In its own process: fill a 100 MB store with the corpus, again and again under new keys. */
 async function memoryChild(mode, file, budgetMb) {
   const { CacheStore, entrySize } = await import('../dist/cache/store.js');
-  const { storedForm } = await import('../dist/compression/codings.js');
+  const { storedForm } = await import('../dist/http/codings.js');
   const corpus = JSON.parse(readFileSync(file, 'utf8')).map((a) => ({ ...a, body: Buffer.from(a.body, 'base64') }));
   // Each answer's stored form, made once (as the gateway makes it once per entry).
   const started = performance.now();

@@ -7,7 +7,7 @@
 //            JSONP and jsonfm; paraminfo of every module; help of every action; parse and
 //            revisions of the 25 pages in json, formatversion=2, xml and jsonfm; allmessages
 //   levels   gzip levels and br qualities over the corpus: size and CPU per KB (the choices in
-//            src/compression/codings.ts)
+//            src/http/codings.ts)
 //   memory   entries of the corpus one 100 MB shared budget holds, stored as they are (before)
 //            and in their stored form (after), with RSS growth, each in a process of its own
 //   wire     bytes on the wire per hit for a real siteinfo and a real parse answer: the wiki
@@ -121,7 +121,7 @@ function benchLevels(row, answers) {
 
 // ------------------------------------------------------------------------------------ memory
 
-/** Headers as the gateway stores them (forwarding.ts, policy.ts responseHeaders): no hop-by-hop, no Date. */
+/** Headers as the gateway stores them (http/forwarding.ts, policy.ts responseHeaders): no hop-by-hop, no Date. */
 function storedHeaders(h) {
   const out = {};
   for (const [k, v] of Object.entries(h)) if (!['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length', 'x-request-id', 'host'].includes(k)) out[k] = v;

@@ -154,8 +154,8 @@ function nsPerCall(fn, n = 1_000_000) {
 
 export async function benchCredentialNet(row) {
   console.log('\n## Credential net: the identity checks per request, in this process (dist/)');
-  const { identityRules, mayCarryCredentials, identityFromHeaders } = await import(path.join(root, 'dist/identity.js'));
-  const { parsePhpQuery } = await import(path.join(root, 'dist/php/php-input.js'));
+  const { identityRules, mayCarryCredentials, identityFromHeaders } = await import(path.join(root, 'dist/mediawiki/identity.js'));
+  const { parsePhpQuery } = await import(path.join(root, 'dist/mediawiki/php-input.js'));
   const rules = identityRules({ cookiePrefix: 'wiki', sessionName: '', sessionJwtCookie: false, secret: Buffer.alloc(32, 1) });
   // What a bot sends (a fresh hit: no cookie), and what a browser that never logged in sends.
   const bot = { host: 'wiki.example', 'user-agent': 'mwn/3.0 (bench)', accept: 'application/json', 'accept-encoding': 'gzip, br' };

@@ -300,8 +300,8 @@ export async function benchInvalidation(wikiUrl, data, record = () => undefined)
  */
 export async function dependencyCost(record = () => undefined) {
   console.log('\n## Invalidation: the hit path`s cost of dependency tracking (micro-bench, ns per call)');
-  const { freshnessAt } = await import(path.join(root, 'dist/cache/freshness.js'));
-  const { writerBypasses } = await import(path.join(root, 'dist/api/policy.js'));
+  const { freshnessAt } = await import(path.join(root, 'dist/policy/freshness.js'));
+  const { writerBypasses } = await import(path.join(root, 'dist/policy/policy.js'));
   const { CacheStore } = await import(path.join(root, 'dist/cache/store.js'));
   const w = { graceMs: 10_000, staleIfErrorMs: 300_000 };
   const now = Date.now();

@@ -12,9 +12,9 @@
 //       (src/cache/compact.ts): the worst case for the budget's per-entry count.
 //
 // Entries are made as the gateway makes them: header strings new for every answer (as undici
-// parses them), the flow's removals, a body read as body.ts reads it (the store compacts). Run it the
+// parses them), the flow's removals, a body read as http/body.ts reads it (the store compacts). Run it the
 // way the gateway runs (MALLOC_MMAP_THRESHOLD_=131072, see src/cluster/worker-env.ts); run.mjs does.
-import { cacheKey } from '../dist/api/request.js';
+import { cacheKey } from '../dist/policy/request.js';
 import { CacheStore } from '../dist/cache/store.js';
 import { headers } from './servers/api-answer.mjs';
 
@@ -42,7 +42,7 @@ const bodyLength = (i) => BODY_BYTES + (i % 48);
 function fill(store, count) {
   let payload = 0;
   for (let i = 0; i < count; i++) {
-    // What the gateway reads from the wiki (body.ts: Buffer.concat, a slice of Node's pool);
+    // What the gateway reads from the wiki (http/body.ts: Buffer.concat, a slice of Node's pool);
     // the store copies it into its slabs.
     const body = Buffer.allocUnsafe(bodyLength(i));
     body.fill(120);

@@ -15,7 +15,7 @@
 //                               commit while others rebuild this one's dist/ under it
 //   SOAK_MISS_COOKIE=1          diagnostic: the unique-URL misses carry an unrelated cookie (still
 //                               anonymous, still shared) so they skip the gateway's recv memo
-//                               (src/api/flow.ts), to tell the memo's cycle from a leak
+//                               (src/steps/flow.ts), to tell the memo's cycle from a leak
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';

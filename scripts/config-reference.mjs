@@ -11,9 +11,9 @@ import path from 'node:path';
 const root = path.resolve(import.meta.dirname, '..');
 let renderConfigReference;
 try {
-  ({ renderConfigReference } = await import(path.join(root, 'dist/config.js')));
+  ({ renderConfigReference } = await import(path.join(root, 'dist/config/config.js')));
 } catch (err) {
-  console.error(`scripts/config-reference.mjs: cannot load dist/config.js (run npm run build first): ${err.message}`);
+  console.error(`scripts/config-reference.mjs: cannot load dist/config/config.js (run npm run build first): ${err.message}`);
   process.exit(1);
 }
 const table = renderConfigReference();

@@ -1,27 +1,27 @@
 /**
- * `npm start` / `node dist/main.js`: answer a command-line option and exit (cli.ts: --check,
+ * `npm start` / `node dist/main.js`: answer a command-line option and exit (apps/cli.ts: --check,
  * --print-config, --help), or validate the configuration (a bad value exits 2 naming the key),
  * listen on the public and admin addresses (a port that cannot be bound exits 1 with one line
- * naming its key, listen.ts), probe the wiki in the background, and shut down gracefully on
- * SIGTERM/SIGINT (app.ts: /readyz 503, drain, finish in-flight requests within
+ * naming its key, apps/listen.ts), probe the wiki in the background, and shut down gracefully on
+ * SIGTERM/SIGINT (apps/app.ts: /readyz 503, drain, finish in-flight requests within
  * WIKIEDGE_SHUTDOWN_GRACE_MS, close upstream sockets, exit 0).
  *
- * With WIKIEDGE_WORKERS > 1 this same file runs as the cluster primary (cluster.ts: admin
+ * With WIKIEDGE_WORKERS > 1 this same file runs as the cluster primary (cluster/primary.ts: admin
  * listener, the upstream probe, workers' lifecycle, SIGHUP reload) and as each worker (the
  * gateway on the shared public port, without an admin listener, answering the primary over IPC,
  * running the configuration the primary hands it).
  */
 import cluster from 'node:cluster';
 import type { Logger } from 'pino';
-import { type BuiltPublic, build } from './app.js';
-import { parseCommand, runCommand } from './cli.js';
-import { runPrimary } from './cluster.js';
+import { type BuiltPublic, build } from './apps/app.js';
+import { parseCommand, runCommand } from './apps/cli.js';
+import { runPrimary } from './cluster/primary.js';
 import { configFromPrimary } from './cluster/worker-config.js';
 import { CLUSTER_WORKER_MARK } from './cluster/worker-env.js';
 import { answerPrimary, handOverFinalMetrics, siblingsOverIpc } from './cluster/worker-side.js';
-import { type Config, ConfigError, type ConfigSources, configFromSources, describeConfig, type LoadedConfig, loadConfigWithOrigins, readConfigSources } from './config.js';
-import { ListenError, listenAs } from './listen.js';
-import { createLogger } from './logging.js';
+import { type Config, ConfigError, type ConfigSources, configFromSources, describeConfig, type LoadedConfig, loadConfigWithOrigins, readConfigSources } from './config/config.js';
+import { ListenError, listenAs } from './apps/listen.js';
+import { createLogger } from './observe/logging.js';
 
 /** How long a starting worker waits for its primary to send the configuration. */
 const WORKER_CONFIG_WAIT_MS = 10_000;
@@ -114,7 +114,7 @@ function warnOnSighup(log: Logger): void {
 }
 
 /**
- * SIGTERM or SIGINT: close (app.ts), then exit 0; a second signal changes nothing. A cluster
+ * SIGTERM or SIGINT: close (apps/app.ts), then exit 0; a second signal changes nothing. A cluster
  * worker hands its final metrics to the primary between the two (beforeExit).
  */
 function exitOnSignal(log: Logger, built: BuiltPublic, beforeExit?: () => Promise<void>): void {

@@ -18,7 +18,7 @@
  * are still read (as the answer as it is): entries written before an upgrade stay usable;
  * a replica not yet upgraded reads a version-3 entry as a miss.
  */
-import type { Tier } from '../outcomes.js';
+import type { Tier } from '../words/outcomes.js';
 import type { CacheEntry } from './entry.js';
 
 const MAGIC0 = 0x57; // W

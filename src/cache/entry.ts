@@ -13,7 +13,7 @@ export interface CacheEntry {
    */
   readonly body: Buffer;
   /**
-   * `gzip` when `body` is the answer compressed at store (src/compression/codings.ts), absent
+   * `gzip` when `body` is the answer compressed at store (src/http/codings.ts), absent
    * when it is the answer as it is. Clients that take neither gzip nor br get it decoded.
    */
   readonly coding?: 'gzip';
@@ -30,6 +30,6 @@ export interface CacheEntry {
   readonly modules: readonly string[];
   /** The session slot for per-session entries (logout eviction). */
   readonly slot: string | undefined;
-  /** What the answer depends on (invalidation/dependencies.ts): tags a change invalidates. */
+  /** What the answer depends on (policy/dependencies.ts): tags a change invalidates. */
   readonly deps: readonly string[];
 }

@@ -1,6 +1,6 @@
 /**
  * What an answer fetched before a purge must be checked against before it is stored after it.
- * A change names dependency tags (invalidation/dependencies.ts); a PURGE names a URL, a logout
+ * A change names dependency tags (policy/dependencies.ts); a PURGE names a URL, a logout
  * or a rights change a session, the admin a module: each is recorded under a tag of its own
  * (the same invalidation log, cache/invalidation-log.ts locally and the `v:` keys in Redis,
  * redis/invalidations.ts), and an answer's guard tags are its dependency tags and these.
@@ -18,7 +18,7 @@ export const urlGuard = (urlKey: string): string => `#url:${urlKey}`;
 /**
  * Sessions by bucket, not one by one: any client with a session-like cookie makes a logout-like
  * eviction with every write it sends, and each records its guard (locally, and in Redis a key
- * kept GUARD_MS). The first two characters of the slot (an HMAC in base64url, identity.ts) make
+ * kept GUARD_MS). The first two characters of the slot (an HMAC in base64url, mediawiki/identity.ts) make
  * 4,096 buckets: a bound on both, at the price of an answer of another session of the same
  * bucket, fetched during the eviction, not being stored that once.
  */

@@ -11,7 +11,7 @@
  * are the ones that do not fit. Per-session entries stay behind: they live minutes, and the
  * knowledge of whose session each is (session-users.ts) would have to travel with them.
  */
-import type { Tier } from '../outcomes.js';
+import type { Tier } from '../words/outcomes.js';
 import { decodeEntry, encodeEntry } from './entry-codec.js';
 import type { CacheEntry } from './entry.js';
 

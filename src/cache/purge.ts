@@ -17,7 +17,7 @@ export interface PurgeResult {
   readonly redisPurged?: number | null;
 }
 
-/** Which sessions belong to a user (invalidation/session-users.ts), for `user` purges. */
+/** Which sessions belong to a user (policy/session-users.ts), for `user` purges. */
 export interface UserSessions {
   slots(user: string): readonly string[];
   userOf(slot: string): string | undefined;
@@ -70,7 +70,7 @@ export interface PurgeSiblings {
    */
   publishAndWait?(message: PurgeMessage): Promise<void>;
   /**
-   * This process learned whose session `slot` is (session-lifecycle.ts): its siblings must know
+   * This process learned whose session `slot` is (steps/session-lifecycle.ts): its siblings must know
    * too, or a write taken by one of them would not reach that session's entries here.
    */
   sessionUser?(slot: string, user: string): void;

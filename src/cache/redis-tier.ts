@@ -20,9 +20,9 @@
  */
 import type { Logger } from 'pino';
 import type { RedisOptions, Redis } from 'ioredis';
-import type { Tier } from '../outcomes.js';
-import type { RedisMetrics, RedisWaitOutcome } from '../metrics.js';
-import type { StaleWindows } from './freshness.js';
+import type { Tier } from '../words/outcomes.js';
+import type { RedisMetrics, RedisWaitOutcome } from '../observe/metrics.js';
+import type { StaleWindows } from '../policy/freshness.js';
 import type { CacheEntry } from './store.js';
 import { RedisConnection } from './redis/connection.js';
 import { RedisEntries } from './redis/entries.js';

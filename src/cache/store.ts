@@ -8,20 +8,20 @@
  * windows, freshness is decided here with the injected clock, and the lookup that finds an
  * entry dead deletes it.
  */
-import type { EvictionReason, Tier } from '../outcomes.js';
+import type { EvictionReason, Tier } from '../words/outcomes.js';
 import type { CacheEntry } from './entry.js';
 import { type Guarded, guardTags, moduleGuard, slotGuard, urlGuard } from './guards.js';
-import { type Freshness, freshnessAt, remainingKeepMs } from './freshness.js';
+import { type Freshness, freshnessAt, remainingKeepMs } from '../policy/freshness.js';
 import { InvalidationLog } from './invalidation-log.js';
 import { Tiered } from './tier.js';
 
-export type { Freshness } from './freshness.js';
+export type { Freshness } from '../policy/freshness.js';
 
 export type { CacheEntry } from './entry.js';
 
 export { entrySize, headerSetSize } from './tier.js';
 
-export type { EvictionReason } from '../outcomes.js';
+export type { EvictionReason } from '../words/outcomes.js';
 
 export interface StoreOptions {
   readonly sharedMaxBytes: number;
@@ -106,7 +106,7 @@ export class CacheStore {
   }
 
   /**
-   * A change (invalidation/changes.ts): every entry, in both tiers, that depends on one of
+   * A change (policy/changes.ts): every entry, in both tiers, that depends on one of
    * `tags`; recorded, so that an answer fetched before it is not stored after it.
    */
   invalidate(tags: readonly string[]): number {

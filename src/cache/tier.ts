@@ -9,7 +9,7 @@
  * no lifetimes here (freshness.ts decides from storedAt/ttlMs, and the lookup that finds an entry
  * dead deletes it).
  */
-import type { EvictionReason, Tier } from '../outcomes.js';
+import type { EvictionReason, Tier } from '../words/outcomes.js';
 import { compactModules, sharedHeaders } from './compact.js';
 import type { CacheEntry } from './entry.js';
 import { EntryTable, MAX_KEY_CHAIN, RECORD_BYTES, isLatin1 } from './entry-table.js';

@@ -13,7 +13,7 @@
  *   other worker (purge-fan-out.ts); when the purge carries an id (a session holder's write,
  *   whose answer waits), the primary says when every other worker has applied it.
  * - session-user / session-users-ask / session-users: a worker that learned whose session a slot
- *   is (session-lifecycle.ts) tells the primary, which keeps it and hands it to every other
+ *   is (steps/session-lifecycle.ts) tells the primary, which keeps it and hands it to every other
  *   worker; a worker that starts (a reload's replacement among them) asks for all the primary
  *   knows. Otherwise each worker knew only the logins it served, and a session holder's write
  *   taken by another worker left the user's other sessions cached there (this session's review).
@@ -23,12 +23,12 @@
  *   reload) hands the primary its last figures and waits for them to be kept before it exits,
  *   so that what it counted since the last scrape is not lost (metrics-aggregation.ts).
  *
- * The channel uses the 'advanced' serialization (structured clone, cluster.ts): metric values
+ * The channel uses the 'advanced' serialization (structured clone, cluster/primary.ts): metric values
  * may be NaN or Infinity, which JSON would turn into null.
  */
 import type { Registry } from 'prom-client';
 import type { PurgeMessage, PurgeResult } from '../cache/purge.js';
-import type { ConfigSources } from '../config.js';
+import type { ConfigSources } from '../config/config.js';
 
 /** What one registry exports (Registry.getMetricsAsJSON()), as it travels over IPC. */
 export type MetricsJson = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
@@ -82,7 +82,7 @@ export interface SiblingsPurgeDoneMessage {
   readonly id: number;
 }
 
-/** Both ways: `slot` is `user`'s session (invalidation/session-users.ts). */
+/** Both ways: `slot` is `user`'s session (policy/session-users.ts). */
 export interface SessionUserMessage {
   readonly wikiedge: 'session-user';
   readonly slot: string;

@@ -14,7 +14,7 @@
  * may still be there): purgeOutcome, arithmetic over the answers alone.
  */
 import type { Logger } from 'pino';
-import type { AdminPurgeResult } from '../admin.js';
+import type { AdminPurgeResult } from '../apps/admin.js';
 import type { PurgeMessage, PurgeResult } from '../cache/purge.js';
 
 /** How long a purge waits for each worker (prefix, module and `all` purges walk its whole local tier). */

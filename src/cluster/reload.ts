@@ -26,7 +26,7 @@
  * reload after it (the file may have changed again), a SIGHUP during shutdown is ignored.
  */
 import type { Logger } from 'pino';
-import { type Config, ConfigError, type ConfigKey, type ConfigSources, configFromSources, type LoadedConfig } from '../config.js';
+import { type Config, ConfigError, type ConfigKey, type ConfigSources, configFromSources, type LoadedConfig } from '../config/config.js';
 import { FIELDS } from '../config/fields.js';
 import type { ReplaceOutcome } from './supervisor.js';
 

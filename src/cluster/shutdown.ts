@@ -1,11 +1,11 @@
 /**
  * The primary's graceful stop on SIGTERM or SIGINT, the cluster's version of main.ts's
  * exitOnSignal: from the signal on the admin /readyz answers 503, every worker drains as a
- * single process does (app.ts), the admin listener closes last, and the primary exits 0 only if
+ * single process does (apps/app.ts), the admin listener closes last, and the primary exits 0 only if
  * every worker exited cleanly. A second signal changes nothing.
  */
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 
 /** On shutdown, how long past drain + grace the primary waits before it kills what is left. */
 export const SHUTDOWN_MARGIN_MS = 5_000;
@@ -33,7 +33,7 @@ export function shutDownOnSignals(
     state.shuttingDown = true;
     log.info({ signal }, 'shutting down: /readyz is 503, every worker drains');
     try {
-      // Each worker has its own drain and grace (app.ts); the margin is for its exit itself.
+      // Each worker has its own drain and grace (apps/app.ts); the margin is for its exit itself.
       const clean = await steps.stopWorkers(config.shutdownDrainMs + config.shutdownGraceMs + SHUTDOWN_MARGIN_MS);
       await steps.closeAdmin();
       if (clean) log.info('shutdown complete');

@@ -8,7 +8,7 @@
  * - afterwards, a worker that dies is forked again in its slot after restart-backoff.ts's delay.
  * - replaceAll (a reload): slot after slot, fork a new worker, wait until it listens, make it
  *   the slot's, let the old one hand its local tier over (handOver), then SIGTERM the old one
- *   and wait for it to exit (it drains as a single process does, app.ts). The shared listening socket always has a worker accepting on it, and never
+ *   and wait for it to exit (it drains as a single process does, apps/app.ts). The shared listening socket always has a worker accepting on it, and never
  *   fewer than WIKIEDGE_WORKERS serve: capacity does not drop. A new worker that exits before it
  *   listens stops the replacement; the slot keeps its old worker.
  * - stop: SIGTERM to every worker (slot holders, replacements still starting, replaced ones still

@@ -11,7 +11,7 @@
  * workers' environment.
  */
 import { randomBytes } from 'node:crypto';
-import type { ConfigSources, LoadedConfig } from '../config.js';
+import type { ConfigSources, LoadedConfig } from '../config/config.js';
 import { type ConfigMessage, isConfig } from './messages.js';
 
 /** The primary's side: the sources every worker that starts from now on is given. */

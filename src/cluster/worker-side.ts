@@ -2,12 +2,12 @@
  * A worker's end of the IPC channel (messages.ts): it answers the primary's questions from its
  * own gateway, and, without Redis, tells the primary about the purges it applied by itself.
  * This is all a worker knows of the cluster; the gateway it runs is the single process's
- * (app.ts's build() without the admin listener, main.ts).
+ * (apps/app.ts's build() without the admin listener, main.ts).
  */
-import type { BuiltPublic } from '../app.js';
+import type { BuiltPublic } from '../apps/app.js';
 import { HandOverChunks, handedOverEntries } from '../cache/hand-over.js';
 import { type PurgeSiblings, applyLocalPurge, purgeEverywhere } from '../cache/purge.js';
-import type { Gateway } from '../gateway.js';
+import type { Gateway } from '../gateway/gateway.js';
 import {
   type AnswerMessage,
   type Answers,

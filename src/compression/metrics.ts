@@ -24,10 +24,10 @@
  *   wikiedge_decoded_cache_bytes                    decoded answers kept for identity clients
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { Tier } from '../outcomes.js';
-import { tierGauge } from '../metrics.js';
-import type { Coding } from './accept-encoding.js';
-import type { CompressionCost } from './codings.js';
+import type { Tier } from '../words/outcomes.js';
+import { tierGauge } from '../observe/metrics.js';
+import type { Coding } from '../http/accept-encoding.js';
+import type { CompressionCost } from '../http/codings.js';
 
 const CODINGS: readonly Coding[] = ['identity', 'gzip', 'br'];
 

@@ -24,9 +24,9 @@
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import type { CacheEntry, CacheStore } from '../cache/store.js';
-import type { Tier } from '../outcomes.js';
-import type { Coding } from './accept-encoding.js';
-import { BR_UPGRADE_QUALITY, encodeMeasured, gunzip, gunzipAsync, storedForm, type StoredForm } from './codings.js';
+import type { Tier } from '../words/outcomes.js';
+import type { Coding } from '../http/accept-encoding.js';
+import { BR_UPGRADE_QUALITY, encodeMeasured, gunzip, gunzipAsync, storedForm, type StoredForm } from '../http/codings.js';
 import type { CompressionMetrics } from './metrics.js';
 
 export interface RepresentationsOptions {

@@ -3,7 +3,7 @@
  * value that is set (defaults are the table's business, fields.ts) and the key to name in its
  * error; every error names the key and the rule, as @fastify/http-proxy's options do.
  */
-import { addressEntryProblem } from '../address-list.js';
+import { addressEntryProblem } from '../words/address-list.js';
 import { ConfigError, parseOr } from './field.js';
 import { describeJsonError } from './json-error.js';
 
@@ -22,7 +22,7 @@ export interface ModuleRule {
   readonly shareAnonymousPrivate?: boolean;
   /**
    * What the module's answers depend on, instead of the gateway's table
-   * (invalidation/dependencies.ts): `pages` (those the request and answer name), `any` (every
+   * (policy/dependencies.ts): `pages` (those the request and answer name), `any` (every
    * change), `nothing` (the TTL alone).
    */
   readonly dependsOn?: 'pages' | 'any' | 'nothing';

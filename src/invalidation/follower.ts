@@ -33,9 +33,9 @@
  * ones (signals.ts).
  */
 import type { Logger } from 'pino';
-import type { Upstream } from '../upstream.js';
-import { type Change, changeFromRow, type RecentChangeRow } from './changes.js';
-import { type Namespaces, namespacesFromSiteinfo } from './titles.js';
+import type { Upstream } from '../upstream/upstream.js';
+import { type Change, changeFromRow, type RecentChangeRow } from '../policy/changes.js';
+import { type Namespaces, namespacesFromSiteinfo } from '../mediawiki/titles.js';
 
 /** How far before the newest row seen each poll asks again: late inserts land in it. */
 export const OVERLAP_MS = 120_000;

@@ -11,9 +11,9 @@
  */
 import type { Logger } from 'pino';
 import type { PurgeMessage, PurgeResult } from '../cache/purge.js';
-import type { Change, ChangeSource } from './changes.js';
+import type { Change, ChangeSource } from '../policy/changes.js';
 import type { GapReason } from './follower.js';
-import { DEFAULT_NAMESPACES, type Namespaces } from './titles.js';
+import { DEFAULT_NAMESPACES, type Namespaces } from '../mediawiki/titles.js';
 
 export interface TtlDefaults {
   readonly ttlPublicSeconds: number;

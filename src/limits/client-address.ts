@@ -5,7 +5,7 @@
  * (SOURCE-NOTES §7). A client behind an untrusted proxy is that proxy: operators must list their
  * TLS terminator, or every client behind it shares one budget.
  */
-import { type AddressMatcher, canonical } from '../address-list.js';
+import { type AddressMatcher, canonical } from '../words/address-list.js';
 
 export function clientAddress(peer: string | undefined, forwardedFor: string | undefined, trusted: AddressMatcher): string {
   const self = canonical(peer ?? '');

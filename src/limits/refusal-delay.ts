@@ -8,8 +8,8 @@
  * nginx's `limit_req` without `nodelay` delays excess requests for the same reason.
  *
  * A waiting refusal holds its socket and a timer, nothing else: no turn at the wiki, no lock, no
- * coalescing leadership. Refusals are thrown at once, marked (errors.ts answerAfterDelay), and
- * the wait happens in the one error writer (error-reply.ts) once the request has let go of all
+ * coalescing leadership. Refusals are thrown at once, marked (words/errors.ts answerAfterDelay), and
+ * the wait happens in the one error writer (steps/error-reply.ts) once the request has let go of all
  * of them; the gateway's own background refreshes are never answered and never wait. The
  * refusals of the queue's timeout are not delayed: they waited already. At most `maxWaiting` wait at
  * once; past that refusals are answered at once (a flood on that many connections is a problem

@@ -10,7 +10,7 @@
  * Turns are released by the caller (`release()`), once the wiki's answer has been read, or
  * streamed out.
  */
-import { ClientClosedError, GatewayError } from '../errors.js';
+import { ClientClosedError, GatewayError } from '../words/errors.js';
 
 export interface GateOptions {
   readonly maxConcurrent: number;
@@ -124,7 +124,7 @@ export class UpstreamGate {
     else this.perClient.set(client, n);
   }
 
-  /** Refused without waiting in the queue: the answer waits the refusal delay instead (errors.ts answerAfterDelay). */
+  /** Refused without waiting in the queue: the answer waits the refusal delay instead (words/errors.ts answerAfterDelay). */
   private refuseAtOnce(reason: GateRefusal): Promise<never> {
     return Promise.reject(this.refusal(reason, true));
   }

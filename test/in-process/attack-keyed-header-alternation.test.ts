@@ -1,5 +1,5 @@
 // Attack class 4, on the fresh-hit path: a request the gateway remembers keeps its cache key for
-// the keyed headers it last saw (src/api/fresh-hit.ts, HitMemo). Alternating those headers on one
+// the keyed headers it last saw (src/steps/fresh-hit.ts, HitMemo). Alternating those headers on one
 // URL (X-Forwarded-Proto from a trusted proxy, Origin with an origin parameter) must give every
 // request its own variant, never the one the memo was made for.
 import { randomUUID } from 'node:crypto';

@@ -1,8 +1,8 @@
 // Attack class 11 (cache exhaustion), the parse memo: a flood of unique api.php URLs must not
-// grow the gateway's memory of parsed requests without bound (src/api/flow.ts, RECV_MEMO_MAX),
+// grow the gateway's memory of parsed requests without bound (src/steps/flow.ts, RECV_MEMO_MAX),
 // and a URL pushed out of it is still served right.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recvMemoSize } from '../../src/api/recv.js';
+import { recvMemoSize } from '../../src/steps/recv.js';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
 import { MANY_CLIENTS_FROM_LOOPBACK, type RunningGateway, startGateway } from '../support/gateway.js';
 import { http } from '../support/http.js';

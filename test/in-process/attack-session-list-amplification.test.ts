@@ -7,7 +7,7 @@
 // (MAX_SESSIONS_PER_USER), and a write's purge keeps the tight bound.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisKeys } from '../../src/cache/redis/keys.js';
-import { MAX_SESSIONS_PER_USER } from '../../src/invalidation/session-users.js';
+import { MAX_SESSIONS_PER_USER } from '../../src/policy/session-users.js';
 import { answerLoginsAs, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { MANY_CLIENTS_FROM_LOOPBACK, type RunningGateway, startGateway } from '../support/gateway.js';
 import { http } from '../support/http.js';

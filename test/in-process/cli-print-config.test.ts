@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CONFIG_KEYS } from '../../src/config.js';
+import { CONFIG_KEYS } from '../../src/config/config.js';
 import { offlineGatewayEnv, runCli } from '../support/cli.js';
 import { built } from '../support/spawned.js';
 import { scratchDir } from '../support/scratch.js';

@@ -1,5 +1,5 @@
 // A client in series is never refused by the budget of uncached requests; one that leaves a
-// request before its answer counts as asking in parallel for a while (limits/admission.ts). When
+// request before its answer counts as asking in parallel for a while (steps/admission.ts). When
 // the wiki cut a streamed answer off (its socket reset, a body timeout), the gateway ended the
 // client's answer itself and took that for the client leaving: its next requests in series got
 // 429 (the session's third review). The client did not leave; it is not counted so.

@@ -1,4 +1,4 @@
-// The fresh-hit path (src/api/fresh-hit.ts) only remembers what the full path decided: for every
+// The fresh-hit path (src/steps/fresh-hit.ts) only remembers what the full path decided: for every
 // shape of stored answer a stand-in wiki can give, it sends the full path's header lines and
 // body byte for byte (only Date and X-Request-Id differ), and keyed-header variants never cross.
 // No wiki needed: the real-wiki twin is test/integration/fresh-hit-equivalence.test.ts.
@@ -6,13 +6,13 @@ import { randomUUID } from 'node:crypto';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import * as freshHit from '../../src/api/fresh-hit.js';
+import * as freshHit from '../../src/steps/fresh-hit.js';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { exchange, headerOf, stableHeaders } from '../support/raw-exchange.js';
 
 const served = vi.hoisted(() => ({ fresh: [] as boolean[] }));
-vi.mock('../../src/api/fresh-hit.js', async (importOriginal) => {
+vi.mock('../../src/steps/fresh-hit.js', async (importOriginal) => {
   const original = await importOriginal<typeof freshHit>();
   return {
     ...original,
@@ -38,7 +38,7 @@ function wiki(req: IncomingMessage, res: ServerResponse): void {
     for (const [k, v] of Object.entries(base)) res.setHeader(k, v);
     res.end('{"list":true}');
   } else if (shape === 'large') {
-    // Large enough to be stored compressed (src/compression/codings.ts MIN_COMPRESS_BYTES).
+    // Large enough to be stored compressed (src/http/codings.ts MIN_COMPRESS_BYTES).
     res.writeHead(200, { ...base, 'content-type': 'application/json; charset=utf-8', etag: '"v1"' });
     res.end(JSON.stringify({ batchcomplete: '', url: req.url, pages: Array.from({ length: 60 }, (_, i) => ({ pageid: i, title: `Page ${i}` })) }));
   } else if (shape === 'echo-proto') {

@@ -1,4 +1,4 @@
-// Log lines are written to stdout in batches (src/logging.ts): a quiet gateway's request line
+// Log lines are written to stdout in batches (src/observe/logging.ts): a quiet gateway's request line
 // still shows up within the flush interval, and every line is there when the process exits.
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';

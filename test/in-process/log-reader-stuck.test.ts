@@ -1,13 +1,13 @@
 // A reader of the gateway's standard output that stops reading (a stuck log shipper, a full
 // pipe) must neither stop the gateway nor grow its memory without bound: sonic-boom holds at
 // most MAX_PENDING_BYTES (16 MiB) for it, and beyond that whole batches are dropped and counted
-// (src/logging.ts, wikiedge_log_lines_dropped_total). Against a real FIFO nobody reads.
+// (src/observe/logging.ts, wikiedge_log_lines_dropped_total). Against a real FIFO nobody reads.
 import { execFileSync } from 'node:child_process';
 import { createReadStream, openSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { batchedDestination, droppedLogLines } from '../../src/logging.js';
+import { batchedDestination, droppedLogLines } from '../../src/observe/logging.js';
 import { scratchDir } from '../support/scratch.js';
 
 describe('a log reader that does not read', () => {

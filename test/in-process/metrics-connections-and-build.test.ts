@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildInfo } from '../../src/build-info.js';
+import { buildInfo } from '../../src/observe/build-info.js';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { http } from '../support/http.js';

@@ -1,5 +1,5 @@
 /**
- * src/php/php-input.ts against the judge: a real PHP 8.2 under `php -S` (test/support/php-echo).
+ * src/mediawiki/php-input.ts against the judge: a real PHP 8.2 under `php -S` (test/support/php-echo).
  *
  * Hostile query strings and Cookie headers are generated from pieces rich in the characters
  * where PHP differs from generic parsers (`. [ ] % + = & ; , space _`, valid and invalid
@@ -13,7 +13,7 @@ import http from 'node:http';
 import net from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PhpInputLimits, parsePhpCookies, parsePhpQuery } from '../../src/php/php-input.js';
+import { type PhpInputLimits, parsePhpCookies, parsePhpQuery } from '../../src/mediawiki/php-input.js';
 import { type PhpEcho, startPhpEcho, toPairs } from '../support/php-echo.js';
 
 // PHP_ORACLE_RUNS=5000 for a longer hunt.

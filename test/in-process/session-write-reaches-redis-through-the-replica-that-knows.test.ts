@@ -1,4 +1,4 @@
-// A session holder's write evicts every session of its user (session-lifecycle.ts). The replica
+// A session holder's write evicts every session of its user (steps/session-lifecycle.ts). The replica
 // that takes the write may not know whose session it is, nor find it in Redis (its `su:` record
 // expired or was never written, Redis having been down): it purges the session with a `wrote`
 // mark, and a replica that knows the user evicts the user's other sessions locally. Their

@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parsePhpQuery } from '../../src/php/php-input.js';
-import { parseTarget, queryIsAmbiguous } from '../../src/target.js';
+import { parsePhpQuery } from '../../src/mediawiki/php-input.js';
+import { parseTarget, queryIsAmbiguous } from '../../src/words/target.js';
 import { type PhpEcho, startPhpEcho, toPairs } from '../support/php-echo.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http, rawTarget } from '../support/http.js';

@@ -1,16 +1,16 @@
-// Fresh local hits are answered before Fastify routes them (src/api/fresh-hit.ts). Against the
+// Fresh local hits are answered before Fastify routes them (src/steps/fresh-hit.ts). Against the
 // real wiki: that short path is really taken, sends byte for byte the header lines and body the
 // full path sends for the same entry (only Date and X-Request-Id differ), and gives way to the
 // full path for everything else (stale entries, purged entries, sessions, long targets).
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import * as freshHit from '../../src/api/fresh-hit.js';
+import * as freshHit from '../../src/steps/fresh-hit.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { loginCookies, LAB_USER, LAB_USER_PASS } from '../support/wiki.js';
 import { exchange, headerOf, stableHeaders } from '../support/raw-exchange.js';
 
 const served = vi.hoisted(() => ({ fresh: [] as boolean[] }));
-vi.mock('../../src/api/fresh-hit.js', async (importOriginal) => {
+vi.mock('../../src/steps/fresh-hit.js', async (importOriginal) => {
   const original = await importOriginal<typeof freshHit>();
   return {
     ...original,

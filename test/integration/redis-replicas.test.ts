@@ -9,8 +9,8 @@ import type { CacheEntry } from '../../src/cache/store.js';
 import { decodeEntry, encodeEntry } from '../../src/cache/entry-codec.js';
 import { gunzipSync } from 'node:zlib';
 import { request } from 'undici';
-import { cacheKey, canonicalQuery } from '../../src/api/request.js';
-import { parsePhpQuery } from '../../src/php/php-input.js';
+import { cacheKey, canonicalQuery } from '../../src/policy/request.js';
+import { parsePhpQuery } from '../../src/mediawiki/php-input.js';
 import { storedAnswers } from '../support/entries.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http, type TestResponse } from '../support/http.js';
@@ -301,7 +301,7 @@ describe('two replicas sharing one Redis', () => {
       .not.toMatch(/^hit/);
     expect(JSON.parse(after!.body).query.userinfo.anon).toBeDefined();
     // A logout is a write of a session whose user A learned (its userinfo): the user's sessions go,
-    // this one among them (session-lifecycle.ts), as a `user` purge message.
+    // this one among them (steps/session-lifecycle.ts), as a `user` purge message.
     expect(await metric(b, /^wikiedge_redis_purge_messages_total\{kind="user"\} (\d+)/m)).toBeGreaterThanOrEqual(1);
   });
 

@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
-import { cookieCredentialKind, identityRules } from '../../src/identity.js';
+import { cookieCredentialKind, identityRules } from '../../src/mediawiki/identity.js';
 
 const execFileP = promisify(execFile);
 

@@ -1,5 +1,5 @@
 // What a stored entry holds, as the answer it is: entries are stored compressed
-// (src/compression/codings.ts storedForm), so a test that looks inside the cache for something
+// (src/http/codings.ts storedForm), so a test that looks inside the cache for something
 // that must not be there (a credential, debuginfo) reads the answer, not its gzip.
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { CacheEntry } from '../../src/cache/entry.js';

@@ -7,10 +7,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import type { RecentChangeRow } from '../../src/invalidation/changes.js';
+import type { RecentChangeRow } from '../../src/policy/changes.js';
 import { ChangeFollower, type CursorStore, type GapReason, type Lease, MemoryCursorStore } from '../../src/invalidation/follower.js';
-import { ChangeSignalMetrics } from '../../src/metrics.js';
-import { Upstream } from '../../src/upstream.js';
+import { ChangeSignalMetrics } from '../../src/observe/metrics.js';
+import { Upstream } from '../../src/upstream/upstream.js';
 import { type FakeUpstream, startFakeUpstream } from './fake-upstream.js';
 
 /** An instant as MediaWiki writes it: ISO 8601 to the second. */

@@ -1,10 +1,10 @@
 // Start the real gateway (build() + listen on port 0) in this process, against any upstream.
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import { type Built, build } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
-import type { GatewayDeps } from '../../src/gateway.js';
-import { createLogger } from '../../src/logging.js';
+import { type Built, build } from '../../src/apps/app.js';
+import { loadConfig } from '../../src/config/config.js';
+import type { GatewayDeps } from '../../src/gateway/gateway.js';
+import { createLogger } from '../../src/observe/logging.js';
 
 /**
  * For tests that play many clients from one loopback address (floods, crowds of sessions,

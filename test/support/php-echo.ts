@@ -1,17 +1,17 @@
 /**
  * A real PHP to compare against: runs test/support/php-echo/index.php under `php -S` and sends it
- * raw requests, so tests can check src/php/php-input.ts against PHP's own `$_GET` and `$_COOKIE`.
+ * raw requests, so tests can check src/mediawiki/php-input.ts against PHP's own `$_GET` and `$_COOKIE`.
  *
  * Requests go over a plain `net` socket, written as latin1 bytes, so nothing normalises the
  * request target or the Cookie header(s) on the way. Strings are byte strings like in
- * src/php/php-input.ts: one byte per UTF-16 code unit.
+ * src/mediawiki/php-input.ts: one byte per UTF-16 code unit.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { PhpArray } from '../../src/php/php-input.js';
+import type { PhpArray } from '../../src/mediawiki/php-input.js';
 
 const ECHO_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'php-echo');
 

@@ -9,7 +9,7 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { RedisConnection } from '../../src/cache/redis/connection.js';
 import { RedisTier } from '../../src/cache/redis-tier.js';
-import { RedisMetrics } from '../../src/metrics.js';
+import { RedisMetrics } from '../../src/observe/metrics.js';
 
 const REDIS_SERVER = process.env['WIKIEDGE_TEST_REDIS_SERVER'] ?? '/usr/bin/redis-server';
 

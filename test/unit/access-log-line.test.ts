@@ -4,10 +4,10 @@
 import { Writable } from 'node:stream';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { AccessLog, jsonString, logPurge, MAX_USER_AGENT_CHARS, REDACTED } from '../../src/access-log.js';
-import { createLogger } from '../../src/logging.js';
-import { RequestTally } from '../../src/request-metrics.js';
-import { parseTarget } from '../../src/target.js';
+import { AccessLog, jsonString, logPurge, MAX_USER_AGENT_CHARS, REDACTED } from '../../src/observe/access-log.js';
+import { createLogger } from '../../src/observe/logging.js';
+import { RequestTally } from '../../src/observe/request-metrics.js';
+import { parseTarget } from '../../src/words/target.js';
 
 function capture(level: 'info' | 'warn' = 'info') {
   const lines: string[] = [];

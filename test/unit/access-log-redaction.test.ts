@@ -3,7 +3,7 @@
 // (`lgpassword`, `password`, `retype`), OAuth's `oauth_*`, and anything named like a secret.
 // Names are read as PHP reads them, so an encoded name does not slip through.
 import { describe, expect, it } from 'vitest';
-import { loggedUrl, MAX_URL_CHARS, parameterName, REDACTED, redactQuery } from '../../src/access-log.js';
+import { loggedUrl, MAX_URL_CHARS, parameterName, REDACTED, redactQuery } from '../../src/observe/access-log.js';
 
 describe('redacting credentials in the logged URL', () => {
   it.each([

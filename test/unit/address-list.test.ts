@@ -1,7 +1,7 @@
-// Address lists with CIDR ranges (address-list.ts): what WIKIEDGE_TRUSTED_PROXIES and
+// Address lists with CIDR ranges (words/address-list.ts): what WIKIEDGE_TRUSTED_PROXIES and
 // WIKIEDGE_PURGE_ALLOW match a peer against.
 import { describe, expect, it } from 'vitest';
-import { AddressMatcher } from '../../src/address-list.js';
+import { AddressMatcher } from '../../src/words/address-list.js';
 
 describe('AddressMatcher', () => {
   const m = new AddressMatcher(['192.0.2.7', '10.0.0.0/8', 'fd00::/8', '::1']);

@@ -29,7 +29,7 @@ import {
   type ResponseVerdict,
   type TtlSettings,
   unprobedCacheHeaders,
-} from '../../src/api/policy.js';
+} from '../../src/policy/policy.js';
 import {
   applicableRule,
   type Classification,
@@ -37,10 +37,10 @@ import {
   modulesOf,
   SMAXAGE_PROBE,
   shouldProbe,
-} from '../../src/api/request.js';
-import type { ModuleRule } from '../../src/config.js';
-import { type Identity, identify, identityRules } from '../../src/identity.js';
-import { parsePhpQuery } from '../../src/php/php-input.js';
+} from '../../src/policy/request.js';
+import type { ModuleRule } from '../../src/config/config.js';
+import { type Identity, identify, identityRules } from '../../src/mediawiki/identity.js';
+import { parsePhpQuery } from '../../src/mediawiki/php-input.js';
 
 const RULES = identityRules({
   cookiePrefix: 'wiki',

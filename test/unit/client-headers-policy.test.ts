@@ -2,9 +2,9 @@
 // clientNoCache), on literal headers from the real MediaWiki 1.39 captures
 // (shared/reference/mediawiki-1.39/captures; the number is the capture's).
 import { describe, expect, it } from 'vitest';
-import { bypassesCache, clientNoCache, requesterCacheControl, responseHeaders, sessionCacheControl } from '../../src/api/policy.js';
-import { SMAXAGE_PROBE } from '../../src/api/request.js';
-import type { Identity } from '../../src/identity.js';
+import { bypassesCache, clientNoCache, requesterCacheControl, responseHeaders, sessionCacheControl } from '../../src/policy/policy.js';
+import { SMAXAGE_PROBE } from '../../src/policy/request.js';
+import type { Identity } from '../../src/mediawiki/identity.js';
 
 const VARY_PUB = 'Accept-Encoding, Treat-as-Untrusted, Cookie';
 const ANON: Identity = { kind: 'anonymous', loginSuppressed: false, carriesCredentials: false };

@@ -5,7 +5,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { CONFIG_KEYS, SECRET_FILE_KEYS, loadConfig } from '../../src/config.js';
+import { CONFIG_KEYS, SECRET_FILE_KEYS, loadConfig } from '../../src/config/config.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const read = (f: string) => readFileSync(path.join(root, f), 'utf8');

@@ -1,4 +1,4 @@
-// Entries stored compressed (src/compression/codings.ts storedForm): the store keeps the gzip and,
+// Entries stored compressed (src/http/codings.ts storedForm): the store keeps the gzip and,
 // once made, the br in one arena region, counts both in the budget and the answers' own bytes
 // apart; a br is added only to the entry it was made for; the Redis codec (version 3) carries
 // the stored form exactly and still reads version 2 entries as answers stored as they are.
@@ -7,7 +7,7 @@ import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { decodeEntry, encodeEntry, EntryCodecError } from '../../src/cache/entry-codec.js';
 import { type CacheEntry, CacheStore, entrySize, headerSetSize } from '../../src/cache/store.js';
-import { MIN_COMPRESS_BYTES, storedForm } from '../../src/compression/codings.js';
+import { MIN_COMPRESS_BYTES, storedForm } from '../../src/http/codings.js';
 
 /** A JSON answer of `n` bytes as api.php writes them: repetitive, so it compresses. */
 function answer(n: number, seed = 0): Buffer {

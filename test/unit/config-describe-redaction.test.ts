@@ -1,7 +1,7 @@
 // The configuration logged at start (describeConfig): every key, secrets redacted, the upstream
 // as its origin and the Redis URL without its password.
 import { describe, expect, it } from 'vitest';
-import { CONFIG_KEYS, describeConfig, loadConfig } from '../../src/config.js';
+import { CONFIG_KEYS, describeConfig, loadConfig } from '../../src/config/config.js';
 
 const base = { WIKIEDGE_UPSTREAM: 'http://wiki:8080' };
 

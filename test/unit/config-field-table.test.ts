@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CONFIG_KEYS, ConfigError, describeConfig, loadConfig, renderConfigReference } from '../../src/config.js';
+import { CONFIG_KEYS, ConfigError, describeConfig, loadConfig, renderConfigReference } from '../../src/config/config.js';
 import { FIELD_LIST } from '../../src/config/fields.js';
 import { scratchDir } from '../support/scratch.js';
 

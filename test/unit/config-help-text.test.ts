@@ -1,7 +1,7 @@
 // `--help`'s configuration part (renderConfigHelp): every key with its unit, its default and its
 // documentation, in terminal text wrapped to the width asked for.
 import { describe, expect, it } from 'vitest';
-import { renderConfigHelp } from '../../src/config.js';
+import { renderConfigHelp } from '../../src/config/config.js';
 import { FIELD_LIST } from '../../src/config/fields.js';
 
 const help = renderConfigHelp();

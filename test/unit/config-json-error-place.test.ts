@@ -1,7 +1,7 @@
 // A JSON value that does not parse is named with where it breaks: line, column and what was
 // found there, whatever V8's own message says (it names a position for some mistakes only).
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { describeJsonError, jsonErrorPlace } from '../../src/config/json-error.js';
 
 describe('where a JSON text breaks', () => {

@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CONFIG_KEYS, loadConfig, loadConfigWithOrigins, renderEffectiveConfig } from '../../src/config.js';
+import { CONFIG_KEYS, loadConfig, loadConfigWithOrigins, renderEffectiveConfig } from '../../src/config/config.js';
 import { scratchDir } from '../support/scratch.js';
 
 const base = { WIKIEDGE_UPSTREAM: 'http://wiki:8080' };

@@ -4,7 +4,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { configFromSources, readConfigSources } from '../../src/config.js';
+import { configFromSources, readConfigSources } from '../../src/config/config.js';
 import { scratchDir } from '../support/scratch.js';
 
 describe('configuration sources', () => {

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, describeConfig, loadConfig } from '../../src/config.js';
+import { ConfigError, describeConfig, loadConfig } from '../../src/config/config.js';
 import { scratchDir } from '../support/scratch.js';
 
 const base = { WIKIEDGE_UPSTREAM: 'http://127.0.0.1:8080' };

@@ -1,10 +1,10 @@
 // A hit ratio counts every answer that came from the cache. The dashboard once matched
 // `disposition=~"hit|stale|coalesced"` and never counted `hit-shared` (a replica showed 0.61 for
 // a true 0.87). Now the dashboard says the hit dispositions once (its hit_dispositions constant)
-// and the rules once (wikiedge:hits:rate5m), both exactly src/outcomes.ts HIT_DISPOSITIONS, and no
+// and the rules once (wikiedge:hits:rate5m), both exactly src/words/outcomes.ts HIT_DISPOSITIONS, and no
 // expression anywhere matches some hit dispositions but not all of them.
 import { describe, expect, it } from 'vitest';
-import { DISPOSITIONS, HIT_DISPOSITIONS } from '../../src/outcomes.js';
+import { DISPOSITIONS, HIT_DISPOSITIONS } from '../../src/words/outcomes.js';
 import {
   allExpressions,
   allPanels,
@@ -33,7 +33,7 @@ const dispositionMatchers = everywhere.flatMap(({ where, expr }) =>
 );
 
 describe('hit dispositions in the dashboard and the rules', () => {
-  it('outcomes.ts says which dispositions are hits, and they are dispositions', () => {
+  it('words/outcomes.ts says which dispositions are hits, and they are dispositions', () => {
     expect(HIT_DISPOSITIONS.length).toBeGreaterThan(0);
     for (const d of HIT_DISPOSITIONS) expect(DISPOSITIONS).toContain(d);
     expect(HIT_DISPOSITIONS).toContain('hit-shared');

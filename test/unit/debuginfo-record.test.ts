@@ -1,9 +1,9 @@
 /** DebuginfoMetrics.record() on real debuginfo blocks (JSON, XML, PHP) and on odd ones. */
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { DebuginfoMetrics } from '../../src/debuginfo/record.js';
-import { parseFormattedSize } from '../../src/debuginfo/size.js';
-import { stripDebuginfo } from '../../src/debuginfo/strip.js';
+import { DebuginfoMetrics } from '../../src/mediawiki/debuginfo/record.js';
+import { parseFormattedSize } from '../../src/mediawiki/debuginfo/size.js';
+import { stripDebuginfo } from '../../src/mediawiki/debuginfo/strip.js';
 import { debuginfoFixture as fixture } from '../support/debuginfo-fixtures.js';
 
 const MiB = 1024 * 1024;
@@ -111,7 +111,7 @@ describe('DebuginfoMetrics.record', () => {
     expect(text).toContain('wikiedge_wiki_log_entries_total{type="other"} 3');
     expect(text).toContain('wikiedge_wiki_cache_mode_total{mode="public"} 1');
     expect(text).toContain('wikiedge_wiki_cache_mode_total{mode="private"} 1');
-    // a mode line the parser does not know is counted as outcomes.ts's `unknown`
+    // a mode line the parser does not know is counted as words/outcomes.ts's `unknown`
     expect(text).toContain('wikiedge_wiki_cache_mode_total{mode="unknown"} 1');
     expect(text).not.toContain('wikiedge_wiki_cache_mode_total{mode="other"}');
     expect(text).toContain('wikiedge_wiki_cache_mode_total{mode="anon-public-user-private"} 0');

@@ -3,7 +3,7 @@
  * languages, generated with the Debian package: test/fixtures/debuginfo/formatsize-all-languages).
  */
 import { describe, expect, it } from 'vitest';
-import { parseFormattedSize } from '../../src/debuginfo/size.js';
+import { parseFormattedSize } from '../../src/mediawiki/debuginfo/size.js';
 import { debuginfoFixture as fixture } from '../support/debuginfo-fixtures.js';
 
 const MiB = 1024 * 1024;

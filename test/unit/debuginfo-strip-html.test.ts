@@ -1,12 +1,12 @@
 /**
  * stripDebuginfo on the HTML renderings, jsonfm/xmlfm/phpfm/rawfm and action=help
- * (src/debuginfo/html.ts): the block HTML-escaped in `<pre class="api-pretty-content">` and the
+ * (src/mediawiki/debuginfo/html.ts): the block HTML-escaped in `<pre class="api-pretty-content">` and the
  * toolbar's copy `mw.config.set({"debugInfo":…})`. Fixtures from a throw-away lab wiki (Debian's
  * MediaWiki 1.39.17, lab/setup.sh --debug, no cookies sent), see test/fixtures/debuginfo/README.md;
  * `.on` / `.off` are the same request with $wgDebugToolbar on and off.
  */
 import { describe, expect, it } from 'vitest';
-import { DebuginfoStripError, stripDebuginfo } from '../../src/debuginfo/strip.js';
+import { DebuginfoStripError, stripDebuginfo } from '../../src/mediawiki/debuginfo/strip.js';
 import { debuginfoFixture, expectNoDebuginfo as assertNoLeak, normalisePageView as normalise } from '../support/debuginfo-fixtures.js';
 
 const fixture = (name: string): Buffer => debuginfoFixture(`${name}.gz`);

@@ -1,10 +1,10 @@
 /**
- * stripDebuginfo on format=json answers (src/debuginfo/json.ts): formatversion 1 and 2, escaped and
+ * stripDebuginfo on format=json answers (src/mediawiki/debuginfo/json.ts): formatversion 1 and 2, escaped and
  * raw unicode, the real captures 60/61/65 (copied into test/fixtures/debuginfo), list=filearchive
  * with the toolbar on and off, and bodies where the word is not a top-level member.
  */
 import { describe, expect, it } from 'vitest';
-import { DebuginfoStripError, mayCarryDebuginfo, stripDebuginfo } from '../../src/debuginfo/strip.js';
+import { DebuginfoStripError, mayCarryDebuginfo, stripDebuginfo } from '../../src/mediawiki/debuginfo/strip.js';
 import { debuginfoFixture as fixture } from '../support/debuginfo-fixtures.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';

@@ -1,11 +1,11 @@
 /**
- * stripDebuginfo on format=php (src/debuginfo/php.ts): the top-level pair `s:9:"debuginfo";a:N:{…}`
+ * stripDebuginfo on format=php (src/mediawiki/debuginfo/php.ts): the top-level pair `s:9:"debuginfo";a:N:{…}`
  * of serialize(). Fixtures from a throw-away lab wiki (Debian's MediaWiki 1.39.17, lab/setup.sh
  * --debug, no cookies sent), see test/fixtures/debuginfo/README.md; `.on` / `.off` are the same
  * request with $wgDebugToolbar on and off.
  */
 import { describe, expect, it } from 'vitest';
-import { DebuginfoStripError, stripDebuginfo } from '../../src/debuginfo/strip.js';
+import { DebuginfoStripError, stripDebuginfo } from '../../src/mediawiki/debuginfo/strip.js';
 import { debuginfoFixture, expectNoDebuginfo as assertNoLeak } from '../support/debuginfo-fixtures.js';
 
 const fixture = (name: string): Buffer => debuginfoFixture(`${name}.gz`);

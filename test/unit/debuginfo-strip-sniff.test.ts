@@ -1,9 +1,9 @@
 /**
- * stripDebuginfo's dispatcher (src/debuginfo/strip.ts) without a Content-Type: the format is told
+ * stripDebuginfo's dispatcher (src/mediawiki/debuginfo/strip.ts) without a Content-Type: the format is told
  * from the first bytes, and a body it cannot place fails closed.
  */
 import { describe, expect, it } from 'vitest';
-import { DebuginfoStripError, stripDebuginfo } from '../../src/debuginfo/strip.js';
+import { DebuginfoStripError, stripDebuginfo } from '../../src/mediawiki/debuginfo/strip.js';
 
 describe('synthetic shapes', () => {
   it('without a Content-Type the format is sniffed', () => {

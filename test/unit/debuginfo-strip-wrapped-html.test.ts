@@ -1,11 +1,11 @@
 /**
- * stripDebuginfo on `wrappedhtml=1` (src/debuginfo/wrapped-html.ts): the HTML rendering inside the
+ * stripDebuginfo on `wrappedhtml=1` (src/mediawiki/debuginfo/wrapped-html.ts): the HTML rendering inside the
  * JSON string "html", decoded, stripped and re-encoded as PHP would. Fixtures from a throw-away lab
  * wiki (Debian's MediaWiki 1.39.17, lab/setup.sh --debug, no cookies sent), see
  * test/fixtures/debuginfo/README.md; `.on` / `.off` are the same request with $wgDebugToolbar on and off.
  */
 import { describe, expect, it } from 'vitest';
-import { stripDebuginfo } from '../../src/debuginfo/strip.js';
+import { stripDebuginfo } from '../../src/mediawiki/debuginfo/strip.js';
 import { debuginfoFixture, expectNoDebuginfo as assertNoLeak, normalisePageView as normalise } from '../support/debuginfo-fixtures.js';
 
 const fixture = (name: string): Buffer => debuginfoFixture(`${name}.gz`);

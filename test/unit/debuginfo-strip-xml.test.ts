@@ -1,12 +1,12 @@
 /**
  * stripDebuginfo on format=xml and the custom XML printers, action=rsd and
- * action=opensearch&format=xml (src/debuginfo/xml.ts): the child `<debuginfo>` of the root.
+ * action=opensearch&format=xml (src/mediawiki/debuginfo/xml.ts): the child `<debuginfo>` of the root.
  * Fixtures from a throw-away lab wiki (Debian's MediaWiki 1.39.17, lab/setup.sh --debug, no cookies
  * sent), see test/fixtures/debuginfo/README.md; `.on` / `.off` are the same request with
  * $wgDebugToolbar on and off.
  */
 import { describe, expect, it } from 'vitest';
-import { DebuginfoStripError, stripDebuginfo } from '../../src/debuginfo/strip.js';
+import { DebuginfoStripError, stripDebuginfo } from '../../src/mediawiki/debuginfo/strip.js';
 import { debuginfoFixture, expectNoDebuginfo as assertNoLeak } from '../support/debuginfo-fixtures.js';
 
 const fixture = (name: string): Buffer => debuginfoFixture(`${name}.gz`);

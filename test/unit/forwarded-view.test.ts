@@ -1,7 +1,7 @@
 // What the wiki receives from the client's headers (RFC 9110 §7.6.1): every header named in
 // Connection is removed, so identity and keys, which read this view, never see one.
 import { describe, expect, it } from 'vitest';
-import { connectionNamesHeaders, forwardedView, upstreamRequestHeaders } from '../../src/forwarding.js';
+import { connectionNamesHeaders, forwardedView, upstreamRequestHeaders } from '../../src/http/forwarding.js';
 
 describe('forwardedView', () => {
   it('returns the very same object when Connection names no header', () => {

@@ -12,8 +12,8 @@
  *    default (null) for arrays, so `callback[]=x` does not suppress.
  */
 import { describe, expect, it } from 'vitest';
-import { type Identity, identify, identityRules, isLoginSuppressed } from '../../src/identity.js';
-import { parsePhpQuery } from '../../src/php/php-input.js';
+import { type Identity, identify, identityRules, isLoginSuppressed } from '../../src/mediawiki/identity.js';
+import { parsePhpQuery } from '../../src/mediawiki/php-input.js';
 
 const SECRET = Buffer.from('identity-verdicts secret one');
 const RULES = identityRules({

@@ -1,8 +1,8 @@
-// What an answer depends on (src/invalidation/dependencies.ts), module by module.
+// What an answer depends on (src/policy/dependencies.ts), module by module.
 import { describe, expect, it } from 'vitest';
-import { modulesOf } from '../../src/api/request.js';
-import { answerJson, dependenciesOf, earliestExpiry, showsExpiries, updatedByJobs } from '../../src/invalidation/dependencies.js';
-import { parsePhpQuery } from '../../src/php/php-input.js';
+import { modulesOf } from '../../src/policy/request.js';
+import { answerJson, dependenciesOf, earliestExpiry, showsExpiries, updatedByJobs } from '../../src/policy/dependencies.js';
+import { parsePhpQuery } from '../../src/mediawiki/php-input.js';
 
 function deps(q: string, answer?: unknown, override?: 'pages' | 'any' | 'nothing') {
   const query = parsePhpQuery(q);

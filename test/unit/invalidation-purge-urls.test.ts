@@ -1,8 +1,8 @@
-// The page a CDN PURGE names (src/invalidation/purge-url.ts), for every URL form MediaWiki 1.39
+// The page a CDN PURGE names (src/mediawiki/purge-url.ts), for every URL form MediaWiki 1.39
 // sends (capture 79, research notes §1.2) and encoded variants.
 import { describe, expect, it } from 'vitest';
-import { changeFromPurge, changeFromRow } from '../../src/invalidation/changes.js';
-import { purgedTitle } from '../../src/invalidation/purge-url.js';
+import { changeFromPurge, changeFromRow } from '../../src/policy/changes.js';
+import { purgedTitle } from '../../src/mediawiki/purge-url.js';
 
 const PATHS = { script: '/w/index.php', articlePath: '/wiki/$1', uploadPath: '/w/images' };
 

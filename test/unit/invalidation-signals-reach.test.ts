@@ -4,7 +4,7 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { PurgeMessage, PurgeResult } from '../../src/cache/purge.js';
-import { changeFromRow } from '../../src/invalidation/changes.js';
+import { changeFromRow } from '../../src/policy/changes.js';
 import { ChangeSignals } from '../../src/invalidation/signals.js';
 
 function signals() {

@@ -1,7 +1,7 @@
-// Title keys (src/invalidation/titles.ts): every spelling of a page meets the canonical one that
+// Title keys (src/mediawiki/titles.ts): every spelling of a page meets the canonical one that
 // answers and changes carry; examples from MediaWiki 1.39's normalisation (research notes §5).
 import { describe, expect, it } from 'vitest';
-import { namespacesFromSiteinfo, titleKey } from '../../src/invalidation/titles.js';
+import { namespacesFromSiteinfo, titleKey } from '../../src/mediawiki/titles.js';
 
 describe('titleKey', () => {
   it.each([

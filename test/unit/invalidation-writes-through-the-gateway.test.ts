@@ -1,10 +1,10 @@
-// What a write that passed through the gateway invalidates (src/invalidation/changes.ts
+// What a write that passed through the gateway invalidates (src/policy/changes.ts
 // changeFromWrite): the pages its parameters name and, above all, those its answer names as
 // MediaWiki resolved them (a redirect followed, pageids or a generator turned into titles), with
 // their subject/talk pairs and namespaces; the users whose rights or block it changed. Only
 // the write modules it knows: a token does not make a write.
 import { describe, expect, it } from 'vitest';
-import { changeFromWrite, confirmedWrite } from '../../src/invalidation/changes.js';
+import { changeFromWrite, confirmedWrite } from '../../src/policy/changes.js';
 
 const params = (p: Record<string, string>) => (name: string) => p[name];
 

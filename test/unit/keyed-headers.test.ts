@@ -1,11 +1,11 @@
 // The request headers a key accounts for (recv.ts keyedHeadersOf, request.ts cacheKey,
 // sameKeyedHeaders): the same list drives the key and the fresh-hit path's memo.
 import { describe, expect, it } from 'vitest';
-import { lookupDecision } from '../../src/api/flow.js';
-import { keyedHeadersOf } from '../../src/api/recv.js';
-import { cacheKey, KEYED_FIELDS, type KeyedHeaders, sameKeyedHeaders } from '../../src/api/request.js';
-import type { Identity } from '../../src/identity.js';
-import { parsePhpQuery } from '../../src/php/php-input.js';
+import { lookupDecision } from '../../src/steps/flow.js';
+import { keyedHeadersOf } from '../../src/steps/recv.js';
+import { cacheKey, KEYED_FIELDS, type KeyedHeaders, sameKeyedHeaders } from '../../src/policy/request.js';
+import type { Identity } from '../../src/mediawiki/identity.js';
+import { parsePhpQuery } from '../../src/mediawiki/php-input.js';
 
 const ANON: Identity = { kind: 'anonymous', loginSuppressed: false, carriesCredentials: false };
 const PLAIN: KeyedHeaders = { treatAsUntrusted: undefined, forwardedProto: 'http', origin: undefined };

@@ -1,4 +1,4 @@
-// A hit's access-log line is put into the log batch as bytes (src/log-bytes.ts, access-log.ts
+// A hit's access-log line is put into the log batch as bytes (src/observe/log-bytes.ts, observe/access-log.ts
 // AccessLog.hit) when the logger writes to standard output's batches: those bytes must be the
 // ones the string line has, for every value a hit can carry (a user agent with quotes, control
 // characters or non-ASCII text, a long one, any address, any duration), and a value the byte
@@ -7,11 +7,11 @@ import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AccessLog, MAX_USER_AGENT_CHARS } from '../../src/access-log.js';
-import { putMicrosAsMillis, putPlainString, putUint } from '../../src/log-bytes.js';
-import { createLogger, LineBuffer } from '../../src/logging.js';
-import { RequestTally } from '../../src/request-metrics.js';
-import { parseTarget } from '../../src/target.js';
+import { AccessLog, MAX_USER_AGENT_CHARS } from '../../src/observe/access-log.js';
+import { putMicrosAsMillis, putPlainString, putUint } from '../../src/observe/log-bytes.js';
+import { createLogger, LineBuffer } from '../../src/observe/logging.js';
+import { RequestTally } from '../../src/observe/request-metrics.js';
+import { parseTarget } from '../../src/words/target.js';
 
 type Sink = ConstructorParameters<typeof LineBuffer>[0];
 

@@ -1,4 +1,4 @@
-// What pino promises about flushing holds with the gateway's batched destination (src/logging.ts,
+// What pino promises about flushing holds with the gateway's batched destination (src/observe/logging.ts,
 // batchedDestination) writing to a real file while libuv's thread pool is busy, as it is when
 // the gateway compresses, resolves or reads files: a fatal line is on disk when log.fatal()
 // returns, logger.flush(cb) calls back only once what was logged is on disk, and a full batch
@@ -8,7 +8,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { batchedDestination } from '../../src/logging.js';
+import { batchedDestination } from '../../src/observe/logging.js';
 import { scratchDir } from '../support/scratch.js';
 
 const fds: number[] = [];

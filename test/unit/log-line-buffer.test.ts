@@ -1,9 +1,9 @@
-// src/logging.ts LineBuffer: lines are encoded into a batch buffer and handed to sonic-boom a
+// src/observe/logging.ts LineBuffer: lines are encoded into a batch buffer and handed to sonic-boom a
 // batch at a time, in order, none lost: when the next line would not fit, on the flush
 // interval, on flush() and on flushSync(); a line longer than a batch goes alone, after what
 // was held.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { LineBuffer } from '../../src/logging.js';
+import { LineBuffer } from '../../src/observe/logging.js';
 
 type Sink = ConstructorParameters<typeof LineBuffer>[0];
 

@@ -2,7 +2,7 @@
 // wherever the gateway could log a headers object (top level, req/res, an error and its cause).
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logging.js';
+import { createLogger } from '../../src/observe/logging.js';
 
 function capture() {
   const lines: string[] = [];

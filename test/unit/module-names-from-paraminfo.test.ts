@@ -2,7 +2,7 @@
 // query's prop/list/meta/generator submodules): the names it does not know are warned about,
 // with a hint for the metrics' `query+<name>` label.
 import { describe, expect, it } from 'vitest';
-import { knownModuleNames, PARAMINFO_QUERY, unknownModuleNames } from '../../src/module-names.js';
+import { knownModuleNames, PARAMINFO_QUERY, unknownModuleNames } from '../../src/upstream/module-names.js';
 
 /** The shape of MediaWiki 1.39's answer to action=paraminfo&modules=main|query&formatversion=2, cut down. */
 const paraminfo = {

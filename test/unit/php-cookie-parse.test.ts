@@ -4,7 +4,7 @@
  * PHP with generated input, and documents what php -S does with two Cookie header lines.
  */
 import { describe, expect, it } from 'vitest';
-import { type PhpArray, parsePhpCookies, phpStringParam } from '../../src/php/php-input.js';
+import { type PhpArray, parsePhpCookies, phpStringParam } from '../../src/mediawiki/php-input.js';
 
 type Pairs = Array<[string, string | Pairs]>;
 

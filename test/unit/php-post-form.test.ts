@@ -2,9 +2,9 @@
 // is a query string; a multipart body's parts without a filename are variables, their values
 // as sent; any other type leaves `$_POST` empty. MediaWiki reads `$_POST + $_GET`: the body wins.
 import { describe, expect, it } from 'vitest';
-import { parsePhpForm, parsePhpQuery, phpStringParam, reachedMaxInputVars } from '../../src/php/php-input.js';
-import { postedForm, requestData } from '../../src/php/php-post.js';
-import { modulesOf } from '../../src/api/request.js';
+import { parsePhpForm, parsePhpQuery, phpStringParam, reachedMaxInputVars } from '../../src/mediawiki/php-input.js';
+import { postedForm, requestData } from '../../src/mediawiki/php-post.js';
+import { modulesOf } from '../../src/policy/request.js';
 
 const ONLY = new Set(['action', 'generator', 'list', 'prop', 'meta']);
 const FORM = 'application/x-www-form-urlencoded';

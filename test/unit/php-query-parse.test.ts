@@ -4,8 +4,8 @@
  * test/integration/php-input-oracle.test.ts compares against a live PHP with generated input.
  */
 import { describe, expect, it } from 'vitest';
-import { hasArrayShapes, type PhpArray, parsePhpCookies, parsePhpQuery, phpStringParam, reachedMaxInputVars } from '../../src/php/php-input.js';
-import { postedForm } from '../../src/php/php-post.js';
+import { hasArrayShapes, type PhpArray, parsePhpCookies, parsePhpQuery, phpStringParam, reachedMaxInputVars } from '../../src/mediawiki/php-input.js';
+import { postedForm } from '../../src/mediawiki/php-post.js';
 
 type Pairs = Array<[string, string | Pairs]>;
 

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { applyLocalPurge, type PurgeMessage, purgeEverywhere } from '../../src/cache/purge.js';
 import { parsePurgeMessage, SLOTS_PER_MESSAGE, userMessages } from '../../src/cache/redis/purges.js';
 import { CacheStore } from '../../src/cache/store.js';
-import { SessionUsers } from '../../src/invalidation/session-users.js';
+import { SessionUsers } from '../../src/policy/session-users.js';
 
 const newStore = () => new CacheStore({ sharedMaxBytes: 1 << 20, sessionMaxBytes: 1 << 20, maxEntries: 100, graceMs: 0, staleIfErrorMs: 0, now: () => 1_000 });
 const URL_KEY = '/w/api.php?action=query&format=json&meta=userinfo';

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CONFIG_KEYS, renderConfigReference } from '../../src/config.js';
+import { CONFIG_KEYS, renderConfigReference } from '../../src/config/config.js';
 
 const readme = readFileSync(path.resolve(import.meta.dirname, '../../README.md'), 'utf8');
 

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CODEC_VERSION, decodeEntry, encodeEntry, encodeEntryJson, EntryCodecError } from '../../src/cache/entry-codec.js';
 import type { CacheEntry } from '../../src/cache/store.js';
-import { stripDebuginfo } from '../../src/debuginfo/strip.js';
+import { stripDebuginfo } from '../../src/mediawiki/debuginfo/strip.js';
 
 const fixture = (name: string) =>
   readFileSync(path.resolve(import.meta.dirname, '../fixtures/debuginfo', name));

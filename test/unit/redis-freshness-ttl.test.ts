@@ -2,7 +2,7 @@
 // arithmetic on an entry's own storedAt/ttlMs, so an entry copied between replicas (or written to
 // Redis after a slow fetch) is fresh, stale and gone at the same instants everywhere.
 import { describe, expect, it } from 'vitest';
-import { ageSeconds, freshnessAt, keepMs, remainingKeepMs, replacesLocal } from '../../src/cache/freshness.js';
+import { ageSeconds, freshnessAt, keepMs, remainingKeepMs, replacesLocal } from '../../src/policy/freshness.js';
 import { CacheStore, type CacheEntry } from '../../src/cache/store.js';
 import { globEscape, parsePurgeMessage, redisKeys } from '../../src/cache/redis-tier.js';
 

@@ -2,7 +2,7 @@
 // listeners and the number of workers change only with a restart. The identity secret drawn at
 // each load is not a change; a configured one that changes is.
 import { describe, expect, it } from 'vitest';
-import { loadConfigWithOrigins } from '../../src/config.js';
+import { loadConfigWithOrigins } from '../../src/config/config.js';
 import { FIXED_ON_RELOAD, reloadPlan } from '../../src/cluster/reload.js';
 
 const base = { WIKIEDGE_UPSTREAM: 'http://wiki:80', WIKIEDGE_WORKERS: '2' };

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { type CacheEntry, CacheStore } from '../../src/cache/store.js';
 import { CompressionMetrics } from '../../src/compression/metrics.js';
 import { Representations } from '../../src/compression/representations.js';
-import { representationHeaders, varyOnAcceptEncoding } from '../../src/api/policy.js';
+import { representationHeaders, varyOnAcceptEncoding } from '../../src/policy/policy.js';
 
 function answer(n: number, seed = 0): Buffer {
   let s = '{"batchcomplete":"","query":{"allmessages":[';

@@ -1,5 +1,5 @@
 /**
- * vcl_recv + vcl_hash for api.php (src/api/request.ts): two URLs share a key exactly when PHP's
+ * vcl_recv + vcl_hash for api.php (src/policy/request.ts): two URLs share a key exactly when PHP's
  * `$_GET` is the same (php_default_treat_data: `&` only, last duplicate wins, `.`/space → `_`,
  * `+` is a space), requesters with different identities never share one, and the probe is added
  * where MediaWiki does not echo it back.
@@ -17,9 +17,9 @@ import {
   SMAXAGE_PROBE,
   shouldProbe,
   upstreamTarget,
-} from '../../src/api/request.js';
-import { type Identity, identify, identityRules } from '../../src/identity.js';
-import { parsePhpQuery } from '../../src/php/php-input.js';
+} from '../../src/policy/request.js';
+import { type Identity, identify, identityRules } from '../../src/mediawiki/identity.js';
+import { parsePhpQuery } from '../../src/mediawiki/php-input.js';
 
 const API = '/w/api.php';
 const ANON: Identity = { kind: 'anonymous', loginSuppressed: false, carriesCredentials: false };

@@ -2,8 +2,8 @@
 // the same observations: same names, labels, bucket bounds, cumulative counts, sum and count.
 import { Counter, Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { DISPOSITIONS } from '../../src/outcomes.js';
-import { REQUEST_DURATION_BUCKETS, RequestTally } from '../../src/request-metrics.js';
+import { DISPOSITIONS } from '../../src/words/outcomes.js';
+import { REQUEST_DURATION_BUCKETS, RequestTally } from '../../src/observe/request-metrics.js';
 
 const observations = [
   { disposition: 'hit', module: 'wbavailablebadges', method: 'GET', status: 200, seconds: 0.00004, bytes: 512 },

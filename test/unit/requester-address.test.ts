@@ -1,7 +1,7 @@
-// Which anonymous answers hold the requester's own address (api/requester-address.ts).
+// Which anonymous answers hold the requester's own address (mediawiki/requester-address.ts).
 import { describe, expect, it } from 'vitest';
-import { echoesRequester, mentionsAny, requesterAddressForms } from '../../src/api/requester-address.js';
-import { parsePhpQuery } from '../../src/php/php-input.js';
+import { echoesRequester, mentionsAny, requesterAddressForms } from '../../src/mediawiki/requester-address.js';
+import { parsePhpQuery } from '../../src/mediawiki/php-input.js';
 
 describe('echoesRequester: modules that print the current user into supplied text', () => {
   it.each([

@@ -4,9 +4,9 @@
 // configuration wrote it in clear), and entries holding tokens or a secret parameter lay in
 // Redis in clear, the URL under a key name.
 import { describe, expect, it } from 'vitest';
-import { loggedUrl, REDACTED, redactSubpages } from '../../src/access-log.js';
-import { mayLeaveTheProcess } from '../../src/api/policy.js';
-import { redactUrlPassword } from '../../src/config.js';
+import { loggedUrl, REDACTED, redactSubpages } from '../../src/observe/access-log.js';
+import { mayLeaveTheProcess } from '../../src/policy/policy.js';
+import { redactUrlPassword } from '../../src/config/config.js';
 
 const TOKEN = '0123456789abcdef0123456789abcdef';
 

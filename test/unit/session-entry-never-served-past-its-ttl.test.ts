@@ -4,7 +4,7 @@
 // stale-if-error up to 300 s more whenever the gateway refused the request a turn (its review).
 // A shared entry keeps both windows.
 import { describe, expect, it } from 'vitest';
-import { freshnessAt, keepMs } from '../../src/cache/freshness.js';
+import { freshnessAt, keepMs } from '../../src/policy/freshness.js';
 import { CacheStore, type CacheEntry } from '../../src/cache/store.js';
 
 const w = { graceMs: 10_000, staleIfErrorMs: 300_000 };

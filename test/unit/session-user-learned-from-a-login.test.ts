@@ -1,11 +1,11 @@
-// Whose session a client holds after an answer (invalidation/session-users.ts sessionAfterAnswer):
+// Whose session a client holds after an answer (policy/session-users.ts sessionAfterAnswer):
 // MediaWiki renews the session id on login, so the session a login request came with is no
 // longer anyone's; the one the answer sets is the user's, named by the {prefix}UserName cookie
 // the wiki sets with it (CookieSessionProvider) or by the answer itself (a bot password login).
 import { describe, expect, it } from 'vitest';
-import { identify, identityRules } from '../../src/identity.js';
-import { sessionAfterAnswer } from '../../src/invalidation/session-users.js';
-import { parsePhpQuery } from '../../src/php/php-input.js';
+import { identify, identityRules } from '../../src/mediawiki/identity.js';
+import { sessionAfterAnswer } from '../../src/policy/session-users.js';
+import { parsePhpQuery } from '../../src/mediawiki/php-input.js';
 
 const RULES = identityRules({ cookiePrefix: 'wiki', sessionName: '', sessionJwtCookie: true, secret: Buffer.from('session-user-learned secret') });
 const NOW = Date.parse('2026-11-27T12:00:00Z');

@@ -1,4 +1,4 @@
-// A session holder's write evicts the user's other sessions (session-lifecycle.ts). The process
+// A session holder's write evicts the user's other sessions (steps/session-lifecycle.ts). The process
 // that takes the write may not know whose session it is (another worker or replica read its
 // userinfo): its purge of the slot then says the session wrote, and a receiver that knows the
 // session's user evicts that user's other sessions too. The same against the real wiki:
@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { applyLocalPurge } from '../../src/cache/purge.js';
 import { parsePurgeMessage } from '../../src/cache/redis/purges.js';
 import { CacheStore } from '../../src/cache/store.js';
-import { SessionUsers } from '../../src/invalidation/session-users.js';
+import { SessionUsers } from '../../src/policy/session-users.js';
 
 const URL_KEY = '/w/api.php?action=query&format=json&meta=userinfo';
 
@@ -63,7 +63,7 @@ describe('a purge of a session that wrote', () => {
 
 describe('what counts as a session`s write', () => {
   it('any method but GET and HEAD; a GET on the streamed paths that carries a token (index.php`s rollback, patrol and watch links)', async () => {
-    const { wrote } = await import('../../src/session-lifecycle.js');
+    const { wrote } = await import('../../src/steps/session-lifecycle.js');
     expect(wrote('POST')).toBe(true);
     expect(wrote('GET')).toBe(false);
     expect(wrote('GET', 'title=P&action=rollback&from=X&token=abc%2B%5C')).toBe(true);

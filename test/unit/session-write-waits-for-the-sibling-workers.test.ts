@@ -1,4 +1,4 @@
-// A session holder's write (session-lifecycle.ts settleSession) purges on the client's path: in
+// A session holder's write (steps/session-lifecycle.ts settleSession) purges on the client's path: in
 // a cluster without Redis its answer waits until the other workers have applied the purge, or
 // the next request, taken by another worker, could still be answered from what the write
 // changed (workers-share-whose-sessions-are-whose failed so, now and then). Other purges do not

@@ -1,13 +1,13 @@
 /**
- * The wiki's Set-Cookie lines on their way to the client (src/set-cookie.ts), against
+ * The wiki's Set-Cookie lines on their way to the client (src/mediawiki/set-cookie.ts), against
  * WebResponse::setCookie() (SOURCE-NOTES §5): a deletion is only sent for a cookie that was in the
  * request's `$_COOKIE` (isset($_COOKIE[$name])), so the gateway drops any other deletion and relays
  * the rest byte for byte. Lines are copied from the captures.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { cookieCredentialKind, identityRules, requestCookieNames } from '../../src/identity.js';
-import { type CookieLabel, cookieLabel, normalizeSetCookies } from '../../src/set-cookie.js';
+import { cookieCredentialKind, identityRules, requestCookieNames } from '../../src/mediawiki/identity.js';
+import { type CookieLabel, cookieLabel, normalizeSetCookies } from '../../src/mediawiki/set-cookie.js';
 
 const RULES = identityRules({ cookiePrefix: 'wiki', sessionName: '', sessionJwtCookie: true, secret: Buffer.from('x') });
 const NAMES = {
@@ -184,7 +184,7 @@ describe('labels are bounded', () => {
     ['UseDC', 'other'],
     ['UseCDNCache', 'other'],
     ['wiki_BPsession', 'BPsession'],
-    // The credential net (identity.ts): a name that says token or session is a credential.
+    // The credential net (mediawiki/identity.ts): a name that says token or session is a credential.
     ['otherwikiToken', 'credential'],
     ['wikiTokenX', 'credential'],
     ['wikimwuser-sessionId', 'other'],

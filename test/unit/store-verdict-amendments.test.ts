@@ -1,6 +1,6 @@
 // policy.ts finalVerdict: what only the body tells amends evaluateAnswer's verdict. One fact per row.
 import { describe, expect, it } from 'vitest';
-import { finalVerdict, type InspectedFacts, type ResponseVerdict } from '../../src/api/policy.js';
+import { finalVerdict, type InspectedFacts, type ResponseVerdict } from '../../src/policy/policy.js';
 
 const SHARED: ResponseVerdict = { store: true, tier: 'shared', mode: 'public', ttlMs: 60_000 };
 const SESSION: ResponseVerdict = { store: true, tier: 'session', mode: 'private', ttlMs: 10_000 };

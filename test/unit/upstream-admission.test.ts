@@ -3,8 +3,8 @@
 // queue timeout (tens of ms).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { AddressMatcher } from '../../src/address-list.js';
-import { ClientClosedError, GatewayError } from '../../src/errors.js';
+import { AddressMatcher } from '../../src/words/address-list.js';
+import { ClientClosedError, GatewayError } from '../../src/words/errors.js';
 import { clientAddress } from '../../src/limits/client-address.js';
 import { ClientBudget, UncachedUnderWay } from '../../src/limits/client-budget.js';
 import { RefusalDelay } from '../../src/limits/refusal-delay.js';
@@ -172,7 +172,7 @@ describe('UpstreamGate', () => {
     const gate = new UpstreamGate({ ...opts, maxConcurrent: 1, maxQueued: 0, perClientMax: 1 }, (r) => refusals.push(r));
     const r = await gate.acquire('a');
     // Thrown at once: a request refused here lets go of its lock and its coalesced fetch before
-    // its answer waits (error-reply.ts), so nobody waiting on it waits the delay too.
+    // its answer waits (steps/error-reply.ts), so nobody waiting on it waits the delay too.
     const share = await gate.acquire('a').catch((e: unknown) => e);
     const full = await gate.acquire('b').catch((e: unknown) => e);
     expect(refusals).toEqual(['client-share', 'queue-full']);

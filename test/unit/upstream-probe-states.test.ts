@@ -4,8 +4,8 @@
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import type { UpstreamRequest, UpstreamResponse } from '../../src/upstream.js';
-import { type ProbeResult, UpstreamProbe, UpstreamProbeMetrics } from '../../src/upstream-probe.js';
+import type { UpstreamRequest, UpstreamResponse } from '../../src/upstream/upstream.js';
+import { type ProbeResult, UpstreamProbe, UpstreamProbeMetrics } from '../../src/upstream/probe.js';
 
 type Answer = number | Error | 'hang';
 

@@ -14,7 +14,7 @@
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
-import type { RedisMetrics, RedisOp } from '../../metrics.js';
+import type { RedisMetrics, RedisOp } from '../../observe/metrics.js';
 
 /** What a bounded call ended with: Redis' answer, or nothing (failed, timed out, or the tier is down). */
 export type Outcome<T> = { readonly ok: true; readonly value: T } | { readonly ok: false };

@@ -10,16 +10,16 @@
  * Every call goes through the connection's bounded `call` (connection.ts); while the tier is
  * down, lookups are `unavailable` and writes are skipped.
  */
-import type { Tier } from '../../outcomes.js';
-import type { RedisMetrics } from '../../metrics.js';
+import type { Tier } from '../../words/outcomes.js';
+import type { RedisMetrics } from '../../observe/metrics.js';
 import { decodeEntry, encodeEntry } from '../entry-codec.js';
-import { type StaleWindows, remainingKeepMs } from '../freshness.js';
+import { type StaleWindows, remainingKeepMs } from '../../policy/freshness.js';
 import type { CacheEntry } from '../store.js';
 import type { Outcome, RedisConnection } from './connection.js';
 import type { RedisKeys } from './keys.js';
 import { FLUSH_TAG } from './invalidations.js';
 import { guardTags } from '../guards.js';
-import { mayLeaveTheProcess } from '../../api/policy.js';
+import { mayLeaveTheProcess } from '../../policy/policy.js';
 
 // KEYS[1] entry, KEYS[2 .. 1+nidx] index sets, KEYS[2+nidx ..] the v: keys of its guard tags (and of
 // the flush) when guarded; ARGV[1] payload, ARGV[2] px, ARGV[3] member, ARGV[4] nidx, ARGV[5] the

@@ -9,7 +9,7 @@
  *   P v:<sha256(tag)>    the sequence number of the tag's last invalidation, kept GUARD_MS;
  *                        P v:<sha256(*flush*)> for a gap or a purge of everything
  *   P us:<sha256(user)>  the slots of a user's sessions, learned from userinfo and login
- *                        answers (invalidation/session-users.ts); lists written by earlier
+ *                        answers (policy/session-users.ts); lists written by earlier
  *                        versions hold their index sets' names (P s:…) instead
  *   P stale-before       entries stored before this instant (ms) are not vouched for
  *
@@ -17,7 +17,7 @@
  * notes `vseq` before it asks the wiki (mark); entries.ts's store script refuses the entry if
  * one of its tags' `v:` is above the mark.
  */
-import { MAX_SESSIONS_PER_USER } from '../../invalidation/session-users.js';
+import { MAX_SESSIONS_PER_USER } from '../../policy/session-users.js';
 import type { RedisConnection } from './connection.js';
 import type { RedisKeys } from './keys.js';
 

@@ -14,7 +14,7 @@
  *   P us:<sha256(user)>         set of the slots of a user's sessions (earlier versions: of
  *                               their index keys, P s:…)
  *   P su:<sha256(slot)>         the user a session belongs to (its writes end the user's other
- *                               sessions' entries: session-lifecycle.ts)
+ *                               sessions' entries: steps/session-lifecycle.ts)
  *   P stale-before              ms: entries stored before it are not vouched for (a gap)
  *   P rc-cursor / P rc-lease    the change follower's cursor and its one-follower lease
  *   P purge                     the purge channel

@@ -13,32 +13,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { RedisMetrics } from '../../metrics.js';
+import type { RedisMetrics } from '../../observe/metrics.js';
 import type { RedisConnection } from './connection.js';
 import { type RedisKeys, globEscape } from './keys.js';
 import { GUARD_MS, type RedisInvalidations } from './invalidations.js';
 import { moduleGuard, slotGuard, urlGuard } from '../guards.js';
+import type { PurgeMessage } from '../../words/purge-message.js';
 
-/** What travels on the purge channel: never a cookie (slots are HMACs), never an entry. */
-export type PurgeMessage =
-  | { readonly kind: 'url'; readonly urlKey: string }
-  /**
-   * A session's entries. `wrote`: the session wrote, and its user was unknown to the sender: a
-   * receiver that learned whose session it is evicts that user's other sessions too.
-   */
-  | { readonly kind: 'slot'; readonly slot: string; readonly wrote?: true }
-  | { readonly kind: 'module'; readonly module: string }
-  | { readonly kind: 'prefix'; readonly prefix: string }
-  | { readonly kind: 'all' }
-  /** A change: every entry depending on one of the tags (invalidation/dependencies.ts). */
-  | { readonly kind: 'tags'; readonly tags: readonly string[] }
-  /**
-   * A user's rights changed: every entry of its sessions, those named in `slots` (what the
-   * sender knew: its own SessionUsers and Redis' list) and those the receiver learned itself.
-   */
-  | { readonly kind: 'user'; readonly user: string; readonly slots?: readonly string[] }
-  /** A gap in the change signals: nothing stored before `before` (ms) is vouched for. */
-  | { readonly kind: 'expire'; readonly before: number };
+export type { PurgeMessage } from '../../words/purge-message.js';
 
 /** A user's slots per message: 1,000 slots of 22 characters stay well under MAX_MESSAGE_CHARS. */
 export const SLOTS_PER_MESSAGE = 1_000;

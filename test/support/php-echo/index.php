@@ -1,6 +1,6 @@
 <?php
 // Echo server for test/support/php-echo.ts: reports how PHP itself built $_GET and $_COOKIE
-// for the raw request it received, so tests can compare src/php/php-input.ts with real PHP.
+// for the raw request it received, so tests can compare src/mediawiki/php-input.ts with real PHP.
 //
 // PHP strings are byte strings and array order matters, so plain json_encode() of the arrays
 // is not exact: invalid UTF-8 makes it fail, and a PHP list would become a JSON array that

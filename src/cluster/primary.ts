@@ -1,0 +1,261 @@
+/**
+ * WIKIEDGE_WORKERS > 1: a node:cluster primary and its workers. This file composes the primary;
+ * each concern is a module of cluster/ that can be read and tested alone:
+ *
+ * - supervisor.ts: fork the workers, restart one that dies (after restart-backoff.ts's delay),
+ *   stop them all.
+ * - messages.ts, ipc-asks.ts, worker-side.ts: what the primary and workers say over IPC, the
+ *   primary's questions with their timeouts, and the worker's answers.
+ * - metrics-aggregation.ts: /metrics is the workers' registries summed (prom-client's
+ *   AggregatorRegistry), exited workers' counters kept so that sums never go down.
+ * - purge-fan-out.ts: POST /purge reaches every worker (with Redis, one worker purges Redis; the
+ *   others only their local tier), and a worker's own purge reaches its siblings.
+ * - shutdown.ts: SIGTERM/SIGINT: /readyz 503, every worker drains as a single process does
+ *   (apps/app.ts), exit 0 once all of them have exited 0.
+ * - reload.ts: SIGHUP: re-read and validate the configuration, then replace the workers one at
+ *   a time (supervisor.ts replaceAll), the new one listening before the old one drains.
+ * - worker-config.ts: every worker runs the configuration the primary validated (over IPC).
+ * - worker-env.ts: what every worker's environment carries (malloc, the worker mark).
+ *
+ * The primary also probes the wiki, once for all its workers (upstream/probe.ts:
+ * `wikiedge_upstream_up` on its own registry, added to the workers' sums; /upstreamz).
+ *
+ * Each worker runs the whole gateway (apps/app.ts's build() without the admin listener) on the shared
+ * public port, with its own local tier. The primary runs no gateway: it owns the admin listener
+ * (apps/admin.ts's routes, the same as a single process), answered from the workers over IPC.
+ *
+ * Connections are accepted by the workers themselves from the shared listening socket
+ * (SCHED_NONE: the kernel picks the worker), not dealt round-robin by the primary (SCHED_RR,
+ * Node's default on Linux). Measured here with 2 workers (2 cores, wrk -t2 unpinned):
+ * - keep-alive hits (wrk -c100): the same rate within noise (20.2k vs 19.5k, 17.7k vs 16.9k
+ *   req/s): a kept-alive connection is handed over once, so the primary's hop costs nothing
+ *   per request, and the split of connections was as uneven with both (43–63 % per worker);
+ * - a connection per request (wrk -c50 -H 'Connection: close'): 3.2k req/s against 1.2k, as
+ *   round-robin accepts every connection in the primary and passes it to a worker over IPC;
+ * - a worker killed while the primary is handing it a connection: with round-robin that
+ *   connection is never answered nor closed (Node's cluster waits for the dead worker's ack),
+ *   so its client hangs until its own timeout; with the kernel's queue the other worker takes
+ *   what the dead one did not accept.
+ * With many workers the kernel's choice can be lopsided (Node's cluster docs);
+ * NODE_CLUSTER_SCHED_POLICY=rr still selects round-robin.
+ */
+import cluster, { type Worker } from 'node:cluster';
+import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
+import { type AdminBackend, buildAdmin } from '../apps/admin.js';
+import type { PurgeMessage } from '../cache/purge.js';
+import { IpcAsks } from './ipc-asks.js';
+import {
+  type FinalMetricsKeptMessage,
+  isAnswer,
+  isConfigAsk,
+  isFinalMetrics,
+  isSessionUser,
+  isSessionUsersAsk,
+  isSiblingsPurge,
+  type SiblingsPurgeDoneMessage,
+  type SessionUsersMessage,
+} from './messages.js';
+import { SessionUsers } from '../policy/session-users.js';
+import { ClusterMetrics, METRICS_ASK_MS } from './metrics-aggregation.js';
+import { PURGE_ASK_MS, PurgeFanOut } from './purge-fan-out.js';
+import { reloadOnSighup } from './reload.js';
+import { SHUTDOWN_MARGIN_MS, shutDownOnSignals } from './shutdown.js';
+import { Supervisor } from './supervisor.js';
+import { handOverLocalTier } from './tier-hand-over.js';
+import { WorkerConfig } from './worker-config.js';
+import { workerEnv } from './worker-env.js';
+import { type Config, type ConfigSources, type LoadedConfig, readConfigSources } from '../config/config.js';
+import { checkCanListen, listenAs } from '../apps/listen.js';
+import { checkModuleNamesOnceUp } from '../upstream/module-names.js';
+import { Upstream } from '../upstream/upstream.js';
+import { UpstreamProbe, UpstreamProbeMetrics } from '../upstream/probe.js';
+
+/**
+ * In the primary: fork the workers, serve the admin listener, probe the wiki, restart, reload
+ * and stop the workers. `loaded` is what `sources` gave (main.ts validated them).
+ */
+export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, log: Logger): Promise<void> {
+  if (!process.env['NODE_CLUSTER_SCHED_POLICY']) cluster.schedulingPolicy = cluster.SCHED_NONE;
+  // Structured clone over IPC: metric values may be NaN or Infinity, which JSON would turn into null.
+  cluster.setupPrimary({ serialization: 'advanced' });
+
+  /** The configuration in force; a reload replaces it (the listeners' keys never change). */
+  let current = loaded;
+  const config = (): Config => current.config;
+  const fixed = loaded.config;
+  const workerConfig = new WorkerConfig(loaded, sources);
+
+  const asks = new IpcAsks<Worker>();
+  const ownRegistry = new Registry();
+  const probeMetrics = new UpstreamProbeMetrics(ownRegistry);
+  let probe = newProbe(config(), probeMetrics, log);
+  const metrics = new ClusterMetrics<Worker>((w) => asks.ask(w, { op: 'metrics' }, METRICS_ASK_MS), log, ownRegistry);
+  const newPurges = () =>
+    new PurgeFanOut<Worker>(
+      (w, message, everywhere) => asks.ask(w, { op: 'purge', message, everywhere }, PURGE_ASK_MS),
+      Boolean(config().redisUrl),
+      log,
+    );
+  let purges = newPurges();
+  /** Whose sessions are whose, as the workers learned them: for every worker, those to come too. */
+  const sessionUsers = new SessionUsers();
+  const supervisor: Supervisor = new Supervisor({
+    workers: fixed.workers,
+    env: workerEnv(),
+    log,
+    onMessage: (worker, m) => {
+      if (isAnswer(m)) asks.answered(m);
+      else if (isConfigAsk(m)) workerConfig.answer(worker);
+      else if (isFinalMetrics(m)) {
+        metrics.keepFinal(worker, m.metrics);
+        worker.send({ wikiedge: 'final-metrics-kept' } satisfies FinalMetricsKeptMessage);
+      }
+      else if (isSiblingsPurge(m)) {
+        const relayed = purges.relay(serving(), worker, m.message);
+        const id = m.id;
+        if (id !== undefined) void relayed.then(() => tell(worker, { wikiedge: 'siblings-purge-done', id } satisfies SiblingsPurgeDoneMessage));
+      }
+      else if (isSessionUser(m)) {
+        // Kept for workers to come, and told to every other live one, a starting one too: noted
+        // here before it is told, a pair is in the answer to a later ask if not heard (messages.ts).
+        sessionUsers.note(m.slot, m.user);
+        for (const other of supervisor.live()) if (other !== worker) tell(other, m);
+      } else if (isSessionUsersAsk(m)) tell(worker, { wikiedge: 'session-users', pairs: sessionUsers.entries() } satisfies SessionUsersMessage);
+    },
+    onExit: (worker) => {
+      asks.abandon(worker);
+      metrics.retire(worker);
+    },
+    handOver: async (old, replacement) => {
+      await handOverLocalTier(asks, old, replacement, log);
+    },
+  });
+  /** A message to a worker, unless its channel has closed (an exiting worker: nothing to tell it). */
+  const tell = (worker: Worker, m: unknown) => {
+    if (!worker.isConnected()) return;
+    worker.send(m as Parameters<Worker['send']>[0], (err: Error | null) => {
+      if (err) log.debug({ worker: worker.id, err: String(err) }, 'a message to an exiting worker was not sent');
+    });
+  };
+  /** Every worker that may hold cached entries: the slots' workers and the replaced ones still draining. */
+  const serving = () => [...supervisor.listening(), ...supervisor.draining()];
+
+  const admin = buildAdmin(log, adminBackend(), {
+    get token() {
+      return config().adminToken;
+    },
+    get apiPath() {
+      return config().apiPath;
+    },
+  });
+  const state = shutDownOnSignals(
+    log,
+    {
+      get shutdownDrainMs() {
+        return config().shutdownDrainMs;
+      },
+      get shutdownGraceMs() {
+        return config().shutdownGraceMs;
+      },
+    },
+    {
+      stopWorkers: (limitMs) => supervisor.stop(limitMs),
+      closeAdmin: async () => {
+        await admin.close();
+        await probe.stop();
+        await probe.upstream.close().catch(() => undefined);
+      },
+    },
+  );
+  reloadOnSighup(log, {
+    read: () => readConfigSources(process.env),
+    current: () => current,
+    apply: (next, nextSources) => {
+      const before = current.config;
+      current = next;
+      workerConfig.set(next, nextSources);
+      log.level = next.config.logLevel;
+      purges = newPurges();
+      // The new probe (its target or timing may have changed) also checks the new module names.
+      const old = probe;
+      void old.stop().then(() => old.upstream.close());
+      probe = newProbe(next.config, probeMetrics, log);
+      probe.start();
+      retireLimitMs = Math.max(drainAndGrace(before), drainAndGrace(next.config)) + SHUTDOWN_MARGIN_MS;
+    },
+    replaceWorkers: () => supervisor.replaceAll(retireLimitMs),
+    get shuttingDown() {
+      return state.shuttingDown;
+    },
+  });
+  let retireLimitMs = drainAndGrace(fixed) + SHUTDOWN_MARGIN_MS;
+
+  // A port in use is said in one line before any worker starts (apps/listen.ts).
+  await checkCanListen({ key: 'WIKIEDGE_PORT', host: fixed.host, port: fixed.port });
+  await checkCanListen({ key: 'WIKIEDGE_ADMIN_PORT', host: fixed.adminHost, port: fixed.adminPort });
+  // Every worker must be listening before the admin listener says so; one that exits first
+  // means the configuration or the port is wrong, and the primary exits 1 (supervisor.ts).
+  await supervisor.start();
+  await listenAs(admin, { key: 'WIKIEDGE_ADMIN_PORT', host: fixed.adminHost, port: fixed.adminPort });
+  probe.start();
+  log.info(
+    { workers: supervisor.size, public: `${fixed.host}:${fixed.port}`, admin: admin.server.address() },
+    'wikiedge listening',
+  );
+
+  /** The admin routes (apps/admin.ts), answered from what the primary knows and by the workers that listen now. */
+  function adminBackend(): AdminBackend {
+    return {
+      get shuttingDown() {
+        return state.shuttingDown;
+      },
+      // No I/O: a worker listens, or none does (all dead and restarting).
+      readiness: () => (supervisor.listening().length > 0 ? { ready: true } : { ready: false, reason: 'no-worker-listening' }),
+      upstream: () => ({ state: probe.state, last: probe.last }),
+      metrics: () => metrics.exposition(serving()),
+      purge: async (message) => {
+        const result = await purges.purge(supervisor.listening(), message);
+        purgeDraining(message);
+        return result;
+      },
+    };
+  }
+
+  /** Replaced workers still serve their open connections from their local tier: purge it too. */
+  function purgeDraining(message: PurgeMessage): void {
+    for (const w of supervisor.draining()) {
+      asks.ask(w, { op: 'purge', message, everywhere: false }, PURGE_ASK_MS).catch(() => undefined);
+    }
+  }
+}
+
+function drainAndGrace(config: Config): number {
+  return config.shutdownDrainMs + config.shutdownGraceMs;
+}
+
+/** The primary's probe of the wiki, with a client of its own (one connection is enough). */
+function newProbe(config: Config, metrics: UpstreamProbeMetrics, log: Logger): UpstreamProbe & { readonly upstream: Upstream } {
+  const upstream = new Upstream({
+    origin: config.upstream,
+    connectTimeoutMs: config.upstreamConnectTimeoutMs,
+    responseTimeoutMs: config.upstreamResponseTimeoutMs,
+    connections: 1,
+  });
+  const probe = new UpstreamProbe({
+    upstream,
+    apiPath: config.apiPath,
+    intervalMs: config.upstreamProbeMs,
+    timeoutMs: config.upstreamProbeTimeoutMs,
+    metrics,
+    log: log.child({ component: 'upstream-probe' }),
+    onChange: checkModuleNamesOnceUp({
+      upstream,
+      apiPath: config.apiPath,
+      names: Object.keys(config.modules),
+      timeoutMs: config.upstreamResponseTimeoutMs,
+      log,
+    }),
+  });
+  return Object.assign(probe, { upstream });
+}

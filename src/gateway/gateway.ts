@@ -1,0 +1,260 @@
+/**
+ * The gateway's parts, built once from the frozen config and handed to every step. I/O lives in
+ * `upstream` and `store`; everything else here is configuration or a pure function.
+ */
+import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
+import { Coalescer } from '../cache/coalescer.js';
+import { type PurgeMessage, type PurgeResult, type PurgeSiblings, applyLocalPurge, purgeEverywhere } from '../cache/purge.js';
+import { RedisTier } from '../cache/redis-tier.js';
+import { type CacheEntry, CacheStore } from '../cache/store.js';
+import type { Config } from '../config/config.js';
+import { AddressMatcher } from '../words/address-list.js';
+import { ClientBudget, UncachedUnderWay } from '../limits/client-budget.js';
+import { RefusalDelay } from '../limits/refusal-delay.js';
+import { UpstreamGate } from '../limits/upstream-gate.js';
+import { DebuginfoMetrics } from '../mediawiki/debuginfo/record.js';
+import { CompressionMetrics } from '../compression/metrics.js';
+import { Representations } from '../compression/representations.js';
+import { type IdentityRules, cookieCredentialKind, identityRules } from '../mediawiki/identity.js';
+import { ChangeSignalMetrics, Metrics, RedisMetrics, moduleLabeller } from '../observe/metrics.js';
+import { ALWAYS_LEADER, ChangeFollower, type Cursor, MemoryCursorStore } from '../invalidation/follower.js';
+import { SessionUsers } from '../policy/session-users.js';
+import { ChangeSignals } from '../invalidation/signals.js';
+import type { CookieNames } from '../mediawiki/set-cookie.js';
+import { Upstream } from '../upstream/upstream.js';
+
+export type { RequestTarget } from '../words/target.js';
+
+/** Refused requests that may wait for their answer at once (refusal-delay.ts): a socket and a timer each. */
+const REFUSALS_WAITING_MAX = 10_000;
+
+export interface Gateway {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly upstream: Upstream;
+  readonly store: CacheStore;
+  /** The shared tier, when WIKIEDGE_REDIS_URL is set. */
+  readonly redis: RedisTier | undefined;
+  /** The other workers of this replica (cluster mode), told of purges when there is no Redis. */
+  readonly siblings: PurgeSiblings | undefined;
+  readonly coalescer: Coalescer<CacheEntry>;
+  readonly registry: Registry;
+  readonly metrics: Metrics;
+  readonly debuginfoMetrics: DebuginfoMetrics;
+  /** Stored answers in the codings clients take (src/compression/representations.ts). */
+  readonly compression: Representations;
+  readonly identityRules: IdentityRules;
+  readonly cookieNames: CookieNames;
+  readonly moduleLabel: (modules: readonly string[]) => string;
+  /** Milliseconds; injected so tests control time. */
+  readonly now: () => number;
+  readonly random: () => number;
+  /** WIKIEDGE_TRUSTED_PROXIES: peers whose X-Forwarded-* are believed. */
+  readonly trusted: AddressMatcher;
+  /** WIKIEDGE_PURGE_ALLOW: peers that may send PURGE. */
+  readonly purgeAllowed: AddressMatcher;
+  /** Admission to the wiki: concurrency, queue, each client's share (limits/upstream-gate.ts). */
+  readonly gate: UpstreamGate;
+  /** Each client's budget of uncached requests (limits/client-budget.ts). */
+  readonly budget: ClientBudget;
+  /** Each client's uncached requests under way: the budget refuses only a client asking in parallel. */
+  readonly underWay: UncachedUnderWay;
+  /** How long a refused request waits for its 429 (limits/refusal-delay.ts). */
+  readonly refusalDelay: RefusalDelay;
+  /** MediaWiki's change signals applied (invalidation/signals.ts), and the TTL defaults they allow. */
+  readonly changes: ChangeSignals;
+  /** Which sessions belong to which user (policy/session-users.ts). */
+  readonly sessionUsers: SessionUsers;
+  /** The recentchanges follower, with WIKIEDGE_RC_FOLLOW (started and stopped by apps/app.ts). */
+  readonly follower: ChangeFollower | undefined;
+  /** Apply a purge everywhere: Redis, this tier, the other replicas and workers. */
+  /** `onClientPath`: a client's answer waits for it (cache/purge.ts purgeEverywhere). */
+  readonly purge: (message: PurgeMessage, onClientPath?: boolean) => Promise<PurgeResult>;
+}
+
+export interface GatewayDeps {
+  readonly now?: () => number;
+  readonly random?: () => number;
+  readonly registry?: Registry;
+  readonly siblings?: PurgeSiblings;
+}
+
+export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {}): Gateway {
+  // timeOrigin is a getter that is fixed for the process: read it once, not on every clock read
+  // (a fifth of the fresh-hit path's own time went to reading the clock that way).
+  const timeOrigin = performance.timeOrigin;
+  const now = deps.now ?? (() => timeOrigin + performance.now());
+  const registry = deps.registry ?? new Registry();
+  // The store reports evictions to the metrics, which read the store's sizes: tie the knot.
+  const late: { metrics?: Metrics } = {};
+  const store = new CacheStore({
+    sharedMaxBytes: config.cacheSharedMaxBytes,
+    sessionMaxBytes: config.cacheSessionMaxBytes,
+    maxEntries: config.cacheMaxEntries,
+    graceMs: config.graceSeconds * 1000,
+    staleIfErrorMs: config.staleIfErrorSeconds * 1000,
+    now,
+    onEvict: (tier, reason, count) => late.metrics?.evicted(tier, reason, count),
+  });
+  const refusalDelay = new RefusalDelay(config.clientRefusalDelayMs, REFUSALS_WAITING_MAX);
+  const gate = new UpstreamGate(
+    {
+      maxConcurrent: config.upstreamMaxConcurrency,
+      maxQueued: config.upstreamQueueMax,
+      queueTimeoutMs: config.upstreamQueueTimeoutMs,
+      perClientMax: config.clientMaxConcurrency,
+    },
+    (reason) => late.metrics?.upstreamRejected.inc({ reason }),
+  );
+  // The pool is read at scrape time, by when `upstream` (below) exists.
+  const metrics = new Metrics(registry, { tierStats: (tier) => store.stats(tier), gate, pool: () => upstream.pool.stats });
+  late.metrics = metrics;
+  const changeMetrics = new ChangeSignalMetrics(registry, { followerEnabled: config.rcFollow, purges: metrics });
+  const compression = newRepresentations(config, log, store, registry);
+  const sessionUsers = new SessionUsers();
+  const redis = config.redisUrl
+    ? new RedisTier({
+        url: config.redisUrl,
+        timeoutMs: config.redisTimeoutMs,
+        lockMs: config.redisLockMs,
+        keyPrefix: config.redisKeyPrefix,
+        windows: { graceMs: config.graceSeconds * 1000, staleIfErrorMs: config.staleIfErrorSeconds * 1000 },
+        now,
+        log: log.child({ component: 'redis' }),
+        metrics: new RedisMetrics(registry),
+        onPurge: (message) => {
+          applyLocalPurge(store, message, sessionUsers);
+          // A session wrote whose user its replica did not know (steps/session-lifecycle.ts): this one
+          // knows, and applied it here; the user's entries in Redis and on the other replicas go too.
+          if (message.kind !== 'slot' || !message.wrote) return;
+          const user = sessionUsers.userOf(message.slot);
+          if (user !== undefined) void redis?.purge({ kind: 'user', user, slots: [...new Set([message.slot, ...sessionUsers.slots(user)])] });
+        },
+        // The channel was lost: purges and invalidations other replicas sent meanwhile never
+        // came. What this tier holds is no longer vouched for, as after a gap in the change
+        // signals: refreshed at its next use (from Redis when it holds a newer copy), still a
+        // fallback while the wiki fails.
+        onPurgesMissed: () => {
+          store.expireBefore(now());
+          log.warn({ redisSubscriber: 'resumed' }, 'purges sent while the redis channel was lost may have been missed: the local tier is refreshed at next use');
+        },
+      })
+    : undefined;
+  const purge = (message: PurgeMessage, onClientPath = false) => purgeEverywhere(store, redis, message, deps.siblings, sessionUsers, onClientPath);
+  const changes = new ChangeSignals({
+    purge,
+    purgeHere: (message) => Promise.resolve({ purged: applyLocalPurge(store, message, sessionUsers) }),
+    metrics: changeMetrics,
+    log: log.child({ component: 'changes' }),
+    now: () => Date.now(),
+    shortTtl: { ttlPublicSeconds: config.ttlPublicSeconds, ttlSessionSeconds: config.ttlSessionSeconds },
+    followedTtl: { ttlPublicSeconds: config.ttlFollowedSeconds, ttlSessionSeconds: config.ttlSessionFollowedSeconds },
+  });
+  const upstream = new Upstream({
+    origin: config.upstream,
+    connectTimeoutMs: config.upstreamConnectTimeoutMs,
+    responseTimeoutMs: config.upstreamResponseTimeoutMs,
+    connections: config.upstreamConnections,
+  });
+  const follower = config.rcFollow ? newFollower(config, log, upstream, redis, changes, changeMetrics, deps.siblings !== undefined) : undefined;
+  if (follower) changes.followWith(follower);
+  const rules = identityRules({
+    cookiePrefix: config.cookiePrefix,
+    sessionName: config.sessionName,
+    sessionJwtCookie: config.sessionJwtCookie,
+    secret: config.identitySecret,
+    credentialCookies: config.credentialCookies,
+    harmlessCookies: config.harmlessCookies,
+    credentialHeaders: config.credentialHeaders,
+  });
+  return {
+    config,
+    log,
+    upstream,
+    store,
+    redis,
+    siblings: deps.siblings,
+    coalescer: new Coalescer<CacheEntry>(config.coalesceWaitMs),
+    registry,
+    metrics,
+    debuginfoMetrics: new DebuginfoMetrics(registry),
+    compression,
+    identityRules: rules,
+    cookieNames: {
+      sessionCookie: rules.sessionCookie,
+      cookiePrefix: config.cookiePrefix,
+      isCredential: (name) => cookieCredentialKind(name, rules) !== undefined,
+    },
+    moduleLabel: moduleLabeller(Object.keys(config.modules)),
+    now,
+    random: deps.random ?? Math.random,
+    trusted: new AddressMatcher(config.trustedProxies),
+    purgeAllowed: new AddressMatcher(config.purgeAllow),
+    gate,
+    budget: new ClientBudget({ ratePerSecond: config.clientMissRate, burst: config.clientMissBurst, maxClients: 100_000 }),
+    underWay: new UncachedUnderWay(),
+    refusalDelay,
+    changes,
+    sessionUsers,
+    follower,
+    purge,
+  };
+}
+
+/** Decoded answers for identity clients are kept in 1/16 of the shared tier's budget, beside it. */
+function newRepresentations(config: Config, log: Logger, store: CacheStore, registry: Registry): Representations {
+  const late: { r?: Representations } = {};
+  const metrics = new CompressionMetrics(registry, { tierStats: (tier) => store.stats(tier), decodedBytes: () => late.r?.decodedBytes() ?? 0 });
+  late.r = new Representations({
+    store,
+    metrics,
+    decodedMaxBytes: Math.floor(config.cacheSharedMaxBytes / 16),
+    brotliAfterHits: config.brotliAfterHits,
+    log: log.child({ component: 'compression' }),
+  });
+  return late.r;
+}
+
+/**
+ * The recentchanges follower: with Redis its cursor lives there and one replica follows at a
+ * time (a lease renewed every poll, taken over when its holder dies); without, the cursor lives
+ * as long as the process, as its local tier does, and every worker of a cluster follows for
+ * itself and applies what it reads to its own tier only (README "Invalidation": a known cost,
+ * one poll per worker).
+ */
+function newFollower(
+  config: Config,
+  log: Logger,
+  upstream: Upstream,
+  redis: RedisTier | undefined,
+  changes: ChangeSignals,
+  metrics: ChangeSignalMetrics,
+  inCluster: boolean,
+): ChangeFollower {
+  const leaseMs = Math.max(5_000, config.rcPollMs * 5);
+  const state = redis?.followerState;
+  const reach = !redis && inCluster ? 'here' : 'everywhere';
+  return new ChangeFollower({
+    upstream,
+    apiPath: config.apiPath,
+    pollMs: config.rcPollMs,
+    unhealthyAfterMs: Math.max(10_000, config.rcPollMs * 5),
+    // Past the short TTL without a successful poll, entries the follower vouched for would have
+    // expired without it: from then on they are refreshed at next use.
+    gapAfterMs: config.ttlPublicSeconds * 1000,
+    requestTimeoutMs: config.upstreamResponseTimeoutMs,
+    now: () => Date.now(),
+    log: log.child({ component: 'change-follower' }),
+    metrics,
+    cursors: state
+      ? { load: async () => (await state.loadCursor()) as Cursor | undefined, save: (c) => state.saveCursor(c) }
+      : new MemoryCursorStore(),
+    lease: state ? { hold: () => state.holdLease(leaseMs), release: () => state.releaseLease() } : ALWAYS_LEADER,
+    apply: async (list) => {
+      await changes.apply(list, reach);
+    },
+    expire: (before, reason) => changes.expire(before, reason, reach),
+    namespaces: (ns) => changes.setNamespaces(ns),
+  });
+}

@@ -1,0 +1,88 @@
+/**
+ * Anonymous answers that contain the requester's own address are never shared.
+ *
+ * MediaWiki names an anonymous user by their IP address (User::getName() of an anonymous user is
+ * WebRequest::getIP(), which walks X-Forwarded-For through the proxies the wiki trusts), and marks
+ * some answers that print the current user's name public: a `~~~` signature in an
+ * `action=parse&pst=1` preview expands to `[[Special:Contributions/203.0.113.7|203.0.113.7]]`,
+ * `{{REVISIONUSER}}` in a preview is the current user. Shared, such an answer tells every other
+ * client who asked first.
+ *
+ * Two nets:
+ * - the modules known to print the current user's name for text the request supplies
+ *   (`echoesRequester`): their anonymous answers are never stored in the shared tier;
+ * - any anonymous answer whose body holds an address the wiki was told (the X-Forwarded-For the
+ *   gateway sends), in any spelling MediaWiki prints it (IPUtils::sanitizeIP: IPv4 without
+ *   leading zeros, IPv6 upper case and expanded), is not stored either.
+ * Loopback addresses are not personal (every client behind a local proxy shares one), and a wiki
+ * that names its own server `http://127.0.0.1:…` would otherwise never have an answer shared.
+ */
+import { isIPv4, isIPv6 } from 'node:net';
+import { type PhpArray, phpStringParam } from './php-input.js';
+
+/**
+ * The request makes the wiki print the current user's name into text it supplies:
+ * - `action=parse` with `text` (a preview: `{{REVISIONUSER}}` is the current user), or with
+ *   `pst`/`onlypst` (pre-save transform: `~~~`, `~~~~` and `{{subst:REVISIONUSER}}`);
+ * - `action=expandtemplates` (its text is expanded as by the current user);
+ * - `action=compare` with `frompst`/`topst` (the pre-save transform of supplied text).
+ */
+export function echoesRequester(query: PhpArray): boolean {
+  const action = phpStringParam(query, 'action');
+  if (action === 'expandtemplates') return true;
+  if (action === 'parse') return query.has('text') || query.has('pst') || query.has('onlypst');
+  if (action === 'compare') return query.has('frompst') || query.has('topst');
+  return false;
+}
+
+const DOTTED_QUAD = /^\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
+
+/** Every spelling of the non-loopback addresses in an X-Forwarded-For value the wiki may print. */
+export function requesterAddressForms(forwardedFor: string): string[] {
+  const forms = new Set<string>();
+  for (const raw of forwardedFor.split(',')) {
+    const address = raw.trim();
+    if (DOTTED_QUAD.test(address)) {
+      // MediaWiki takes leading zeros (IPUtils::isIPv4) where Node does not.
+      const canonical = address.split('.').map((octet) => String(Number(octet))).join('.');
+      if (!isIPv4(canonical) || canonical.startsWith('127.')) continue;
+      forms.add(address);
+      forms.add(canonical);
+    } else if (isIPv6(address)) {
+      const expanded = expandIPv6(address);
+      if (expanded === undefined || expanded === '0:0:0:0:0:0:0:1') continue;
+      forms.add(address);
+      forms.add(address.toLowerCase());
+      forms.add(address.toUpperCase());
+      // IPUtils::sanitizeIP: upper case, `::` expanded, no leading zeros in a word.
+      forms.add(expanded.toUpperCase());
+      forms.add(expanded);
+    }
+  }
+  return [...forms];
+}
+
+/** `2001:db8::1` → `2001:db8:0:0:0:0:0:1` (words without leading zeros), or undefined. */
+function expandIPv6(address: string): string | undefined {
+  const mapped = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(address);
+  let text = address;
+  if (mapped) {
+    // An embedded IPv4 tail (::ffff:1.2.3.4) as two words.
+    const o = mapped[2]!.split('.').map(Number);
+    text = `${mapped[1]}${((o[0]! << 8) | o[1]!).toString(16)}:${((o[2]! << 8) | o[3]!).toString(16)}`;
+  }
+  const halves = text.split('::');
+  if (halves.length > 2) return undefined;
+  const head = halves[0] ? halves[0].split(':') : [];
+  const tail = halves.length === 2 && halves[1] ? halves[1].split(':') : [];
+  const zeros = halves.length === 2 ? 8 - head.length - tail.length : 0;
+  const words = [...head, ...Array<string>(Math.max(0, zeros)).fill('0'), ...tail];
+  if (words.length !== 8) return undefined;
+  return words.map((w) => Number.parseInt(w, 16).toString(16)).join(':');
+}
+
+/** Whether the body holds any of the forms (byte search; forms are ASCII). */
+export function mentionsAny(body: Buffer, forms: readonly string[]): boolean {
+  for (const form of forms) if (body.includes(form, 0, 'latin1')) return true;
+  return false;
+}

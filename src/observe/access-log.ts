@@ -1,0 +1,315 @@
+/**
+ * The access log: one JSON line per client request, with what nginx's `combined` format and
+ * varnishncsa give (client address, method, URL, status, bytes, user agent, duration) and what
+ * the gateway adds (cache disposition, module, request id, upstream time, why not stored). And
+ * the purge line: what a purge removed, who asked.
+ *
+ *   {"level":30,"time":1718000000000,"service":"wikiedge","reqId":"…","method":"GET",
+ *    "path":"/w/api.php","url":"/w/api.php?action=query&meta=tokens&token=[redacted]",
+ *    "module":"query+tokens","cache":"pass","status":200,"ms":12.345,"client":"203.0.113.7",
+ *    "ua":"mwn/2.0","bytesIn":172,"bytesOut":912,"upstreamMs":11.9,"pass":"…","msg":"request"}
+ *
+ * The lines are pino's (the same level, time, bindings and `msg`, through the same destination
+ * and its batches, observe/logging.ts), but written here as text: pino's log.info() with an object
+ * costs ~4–6 µs of CPU per line in the server (docs/BENCHMARKS.md). Here a request's line is
+ * one string concatenation, and a hit's line the bytes of fragments serialised once (per URL
+ * and per metrics cell) and of a few per-request values, put straight into the log batch
+ * (observe/log-bytes.ts).
+ *
+ * What never reaches the line: the values of query parameters that carry credentials
+ * (redactQuery below); cookies and other headers (only the user agent, bounded).
+ */
+import pino, { type Logger } from 'pino';
+import type { PurgeMessage } from '../words/purge-message.js';
+import { putBytes, putFirstBytes, putMicrosAsMillis, putPlainString, putUint } from './log-bytes.js';
+import { LineBuffer } from './logging.js';
+import type { PurgeSource } from './metrics.js';
+import type { Disposition, NoStoreReason, PassReason } from '../words/outcomes.js';
+import type { RequestCell } from './request-metrics.js';
+import type { RequestTarget } from '../words/target.js';
+import { redactQuery, redactSubpages } from '../http/redaction.js';
+
+/** The user agent is cut here: enough for any real one, bounded for a client that sends 8 KiB. */
+export const MAX_USER_AGENT_CHARS = 256;
+/** URLs are logged up to here (the gateway serves up to WIKIEDGE_MAX_URL_BYTES, 8 KiB by default). */
+export const MAX_URL_CHARS = 4096;
+
+// ------------------------------------------------------------------------------ redaction
+
+export { parameterName, REDACTED, redactQuery, redactSubpages } from '../http/redaction.js';
+
+/** The request target as logged: the query and secret sub-pages redacted, at most MAX_URL_CHARS. */
+export function loggedUrl(target: string): string {
+  target = redactSubpages(target);
+  const q = target.indexOf('?');
+  const url = q === -1 ? target : `${target.slice(0, q + 1)}${redactQuery(target.slice(q + 1))}`;
+  return url.length > MAX_URL_CHARS ? `${url.slice(0, MAX_URL_CHARS)}…` : url;
+}
+
+// ------------------------------------------------------------------------------ JSON text
+
+/** Printable ASCII without `"` and `\`: such a string is its own JSON text between quotes. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** A JSON string, quotes included; cheap for the plain strings a request line mostly holds. */
+export function jsonString(s: string): string {
+  return PLAIN.test(s) ? `"${s}"` : JSON.stringify(s);
+}
+
+/** Milliseconds with microsecond precision, as the lines have always carried them. */
+function ms(seconds: number): number {
+  return Math.round(seconds * 1e6) / 1e3;
+}
+
+// ------------------------------------------------------------------------------ the writer
+
+/** Everything a request line says besides what it shares with the others of its URL. */
+export interface AccessFacts {
+  readonly reqId: string;
+  readonly method: string;
+  /** The request target as received (origin-form); undefined when there was none to parse. */
+  readonly target: string;
+  /** The path as received, for the `path` field (what the lines carried before `url`). */
+  readonly path: string | undefined;
+  readonly module: string;
+  readonly disposition: Disposition;
+  readonly status: number;
+  readonly seconds: number;
+  readonly client: string;
+  readonly userAgent: string | undefined;
+  readonly bytesIn: number;
+  readonly bytesOut: number;
+  readonly upstreamMs?: number | undefined;
+  readonly passReason?: PassReason | undefined;
+  readonly notStored?: NoStoreReason | undefined;
+  readonly errorCode?: string | undefined;
+}
+
+/** pino's internals that a line needs to be one of its lines (pino.symbols, its public API). */
+interface PinoInternals {
+  readonly [pino.symbols.streamSym]: { write(line: string): unknown };
+  readonly [pino.symbols.chindingsSym]: string;
+}
+
+const writers = new WeakMap<Logger, AccessLog>();
+
+/** The fixed parts of a hit line, as bytes (JSON names are ASCII). */
+const ascii = (s: string): Buffer => Buffer.from(s, 'latin1');
+const LINE_START = ascii('{"level":30,"time":');
+const MS = ascii(',"ms":');
+const CLIENT = ascii(',"client":');
+const UA = ascii(',"ua":');
+const BYTES_IN = ascii(',"bytesIn":');
+const BYTES_OUT = ascii(',"bytesOut":');
+const LINE_END = ascii(',"msg":"request"}\n');
+/**
+ * A hit line's bytes besides its strings: the fixed parts (88), quotes, and five numbers of at
+ * most 16 digits and the milliseconds (at most 20 characters).
+ */
+const HIT_LINE_FIXED_BYTES = 192;
+
+export class AccessLog {
+  /** `{"level":30` … the bindings of the logger (service, and whatever a child adds). */
+  private readonly bindings: string;
+  private readonly stream: { write(line: string): unknown };
+  /**
+   * A URL's line fragment (method, path, url, module, cache), for hits answered again and again;
+   * `bytes`, its UTF-8 with the `,"status":` that follows it.
+   */
+  private readonly fragments = new WeakMap<RequestTarget, { readonly cell: RequestCell; readonly text: string; readonly bytes: Buffer }>();
+  /** The batches of standard output (observe/logging.ts), when the logger writes to them: hit lines go in as bytes. */
+  private readonly lines: LineBuffer | undefined;
+  /** The bindings and the name that follows the time in every line, as bytes. */
+  private readonly afterTime: Buffer;
+  /** The time of the last hit line written as bytes, and its digits. */
+  private lastTime = Number.NaN;
+  private readonly lastTimeDigits = new Uint8Array(16);
+  private lastTimeLength = -1;
+
+  /** One writer per logger (the gateway's). */
+  static of(log: Logger): AccessLog {
+    let writer = writers.get(log);
+    if (!writer) writers.set(log, (writer = new AccessLog(log)));
+    return writer;
+  }
+
+  private constructor(private readonly log: Logger) {
+    const internals = log as unknown as PinoInternals;
+    this.stream = internals[pino.symbols.streamSym];
+    this.bindings = internals[pino.symbols.chindingsSym];
+    this.lines = this.stream instanceof LineBuffer ? this.stream : undefined;
+    this.afterTime = Buffer.from(`${this.bindings},"reqId":`, 'utf8');
+  }
+
+  /** Request lines are `info`: none below that level. */
+  get enabled(): boolean {
+    return this.log.levelVal <= 30;
+  }
+
+  /** A request's line, from its facts. */
+  request(f: AccessFacts): void {
+    if (!this.enabled) return;
+    let line =
+      `{"level":30,"time":${Date.now()}${this.bindings},"reqId":"${f.reqId}"` +
+      `,"method":${jsonString(f.method)}` +
+      (f.path === undefined ? '' : `,"path":${jsonString(redactSubpages(f.path))}`) +
+      `,"url":${jsonString(loggedUrl(f.target))},"module":${jsonString(f.module)},"cache":"${f.disposition}"`;
+    line += this.perRequest(f.status, f.seconds, f.client, f.userAgent, f.bytesIn, f.bytesOut);
+    if (f.upstreamMs !== undefined) line += `,"upstreamMs":${f.upstreamMs}`;
+    if (f.passReason !== undefined) line += `,"pass":"${f.passReason}"`;
+    if (f.notStored !== undefined) line += `,"notStored":"${f.notStored}"`;
+    if (f.errorCode !== undefined) line += `,"error":${jsonString(f.errorCode)}`;
+    this.stream.write(`${line},"msg":"request"}\n`);
+  }
+
+  /**
+   * A hit's line on the fresh-hit path: the target is the one the recv step remembered (the
+   * same object for every hit of that URL) and the cell the metrics cell of its method, module
+   * and disposition (a GET or a HEAD, never an `other` method), so their part of the line is
+   * serialised once and kept as long as both are the same.
+   */
+  hit(
+    target: RequestTarget,
+    cell: RequestCell,
+    reqId: string,
+    status: number,
+    seconds: number,
+    client: string,
+    userAgent: string | undefined,
+    bytesIn: number,
+    bytesOut: number,
+  ): void {
+    if (!this.enabled) return;
+    const time = Date.now();
+    let fragment = this.fragments.get(target);
+    if (fragment?.cell !== cell) {
+      const { method, module, disposition } = cell.labels;
+      const text =
+        `,"method":${jsonString(method)},"path":${jsonString(redactSubpages(target.rawPath))},"url":${jsonString(loggedUrl(target.upstreamPath))}` +
+        `,"module":${jsonString(module)},"cache":"${disposition}"`;
+      this.fragments.set(target, (fragment = { cell, text, bytes: Buffer.from(`${text},"status":`, 'utf8') }));
+    }
+    if (this.lines !== undefined && this.hitBytes(this.lines, time, fragment.bytes, reqId, status, seconds, client, userAgent, bytesIn, bytesOut))
+      return;
+    this.stream.write(
+      `{"level":30,"time":${time}${this.bindings},"reqId":"${reqId}"${fragment.text}` +
+        `${this.perRequest(status, seconds, client, userAgent, bytesIn, bytesOut)},"msg":"request"}\n`,
+    );
+  }
+
+  /**
+   * The hit line put into the batch as bytes (observe/log-bytes.ts), the same bytes as the string line
+   * below, with no string built and nothing allocated: measured in a loop on one core (tenth
+   * session, /dev/null), ~450 ns a line against ~680 for the string line (concatenated,
+   * flattened, then encoded by Buffer#write). False, with nothing written, when a value is not
+   * one the byte writers take as it is (a user agent with a quote or non-ASCII character, say):
+   * the string line is written instead.
+   */
+  private hitBytes(
+    lines: LineBuffer,
+    time: number,
+    fragment: Buffer,
+    reqId: string,
+    status: number,
+    seconds: number,
+    client: string,
+    userAgent: string | undefined,
+    bytesIn: number,
+    bytesOut: number,
+  ): boolean {
+    const uaLength = userAgent === undefined ? 0 : Math.min(userAgent.length, MAX_USER_AGENT_CHARS);
+    const most = HIT_LINE_FIXED_BYTES + this.afterTime.length + fragment.length + reqId.length + client.length + uaLength;
+    const buf = lines.reserve(most);
+    if (buf === null) return false;
+    let at = putBytes(buf, lines.batchEnd, LINE_START);
+    // Hits close together share their millisecond: its digits are kept.
+    if (time !== this.lastTime) {
+      this.lastTimeLength = putUint(this.lastTimeDigits, 0, time);
+      this.lastTime = time;
+    }
+    if (this.lastTimeLength < 0) return false;
+    at = putFirstBytes(buf, at, this.lastTimeDigits, this.lastTimeLength);
+    at = putBytes(buf, at, this.afterTime);
+    if ((at = putPlainString(buf, at, reqId)) < 0) return false;
+    at = putBytes(buf, at, fragment);
+    if ((at = putUint(buf, at, status)) < 0) return false;
+    at = putBytes(buf, at, MS);
+    if ((at = putMicrosAsMillis(buf, at, Math.round(seconds * 1e6))) < 0) return false;
+    at = putBytes(buf, at, CLIENT);
+    if ((at = putPlainString(buf, at, client)) < 0) return false;
+    if (userAgent !== undefined) {
+      at = putBytes(buf, at, UA);
+      if ((at = putPlainString(buf, at, userAgent, uaLength)) < 0) return false;
+    }
+    at = putBytes(buf, at, BYTES_IN);
+    if ((at = putUint(buf, at, bytesIn)) < 0) return false;
+    at = putBytes(buf, at, BYTES_OUT);
+    if ((at = putUint(buf, at, bytesOut)) < 0) return false;
+    lines.commit(putBytes(buf, at, LINE_END));
+    return true;
+  }
+
+  private perRequest(status: number, seconds: number, client: string, userAgent: string | undefined, bytesIn: number, bytesOut: number): string {
+    const ua =
+      userAgent === undefined
+        ? ''
+        : `,"ua":${jsonString(userAgent.length > MAX_USER_AGENT_CHARS ? userAgent.slice(0, MAX_USER_AGENT_CHARS) : userAgent)}`;
+    return `,"status":${status},"ms":${ms(seconds)},"client":${jsonString(client)}${ua},"bytesIn":${bytesIn},"bytesOut":${bytesOut}`;
+  }
+}
+
+// ------------------------------------------------------------------------------ purges
+
+/** What a purge line says: who asked, what kind, what it named, what it removed. */
+export interface PurgeFacts {
+  /** Who asked (wikiedge_purge_requests_total's source). */
+  readonly source: PurgeSource;
+  /** url, module, prefix, all (admin and api.php PURGEs, cache/purge.ts) or page (a page URL's PURGE). */
+  readonly kind: string;
+  /** The URL key, module, prefix or page title; absent for `all`. */
+  readonly what?: string | undefined;
+  /** Entries removed from this process's (or, from the admin of a cluster, every worker's) local tier. */
+  readonly purged: number;
+  /** Entries removed from Redis; null when Redis could not be reached; absent without Redis. */
+  readonly redisPurged?: number | null | undefined;
+  readonly workers?: number | undefined;
+  readonly missedWorkers?: number | undefined;
+}
+
+/** A purge message's kind and what it names, for its line. */
+export function describePurge(message: PurgeMessage): { readonly kind: string; readonly what?: string } {
+  switch (message.kind) {
+    case 'url':
+      return { kind: 'url', what: message.urlKey };
+    case 'module':
+      return { kind: 'module', what: message.module };
+    case 'prefix':
+      return { kind: 'prefix', what: message.prefix };
+    case 'slot':
+      return { kind: 'slot', what: message.slot };
+    case 'user':
+      return { kind: 'user', what: message.user };
+    case 'tags':
+      return { kind: 'tags', what: message.tags.slice(0, 20).join(' ') };
+    case 'expire':
+      return { kind: 'expire', what: new Date(message.before).toISOString() };
+    case 'all':
+      return { kind: 'all' };
+  }
+}
+
+/** The purge line: rare (an operator's or the wiki's purge), so through pino as any other line. */
+export function logPurge(log: Logger, facts: PurgeFacts): void {
+  log.info(
+    {
+      source: facts.source,
+      kind: facts.kind,
+      what: facts.what === undefined ? undefined : loggedUrl(facts.what),
+      purged: facts.purged,
+      redisPurged: facts.redisPurged,
+      workers: facts.workers,
+      missedWorkers: facts.missedWorkers,
+    },
+    'purge',
+  );
+}

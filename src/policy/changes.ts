@@ -1,0 +1,241 @@
+/**
+ * A change, as the invalidation sees it: the tags it invalidates (dependencies.ts's vocabulary)
+ * and the users whose sessions it ends, from a CDN PURGE or a recentchanges row.
+ *
+ * Every change invalidates `*` (lists any change can alter), the namespace of each page it names
+ * (`n:<ns>`), and the pages themselves, by title and by id. A recentchanges row names more than
+ * its title (research notes §3): a move its target (`logparams.target_title`), a merge its
+ * destination (`dest_title`), a move of protection its old title (`oldtitle_title`). A rights or
+ * block log row ends the sessions of the user it names (User:Name): their cached answers were
+ * made with rights they may no longer have. A row hidden from anonymous readers (`actionhidden`)
+ * names nothing: only `*`.
+ */
+import { ANY } from './dependencies.js';
+import { DEFAULT_NAMESPACES, type Namespaces, pairedKey, titleKey } from '../mediawiki/titles.js';
+
+/** purge: a CDN PURGE; follower: a recentchanges row; write: a write that passed through the gateway. */
+export type ChangeSource = 'purge' | 'follower' | 'write';
+
+export interface Change {
+  readonly source: ChangeSource;
+  /** edit, new, log, categorize, external (recentchanges' rc_type), or purge. */
+  readonly type: string;
+  readonly tags: readonly string[];
+  /** Users (names, spaces not underscores) whose sessions' entries go. */
+  readonly users: readonly string[];
+  /** When the change happened (ms since the epoch, the wiki's clock), when known. */
+  readonly at: number | undefined;
+}
+
+/** A recentchanges row (formatversion=2, rcprop=title|ids|timestamp|loginfo). */
+export interface RecentChangeRow {
+  readonly type: string;
+  readonly ns?: number;
+  readonly title?: string;
+  readonly pageid?: number;
+  readonly revid?: number;
+  readonly rcid: number;
+  readonly timestamp: string;
+  readonly logtype?: string;
+  readonly logaction?: string;
+  readonly logparams?: Record<string, unknown>;
+  readonly actionhidden?: boolean;
+}
+
+const USER_LOG_TYPES = new Set(['rights', 'block']);
+
+export function changeFromRow(row: RecentChangeRow, namespaces: Namespaces = DEFAULT_NAMESPACES): Change {
+  const tags = new Set<string>([ANY]);
+  const users: string[] = [];
+  const addTitle = (text: unknown, ns: unknown) => {
+    if (typeof text !== 'string') return;
+    const t = titleKey(text, namespaces);
+    if (!t) return;
+    addPage(tags, t, namespaces);
+    tags.add(`n:${typeof ns === 'number' ? ns : t.ns}`);
+  };
+  if (!row.actionhidden) {
+    addTitle(row.title, row.ns);
+    if (typeof row.pageid === 'number' && row.pageid > 0) tags.add(`i:${row.pageid}`);
+    const p = row.logparams ?? {};
+    addTitle(p['target_title'], p['target_ns']);
+    addTitle(p['dest_title'], p['dest_ns']);
+    addTitle(p['oldtitle_title'], p['oldtitle_ns']);
+    if (row.logtype && USER_LOG_TYPES.has(row.logtype) && typeof row.title === 'string') {
+      const t = titleKey(row.title, namespaces);
+      if (t && t.ns === 2) users.push(t.key.slice(t.key.indexOf(':') + 1));
+    }
+  }
+  const at = Date.parse(row.timestamp);
+  return {
+    source: 'follower',
+    type: row.type === 'log' && row.logtype ? `log/${row.logtype}` : row.type,
+    tags: [...tags],
+    users,
+    at: Number.isFinite(at) ? at : undefined,
+  };
+}
+
+/** A PURGE of a page's URL (purge-url.ts): the page changed in some way. */
+export function changeFromPurge(title: string, namespaces: Namespaces = DEFAULT_NAMESPACES): Change {
+  const tags = new Set<string>([ANY]);
+  const t = titleKey(title, namespaces);
+  if (t) {
+    addPage(tags, t, namespaces);
+    tags.add(`n:${t.ns}`);
+  }
+  return { source: 'purge', type: 'purge', tags: [...tags], users: [], at: undefined };
+}
+
+/** A page's tag and its subject/talk pair's (titles.ts pairedKey): a change to one alters answers about both. */
+function addPage(tags: Set<string>, t: { readonly key: string; readonly ns: number }, namespaces: Namespaces): void {
+  tags.add(`p:${t.key}`);
+  const paired = pairedKey(t, namespaces);
+  if (paired !== undefined) tags.add(`p:${paired}`);
+}
+
+/**
+ * The write modules of MediaWiki 1.39's API and the parameters that name the pages they change
+ * (ApiEditPage title/pageid, ApiMove from/to/fromid, ApiDelete, ApiUndelete, ApiProtect,
+ * ApiRollback, ApiUpload filename, ApiMergeHistory, ApiPurge titles, …).
+ */
+const WRITES: Readonly<Record<string, readonly string[]>> = {
+  edit: ['title'],
+  move: ['from', 'to'],
+  delete: ['title'],
+  undelete: ['title'],
+  protect: ['title'],
+  rollback: ['title'],
+  upload: ['filename'],
+  filerevert: ['filename'],
+  mergehistory: ['from', 'to'],
+  changecontentmodel: ['title'],
+  setpagelanguage: ['title'],
+  purge: ['titles'],
+  revisiondelete: ['target'],
+  import: [],
+  managetags: [],
+  tag: [],
+};
+const FILE_PARAMS = new Set(['filename']);
+
+/** Every parameter changeFromWrite reads: a posted form is searched for these (mediawiki/php-post.ts). */
+export const WRITE_PARAMETERS: ReadonlySet<string> = new Set(['action', 'pageid', 'fromid', ...Object.values(WRITES).flat()]);
+
+/**
+ * Where a write module's answer names the pages it changed (formatversion 1 and 2 alike): the
+ * fields of its result object, or of each item when the result is a list (`purge`, `import`).
+ * The answer names them as MediaWiki resolved them: a redirect followed (`edit&redirect=1`),
+ * `pageid=` or a generator turned into titles, the talk page a move took along.
+ */
+const ANSWER_TITLE_FIELDS = ['title', 'from', 'to', 'target', 'talkfrom', 'talkto'];
+
+/** Write modules whose answer names a user whose rights or block changed (their sessions' entries go). */
+const USER_WRITES: Readonly<Record<string, string>> = { block: 'user', unblock: 'user', userrights: 'user' };
+
+/**
+ * Wikibase's write modules (wbeditentity, wbsetlabel, wbcreateclaim, wbremovequalifiers,
+ * wbmergeitems, wblinktitles, …): their answer names the entity (`entity.id`, `from`/`to` of a
+ * merge), whose page is `Item:Q42` on a default repo or `Q42` where items live in the main
+ * namespace (dependencies.ts ENTITY_NAMESPACES).
+ */
+const WIKIBASE_WRITE = /^wb(?:set|create|remove|edit|merge|link)/;
+const ENTITY_PAGES: Readonly<Record<string, string>> = { Q: 'Item', P: 'Property', L: 'Lexeme' };
+
+/**
+ * A successful write that passed through the gateway: its pages changed. Read-your-writes even
+ * where MediaWiki sends no PURGE (protect, merge, action=purge) and before the follower's next
+ * poll. `params` are the request's parameters as PHP reads them ($_GET then $_POST), by name;
+ * `answer` the write's answer as JSON (undefined when not JSON), which names the pages as
+ * MediaWiki resolved them. Only the write modules named here count: a module is not taken for a
+ * write because it was POSTed or given a `token` (checktoken and every read module take one
+ * without complaint), or any client could empty every list with a cheap request. Undefined when
+ * the request is not one of them.
+ */
+export function changeFromWrite(
+  action: string,
+  params: (name: string) => string | undefined,
+  namespaces: Namespaces = DEFAULT_NAMESPACES,
+  answer?: unknown,
+): Change | undefined {
+  const names = WRITES[action] ?? (USER_WRITES[action] !== undefined || WIKIBASE_WRITE.test(action) ? [] : undefined);
+  if (!names || !confirms(action, answer)) return undefined;
+  // A purge changes no list (and needs no token: anyone may send one); only the pages it purged.
+  if (action === 'purge') return purgedPages(answer, namespaces);
+  const tags = new Set<string>([ANY]);
+  const addTitle = (text: string) => {
+    const t = titleKey(text, namespaces);
+    if (!t) return;
+    addPage(tags, t, namespaces);
+    tags.add(`n:${t.ns}`);
+  };
+  for (const name of names) {
+    for (const text of (params(name) ?? '').split('|')) if (text) addTitle(FILE_PARAMS.has(name) ? `File:${text}` : text);
+  }
+  for (const id of (params('pageid') ?? params('fromid') ?? '').split('|')) if (/^\d+$/.test(id)) tags.add(`i:${id}`);
+  const users: string[] = [];
+  const json = typeof answer === 'object' && answer !== null ? (answer as Record<string, unknown>) : {};
+  const result = json[action];
+  for (const item of Array.isArray(result) ? result : [result]) {
+    if (typeof item !== 'object' || item === null) continue;
+    const o = item as Record<string, unknown>;
+    for (const field of ANSWER_TITLE_FIELDS) if (typeof o[field] === 'string') addTitle(o[field]);
+    if (typeof o['filename'] === 'string') addTitle(`File:${o['filename']}`);
+    if (typeof o['pageid'] === 'number' && o['pageid'] > 0) tags.add(`i:${o['pageid']}`);
+    const userField = USER_WRITES[action];
+    if (userField && typeof o[userField] === 'string') users.push(o[userField]);
+  }
+  if (WIKIBASE_WRITE.test(action)) {
+    const entity = json['entity'] as { id?: unknown } | undefined;
+    for (const id of [entity?.id, (json['from'] as { id?: unknown } | undefined)?.id, (json['to'] as { id?: unknown } | undefined)?.id]) {
+      if (typeof id !== 'string') continue;
+      const prefix = ENTITY_PAGES[id.charAt(0).toUpperCase()];
+      if (prefix) addTitle(`${prefix}:${id}`);
+      addTitle(id);
+    }
+  }
+  return { source: 'write', type: WRITES[action] ? action : USER_WRITES[action] ? action : 'wikibase', tags: [...tags], users, at: undefined };
+}
+
+/**
+ * Whether the answer is the successful answer of `action`: MediaWiki answers a write module
+ * under its own name (`{"edit":{"result":"Success",…}}`, `{"delete":{…}}`, `{"purge":[…]}`),
+ * Wikibase's with `"success":1`. What the gateway read of the request is not enough: PHP may
+ * have read another form (max_input_vars, a body it could not read), and a request that did
+ * not write must not invalidate anything.
+ */
+function confirms(action: string, answer: unknown): boolean {
+  if (typeof answer !== 'object' || answer === null) return false;
+  const json = answer as Record<string, unknown>;
+  if (WIKIBASE_WRITE.test(action)) return json['success'] === 1;
+  const result = json[action];
+  if (typeof result !== 'object' || result === null) return false;
+  if (Array.isArray(result)) return true;
+  const status = (result as Record<string, unknown>)['result'];
+  return status === undefined || status === 'Success';
+}
+
+/**
+ * The write module an answer is the successful answer of (its top-level key), for a request
+ * whose form could not be read (too large to be held: an upload); undefined when none.
+ */
+export function confirmedWrite(answer: unknown): string | undefined {
+  if (typeof answer !== 'object' || answer === null) return undefined;
+  for (const key of Object.keys(answer)) if ((WRITES[key] || USER_WRITES[key]) && confirms(key, answer)) return key;
+  return undefined;
+}
+
+/** The pages an action=purge answer says it purged (not those missing, nor refused by its rate limit). */
+function purgedPages(answer: unknown, namespaces: Namespaces): Change {
+  const tags = new Set<string>();
+  const items = (answer as Record<string, unknown>)['purge'];
+  for (const item of Array.isArray(items) ? items : []) {
+    if (typeof item !== 'object' || item === null) continue;
+    const o = item as Record<string, unknown>;
+    if (o['purged'] === undefined || o['purged'] === false) continue;
+    const t = typeof o['title'] === 'string' ? titleKey(o['title'], namespaces) : undefined;
+    if (t) tags.add(`p:${t.key}`);
+    if (typeof o['pageid'] === 'number' && o['pageid'] > 0) tags.add(`i:${o['pageid']}`);
+  }
+  return { source: 'write', type: 'purge', tags: [...tags], users: [], at: undefined };
+}

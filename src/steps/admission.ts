@@ -1,0 +1,161 @@
+/**
+ * The one way to the wiki for a client's request: charge its budget (misses and passes only),
+ * then wait for a turn at the gate. Request bodies are read before that, so a client sending its
+ * body slowly holds a socket of ours, never a connection to the wiki (WIKIEDGE_CLIENT_REQUEST_TIMEOUT_MS
+ * cuts it off).
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
+import { readBounded } from '../http/body.js';
+import { GatewayError } from '../words/errors.js';
+import { headerString } from '../http/forwarding.js';
+import type { Gateway } from '../gateway/gateway.js';
+import { clientAddress } from '../limits/client-address.js';
+import type { Charge } from '../limits/client-budget.js';
+import type { Release } from '../limits/upstream-gate.js';
+
+export type { Release } from '../limits/upstream-gate.js';
+
+/** What a request costs: `uncached` spends the client's budget; the gateway's own refreshes do not. */
+export type Admission = 'uncached' | 'refresh';
+
+export async function admit(gw: Gateway, req: IncomingMessage, admission: Admission, signal?: AbortSignal): Promise<Release> {
+  if (admission === 'refresh') return gw.gate.acquire('', signal);
+  const state = underWay(gw, req);
+  const charge = gw.budget.charge(state.client, gw.now(), inParallel(gw, state));
+  if (!charge.ok) refuse(gw, charge.retryAfterSeconds);
+  const release = await gw.gate.acquire(state.client, signal);
+  // The turn keeps the request under way until it is released, whenever the client leaves: a
+  // fetch goes on for others after its client has gone.
+  state.holds++;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    release();
+    letGo(gw, state);
+  };
+}
+
+/**
+ * What `admit` would say of this client's budget, taking nothing: the flow asks before a miss
+ * takes the Redis lock or leads the coalesced fetch, so a client whose budget is spent never
+ * holds up the others waiting on that lock or fetch (admit charges the budget at the turn).
+ */
+export function budgetLeft(gw: Gateway, req: IncomingMessage): Charge {
+  const state = underWay(gw, req);
+  return gw.budget.peek(state.client, gw.now(), inParallel(gw, state));
+}
+
+/**
+ * An uncached request's place among its client's (client-budget.ts UncachedUnderWay): counted
+ * from the flow's first look at the budget while its answer is not over (`answering`) or it
+ * holds a turn at the wiki (`holds`, the answer included); once both are over it has `left`, for
+ * good (a look at the budget after that, by a flow the client left early, counts nothing again).
+ */
+interface UnderWayState {
+  readonly client: string;
+  holds: number;
+  answering: boolean;
+  left: boolean;
+}
+const UNDER_WAY = Symbol('wikiedge.uncachedUnderWay');
+/** A request whose answer ended before any look at the budget (most: hits, coalesced answers). */
+const ENDED_UNCOUNTED = 'ended';
+/** The same, its client having left before the answer (a waiter on a coalesced fetch, say). */
+const ENDED_LEFT_EARLY = 'left early';
+type EndedUncounted = typeof ENDED_UNCOUNTED | typeof ENDED_LEFT_EARLY;
+type NotedRequest = IncomingMessage & { [UNDER_WAY]?: UnderWayState | EndedUncounted };
+
+function underWay(gw: Gateway, req: IncomingMessage): UnderWayState {
+  const noted = req as NotedRequest;
+  const noting = noted[UNDER_WAY];
+  if (typeof noting === 'object') return noting;
+  const client = clientOf(gw, req);
+  if (noting === undefined) {
+    const state: UnderWayState = { client, holds: 1, answering: true, left: false };
+    noted[UNDER_WAY] = state;
+    gw.underWay.enter(client);
+    return state;
+  }
+  // Ended already: its client left while it waited (on a coalesced fetch, a Redis round trip)
+  // and the flow still goes on to the wiki. It asks as this client, never as nobody (the
+  // gateway's own turns have no share and no budget), and counts nothing again; its client
+  // left a request that now costs the wiki: it counts as asking in parallel for a while. (One
+  // whose wait ended with an answer for it never comes here, and costs its client nothing.)
+  if (noting === ENDED_LEFT_EARLY) gw.underWay.abandon(client, gw.now());
+  const state: UnderWayState = { client, holds: 0, answering: false, left: true };
+  noted[UNDER_WAY] = state;
+  return state;
+}
+
+/**
+ * Whether the client asks in parallel: another of its uncached requests is under way, or it has
+ * lately left one before its answer (UncachedUnderWay.abandoned): a client that closes each
+ * connection once its request is sent leaves the wiki working on it (PHP runs on after the
+ * gateway stops waiting) and is no client in series.
+ */
+function inParallel(gw: Gateway, state: UnderWayState): boolean {
+  const others = gw.underWay.of(state.client) - (state.left ? 0 : 1);
+  return others > 0 || gw.underWay.abandoned(state.client, gw.now());
+}
+
+function letGo(gw: Gateway, state: UnderWayState): void {
+  if (state.left || --state.holds > 0) return;
+  state.left = true;
+  gw.underWay.leave(state.client);
+}
+
+/**
+ * The request's answer has ended (steps/request-record.ts finishRecord), `closedEarly` when its client
+ * left before it: the request is no longer under way once its turn at the wiki is released too.
+ * A request that was never under way is marked so that a late look at the budget counts nothing.
+ */
+export function leftUnderWay(gw: Gateway, req: IncomingMessage, closedEarly: boolean): void {
+  const noted = req as NotedRequest;
+  const state = noted[UNDER_WAY];
+  if (state === ENDED_UNCOUNTED || state === ENDED_LEFT_EARLY) return;
+  if (state === undefined) {
+    // A client that left while its request waited counts as asking in parallel if that request
+    // goes on to the wiki (underWay).
+    noted[UNDER_WAY] = closedEarly ? ENDED_LEFT_EARLY : ENDED_UNCOUNTED;
+    return;
+  }
+  if (!state.answering) return;
+  state.answering = false;
+  // Left early while the wiki still held its turn: the client went away. Not when the wiki cut
+  // its answer off first (the stream let go of the turn before the answer was destroyed).
+  if (closedEarly && !state.left && state.holds > 1) gw.underWay.abandon(state.client, gw.now());
+  letGo(gw, state);
+}
+
+function clientOf(gw: Gateway, req: IncomingMessage): string {
+  return clientAddress(req.socket.remoteAddress, headerString(req.headers['x-forwarded-for']), gw.trusted);
+}
+
+/** 429 with Retry-After, answered after the refusal delay (refusal-delay.ts says why). */
+export function refuse(gw: Gateway, retryAfterSeconds: number): never {
+  gw.metrics.upstreamRejected.inc({ reason: 'client-budget' });
+  throw new GatewayError('wikiedge-rate-limited', { retryAfterSeconds, answerAfterDelay: true });
+}
+
+/**
+ * The request's body as it will be sent: read whole when it fits WIKIEDGE_REQUEST_BODY_BUFFER_BYTES,
+ * else (uploads) what was read followed by the rest as it comes; null without a body.
+ */
+export async function requestBodyOf(gw: Gateway, req: IncomingMessage): Promise<Buffer | Readable | null> {
+  const length = req.headers['content-length'];
+  if (req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) return null;
+  // A request body the wiki stopped reading (it failed, or answered early) leaves the client's
+  // socket open: it still carries our answer.
+  const read = await readBounded(req, gw.config.requestBodyBufferBytes, 'keep');
+  return read.complete ? read.body : read.stream;
+}
+
+/** Release once `stream` has ended, failed or been dropped. */
+export function releaseWith(stream: NodeJS.ReadableStream, release: Release): void {
+  const done = () => release();
+  stream.once('end', done);
+  stream.once('error', done);
+  stream.once('close', done);
+}

@@ -1,0 +1,196 @@
+/**
+ * vcl_backend_fetch for api.php: one request to the wiki and what its answer holds.
+ *
+ * - askWiki: a turn at the wiki first (steps/admission.ts), then the request, then the body read
+ *   as far as a limit (whole while debuginfo may need stripping; an answer above the limit
+ *   streams on). Failures are mapped once (words/errors.ts) and counted; a request whose client has
+ *   left ends as ClientClosedError.
+ * - inspect: debuginfo recorded and stripped (or kept, or refused), and the nets behind it: an
+ *   answer that still holds a credential value of the request, or the requester's own address.
+ * - setCookies: what the client may be told of the wiki's Set-Cookie lines (mediawiki/set-cookie.ts), and
+ *   whether they ended its session.
+ *
+ * Nothing here writes the request's record: the caller gets the facts back (upstreamMs, what was
+ * found), and a background refresh, which answers nobody, simply drops them.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { decodeContent, readBounded } from '../http/body.js';
+import { DebuginfoStripError, mayCarryDebuginfo, stripDebuginfo } from '../mediawiki/debuginfo/strip.js';
+import { ClientClosedError, GatewayError, failureKind, fromUpstreamFailure } from '../words/errors.js';
+import { headerString } from '../http/forwarding.js';
+import type { Gateway } from '../gateway/gateway.js';
+import { requestCookieNames } from '../mediawiki/identity.js';
+import { admit, releaseWith } from './admission.js';
+import { normalizeSetCookies } from '../mediawiki/set-cookie.js';
+import type { UpstreamRequest, UpstreamResponse } from '../upstream/upstream.js';
+import type { ApiRequest } from './recv.js';
+import { echoesRequester, mentionsAny, requesterAddressForms } from '../mediawiki/requester-address.js';
+
+/** Upper bound for reading an api.php answer to strip debuginfo from it (not a cache limit). */
+export const MAX_INSPECT_BYTES = 64 * 1024 * 1024;
+
+export type FetchReason = 'miss' | 'refresh' | 'pass';
+
+export interface WikiAnswer {
+  readonly res: UpstreamResponse;
+  /** Whole (Buffer), or what was read followed by the rest as it comes (a stream past the limit). */
+  readonly body: Buffer | NodeJS.ReadableStream;
+  readonly complete: boolean;
+  /** The wiki encoded the body and it was decoded for inspection. */
+  readonly decoded: boolean;
+  readonly upstreamMs: number;
+}
+
+export async function askWiki(
+  gw: Gateway,
+  request: FastifyRequest,
+  reason: FetchReason,
+  upstreamRequest: UpstreamRequest,
+  readLimit: number,
+  /** Stop waiting for a turn when this aborts (the client left); the upstream request's own signal by default. */
+  waitSignal: AbortSignal | undefined = upstreamRequest.signal,
+): Promise<WikiAnswer> {
+  // A turn at the wiki first: 429/503 without one, nothing sent.
+  const release = await admit(gw, request.raw, reason === 'refresh' ? 'refresh' : 'uncached', waitSignal);
+  let streaming = false;
+  try {
+    const started = gw.now();
+    gw.metrics.upstreamRequests.inc({ reason });
+    const failed = (err: unknown): Error =>
+      upstreamRequest.signal?.aborted ? new ClientClosedError() : upstreamFailed(gw, err);
+    let res: UpstreamResponse;
+    try {
+      res = await gw.upstream.request(upstreamRequest);
+    } catch (err) {
+      throw failed(err);
+    }
+    const encoding = headerString(res.headers['content-encoding']);
+    const read = await readBounded(res.body, readLimit).catch((err: unknown) => {
+      throw failed(err);
+    });
+    if (!read.complete) {
+      if (gw.config.debuginfo !== 'off') {
+        res.body.destroy();
+        throw new GatewayError('wikiedge-upstream-bad-response', { info: 'The answer is too large to inspect.' });
+      }
+      // The rest streams to the client: the turn ends with it.
+      releaseWith(read.stream, release);
+      streaming = true;
+    }
+    const upstreamMs = gw.now() - started;
+    gw.metrics.upstreamDuration.observe({ outcome: 'ok' }, upstreamMs / 1000);
+    if (!read.complete) return { res, body: read.stream, complete: false, decoded: false, upstreamMs };
+    // debuginfo hides in compressed answers too: a wiki that compresses anyway is decoded.
+    if (encoding && gw.config.debuginfo !== 'off') {
+      const body = await decodeContent(read.body, encoding, MAX_INSPECT_BYTES);
+      return { res, body, complete: true, decoded: true, upstreamMs };
+    }
+    return { res, body: read.body, complete: true, decoded: false, upstreamMs };
+  } finally {
+    if (!streaming) release();
+  }
+}
+
+function upstreamFailed(gw: Gateway, err: unknown): GatewayError {
+  const gatewayError = fromUpstreamFailure(err);
+  gw.metrics.upstreamFailure(failureKind(gatewayError));
+  return gatewayError;
+}
+
+/** Aborts when the client goes away before its answer is complete. */
+export function clientGone(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
+
+// ----------------------------------------------------------------------------------- inspect
+
+export interface Inspected {
+  readonly body: Buffer | NodeJS.ReadableStream;
+  /** debuginfo is still in the body (WIKIEDGE_DEBUGINFO=pass, or `off` with a body that may hold it). */
+  readonly debuginfoKept: boolean;
+  /** The body holds one of the request's credential values. */
+  readonly echoesCredentials: boolean;
+  /** The body would print the requester's own address (mediawiki/requester-address.ts). */
+  readonly holdsRequesterAddress: boolean;
+}
+
+/**
+ * strip: record, then remove; pass: record and keep (never stored); off: never parsed.
+ * Then the nets: an answer that still holds one of the request's credential values is never
+ * stored, and refused (502) if it carried debuginfo (a copy the stripper did not remove); an
+ * answer that prints the requester's address (a module known to, or the address itself in the
+ * body) is flagged so that it is never shared.
+ */
+export function inspect(gw: Gateway, answer: WikiAnswer, api: ApiRequest, forwardedFor: string): Inspected {
+  const body = answer.body;
+  if (!Buffer.isBuffer(body))
+    return { body, debuginfoKept: false, echoesCredentials: false, holdsRequesterAddress: false };
+  const holdsRequesterAddress = echoesRequester(api.query) || mentionsAny(body, requesterAddressForms(forwardedFor));
+  if (!mayCarryDebuginfo(body))
+    return { body, debuginfoKept: false, echoesCredentials: echoes(body, api.credentialValues), holdsRequesterAddress };
+  // `off` parses nothing, but an answer that may carry debuginfo (the requester's own cookies)
+  // is still never stored: the cheap check above costs ~15 µs per 100 KB.
+  if (gw.config.debuginfo === 'off') return { body, debuginfoKept: true, echoesCredentials: false, holdsRequesterAddress };
+  let result: ReturnType<typeof stripDebuginfo>;
+  try {
+    result = stripDebuginfo(body, headerString(answer.res.headers['content-type']));
+  } catch (err) {
+    if (err instanceof DebuginfoStripError) throw uncleanable(err);
+    throw err;
+  }
+  if (result.debuginfo) {
+    gw.debuginfoMetrics.record(result.debuginfo, gw.moduleLabel(api.modules));
+    warnDebugToolbarOnce(gw);
+  }
+  if (gw.config.debuginfo === 'pass')
+    return { body, debuginfoKept: result.debuginfo !== undefined, echoesCredentials: false, holdsRequesterAddress };
+  if (result.format) gw.debuginfoMetrics.countStripped(result.format);
+  // Fail closed: what carried debuginfo and still holds the request's credentials is never sent.
+  if (echoes(result.body, api.credentialValues)) throw uncleanable(new DebuginfoStripError('a credential of the request is left'));
+  return { body: result.body, debuginfoKept: false, echoesCredentials: false, holdsRequesterAddress };
+}
+
+function echoes(body: Buffer, values: readonly string[]): boolean {
+  for (const v of values) if (body.includes(v, 0, 'latin1')) return true;
+  return false;
+}
+
+function uncleanable(cause: Error): GatewayError {
+  // An answer that may echo the request's cookies is never sent half-understood.
+  return new GatewayError('wikiedge-upstream-bad-response', { cause, info: 'The answer could not be cleaned of debuginfo.' });
+}
+
+const toolbarWarned = new WeakSet<Gateway>();
+
+/**
+ * The gateway removes debuginfo from api.php answers only: with $wgDebugToolbar on, every
+ * index.php page the wiki renders carries the toolbar's copy (the request's Cookie header, every
+ * SQL query) and is streamed through as it is. Said once per process, loudly.
+ */
+function warnDebugToolbarOnce(gw: Gateway): void {
+  if (toolbarWarned.has(gw)) return;
+  toolbarWarned.add(gw);
+  gw.log.warn(
+    { wikiSetting: '$wgDebugToolbar' },
+    "the wiki runs with $wgDebugToolbar on: api.php answers are cleaned, but every index.php page passing through carries the visitor's cookies and all SQL; turn it off in production",
+  );
+}
+
+// ------------------------------------------------------------------------------- Set-Cookie
+
+/** Set-Cookie lines to relay (mediawiki/set-cookie.ts), and whether they ended the client's session. */
+export function setCookies(
+  gw: Gateway,
+  request: FastifyRequest,
+  raw: string | string[] | undefined,
+): { relay: string[]; sessionEnded: boolean } {
+  if (raw === undefined) return { relay: [], sessionEnded: false };
+  const lines = Array.isArray(raw) ? raw : [raw];
+  const outcome = normalizeSetCookies(lines, requestCookieNames(request.headers.cookie), gw.cookieNames, Date.now());
+  for (const e of outcome.events) gw.metrics.cookie(e.event, e.cookie);
+  return { relay: outcome.relay, sessionEnded: outcome.sessionEnded };
+}

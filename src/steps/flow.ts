@@ -1,0 +1,574 @@
+/**
+ * The path of an api.php request through the gateway, top to bottom, like Varnish's
+ * vcl_recv → vcl_hash → vcl_hit/vcl_miss → vcl_backend_response → vcl_deliver. Each step is a
+ * function that takes the facts it needs and returns its decision; serveApi sequences them, notes
+ * the outcome in the request's record (once) and delivers:
+ *
+ *   recv      recv.ts: parse the query as PHP will, decide identity, classify (pass or lookup)
+ *   hash      the key: canonical query + identity slot + keyed headers (request.ts cacheKey)
+ *   lookup    local LRU, then Redis when configured (a Redis hit fills the LRU: hit-shared), and
+ *             what the entry's age means (lookupDecision): fresh → hit; in grace → stale and one
+ *             background refresh; stale-if-error → kept as a fallback; dead → removed; none → miss
+ *   coalesce  wait for an identical request already on its way in this process (bounded)
+ *   admission a client whose budget of uncached requests is spent gets its stale entry, else
+ *             429, before it takes a lock or leads a fetch (steps/admission.ts)
+ *   fetch     across replicas, one takes the Redis lock and asks the wiki, the others poll Redis
+ *             for its entry (bounded) and else ask themselves (askWiki: a turn at the wiki,
+ *             the answer read and inspected)
+ *   store     what policy.ts allows (evaluateAnswer, then finalVerdict), where it allows, in its
+ *             stored form (compressed once: http/codings.ts)
+ *   deliver   deliver.ts: the representation the client's Accept-Encoding takes (406 when none,
+ *             decided at recv), the stored or fresh headers, Age, X-Cache, the request id
+ *
+ * Passes (not cacheable by the request) go straight to the wiki and back, still inspected.
+ * Decisions live in request.ts and policy.ts; this module only sequences them and does the I/O.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { CacheEntry } from '../cache/entry.js';
+import { replacesLocal } from '../policy/freshness.js';
+import { replyWithError } from './error-reply.js';
+import { ClientClosedError, GatewayError } from '../words/errors.js';
+import { type Coding, preferenceOf } from '../http/accept-encoding.js';
+import type { StoredForm } from '../http/codings.js';
+import { forwardedView, headerString, upstreamRequestHeaders } from '../http/forwarding.js';
+import type { Gateway } from '../gateway/gateway.js';
+import { budgetLeft, refuse, requestBodyOf } from './admission.js';
+import type { Disposition, Freshness, NoStoreReason, PassReason, Tier } from '../words/outcomes.js';
+import { MODULE_PARAMETERS, noteFormModule, noteOutcome, noteTarget, type Outcome } from './request-record.js';
+import { learnSessionUser, settleSession, wrote } from './session-lifecycle.js';
+import type { RequestTarget } from '../words/target.js';
+import { askWiki, clientGone, inspect, MAX_INSPECT_BYTES, setCookies, type WikiAnswer } from './ask-wiki.js';
+import { type Answer, deliverAnswer, deliverEntry, tooCostlyForAHit } from './deliver.js';
+import {
+  bypassesCache,
+  dependencyVerdict,
+  mayLeaveTheProcess,
+  evaluateAnswer,
+  finalVerdict,
+  responseHeaders,
+  varyOnAcceptEncoding,
+  writerBypasses,
+} from '../policy/policy.js';
+import { answerJson, dependenciesOf, showsExpiries, updatedByJobs } from '../policy/dependencies.js';
+import { userNamed } from '../policy/session-users.js';
+import { changeFromWrite, confirmedWrite, WRITE_PARAMETERS } from '../policy/changes.js';
+import { phpStringParam } from '../mediawiki/php-input.js';
+import { type PostedForm, postedForm } from '../mediawiki/php-post.js';
+import { type ApiRequest, keyedHeadersOf, recv } from './recv.js';
+import { cacheKey, shouldProbe, upstreamTarget } from '../policy/request.js';
+
+/** What the steps decided for a request: what to deliver, and what the record notes. */
+type Delivery =
+  | ({ readonly kind: 'entry'; readonly entry: CacheEntry } & Outcome)
+  | ({ readonly kind: 'answer'; readonly answer: Answer } & Outcome);
+
+export async function serveApi(gw: Gateway, request: FastifyRequest, reply: FastifyReply, target: RequestTarget) {
+  // ----------------------------------------------------------------------------------- recv
+  const { api, classification, moduleLabel } = recv(gw, request, target);
+  noteTarget(request, target, moduleLabel);
+  // The codings the client takes (RFC 9110 §12.5.3): none of ours is 406, before anything is asked.
+  const preference = preferenceOf(headerString(request.headers['accept-encoding']));
+  if (preference === 'not-acceptable')
+    return replyWithError(gw, request, reply, new GatewayError('wikiedge-not-acceptable'), { api: api.errorFormat, headers: VARY_ACCEPT_ENCODING });
+  let delivery: Delivery;
+  try {
+    delivery =
+      classification.verdict === 'pass'
+        ? await pass(gw, request, reply, api, classification.reason)
+        : await lookupOrFetch(gw, request, reply, api, preference);
+  } catch (err) {
+    // Counted as 499 by the record's close listener; no answer, no upstream failure.
+    if (err instanceof ClientClosedError) return reply;
+    return replyWithError(gw, request, reply, err, { api: api.errorFormat });
+  }
+  // -------------------------------------------------------------------------------- deliver
+  if (delivery.kind === 'entry' && tooCostlyForAHit(delivery.entry, preference))
+    return replyWithError(gw, request, reply, new GatewayError('wikiedge-not-acceptable'), { api: api.errorFormat, headers: VARY_ACCEPT_ENCODING });
+  noteOutcome(request, delivery);
+  const delivered = { disposition: delivery.disposition, identity: api.identity, preference };
+  return delivery.kind === 'entry'
+    ? deliverEntry(gw.compression, request, reply, delivery.entry, { ...delivered, now: gw.now() })
+    : deliverAnswer(gw.compression, request, reply, delivery.answer, delivered);
+}
+
+/** A 406 depends on Accept-Encoding too. */
+const VARY_ACCEPT_ENCODING = { vary: 'Accept-Encoding' };
+
+/** A cached entry to deliver. */
+function entry(entry: CacheEntry, disposition: Disposition): Delivery {
+  return { kind: 'entry', entry, disposition };
+}
+
+async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: FastifyReply, api: ApiRequest, preference: readonly Coding[]): Promise<Delivery> {
+  // ----------------------------------------------------------------------------------- hash
+  const key = hash(gw, request, api);
+  const tier: Tier = api.identity.kind === 'session' ? 'session' : 'shared';
+  // A session holder's no-cache, or a writer MediaWiki marked for a few seconds after its edit
+  // (read-your-writes): fetched fresh, and the entry refreshed.
+  const bypass = bypassesCache(tier, request.headers) || writerBypasses(request.headers.cookie);
+
+  // --------------------------------------------------------------------------------- lookup
+  let fallback: CacheEntry | undefined;
+  if (!bypass) {
+    const found = await lookup(gw, tier, key);
+    const decision = lookupDecision(found && gw.store.freshness(found.entry));
+    switch (decision) {
+      case 'hit':
+        // A br client finding only gzip counts towards the entry's br (representations.ts).
+        if (preference[0] === 'br') gw.compression.wantBrotli(tier, key, found!.entry);
+        return entry(found!.entry, found!.shared ? 'hit-shared' : 'hit');
+      case 'stale-and-refresh':
+        refreshInBackground(gw, request, api, key, tier);
+        return entry(found!.entry, 'stale');
+      case 'keep-as-fallback':
+        fallback = found!.entry;
+        break;
+      case 'remove':
+        gw.store.delete(tier, key);
+        break;
+      case 'miss':
+        break;
+    }
+    // ----------------------------------------------------------------------------- coalesce
+    const shared = await coalesce(gw, key);
+    if (shared) return entry(shared, 'coalesced');
+  }
+
+  // ------------------------------------------------------------------------------ admission
+  // A client whose budget of uncached requests is spent: its stale entry if there is one,
+  // else 429, before it could hold a lock or lead a fetch that others wait on.
+  const budget = budgetLeft(gw, request.raw);
+  if (!budget.ok) {
+    if (fallback) return entry(fallback, 'stale');
+    refuse(gw, budget.retryAfterSeconds);
+  }
+
+  // ---------------------------------------------------------------------------------- fetch
+  // A login-suppressed request carrying credentials is fetched with its cookies, for itself
+  // alone (policy.ts finalVerdict: never shared): it leads no fetch that others wait on.
+  const forItself = api.identity.kind === 'anonymous' && api.identity.carriesCredentials;
+  // An entry Redis will not hold (policy.ts mayLeaveTheProcess) is no other replica's to wait for.
+  const alone = bypass || forItself || !mayLeaveTheProcess(api);
+  const work = fetchOnceAcrossReplicas(gw, request, api, key, tier, alone, clientGone(reply));
+  if (!forItself)
+    gw.coalescer.lead(key, () =>
+      work.then(
+        (led) => ('entry' in led ? led.entry : led.fetched.stored),
+        () => undefined,
+      ),
+    );
+  let led: Led;
+  try {
+    led = await work;
+  } catch (err) {
+    // stale-if-error: the wiki failed (or is too busy), the fallback answers.
+    if (fallback && !(err instanceof ClientClosedError)) return entry(fallback, 'stale');
+    throw err;
+  }
+  if ('entry' in led) return entry(led.entry, 'coalesced');
+  const fetched = led.fetched;
+  if (fallback && fetched.answer.status >= 500) {
+    // Nobody reads this answer: a streamed body is drained (its turn at the wiki, and the
+    // request's place among its client's, end with the stream).
+    drainUnread(fetched.answer.body);
+    return entry(fallback, 'stale');
+  }
+  return {
+    kind: 'answer',
+    answer: fetched.answer,
+    disposition: fetched.stored ? (bypass ? 'bypass' : 'miss') : 'pass',
+    notStored: fetched.notStored,
+    upstreamMs: fetched.upstreamMs,
+  };
+}
+
+/** The key, from the headers the wiki will receive. */
+function hash(gw: Gateway, request: FastifyRequest, api: ApiRequest): string {
+  const keyed = keyedHeadersOf(forwardedView(request.headers), request.socket.remoteAddress, request.edge.peerTrusted, api.query);
+  return cacheKey(api.urlKey, api.identity, keyed);
+}
+
+/** What an entry found at lookup means, from its freshness (policy/freshness.ts). */
+type LookupDecision = 'hit' | 'stale-and-refresh' | 'keep-as-fallback' | 'remove' | 'miss';
+
+export function lookupDecision(freshness: Freshness | undefined): LookupDecision {
+  switch (freshness) {
+    case 'fresh':
+      return 'hit';
+    // Grace: served stale while one refresh runs (Varnish's grace).
+    case 'grace':
+      return 'stale-and-refresh';
+    // Past grace but within stale-if-error: only if the wiki fails (RFC 5861 §4).
+    case 'stale-if-error':
+      return 'keep-as-fallback';
+    case 'dead':
+      return 'remove';
+    case undefined:
+      return 'miss';
+  }
+}
+
+/**
+ * Local tier first; on a local miss (or a local entry past its TTL) the Redis tier, whose entry
+ * is taken when it is newer than the local one and fills the local tier.
+ */
+async function lookup(gw: Gateway, tier: Tier, key: string): Promise<{ entry: CacheEntry; shared: boolean } | undefined> {
+  const local = gw.store.get(tier, key);
+  if (local && gw.store.freshness(local) === 'fresh') return { entry: local, shared: false };
+  // Noted before Redis is asked: its reply may have been read before an invalidation that this
+  // process applied while the reply was on its way (the same guard as a fetch's, fetchAndStore).
+  const mark = gw.store.invalidationMark();
+  const remote = gw.redis ? await gw.redis.get(tier, key) : undefined;
+  if (
+    remote &&
+    (!local || replacesLocal(remote, local, gw.now())) &&
+    gw.store.freshness(remote) !== 'dead' &&
+    !gw.store.invalidatedSince(remote, mark)
+  ) {
+    // Delivered as stored: the local copy counts a writer's clock ahead of ours from now (store.ts).
+    const copied = gw.store.set(tier, key, remote) ? gw.store.get(tier, key) : undefined;
+    return { entry: copied ?? remote, shared: true };
+  }
+  return local ? { entry: local, shared: false } : undefined;
+}
+
+/**
+ * An identical request already on its way in this process: its stored entry, when it stored one
+ * for this very key (which names the identity slot), else undefined (ask the wiki ourselves).
+ * Bounded by WIKIEDGE_COALESCE_WAIT_MS.
+ */
+async function coalesce(gw: Gateway, key: string): Promise<CacheEntry | undefined> {
+  const pending = gw.coalescer.pending(key);
+  if (!pending) return undefined;
+  gw.metrics.coalescedWaiters.inc();
+  return pending;
+}
+
+/** What the leader of a miss ended with: its own fetch, or the entry another replica stored. */
+type Led = { readonly fetched: Fetched } | { readonly entry: CacheEntry };
+
+/**
+ * Without Redis: fetch. With Redis: take the key's lock (SET NX PX); the winner fetches, stores
+ * (locally and in Redis) and releases it; a loser polls Redis for the winner's fresh entry, at
+ * most WIKIEDGE_COALESCE_WAIT_MS (and the lock's lifetime), then fetches itself. Redis failing
+ * at any step means fetching right away. A session holder's bypass never waits for anyone, nor
+ * does a fetch for the requester alone (`alone`).
+ */
+async function fetchOnceAcrossReplicas(
+  gw: Gateway,
+  request: FastifyRequest,
+  api: ApiRequest,
+  key: string,
+  tier: Tier,
+  alone: boolean,
+  gone: AbortSignal,
+): Promise<Led> {
+  if (gw.redis && !alone) {
+    const lock = await gw.redis.lock(key, tier);
+    if (lock.kind === 'won') {
+      try {
+        return { fetched: await fetchAndStore(gw, request, api, key, tier, 'miss', gone) };
+      } finally {
+        void gw.redis.unlock(key, lock.token);
+      }
+    }
+    if (lock.kind === 'lost') {
+      gw.metrics.coalescedWaiters.inc();
+      const mark = gw.store.invalidationMark();
+      const waited = await gw.redis.waitForEntry(tier, key, (e) => gw.store.freshness(e) === 'fresh', gw.config.coalesceWaitMs);
+      // The winner's entry, unless this process applied an invalidation of it meanwhile (see lookup).
+      if (waited.entry && !gw.store.invalidatedSince(waited.entry, mark)) {
+        gw.store.set(tier, key, waited.entry);
+        return { entry: waited.entry };
+      }
+    }
+  }
+  return { fetched: await fetchAndStore(gw, request, api, key, tier, 'miss', gone) };
+}
+
+/**
+ * One refresh of an entry in its grace window, in the background: the client was answered with
+ * the stale entry already, so nothing here touches its record. With Redis, only the replica that
+ * takes the lock refreshes; the others get its entry through Redis.
+ */
+function refreshInBackground(gw: Gateway, request: FastifyRequest, api: ApiRequest, key: string, tier: Tier): void {
+  if (gw.coalescer.pending(key)) return;
+  const work = (async (): Promise<Fetched | undefined> => {
+    let token: string | undefined;
+    // An entry Redis will not hold is refreshed by whoever holds it (policy.ts mayLeaveTheProcess).
+    if (gw.redis && mayLeaveTheProcess(api)) {
+      const lock = await gw.redis.lock(key, tier);
+      if (lock.kind === 'lost') return undefined;
+      if (lock.kind === 'won') token = lock.token;
+    }
+    try {
+      return await fetchAndStore(gw, request, api, key, tier, 'refresh');
+    } finally {
+      if (token !== undefined) void gw.redis?.unlock(key, token);
+    }
+  })();
+  gw.coalescer.lead(key, () =>
+    work.then(
+      (f) => f?.stored,
+      () => undefined,
+    ),
+  );
+  work.then(
+    (f) => {
+      // Nobody reads a refresh's body.
+      if (f) drainUnread(f.answer.body);
+    },
+    (err: unknown) => request.log.warn({ err: String(err) }, 'background refresh failed'),
+  );
+}
+
+/** An answer's body nobody will read: a streamed one is drained, so that it ends and lets go of its turn. */
+function drainUnread(body: Answer['body']): void {
+  if (!Buffer.isBuffer(body)) (body as NodeJS.ReadableStream & { resume(): void }).resume();
+}
+
+/** A fetch's result: the answer for the client, the entry stored (if any) and why not. */
+interface Fetched {
+  readonly answer: Answer;
+  readonly stored: CacheEntry | undefined;
+  readonly notStored: NoStoreReason | undefined;
+  readonly upstreamMs: number;
+}
+
+// ---------------------------------------------------------------------------- fetch + store
+async function fetchAndStore(
+  gw: Gateway,
+  request: FastifyRequest,
+  api: ApiRequest,
+  key: string,
+  tier: Tier,
+  reason: 'miss' | 'refresh',
+  /** The client left: stop waiting for a turn at the gate (a fetch under way goes on: others may share it). */
+  gone?: AbortSignal,
+): Promise<Fetched> {
+  const probe = shouldProbe(api.query);
+  // A background refresh's answer is for the store alone: a shared one is always asked for
+  // without cookies, whoever's request found the entry in its grace window.
+  const withoutCookies = api.identity.kind === 'anonymous' && (reason === 'refresh' || !api.identity.carriesCredentials);
+  const headers = upstreamRequestHeaders(request.headers, {
+    peerAddress: request.socket.remoteAddress ?? '',
+    peerTrusted: request.edge.peerTrusted,
+    protocol: 'http',
+    requestId: request.id,
+    sharedFetch: true,
+    // A credential-less request's answer is stored for everyone: the wiki gets none of its
+    // cookies (http/forwarding.ts withoutCookies). A login-suppressed one carrying credentials keeps
+    // them: the wiki loads the session and answers `private`, as it must reach this client.
+    withoutCookies,
+    credentialHeaders: gw.identityRules.credentialHeaders,
+  });
+  // Noted before the wiki is asked: an answer whose dependencies are invalidated meanwhile may
+  // predate the change, and is not stored (cache/invalidation-log.ts, redis/invalidations.ts).
+  const mark = gw.store.invalidationMark();
+  const redisMark = gw.redis?.up ? await gw.redis.invalidationMark() : undefined;
+  // HEAD is fetched as GET so the answer can serve both (RFC 9110 §9.3.2). Whole answers are
+  // read while debuginfo may need stripping (an answer above the entry cap is then delivered,
+  // not stored); with `off`, reading stops at the cap and the rest streams.
+  const fetched = await askWiki(
+    gw,
+    request,
+    reason,
+    { method: 'GET', path: upstreamTarget(gw.config.apiPath, api.target.rawQuery, probe), headers },
+    gw.config.debuginfo === 'off' ? gw.config.cacheMaxEntryBytes : MAX_INSPECT_BYTES,
+    gone,
+  );
+  const { res } = fetched;
+  const inspected = inspect(gw, fetched, api, headerString(headers['x-forwarded-for']) ?? '');
+  const cookies = setCookies(gw, request, res.headers['set-cookie']);
+  await settleSession(gw, request.log as Logger, api.identity, { ended: cookies.sessionEnded, wrote: false });
+  countApiError(gw, res.headers);
+
+  const json = lazyJson(inspected.body, headerString(res.headers['content-type']));
+  noteSessionUser(gw, request, api, json, res.headers['set-cookie']);
+
+  // ---------------------------------------------------------------------------------- store
+  // The long TTL defaults only where the change follower sees what the answer reads.
+  const ttl = { ...gw.config, ...gw.changes.ttlDefaults(!updatedByJobs(api.modules, api.query) && !showsExpiries(api.modules, api.query)) };
+  let verdict = finalVerdict(evaluateAnswer({ status: res.statusCode, headers: res.headers }, api.identity, api.rule, ttl, gw.random), {
+    complete: Buffer.isBuffer(inspected.body),
+    bodyBytes: Buffer.isBuffer(inspected.body) ? inspected.body.length : Infinity,
+    maxEntryBytes: gw.config.cacheMaxEntryBytes,
+    debuginfoKept: inspected.debuginfoKept,
+    echoesCredentials: inspected.echoesCredentials,
+    holdsRequesterAddress: inspected.holdsRequesterAddress,
+    fetchedWithClientCookies: !withoutCookies,
+  });
+  // Compressed once, here, after debuginfo was stripped: the stored form (codings.ts) is what
+  // every hit is sent, and what Redis holds. Before the dependency check, which must see every
+  // invalidation up to the local store's set (nothing is awaited between the two).
+  const form = verdict.store && Buffer.isBuffer(inspected.body) ? await gw.compression.storedForm(inspected.body) : undefined;
+  const deps = verdict.store
+    ? dependenciesOf({ query: api.query, modules: api.modules, override: api.rule.dependsOn, answer: json, namespaces: gw.changes.namespaces, now: gw.now() })
+    : undefined;
+  const slot = api.identity.kind === 'session' ? api.identity.slot : undefined;
+  if (verdict.store && deps) {
+    const purgedMeanwhile = gw.store.invalidatedSince({ urlKey: api.urlKey, slot, modules: api.modules, deps: deps.tags }, mark);
+    verdict = dependencyVerdict(verdict, deps, purgedMeanwhile, gw.config.ttlClockSeconds, gw.now());
+  }
+  const clientHeaders = responseHeaders(res.headers, { probed: probe, perSession: api.identity.kind === 'session' });
+  let stored: CacheEntry | undefined;
+  let storedAs: StoredForm | undefined;
+  let notStored: NoStoreReason | undefined = verdict.store ? undefined : verdict.reason;
+  if (verdict.store && deps && form && Buffer.isBuffer(inspected.body)) {
+    stored = await store(
+      gw,
+      tier,
+      key,
+      {
+        status: res.statusCode,
+        ...(form.coding === 'gzip'
+          ? { headers: varyOnAcceptEncoding(clientHeaders), body: form.body, coding: 'gzip', identityBytes: inspected.body.length }
+          : { headers: clientHeaders, body: inspected.body }),
+        storedAt: gw.now(),
+        ttlMs: verdict.ttlMs,
+        urlKey: api.urlKey,
+        modules: api.modules,
+        slot,
+        deps: deps.tags,
+      },
+      redisMark,
+    );
+    if (stored) storedAs = form;
+    else notStored = 'too-large';
+  }
+  if (notStored) gw.metrics.notStored.inc({ reason: notStored });
+  return {
+    answer: { status: res.statusCode, headers: clientHeaders, setCookies: cookies.relay, body: inspected.body, ...(storedAs && { stored: storedAs }) },
+    stored,
+    notStored,
+    upstreamMs: fetched.upstreamMs,
+  };
+}
+
+/**
+ * The local tier, then Redis (bounded by WIKIEDGE_REDIS_TIMEOUT_MS; awaited so a replica asked
+ * next finds it) when its invalidations could be checked. Undefined when the local tier would not keep it (larger than the tier).
+ */
+async function store(gw: Gateway, tier: Tier, key: string, entry: CacheEntry, redisMark: number | undefined): Promise<CacheEntry | undefined> {
+  if (!gw.store.set(tier, key, entry)) return undefined;
+  // Redis down when the fetch began: the invalidations it took meanwhile cannot be checked, so
+  // the answer is not written there (the local tier's own mark guarded the set above).
+  if (gw.redis && redisMark !== undefined) await gw.redis.set(tier, key, entry, redisMark);
+  return entry;
+}
+
+/** The parameters a posted form is read for: the modules it names, and the pages a write names. */
+const FORM_PARAMETERS: ReadonlySet<string> = new Set([...MODULE_PARAMETERS, ...WRITE_PARAMETERS]);
+const NO_FORM: PostedForm = { kind: 'none' };
+
+/**
+ * A successful write that passed through here changed its pages: what depends on them goes
+ * before the writer's answer does (changes.ts changeFromWrite), so the writer and everyone else
+ * read the write, even where MediaWiki sends no PURGE (protect, merge). Parameters are read as
+ * PHP reads them, $_POST over $_GET (mediawiki/php-post.ts: form-encoded and multipart bodies alike).
+ * Only a write the answer confirms counts (changes.ts confirms): the answer names the module,
+ * so a form too large to be held (an upload) is read from it too; a request that wrote nothing
+ * (a read given a token, a form PHP read otherwise than we did) invalidates nothing.
+ */
+async function invalidateWrite(
+  gw: Gateway,
+  request: FastifyRequest,
+  api: ApiRequest,
+  form: PostedForm,
+  status: number,
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+  answer: () => unknown,
+): Promise<void> {
+  if (!wrote(request.method) || status !== 200 || headers['mediawiki-api-error'] !== undefined) return;
+  if (form.kind === 'unreadable') {
+    // The module is named by the answer alone (a form too large to be held: an upload).
+    const json = answer();
+    const action = confirmedWrite(json);
+    if (action === undefined) return;
+    const change = changeFromWrite(action, (name) => phpStringParam(api.query, name), gw.changes.namespaces, json);
+    if (change) await gw.changes.apply([change]);
+    return;
+  }
+  const posted = form.kind === 'form' ? form.post : undefined;
+  const param = (name: string) => (posted && phpStringParam(posted, name)) ?? phpStringParam(api.query, name);
+  const change = changeFromWrite(param('action') ?? api.modules[0] ?? '', param, gw.changes.namespaces, answer());
+  if (change) await gw.changes.apply([change]);
+}
+
+/** The answer's JSON, parsed once and only if asked (dependencies, a session's user). */
+function lazyJson(body: Buffer | NodeJS.ReadableStream, contentType: string | undefined): () => unknown {
+  let parsed: { value: unknown } | undefined;
+  return () => (parsed ??= { value: Buffer.isBuffer(body) ? answerJson(body, contentType) : undefined }).value;
+}
+
+/**
+ * Which user a session belongs to, from the answers that say so (userinfo names the request's
+ * session; a login's answer names the user of the session it sets): steps/session-lifecycle.ts
+ * learnSessionUser.
+ */
+function noteSessionUser(gw: Gateway, request: FastifyRequest, api: ApiRequest, json: () => unknown, setCookie: string | string[] | undefined): void {
+  const action = api.modules[0];
+  const says = api.modules.includes('userinfo') || action === 'login' || action === 'clientlogin';
+  if (!says && setCookie === undefined) return;
+  const named = says ? userNamed(json()) : undefined;
+  const requestSlot = api.identity.kind === 'session' && api.modules.includes('userinfo') ? api.identity.slot : undefined;
+  learnSessionUser(gw, forwardedView(request.headers), setCookie, requestSlot, named);
+}
+
+function countApiError(gw: Gateway, headers: Readonly<Record<string, string | string[] | undefined>>): void {
+  const code = headers['mediawiki-api-error'];
+  if (code !== undefined) gw.metrics.apiError(String(code));
+}
+
+// ------------------------------------------------------------------------------------- pass
+/** Not cacheable: forward as the client sent it; the answer still loses debuginfo and stray cookies. */
+async function pass(
+  gw: Gateway,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  api: ApiRequest,
+  passReason: PassReason,
+): Promise<Delivery> {
+  const gone = clientGone(reply);
+  const headers = upstreamRequestHeaders(request.headers, {
+    peerAddress: request.socket.remoteAddress ?? '',
+    peerTrusted: request.edge.peerTrusted,
+    protocol: 'http',
+    requestId: request.id,
+    // api.php answers are read to strip debuginfo: ask for them unencoded.
+    sharedFetch: gw.config.debuginfo !== 'off',
+  });
+  // Read before a turn at the wiki is taken: a slow body holds our socket, not the wiki's.
+  const body = await requestBodyOf(gw, request.raw);
+  // Read once, for the modules the request runs (its metrics label) and, for a write, the pages it changed.
+  const form: PostedForm =
+    body === null ? NO_FORM : postedForm(headerString(request.headers['content-type']), Buffer.isBuffer(body) ? body : undefined, FORM_PARAMETERS);
+  noteFormModule(gw, request, api.query, form);
+  const fetched: WikiAnswer = await askWiki(
+    gw,
+    request,
+    'pass',
+    { method: request.method, path: api.target.upstreamPath, headers, body, signal: gone },
+    gw.config.debuginfo === 'off' ? 0 : MAX_INSPECT_BYTES,
+  );
+  const { res } = fetched;
+  const inspected = inspect(gw, fetched, api, headerString(headers['x-forwarded-for']) ?? '');
+  const cookies = setCookies(gw, request, res.headers['set-cookie']);
+  await settleSession(gw, request.log as Logger, api.identity, { ended: cookies.sessionEnded, wrote: wrote(request.method) });
+  countApiError(gw, res.headers);
+  const json = lazyJson(inspected.body, headerString(res.headers['content-type']));
+  noteSessionUser(gw, request, api, json, res.headers['set-cookie']);
+  await invalidateWrite(gw, request, api, form, res.statusCode, res.headers, json);
+  const clientHeaders = responseHeaders(res.headers, { probed: false, perSession: false });
+  // A body the gateway did not decode goes out with the wiki's own encoding.
+  const encoding = res.headers['content-encoding'];
+  if (!fetched.decoded && encoding !== undefined) clientHeaders['content-encoding'] = encoding;
+  return {
+    kind: 'answer',
+    answer: { status: res.statusCode, headers: clientHeaders, setCookies: cookies.relay, body: inspected.body },
+    disposition: 'pass',
+    passReason,
+    upstreamMs: fetched.upstreamMs,
+  };
+}

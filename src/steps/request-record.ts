@@ -1,0 +1,223 @@
+/**
+ * The request's record, and what becomes of it: one metrics update and one access-log line per
+ * request (observe/access-log.ts; hits only as WIKIEDGE_LOG_HITS says), whichever path served it:
+ * Fastify's (apps/public-app.ts) or the fresh-hit path (steps/fresh-hit.ts). The line carries the URL
+ * with the values of credential parameters redacted, the client address as the gateway decides
+ * it (limits/client-address.ts: X-Forwarded-For only from WIKIEDGE_TRUSTED_PROXIES), the user
+ * agent (bounded), the bytes read and written on the connection for the request, and what the
+ * steps decided.
+ *
+ * The record is written here only: steps return what they decided and found (steps/flow.ts
+ * ApiOutcome); the route notes it (noteOutcome), the error writer notes an error (noteError),
+ * and the record is read once when the request ends (finishRecord). A background refresh, which
+ * answers nobody, never touches it.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AccessLog } from '../observe/access-log.js';
+import { modulesOf } from '../policy/request.js';
+import { headerString } from '../http/forwarding.js';
+import type { Gateway } from '../gateway/gateway.js';
+import { leftUnderWay } from './admission.js';
+import { clientAddress } from '../limits/client-address.js';
+import { UNKNOWN_MODULE } from '../observe/metrics.js';
+import type { Disposition, NoStoreReason, PassReason } from '../words/outcomes.js';
+import type { PhpArray } from '../mediawiki/php-input.js';
+import { type PostedForm, requestData } from '../mediawiki/php-post.js';
+import type { RequestCell } from '../observe/request-metrics.js';
+import type { RequestTarget } from '../words/target.js';
+
+/** Per-request facts, read once when the request ends for its log line and metrics. */
+export interface RequestRecord {
+  readonly startedAt: number;
+  target: RequestTarget | undefined;
+  /** The peer is in WIKIEDGE_TRUSTED_PROXIES (its X-Forwarded-* are believed). */
+  readonly peerTrusted: boolean;
+  disposition: Disposition;
+  module: string;
+  passReason: PassReason | undefined;
+  notStored: NoStoreReason | undefined;
+  upstreamMs: number | undefined;
+  errorCode: string | undefined;
+  /** Counted and logged once, whether the response finished or the client went away first. */
+  recorded: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    edge: RequestRecord;
+  }
+}
+
+/** What a served request ended with, as its steps returned it. */
+export interface Outcome {
+  readonly disposition: Disposition;
+  readonly passReason?: PassReason | undefined;
+  readonly notStored?: NoStoreReason | undefined;
+  readonly upstreamMs?: number | undefined;
+}
+
+/**
+ * Start the record. A client that leaves before the answer is still a request: Fastify's
+ * onResponse only runs when the response finishes, so it is counted when the response closes
+ * (as 499, nginx's "client closed request"). Answers Fastify sends before the hooks run (the
+ * malformed-URL 400) finish without an onResponse: counted here too, with their own status.
+ */
+export function beginRecord(gw: Gateway, request: FastifyRequest, reply: FastifyReply): void {
+  request.edge = {
+    startedAt: gw.now(),
+    target: undefined,
+    peerTrusted: gw.trusted.has(request.socket.remoteAddress),
+    disposition: 'pass',
+    module: '-',
+    passReason: undefined,
+    notStored: undefined,
+    upstreamMs: undefined,
+    errorCode: undefined,
+    recorded: false,
+  };
+  reply.raw.once('close', () => {
+    if (request.edge.recorded) return;
+    if (reply.raw.writableFinished) finishRecord(gw, request, reply.raw.statusCode);
+    else finishRecord(gw, request, 499, 'client-closed');
+  });
+}
+
+export function noteTarget(request: FastifyRequest, target: RequestTarget, module?: string): void {
+  request.edge.target = target;
+  if (module !== undefined) request.edge.module = module;
+}
+
+/** The parameters that name a request's modules (policy/request.ts modulesOf). */
+export const MODULE_PARAMETERS: ReadonlySet<string> = new Set(['action', 'generator', 'list', 'prop', 'meta']);
+
+/**
+ * A request with a body runs the modules its form names (MediaWiki reads `$_POST + $_GET`,
+ * mediawiki/php-post.ts): logins, edits and logouts are POSTs whose action is in the body. The label
+ * comes from the same closed set as a GET's; a form that was not read (larger than
+ * WIKIEDGE_REQUEST_BODY_BUFFER_BYTES, streamed on as it came) or could not be (a multipart body
+ * without its boundary) is labelled `unknown`.
+ */
+export function noteFormModule(gw: Gateway, request: FastifyRequest, query: PhpArray, form: PostedForm): void {
+  if (form.kind === 'none') return;
+  request.edge.module = form.kind === 'form' ? gw.moduleLabel(modulesOf(requestData(query, form.post))) : UNKNOWN_MODULE;
+}
+
+export function noteOutcome(request: FastifyRequest, outcome: Outcome): void {
+  const edge = request.edge;
+  edge.disposition = outcome.disposition;
+  edge.passReason = outcome.passReason;
+  edge.notStored = outcome.notStored;
+  edge.upstreamMs = outcome.upstreamMs;
+}
+
+export function noteError(request: FastifyRequest, code: string, upstreamMs?: number): void {
+  const edge = request.edge;
+  if (!edge) return;
+  edge.disposition = 'error';
+  edge.errorCode = code;
+  if (upstreamMs !== undefined) edge.upstreamMs = upstreamMs;
+}
+
+/** Counted and logged once, from the record. */
+export function finishRecord(gw: Gateway, request: FastifyRequest, status: number, errorCode?: string): void {
+  // First, whatever the record: an uncached request under way must always end (admission.ts).
+  leftUnderWay(gw, request.raw, status === 499);
+  const edge = request.edge;
+  if (!edge || edge.recorded) return;
+  edge.recorded = true;
+  if (errorCode) noteError(request, errorCode);
+  const raw = request.raw;
+  const seconds = (gw.now() - edge.startedAt) / 1000;
+  const io = connectionBytes(raw.socket);
+  const requests = gw.metrics.requests;
+  requests.record(requests.cell(edge.disposition, edge.module, gw.metrics.method(request.method), status), seconds, io.out);
+  if (isHit(edge.disposition) && !hitLogged(gw)) return;
+  AccessLog.of(gw.log).request({
+    reqId: request.id,
+    method: request.method,
+    target: edge.target?.upstreamPath ?? raw.url ?? '',
+    path: edge.target?.rawPath,
+    module: edge.module,
+    disposition: edge.disposition,
+    status,
+    seconds,
+    client: clientOf(gw, raw),
+    userAgent: headerString(raw.headers['user-agent']),
+    bytesIn: io.in,
+    bytesOut: io.out,
+    upstreamMs: edge.upstreamMs,
+    passReason: edge.passReason,
+    notStored: edge.notStored,
+    errorCode: edge.errorCode,
+  });
+}
+
+/**
+ * The fresh-hit path's record: the caller found its metrics cell once for the URL, and the
+ * line is written from plain arguments and fragments serialised once per URL (observe/access-log.ts):
+ * an object or a closure to gather them would be allocated on every hit.
+ */
+export function recordFreshHit(
+  gw: Gateway,
+  req: IncomingMessage,
+  cell: RequestCell,
+  target: RequestTarget,
+  seconds: number,
+  reqId: string,
+  status: number,
+): void {
+  const io = connectionBytes(req.socket);
+  gw.metrics.requests.record(cell, seconds, io.out);
+  if (!hitLogged(gw)) return;
+  AccessLog.of(gw.log).hit(target, cell, reqId, status, seconds, clientOf(gw, req), req.headers['user-agent'], io.in, io.out);
+}
+
+function isHit(disposition: Disposition): boolean {
+  return disposition === 'hit' || disposition === 'hit-shared';
+}
+
+/** WIKIEDGE_LOG_HITS: none, every one, or a random share of them. */
+function hitLogged(gw: Gateway): boolean {
+  const share = gw.config.logHits;
+  return share >= 1 || (share > 0 && gw.random() < share);
+}
+
+/** The client as the gateway decides it: the peer, or X-Forwarded-For walked past the trusted proxies. */
+function clientOf(gw: Gateway, req: IncomingMessage): string {
+  return clientAddress(req.socket.remoteAddress, headerString(req.headers['x-forwarded-for']), gw.trusted);
+}
+
+/** Where the previous request on a connection left its byte counts (requests on one connection come one after another). */
+const READ_MARK = Symbol('wikiedge.bytesRead');
+const WRITTEN_MARK = Symbol('wikiedge.bytesWritten');
+type MarkedSocket = Socket & { [READ_MARK]?: number; [WRITTEN_MARK]?: number };
+
+/** One object for every request's counts: read at once by the caller, never kept. */
+const counts = { in: 0, out: 0 };
+
+/**
+ * Bytes read from and written to the connection since the previous request on it ended: the
+ * request's head and body, the answer's status line, headers and body (nginx's
+ * $request_length and $bytes_sent). A pipelined request's answer waits for the one before it,
+ * so it is counted with the request whose record comes after it is written.
+ */
+function connectionBytes(socket: Socket | null): { readonly in: number; readonly out: number } {
+  if (!socket) {
+    counts.in = 0;
+    counts.out = 0;
+    return counts;
+  }
+  const s = socket as MarkedSocket;
+  const readBefore = s[READ_MARK] ?? 0;
+  const writtenBefore = s[WRITTEN_MARK] ?? 0;
+  // bytesWritten is undefined once the socket is gone: nothing more was written then.
+  const read = s.bytesRead ?? readBefore;
+  const written = (s.bytesWritten as number | undefined) ?? writtenBefore;
+  counts.in = read - readBefore;
+  counts.out = written - writtenBefore;
+  s[READ_MARK] = read;
+  s[WRITTEN_MARK] = written;
+  return counts;
+}

@@ -1,0 +1,113 @@
+/**
+ * A session's cache entries die with the session and with its writes, on every path (api.php
+ * and everything streamed through, such as index.php's Special:UserLogout or an edit form):
+ *
+ * - an answer that deletes a credential cookie the client sent (a logout, a session that failed
+ *   to load) ends the session: its entries go;
+ * - any request other than GET/HEAD by a session holder may change what the session sees (an
+ *   edit, a preference, a watchlist change): its entries go too, and so do those of every other
+ *   session of the same user the gateway knows of (policy/session-users.ts, and Redis'
+ *   record of it with replicas). What one session writes, the user's others read: a preference
+ *   or a watchlist change shows in their userinfo and watchlist answers, and a password changed
+ *   through Special:ChangeCredentials ends them at the wiki (SpecialChangeCredentials calls
+ *   SessionManager::invalidateSessionsForUser; observed on 1.39: the other session's next
+ *   userinfo is anonymous), so their cached private answers must not outlive them.
+ *
+ * Evicted locally, in Redis and, through the purge channel or IPC, on every other replica and
+ * worker (cache/purge.ts), before the answer is sent, so the client's next read is fresh.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Logger } from 'pino';
+import type { Gateway } from '../gateway/gateway.js';
+import type { Identity } from '../mediawiki/identity.js';
+import { sessionAfterAnswer } from '../policy/session-users.js';
+import { parameterName, redactSubpages } from '../http/redaction.js';
+
+export interface SessionEvents {
+  /** The answer deleted a credential cookie the client sent (mediawiki/set-cookie.ts sessionEnded). */
+  readonly ended: boolean;
+  /** The request may have changed what the session sees (`wrote`). */
+  readonly wrote: boolean;
+}
+
+/**
+ * Whether a request may change what its session sees: any method but GET and HEAD, and on the
+ * streamed paths a GET that carries a token (`rawQuery`): index.php performs some writes on a
+ * GET whose token proves the user meant it, MediaWiki 1.39's own links among them (the rollback
+ * link `action=rollback&token=`, `action=markpatrolled&token=`, `action=watch&token=`). api.php
+ * refuses a write by GET (mustBePosted), so its GETs never write.
+ */
+export function wrote(method: string, rawQuery?: string, rawPath?: string): boolean {
+  if (method !== 'GET' && method !== 'HEAD') return true;
+  // The e-mail links carry their token as a sub-page: Special:ConfirmEmail/<token> confirms the
+  // address on a GET (http/redaction.ts knows them).
+  if (rawPath !== undefined && redactSubpages(rawPath) !== rawPath) return true;
+  return rawQuery !== undefined && (carriesToken(rawQuery) || redactSubpages(rawQuery) !== rawQuery);
+}
+
+/** A parameter named `token` or `…token` (wpEditToken), as PHP names it (http/redaction.ts parameterName). */
+function carriesToken(rawQuery: string): boolean {
+  if (!/token|%/i.test(rawQuery)) return false;
+  for (const pair of rawQuery.split('&')) {
+    const eq = pair.indexOf('=');
+    if (/token$/.test(parameterName(eq === -1 ? pair : pair.slice(0, eq)))) return true;
+  }
+  return false;
+}
+
+export async function settleSession(gw: Gateway, log: Logger, identity: Identity, events: SessionEvents): Promise<void> {
+  if (identity.kind !== 'session' || (!events.ended && !events.wrote)) return;
+  const user = events.wrote ? await userOfSession(gw, identity.slot) : undefined;
+  const result = await gw.purge(
+    user !== undefined
+      ? { kind: 'user', user, slots: [identity.slot] }
+      : // Unknown here: a sibling or replica that learned whose session it is ends the others.
+        { kind: 'slot', slot: identity.slot, ...(events.wrote && { wrote: true }) },
+    // The client's answer waits: bounded by WIKIEDGE_REDIS_TIMEOUT_MS (twice, with the lookup
+    // of the session's user above), and the user's sessions are at most MAX_SESSIONS_PER_USER.
+    true,
+  );
+  if (!events.ended) return;
+  gw.metrics.cookie('logout_eviction', 'session');
+  log.info(
+    { evicted: result.purged, ...(result.redisPurged !== undefined && { redisEvicted: result.redisPurged }) },
+    'session ended: its cache entries were evicted',
+  );
+}
+
+/**
+ * Whose session `slot` is, as an answer of the wiki said (userinfo, a login) to this process or,
+ * with Redis, to any replica; never from the client's own cookies (a `UserName` cookie names
+ * anyone). Unknown: only the session's own entries go, as before the user was learned.
+ */
+async function userOfSession(gw: Gateway, slot: string): Promise<string | undefined> {
+  return gw.sessionUsers.userOf(slot) ?? (await gw.redis?.sessionUser(slot));
+}
+
+/**
+ * Which user a session belongs to, from what the wiki says (policy/session-users.ts): the
+ * request's own session when `named` (userinfo's user, which the caller read from the answer
+ * for `requestSlot`), and the session the answer leaves the client holding when it sets one (a
+ * login through api.php or index.php, a renewed session): its `{prefix}UserName`, or `named`.
+ * A rights change, a block or a write of that user then ends the session's entries.
+ */
+export function learnSessionUser(
+  gw: Gateway,
+  headers: IncomingHttpHeaders,
+  setCookie: string | string[] | undefined,
+  requestSlot: string | undefined,
+  named: string | undefined,
+): void {
+  if (requestSlot !== undefined && named !== undefined) noteSessionUser(gw, requestSlot, named);
+  if (setCookie === undefined) return;
+  const lines = Array.isArray(setCookie) ? setCookie : [setCookie];
+  const after = sessionAfterAnswer(headers, lines, gw.identityRules, gw.cookieNames.cookiePrefix, named, gw.now());
+  if (after && after.slot !== requestSlot) noteSessionUser(gw, after.slot, after.user);
+}
+
+function noteSessionUser(gw: Gateway, slot: string, user: string): void {
+  gw.sessionUsers.note(slot, user);
+  void gw.redis?.noteSession(user, slot);
+  // With Redis every worker and replica finds it there (su:, us:); without, the siblings are told.
+  if (!gw.redis) gw.siblings?.sessionUser?.(slot, user);
+}
