@@ -19,20 +19,18 @@
  */
 import { isIPv4, isIPv6 } from 'node:net';
 import { type PhpArray, phpStringParam } from './php-input.js';
+import { actionFacts } from './modules.js';
 
 /**
- * The request makes the wiki print the current user's name into text it supplies:
+ * The request makes the wiki print the current user's name into text it supplies (the module
+ * table's `echoes`, modules.ts):
  * - `action=parse` with `text` (a preview: `{{REVISIONUSER}}` is the current user), or with
  *   `pst`/`onlypst` (pre-save transform: `~~~`, `~~~~` and `{{subst:REVISIONUSER}}`);
  * - `action=expandtemplates` (its text is expanded as by the current user);
  * - `action=compare` with `frompst`/`topst` (the pre-save transform of supplied text).
  */
 export function echoesRequester(query: PhpArray): boolean {
-  const action = phpStringParam(query, 'action');
-  if (action === 'expandtemplates') return true;
-  if (action === 'parse') return query.has('text') || query.has('pst') || query.has('onlypst');
-  if (action === 'compare') return query.has('frompst') || query.has('topst');
-  return false;
+  return actionFacts(phpStringParam(query, 'action') ?? 'help')?.echoes?.(query) === true;
 }
 
 const DOTTED_QUAD = /^\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;

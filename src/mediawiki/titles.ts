@@ -20,6 +20,13 @@ export interface Namespaces {
   readonly names: ReadonlyMap<number, string>;
   /** Lower-cased names and aliases, with spaces, → number. */
   readonly byName: ReadonlyMap<string, number>;
+  /**
+   * Wikibase entity types (`item`, `property`, `lexeme`) → the namespace their pages are in, from
+   * siteinfo's `defaultcontentmodel` (`wikibase-item` …; Wikibase sets $wgNamespaceContentModels
+   * for each entity namespace, repo/includes/RepoHooks.php onSetupAfterCache). Undefined until
+   * learned from the wiki (mediawiki/entities.ts then guesses both layouts).
+   */
+  readonly entities?: ReadonlyMap<string, number>;
 }
 
 /** MediaWiki 1.39's canonical English namespaces (NamespaceInfo::$canonicalNamespaces) and its default aliases. */
@@ -54,18 +61,21 @@ export const DEFAULT_NAMESPACES: Namespaces = namespacesFrom(CANONICAL, DEFAULT_
  * its localised names, canonical names and aliases.
  */
 export function namespacesFromSiteinfo(query: {
-  namespaces?: Record<string, { id: number; name: string; canonical?: string }>;
+  namespaces?: Record<string, { id: number; name: string; canonical?: string; defaultcontentmodel?: string }>;
   namespacealiases?: { id: number; alias: string }[];
 }): Namespaces {
   const names: [number, string][] = [];
   const aliases: (readonly [string, number])[] = [...DEFAULT_ALIASES];
+  const entities = new Map<string, number>();
   for (const ns of Object.values(query.namespaces ?? {})) {
+    const model = /^wikibase-(\w+)$/.exec(ns.defaultcontentmodel ?? '');
+    if (model && !entities.has(model[1]!)) entities.set(model[1]!, ns.id);
     if (ns.id === 0) continue;
     names.push([ns.id, ns.name]);
     if (ns.canonical) aliases.push([ns.canonical.toLowerCase(), ns.id]);
   }
   for (const a of query.namespacealiases ?? []) aliases.push([a.alias.toLowerCase().replace(/_/g, ' '), a.id]);
-  return namespacesFrom(names, aliases);
+  return { ...namespacesFrom(names, aliases), entities };
 }
 
 function namespacesFrom(names: readonly (readonly [number, string])[], aliases: readonly (readonly [string, number])[]): Namespaces {

@@ -2,8 +2,12 @@
  * A change, as the invalidation sees it: the tags it invalidates (dependencies.ts's vocabulary)
  * and the users whose sessions it ends, from a CDN PURGE or a recentchanges row.
  *
- * Every change invalidates `*` (lists any change can alter), the namespace of each page it names
- * (`n:<ns>`), and the pages themselves, by title and by id. A recentchanges row names more than
+ * A confirmed change (a recentchanges row, a write that passed through the gateway) invalidates
+ * `*` (lists any change can alter), the namespace of each page it names (`n:<ns>`), the entity
+ * type of each entity page it names (`t:<type>`: searches), and the pages themselves, by title
+ * and by id. A CDN PURGE alone names only its page: MediaWiki sends one for an anonymous
+ * `action=purge` too (ApiPurge needs no token), so a PURGE is not taken for a change of lists
+ * until the wiki confirms the page changed (invalidation/purge-confirmation.ts). A recentchanges row names more than
  * its title (research notes §3): a move its target (`logparams.target_title`), a merge its
  * destination (`dest_title`), a move of protection its old title (`oldtitle_title`). A rights or
  * block log row ends the sessions of the user it names (User:Name): their cached answers were
@@ -12,6 +16,8 @@
  */
 import { ANY } from './dependencies.js';
 import { DEFAULT_NAMESPACES, type Namespaces, pairedKey, titleKey } from '../mediawiki/titles.js';
+import { entityPageTitles, entityTypeOfPage, entityTypeTag } from '../mediawiki/entities.js';
+import { entityOfGuid, writeFacts } from '../mediawiki/modules.js';
 
 /** purge: a CDN PURGE; follower: a recentchanges row; write: a write that passed through the gateway. */
 export type ChangeSource = 'purge' | 'follower' | 'write';
@@ -52,7 +58,7 @@ export function changeFromRow(row: RecentChangeRow, namespaces: Namespaces = DEF
     const t = titleKey(text, namespaces);
     if (!t) return;
     addPage(tags, t, namespaces);
-    tags.add(`n:${typeof ns === 'number' ? ns : t.ns}`);
+    addClasses(tags, t, namespaces, ns);
   };
   if (!row.actionhidden) {
     addTitle(row.title, row.ns);
@@ -76,15 +82,37 @@ export function changeFromRow(row: RecentChangeRow, namespaces: Namespaces = DEF
   };
 }
 
-/** A PURGE of a page's URL (purge-url.ts): the page changed in some way. */
+/**
+ * A PURGE of a page's URL (purge-url.ts): the page is to be fetched again. Only the page's own
+ * answers go: a PURGE is no proof that anything changed (anyone may make the wiki send one with
+ * a tokenless `action=purge`), so lists wait for the change to be confirmed (changeConfirmed).
+ */
 export function changeFromPurge(title: string, namespaces: Namespaces = DEFAULT_NAMESPACES): Change {
+  const tags = new Set<string>();
+  const t = titleKey(title, namespaces);
+  if (t) addPage(tags, t, namespaces);
+  return { source: 'purge', type: 'purge', tags: [...tags], users: [], at: undefined };
+}
+
+/**
+ * A purged page that the wiki confirms changed (a new revision, or gone): what lists of its
+ * namespace, searches of its entity type and any-change answers depend on.
+ */
+export function changeConfirmed(title: string, namespaces: Namespaces = DEFAULT_NAMESPACES): Change {
   const tags = new Set<string>([ANY]);
   const t = titleKey(title, namespaces);
   if (t) {
     addPage(tags, t, namespaces);
-    tags.add(`n:${t.ns}`);
+    addClasses(tags, t, namespaces, undefined);
   }
-  return { source: 'purge', type: 'purge', tags: [...tags], users: [], at: undefined };
+  return { source: 'purge', type: 'confirmed', tags: [...tags], users: [], at: undefined };
+}
+
+/** The classes a changed page belongs to: its namespace, and its entity type when it is an entity's page. */
+function addClasses(tags: Set<string>, t: { readonly key: string; readonly ns: number }, namespaces: Namespaces, ns: unknown): void {
+  tags.add(`n:${typeof ns === 'number' ? ns : t.ns}`);
+  const type = entityTypeOfPage(t, namespaces);
+  if (type !== undefined) tags.add(entityTypeTag(type));
 }
 
 /** A page's tag and its subject/talk pair's (titles.ts pairedKey): a change to one alters answers about both. */
@@ -94,33 +122,11 @@ function addPage(tags: Set<string>, t: { readonly key: string; readonly ns: numb
   if (paired !== undefined) tags.add(`p:${paired}`);
 }
 
-/**
- * The write modules of MediaWiki 1.39's API and the parameters that name the pages they change
- * (ApiEditPage title/pageid, ApiMove from/to/fromid, ApiDelete, ApiUndelete, ApiProtect,
- * ApiRollback, ApiUpload filename, ApiMergeHistory, ApiPurge titles, …).
- */
-const WRITES: Readonly<Record<string, readonly string[]>> = {
-  edit: ['title'],
-  move: ['from', 'to'],
-  delete: ['title'],
-  undelete: ['title'],
-  protect: ['title'],
-  rollback: ['title'],
-  upload: ['filename'],
-  filerevert: ['filename'],
-  mergehistory: ['from', 'to'],
-  changecontentmodel: ['title'],
-  setpagelanguage: ['title'],
-  purge: ['titles'],
-  revisiondelete: ['target'],
-  import: [],
-  managetags: [],
-  tag: [],
-};
-const FILE_PARAMS = new Set(['filename']);
-
 /** Every parameter changeFromWrite reads: a posted form is searched for these (mediawiki/php-post.ts). */
-export const WRITE_PARAMETERS: ReadonlySet<string> = new Set(['action', 'pageid', 'fromid', ...Object.values(WRITES).flat()]);
+export { WRITE_PARAMETERS } from '../mediawiki/modules.js';
+
+/** Write parameters naming a file (ApiUpload, ApiFileRevert): the page is File:<name>. */
+const FILE_PARAMS = new Set(['filename']);
 
 /**
  * Where a write module's answer names the pages it changed (formatversion 1 and 2 alike): the
@@ -130,17 +136,30 @@ export const WRITE_PARAMETERS: ReadonlySet<string> = new Set(['action', 'pageid'
  */
 const ANSWER_TITLE_FIELDS = ['title', 'from', 'to', 'target', 'talkfrom', 'talkto'];
 
-/** Write modules whose answer names a user whose rights or block changed (their sessions' entries go). */
-const USER_WRITES: Readonly<Record<string, string>> = { block: 'user', unblock: 'user', userrights: 'user' };
-
 /**
- * Wikibase's write modules (wbeditentity, wbsetlabel, wbcreateclaim, wbremovequalifiers,
- * wbmergeitems, wblinktitles, …): their answer names the entity (`entity.id`, `from`/`to` of a
- * merge), whose page is `Item:Q42` on a default repo or `Q42` where items live in the main
- * namespace (dependencies.ts ENTITY_NAMESPACES).
+ * Wikibase's write answers and requests name the entities they change: `entity.id` (wbsetlabel,
+ * wbeditentity), `from.id`/`to.id` (wbmergeitems), `redirect.from`/`to` (wbcreateredirect), the
+ * claim GUID (`Q1$…`: the entity is the part before `$`) in `claim.id` and `claims[]`
+ * (wbsetclaimvalue, wbremoveclaims), and in the request `id=`, `entity=`, `fromid=`/`toid=`,
+ * `from=`/`to=`, `claim=`, `statement=`, `guid=`.
  */
-const WIKIBASE_WRITE = /^wb(?:set|create|remove|edit|merge|link)/;
-const ENTITY_PAGES: Readonly<Record<string, string>> = { Q: 'Item', P: 'Property', L: 'Lexeme' };
+function entityIdsOfWrite(params: (name: string) => string | undefined, json: Record<string, unknown>): string[] {
+  const ids: string[] = [];
+  const push = (v: unknown) => {
+    if (typeof v === 'string' && v !== '') ids.push(v.includes('$') ? (entityOfGuid(v) ?? '') : v);
+  };
+  for (const name of ['id', 'entity', 'fromid', 'toid', 'from', 'to']) for (const v of (params(name) ?? '').split('|')) push(v);
+  for (const name of ['claim', 'statement', 'guid']) for (const v of (params(name) ?? '').split('|')) push(entityOfGuid(v));
+  const obj = (v: unknown) => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
+  push(obj(json['entity'])['id']);
+  push(obj(json['from'])['id']);
+  push(obj(json['to'])['id']);
+  push(obj(json['redirect'])['from']);
+  push(obj(json['redirect'])['to']);
+  push(obj(json['claim'])['id']);
+  for (const c of Array.isArray(json['claims']) ? json['claims'] : []) push(entityOfGuid(String(c)));
+  return ids;
+}
 
 /**
  * A successful write that passed through the gateway: its pages changed. Read-your-writes even
@@ -158,8 +177,9 @@ export function changeFromWrite(
   namespaces: Namespaces = DEFAULT_NAMESPACES,
   answer?: unknown,
 ): Change | undefined {
-  const names = WRITES[action] ?? (USER_WRITES[action] !== undefined || WIKIBASE_WRITE.test(action) ? [] : undefined);
-  if (!names || !confirms(action, answer)) return undefined;
+  const write = writeFacts(action);
+  if (!write || !confirms(action, answer)) return undefined;
+  const names = write.titles;
   // A purge changes no list (and needs no token: anyone may send one); only the pages it purged.
   if (action === 'purge') return purgedPages(answer, namespaces);
   const tags = new Set<string>([ANY]);
@@ -167,7 +187,7 @@ export function changeFromWrite(
     const t = titleKey(text, namespaces);
     if (!t) return;
     addPage(tags, t, namespaces);
-    tags.add(`n:${t.ns}`);
+    addClasses(tags, t, namespaces, undefined);
   };
   for (const name of names) {
     for (const text of (params(name) ?? '').split('|')) if (text) addTitle(FILE_PARAMS.has(name) ? `File:${text}` : text);
@@ -182,19 +202,21 @@ export function changeFromWrite(
     for (const field of ANSWER_TITLE_FIELDS) if (typeof o[field] === 'string') addTitle(o[field]);
     if (typeof o['filename'] === 'string') addTitle(`File:${o['filename']}`);
     if (typeof o['pageid'] === 'number' && o['pageid'] > 0) tags.add(`i:${o['pageid']}`);
-    const userField = USER_WRITES[action];
+    const userField = write.user;
     if (userField && typeof o[userField] === 'string') users.push(o[userField]);
   }
-  if (WIKIBASE_WRITE.test(action)) {
-    const entity = json['entity'] as { id?: unknown } | undefined;
-    for (const id of [entity?.id, (json['from'] as { id?: unknown } | undefined)?.id, (json['to'] as { id?: unknown } | undefined)?.id]) {
-      if (typeof id !== 'string') continue;
-      const prefix = ENTITY_PAGES[id.charAt(0).toUpperCase()];
-      if (prefix) addTitle(`${prefix}:${id}`);
-      addTitle(id);
-    }
+  if (write.entities) {
+    const ids = entityIdsOfWrite(params, json);
+    let named = 0;
+    for (const id of ids)
+      for (const title of entityPageTitles(id, namespaces)) {
+        addTitle(title);
+        named++;
+      }
+    // A write that names no entity it could be read from: as broadly as the follower would.
+    if (named === 0) for (const type of ['item', 'property', 'lexeme']) tags.add(entityTypeTag(type));
   }
-  return { source: 'write', type: WRITES[action] ? action : USER_WRITES[action] ? action : 'wikibase', tags: [...tags], users, at: undefined };
+  return { source: 'write', type: write.entities ? 'wikibase' : action, tags: [...tags], users, at: undefined };
 }
 
 /**
@@ -207,7 +229,7 @@ export function changeFromWrite(
 function confirms(action: string, answer: unknown): boolean {
   if (typeof answer !== 'object' || answer === null) return false;
   const json = answer as Record<string, unknown>;
-  if (WIKIBASE_WRITE.test(action)) return json['success'] === 1;
+  if (writeFacts(action)?.entities) return json['success'] === 1;
   const result = json[action];
   if (typeof result !== 'object' || result === null) return false;
   if (Array.isArray(result)) return true;
@@ -221,7 +243,7 @@ function confirms(action: string, answer: unknown): boolean {
  */
 export function confirmedWrite(answer: unknown): string | undefined {
   if (typeof answer !== 'object' || answer === null) return undefined;
-  for (const key of Object.keys(answer)) if ((WRITES[key] || USER_WRITES[key]) && confirms(key, answer)) return key;
+  for (const key of Object.keys(answer)) if (writeFacts(key) && !writeFacts(key)?.entities && confirms(key, answer)) return key;
   return undefined;
 }
 

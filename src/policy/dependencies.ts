@@ -4,20 +4,20 @@
  *   p:<title key>   the page of that title (titles.ts titleKey)
  *   i:<page id>     the page of that id (a page keeps its id when it moves)
  *   n:<namespace>   any page of that namespace being created, changed, deleted or moved
+ *   t:<type>        any Wikibase entity of that type changed (searches over its terms)
  *   *               any change at all (the safe default: lists any change can alter, modules
  *                   whose dependencies cannot be bounded, answers that could not be read)
  *
- * Modules are sorted by what they read (/work/notes research, from MediaWiki 1.39's modules):
- * - page modules (prop=info, revisions, links, …; parse of a page; compare) depend on the pages
- *   named in the request and, above all, on those the answer lists (`normalized`, `redirects`,
- *   `pages`: the canonical titles a change will name);
- * - lists within one namespace (allpages, prefixsearch, allimages, allmessages) depend on that
- *   namespace (allredirects is not one: its `arnamespace` is the redirects' targets', while a
- *   change names the redirect page's);
- * - every other list (recentchanges, logevents, categorymembers, backlinks, search, users, …)
- *   and every unknown module depends on any change;
- * - configuration (siteinfo but its statistics, paraminfo, help, filerepoinfo, languageinfo,
- *   wbavailablebadges) on nothing: its TTL alone bounds it.
+ * Which class each module is in is the module table's (mediawiki/modules.ts); this module reads
+ * the pages, namespaces and entities out of the request and the answer:
+ * - page modules depend on the pages named in the request and, above all, on those the answer
+ *   lists (`normalized`, `redirects`, `pages`: the canonical titles a change will name);
+ * - namespace lists on their namespace;
+ * - entity modules (wbgetentities, wbgetclaims, wbformatvalue, wbformatentities) on the page of
+ *   every entity the request or the answer names, redirects' sources and targets included
+ *   (mediawiki/entities.ts maps an id to its page);
+ * - entity searches on `t:<type>` of the type searched, never on wikitext edits;
+ * - every other list and every unknown module on any change; configuration on nothing.
  * A parse of a page depends on its templates too (a template edit re-renders it, and only the
  * job that follows purges the page): changes in the Template, Module and MediaWiki namespaces.
  * An operator's module rule (`dependsOn`) overrides the table.
@@ -29,86 +29,27 @@
 import type { PhpArray } from '../mediawiki/php-input.js';
 import { phpStringParam } from '../mediawiki/php-input.js';
 import { DEFAULT_NAMESPACES, type Namespaces, titleKey } from '../mediawiki/titles.js';
+import { type DependencyClass, type ModuleFacts, entityOfGuid, factsOf, split } from '../mediawiki/modules.js';
+import { entityPageTitles, entityTypeTag } from '../mediawiki/entities.js';
 
-export type DependencyClass = 'pages' | 'namespace' | 'any' | 'nothing';
+export type { DependencyClass } from '../mediawiki/modules.js';
 
 export const ANY = '*';
 
-/** Page modules that read a page's rows in the links tables (and page_props), which jobs update. */
-const LINKS_TABLE_PROPS = ['categories', 'templates', 'links', 'images', 'extlinks', 'iwlinks', 'langlinks', 'pageprops'];
-
-/** Query submodules (list/prop/meta/generator) by what they depend on. */
-const PAGE_MODULES = new Set([
-  'info',
-  'revisions',
-  ...LINKS_TABLE_PROPS,
-  'imageinfo',
-  'contributors',
-  'pageimages',
-  'pageterms',
-]);
-
-/** Namespace-scoped lists: the parameter naming the namespace(s), and the default. */
-const NAMESPACE_LISTS: Readonly<Record<string, { readonly param: string; readonly fallback: number }>> = {
-  allpages: { param: 'apnamespace', fallback: 0 },
-  prefixsearch: { param: 'psnamespace', fallback: 0 },
-  allimages: { param: '', fallback: 6 },
-  allmessages: { param: '', fallback: 8 },
-};
-
-const CONFIG_MODULES = new Set(['siteinfo', 'filerepoinfo', 'languageinfo']);
-
 /**
- * Modules that read the links tables (categorylinks, templatelinks, pagelinks, imagelinks,
- * externallinks, iwlinks, langlinks, page_props) or the parser cache. MediaWiki updates those
- * for the pages that transclude an edited template in jobs (RefreshLinksJob, HTMLCacheUpdateJob)
- * run whenever the job queue gets to them, with no recentchanges row ($wgRCWatchCategoryMembership
- * is off by default) and no PURGE of an api.php URL: nothing the gateway could follow.
- */
-const JOB_UPDATED_MODULES = new Set([
-  ...LINKS_TABLE_PROPS,
-  'categorymembers',
-  'backlinks',
-  'embeddedin',
-  'imageusage',
-  'linkshere',
-  'transcludedin',
-  'fileusage',
-  'alllinks',
-  'alltransclusions',
-  'allfileusages',
-  'allcategories',
-  'pageswithprop',
-  'exturlusage',
-  'langbacklinks',
-  'iwbacklinks',
-  // Counts and indexes the same jobs (or the search index's) keep: category sizes, extensions'
-  // extracts and page images, search, the cached special pages.
-  'categoryinfo',
-  'extracts',
-  'pageimages',
-  'search',
-  'querypage',
-]);
-
-/**
- * Whether an answer reads what MediaWiki's jobs update without a change signal (JOB_UPDATED_MODULES,
- * a parse of a stored page): such an answer keeps the short TTL defaults even while the change
- * follower vouches for the rest (a template edit reaches it within the short TTL of the job run).
+ * Whether an answer reads what MediaWiki's jobs update without a change signal (the links
+ * tables, the search index, a parse of a stored page): such an answer keeps the short TTL
+ * defaults even while the change follower vouches for the rest (a template edit reaches it
+ * within the short TTL of the job run). MediaWiki updates those in jobs (RefreshLinksJob,
+ * HTMLCacheUpdateJob) with no recentchanges row ($wgRCWatchCategoryMembership is off by default)
+ * and no PURGE of an api.php URL.
  */
 export function updatedByJobs(modules: readonly string[], query: PhpArray): boolean {
-  if (modules[0] === 'parse') return !(query.has('text') || query.has('summary'));
-  return modules.some((m) => JOB_UPDATED_MODULES.has(m));
+  return factsOf(modules).some((f) => (typeof f?.jobs === 'function' ? f.jobs(query) : f?.jobs === true));
 }
-
-/** Actions (besides query) by what they depend on. */
-const CONFIG_ACTIONS = new Set(['help', 'paraminfo', 'rsd', 'wbavailablebadges']);
 
 /** Template, Module (Scribunto) and MediaWiki: what a rendering transcludes or reads. */
 const RENDERING_NAMESPACES = [10, 828, 8];
-
-/** Wikibase entity id prefixes → the namespace of their pages on a default repo (Item:Q42). */
-const ENTITY_NAMESPACES: Readonly<Record<string, string>> = { Q: 'Item', P: 'Property', L: 'Lexeme' };
 
 export interface Dependencies {
   readonly tags: readonly string[];
@@ -143,19 +84,34 @@ export function dependenciesOf(input: DependencyInput): Dependencies {
   const ns = input.namespaces ?? DEFAULT_NAMESPACES;
   const tags = new Set<string>();
   const clock = carriesClock(query, modules);
-  const classes = input.override ? [input.override] : modules.map((m, i) => classOf(m, i === 0 && modules.length > 1, query));
-  for (const c of classes) {
-    if (c === 'any') tags.add(ANY);
-  }
-  if (classes.includes('namespace')) {
-    const generator = phpStringParam(query, 'generator');
-    for (const m of modules) {
-      const list = NAMESPACE_LISTS[m];
-      if (!list) continue;
-      // As a generator its parameters take a `g` (ApiQueryGeneratorBase::encodeParamName).
-      const param = list.param && m === generator ? `g${list.param}` : list.param;
-      for (const n of namespacesOf(query, param, list.fallback)) tags.add(n === -3 ? ANY : `n:${n}`);
-    }
+  const generator = phpStringParam(query, 'generator');
+  const facts = factsOf(modules);
+  const classOf = (f: ModuleFacts | undefined, i: number): DependencyClass => {
+    if (!f) return 'any';
+    return typeof f.depends === 'function' ? f.depends(query, i > 0 && modules[i] === generator) : f.depends;
+  };
+  // The action's own class only counts for action=query alone or with the pages it names; its
+  // submodules decide the rest.
+  const classes = input.override ? [input.override] : facts.map(classOf);
+  if (classes.includes('any')) tags.add(ANY);
+  if (!input.override) {
+    facts.forEach((f, i) => {
+      const asGenerator = i > 0 && modules[i] === generator;
+      if (classes[i] === 'namespace' && f?.namespace) {
+        // As a generator its parameters take a `g` (ApiQueryGeneratorBase::encodeParamName).
+        const param = f.namespace.param && asGenerator ? `g${f.namespace.param}` : f.namespace.param;
+        for (const n of namespacesOf(query, param, f.namespace.fallback)) tags.add(n === -3 ? ANY : `n:${n}`);
+      }
+      if (classes[i] === 'terms' && f?.searchType) tags.add(entityTypeTag(f.searchType(query, asGenerator)));
+      if (classes[i] === 'entities') {
+        const before = tags.size;
+        const named = f?.entityIds?.(query);
+        for (const id of named ?? []) addEntity(tags, id, ns);
+        collectAnswerEntities(input.answer(), tags, ns);
+        // The request's entities unreadable and the answer naming none: any change.
+        if (named === undefined && tags.size === before) tags.add(ANY);
+      }
+    });
   }
   if (classes.includes('pages')) {
     if (rendersTemplates(query, modules)) for (const n of RENDERING_NAMESPACES) tags.add(`n:${n}`);
@@ -183,18 +139,7 @@ export function dependenciesOf(input: DependencyInput): Dependencies {
  * no expiry: the short TTL bounds it.
  */
 export function showsExpiries(modules: readonly string[], query: PhpArray): boolean {
-  const props = (name: string) => (phpStringParam(query, name) ?? '').split('|');
-  return modules.some(
-    (m) =>
-      m === 'blocks' ||
-      m === 'protectedtitles' ||
-      m === 'globalblocks' ||
-      (m === 'info' && readsRestrictions(query)) ||
-      (m === 'allpages' && (query.has('apprtype') || query.has('gapprtype'))) ||
-      (m === 'users' && props('usprop').includes('blockinfo')) ||
-      (m === 'allusers' && props('auprop').includes('blockinfo')) ||
-      (m === 'userinfo' && props('uiprop').includes('blockinfo')),
-  );
+  return factsOf(modules).some((f) => f?.expiries?.(query) === true);
 }
 
 /** Nodes an expiry search visits at most: answers are bounded, the walk is too. */
@@ -225,44 +170,6 @@ export function earliestExpiry(answer: unknown, now: number): number | undefined
   return earliest;
 }
 
-/** Parameters with which action=query itself answers about pages (ApiPageSet), whatever its submodules. */
-const PAGE_SET_PARAMETERS = ['titles', 'pageids', 'revids'];
-
-function classOf(module: string, isQueryItself: boolean, query: PhpArray): DependencyClass {
-  // action=query: its submodules decide, but for the pages the request names, which its own
-  // `pages` (missing or not, `export`, `redirects`) is about, with or without submodules.
-  if (isQueryItself || module === 'query') return PAGE_SET_PARAMETERS.some((p) => query.has(p)) ? 'pages' : 'nothing';
-  if (module === 'info' && readsRestrictions(query)) return 'any';
-  if (PAGE_MODULES.has(module)) return 'pages';
-  if (module === 'allpages' && (query.has('apprtype') || query.has('gapprtype'))) return 'any';
-  if (NAMESPACE_LISTS[module]) return 'namespace';
-  if (CONFIG_MODULES.has(module)) return module === 'siteinfo' && siteinfoCounts(query) ? 'any' : 'nothing';
-  if (CONFIG_ACTIONS.has(module)) return 'nothing';
-  if (module === 'parse') return query.has('text') || query.has('summary') ? 'any' : 'pages';
-  if (module === 'compare' || module === 'wbgetentities') return 'pages';
-  return 'any';
-}
-
-function siprops(query: PhpArray): string[] {
-  return (phpStringParam(query, 'siprop') ?? 'general').split('|');
-}
-
-/** siteinfo's data rather than configuration: its statistics, and the members counted per group (a rights change alters them). */
-function siteinfoCounts(query: PhpArray): boolean {
-  const props = siprops(query);
-  return props.includes('statistics') || (props.includes('usergroups') && query.has('sinumberingroup'));
-}
-
-/**
- * prop=info reading a page's restrictions: its protection (`inprop=protection`), which a
- * cascading protection of another page (the one that transcludes it) sets with no change naming
- * this page, and what a user may do with it (`intestactions`), which also depends on those.
- */
-function readsRestrictions(query: PhpArray): boolean {
-  const inprop = phpStringParam(query, 'inprop') ?? '';
-  return inprop.split('|').includes('protection') || query.has('intestactions');
-}
-
 /**
  * Renderings of pages' text: a parse of a page, and prop=revisions rendering or expanding its
  * content (`rvparse`, `rvexpandtemplates`), which change with the templates, modules and
@@ -274,10 +181,9 @@ function rendersTemplates(query: PhpArray, modules: readonly string[]): boolean 
 }
 
 function carriesClock(query: PhpArray, modules: readonly string[]): boolean {
-  const cur = phpStringParam(query, 'curtimestamp');
   // ApiMain: a boolean parameter is true when present, whatever its value.
-  if (cur !== undefined) return true;
-  return modules.includes('siteinfo') && siprops(query).includes('general');
+  if (phpStringParam(query, 'curtimestamp') !== undefined) return true;
+  return factsOf(modules).some((f) => f?.clock?.(query) === true);
 }
 
 function namespacesOf(query: PhpArray, param: string, fallback: number): number[] {
@@ -288,22 +194,10 @@ function namespacesOf(query: PhpArray, param: string, fallback: number): number[
   return given.split('|').map(Number).filter(Number.isInteger);
 }
 
-function split(value: string | undefined): string[] {
-  if (value === undefined || value === '') return [];
-  return value.startsWith('\x1f') ? value.slice(1).split('\x1f') : value.split('|');
-}
-
 function requestTitles(query: PhpArray, action: string): string[] {
   const out = split(phpStringParam(query, 'titles'));
   if (action === 'parse') out.push(...split(phpStringParam(query, 'page')));
   if (action === 'compare') out.push(...split(phpStringParam(query, 'fromtitle')), ...split(phpStringParam(query, 'totitle')));
-  if (action === 'wbgetentities') {
-    for (const id of split(phpStringParam(query, 'ids'))) {
-      const prefix = ENTITY_NAMESPACES[id.charAt(0).toUpperCase()];
-      // A wiki may keep items in the main namespace (Wikidata): both spellings.
-      if (prefix) out.push(`${prefix}:${id}`, id);
-    }
-  }
   return out;
 }
 
@@ -363,12 +257,50 @@ function collectAnswerPages(answer: unknown, tags: Set<string>, ns: Namespaces):
     addId(tags, compare['fromid']);
     addId(tags, compare['toid']);
   }
+}
+
+function addEntity(tags: Set<string>, id: unknown, ns: Namespaces): void {
+  if (typeof id !== 'string') return;
+  for (const title of entityPageTitles(id, ns)) addTitle(tags, title, ns);
+}
+
+/**
+ * The entities a Wikibase answer names: every key and `id` of `entities` (a redirect answers
+ * under the id asked for with the target's data, `"redirects":{"from":"Q6","to":"Q1"}`: both),
+ * the entity a claim GUID belongs to (wbgetclaims), the keys of wbformatentities' map. An
+ * entity asked for by site and title that was not found (`"-1":{"site":…,"missing":""}`) is
+ * any new item's: any change to an item.
+ */
+function collectAnswerEntities(answer: unknown, tags: Set<string>, ns: Namespaces): void {
+  if (typeof answer !== 'object' || answer === null) return;
+  const a = answer as Record<string, unknown>;
   const entities = a['entities'];
-  if (entities && typeof entities === 'object')
-    for (const e of Object.values(entities) as { title?: unknown; pageid?: unknown }[]) {
-      addTitle(tags, e?.title, ns);
-      addId(tags, e?.pageid);
+  if (entities && typeof entities === 'object') {
+    for (const [key, value] of Object.entries(entities as Record<string, unknown>)) {
+      addEntity(tags, key, ns);
+      if (typeof value !== 'object' || value === null) continue;
+      const e = value as Record<string, unknown>;
+      addEntity(tags, e['id'], ns);
+      // With `site`, `title` is the client wiki's page the request named, not the entity's.
+      if (e['site'] === undefined) {
+        addTitle(tags, e['title'], ns);
+        addId(tags, e['pageid']);
+      }
+      const r = e['redirects'] as { from?: unknown; to?: unknown } | undefined;
+      if (r && typeof r === 'object') {
+        addEntity(tags, r.from, ns);
+        addEntity(tags, r.to, ns);
+      }
+      if (e['site'] !== undefined && e['missing'] !== undefined) tags.add(entityTypeTag('item'));
     }
+  }
+  const claims = a['claims'];
+  if (claims && typeof claims === 'object')
+    for (const list of Object.values(claims as Record<string, unknown>))
+      for (const claim of Array.isArray(list) ? list : [])
+        if (typeof claim?.id === 'string') addEntity(tags, entityOfGuid(claim.id), ns);
+  const formatted = a['wbformatentities'];
+  if (formatted && typeof formatted === 'object') for (const key of Object.keys(formatted)) addEntity(tags, key, ns);
 }
 
 /** The body of a json or JSONP answer as JSON, or undefined (another format, or unreadable). */

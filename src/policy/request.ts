@@ -5,6 +5,7 @@
 import type { Identity } from '../mediawiki/identity.js';
 import { hasArrayShapes, type PhpArray, phpStringParam } from '../mediawiki/php-input.js';
 import type { ModuleRule } from '../config/config.js';
+import { passesByDefault } from '../mediawiki/modules.js';
 
 /**
  * The `smaxage` we add when the client did not send one, so that MediaWiki tells us through
@@ -53,11 +54,12 @@ export function modulesOf(query: PhpArray): string[] {
 }
 
 /**
- * Rules the gateway applies unless the operator's WIKIEDGE_MODULES names the module: list=random
- * (and generator=random) must answer something else each time, and MediaWiki lets any cache
- * share it (ApiQueryRandom: public cache mode), so a stored answer repeated until its TTL.
+ * Rules the gateway applies unless the operator's WIKIEDGE_MODULES names the module (the module
+ * table's `pass`, mediawiki/modules.ts): list=random (and generator=random) must answer something
+ * else each time, and MediaWiki lets any cache share it (ApiQueryRandom: public cache mode), so a
+ * stored answer would be repeated until its TTL.
  */
-const BUILT_IN_RULES: Readonly<Record<string, ModuleRule>> = { random: { pass: true } };
+const PASS_RULE: ModuleRule = { pass: true };
 
 /** The module rules that apply: those of the action, or of every query submodule it runs. */
 export function applicableRule(
@@ -65,7 +67,7 @@ export function applicableRule(
   operatorRules: Readonly<Record<string, ModuleRule>>,
 ): ModuleRule {
   const ruleOf = (name: string): ModuleRule | undefined =>
-    Object.hasOwn(operatorRules, name) ? operatorRules[name] : Object.hasOwn(BUILT_IN_RULES, name) ? BUILT_IN_RULES[name] : undefined;
+    Object.hasOwn(operatorRules, name) ? operatorRules[name] : passesByDefault(name) ? PASS_RULE : undefined;
   const named = modules.length > 1 ? modules.slice(1) : modules;
   let pass = false;
   let ttlSeconds: number | undefined;

@@ -1,7 +1,7 @@
 // The page a CDN PURGE names (src/mediawiki/purge-url.ts), for every URL form MediaWiki 1.39
 // sends (capture 79, research notes §1.2) and encoded variants.
 import { describe, expect, it } from 'vitest';
-import { changeFromPurge, changeFromRow } from '../../src/policy/changes.js';
+import { changeConfirmed, changeFromPurge, changeFromRow } from '../../src/policy/changes.js';
 import { purgedTitle } from '../../src/mediawiki/purge-url.js';
 
 const PATHS = { script: '/w/index.php', articlePath: '/wiki/$1', uploadPath: '/w/images' };
@@ -34,10 +34,14 @@ describe('purgedTitle', () => {
 });
 
 describe('changes', () => {
-  it('a PURGE: the page, its subject or talk page, its namespace, any list', () => {
-    expect(changeFromPurge('Talk:Foo bar').tags).toEqual(['*', 'p:Talk:Foo bar', 'p:Foo bar', 'n:1']);
-    expect(changeFromPurge('User:Ann').tags).toEqual(['*', 'p:User:Ann', 'p:User talk:Ann', 'n:2']);
-    expect(changeFromPurge('Special:Version').tags).toEqual(['*', 'p:Special:Version', 'n:-1']);
+  it('a PURGE: the page and its subject or talk page only (no list: anyone can make the wiki send one)', () => {
+    expect(changeFromPurge('Talk:Foo bar').tags).toEqual(['p:Talk:Foo bar', 'p:Foo bar']);
+    expect(changeFromPurge('User:Ann').tags).toEqual(['p:User:Ann', 'p:User talk:Ann']);
+    expect(changeFromPurge('Special:Version').tags).toEqual(['p:Special:Version']);
+  });
+  it('a purged page the wiki confirms changed: its namespace, its entity type, any list', () => {
+    expect(changeConfirmed('Talk:Foo bar').tags).toEqual(['*', 'p:Talk:Foo bar', 'p:Foo bar', 'n:1']);
+    expect(changeConfirmed('Item:Q42').tags).toEqual(['*', 'p:Item:Q42', 'p:Talk:Item:Q42', 'n:0', 't:item']);
   });
   it('a move row: the old title, the target (and their talk pages), the page id', () => {
     const c = changeFromRow({

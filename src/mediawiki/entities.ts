@@ -1,0 +1,60 @@
+/**
+ * Wikibase entities and their pages. An entity's page is `<namespace>:<id>` in the namespace the
+ * wiki keeps its type in (`Item:Q42` on a repository with Wikibase's example settings, `Q42` on
+ * Wikidata, where items live in the main namespace): learned from siteinfo (titles.ts
+ * Namespaces.entities), never a fixed table. Until the gateway has learned them, both layouts
+ * are assumed: an id stands for `Item:Q1` and `Q1` alike, which over-invalidates, never under.
+ */
+import type { Namespaces } from './titles.js';
+
+/** Entity types by id prefix (Wikibase's EntityIdParser patterns: Q42, P31, L7). */
+const TYPE_OF_PREFIX: Readonly<Record<string, string>> = { Q: 'item', P: 'property', L: 'lexeme' };
+const PREFIX_OF_TYPE: Readonly<Record<string, string>> = { item: 'Q', property: 'P', lexeme: 'L' };
+/** Wikibase's example settings: the guess until siteinfo is known. */
+const GUESSED_NAMESPACE_NAMES: Readonly<Record<string, string>> = { item: 'Item', property: 'Property', lexeme: 'Lexeme' };
+
+const ENTITY_ID = /^([QPL])([1-9]\d{0,9})$/i;
+
+/** An entity id's canonical form and type (`q42` → Q42, item), or undefined when it is not one. */
+export function parseEntityId(text: string): { readonly id: string; readonly type: string } | undefined {
+  const m = ENTITY_ID.exec(text.trim());
+  if (!m) return undefined;
+  const prefix = m[1]!.toUpperCase();
+  return { id: `${prefix}${m[2]}`, type: TYPE_OF_PREFIX[prefix]! };
+}
+
+/** The title(s) of an entity's page: one when the wiki's layout is known, both layouts until then. */
+export function entityPageTitles(text: string, namespaces: Namespaces): string[] {
+  const entity = parseEntityId(text);
+  if (!entity) return [];
+  const ns = namespaces.entities?.get(entity.type);
+  if (ns === undefined) {
+    const guess = GUESSED_NAMESPACE_NAMES[entity.type]!;
+    return namespaces.entities === undefined || namespaces.entities.size === 0 ? [`${guess}:${entity.id}`, entity.id] : [];
+  }
+  if (ns === 0) return [entity.id];
+  const name = namespaces.names.get(ns);
+  return name === undefined ? [] : [`${name}:${entity.id}`];
+}
+
+/**
+ * The entity type whose page a title is (`Item:Q42` → item), or undefined for any other page (a
+ * wikitext page of the main namespace on Wikidata's layout is not an entity's).
+ */
+export function entityTypeOfPage(t: { readonly key: string; readonly ns: number }, namespaces: Namespaces): string | undefined {
+  const name = t.ns === 0 ? t.key : t.key.slice(t.key.indexOf(':') + 1);
+  const known = namespaces.entities;
+  if (known === undefined || known.size === 0) {
+    // Not learned yet: Wikibase's example namespaces (unknown to titleKey, so still in the key) or the main namespace.
+    const m = /^(?:(Item|Property|Lexeme):)?([QPL][1-9]\d*)$/.exec(t.key);
+    return m && t.ns === 0 ? parseEntityId(m[2]!)?.type : undefined;
+  }
+  const entity = parseEntityId(name);
+  if (!entity || PREFIX_OF_TYPE[entity.type] !== name.charAt(0)) return undefined;
+  return known.get(entity.type) === t.ns ? entity.type : undefined;
+}
+
+/** The tag of "some entity of this type changed its terms or came or went" (searches depend on it). */
+export function entityTypeTag(type: string): string {
+  return `t:${type}`;
+}

@@ -1,0 +1,403 @@
+/**
+ * The module table: everything the gateway knows about an API module of MediaWiki 1.39 core and
+ * of Wikibase REL1_39, in one place. A module is one entry here plus its tests; what is not here
+ * is an unknown module (label `other`, depends on any change, never a write).
+ *
+ * Per module:
+ * - `depends`: what its answers depend on (policy/dependencies.ts turns it into tags):
+ *     pages      the pages the request names and, above all, those the answer lists;
+ *     namespace  any page of one namespace (`namespace`: the parameter naming it, its default);
+ *     entities   the Wikibase entities the request and the answer name (their pages);
+ *     terms      the terms of one entity type (a search: `t:<type>`, any entity of that type changed);
+ *     any        any change at all (lists any change can alter; the safe default);
+ *     nothing    its TTL alone (configuration).
+ *   A function when the request decides (`prop=info&inprop=protection` reads what no change names).
+ * - `jobs`: it reads what MediaWiki's jobs update without a change signal (links tables, search
+ *   index), so it keeps the short TTL defaults whatever the follower.
+ * - `expiries`: it shows protections or blocks, which end at their expiry with no signal.
+ * - `clock`: its answer carries the wiki's clock.
+ * - `echoes`: it prints the current user's name into text the request supplies.
+ * - `write`: it changes the wiki; the parameters naming the pages it changes, the answer field
+ *   naming a user whose rights changed, whether it names Wikibase entities.
+ * - `pass`: never answered from the cache (list=random must answer something else each time).
+ *
+ * Sources: MediaWiki 1.39 includes/api/ApiMain.php $Modules and ApiQuery.php $QueryListModules,
+ * $QueryPropModules, $QueryMetaModules; Wikibase REL1_39 repo/WikibaseRepo.ServiceWiring and
+ * extension-repo.json APIModules / APIListModules / APIPropModules / APIMetaModules.
+ */
+import { type PhpArray, phpStringParam } from './php-input.js';
+
+export type DependencyClass = 'pages' | 'namespace' | 'entities' | 'terms' | 'any' | 'nothing';
+
+export interface WriteFacts {
+  /** Request parameters naming the pages it changes (`upload`'s `filename` is a File: page). */
+  readonly titles: readonly string[];
+  /** The answer field naming a user whose rights or block changed (their sessions' entries go). */
+  readonly user?: string;
+  /** A Wikibase write: it names the entities it changes (policy/changes.ts entityIdsOfWrite). */
+  readonly entities?: true;
+}
+
+export interface ModuleFacts {
+  readonly depends: DependencyClass | ((query: PhpArray, generator: boolean) => DependencyClass);
+  /** For `namespace`: the parameter naming the namespace(s) (none: always `fallback`). */
+  readonly namespace?: { readonly param: string; readonly fallback: number };
+  readonly jobs?: boolean | ((query: PhpArray) => boolean);
+  readonly expiries?: (query: PhpArray) => boolean;
+  readonly clock?: (query: PhpArray) => boolean;
+  readonly echoes?: (query: PhpArray) => boolean;
+  readonly write?: WriteFacts;
+  readonly pass?: true;
+  /**
+   * For `entities`: the entity ids the request names; undefined when it names them some other
+   * way (by site and title) or unreadably, so that only the answer can say.
+   */
+  readonly entityIds?: (query: PhpArray) => string[] | undefined;
+  /** For `terms`: the entity type searched. */
+  readonly searchType?: (query: PhpArray, generator: boolean) => string;
+  /** A Wikibase module: its own row in the dashboard. */
+  readonly wikibase?: true;
+}
+
+const ANY: ModuleFacts = { depends: 'any' };
+const NOTHING: ModuleFacts = { depends: 'nothing' };
+const PAGES: ModuleFacts = { depends: 'pages' };
+/** Page modules reading the links tables (and page_props), which jobs update (RefreshLinksJob). */
+const LINKS_TABLE: ModuleFacts = { depends: 'pages', jobs: true };
+/** Lists over what jobs or the search index keep (categorylinks, templatelinks, …). */
+const JOB_LIST: ModuleFacts = { depends: 'any', jobs: true };
+
+const values = (query: PhpArray, name: string) => split(phpStringParam(query, name));
+
+/** ApiBase::explodeMultiValue(): a value starting with U+001F is split on U+001F, anything else on `|`. */
+export function split(value: string | undefined): string[] {
+  if (value === undefined || value === '') return [];
+  return value.startsWith('\x1f') ? value.slice(1).split('\x1f') : value.split('|');
+}
+
+/** siteinfo's data rather than configuration: statistics, and members counted per group. */
+function siteinfoCounts(query: PhpArray): boolean {
+  const props = siprops(query);
+  return props.includes('statistics') || (props.includes('usergroups') && query.has('sinumberingroup'));
+}
+
+function siprops(query: PhpArray): string[] {
+  return (phpStringParam(query, 'siprop') ?? 'general').split('|');
+}
+
+/**
+ * prop=info reading a page's restrictions: its protection (`inprop=protection`), which a
+ * cascading protection of another page sets with no change naming this page, and what a user
+ * may do with it (`intestactions`), which also depends on those.
+ */
+function readsRestrictions(query: PhpArray): boolean {
+  return (phpStringParam(query, 'inprop') ?? '').split('|').includes('protection') || query.has('intestactions');
+}
+
+const propOf = (name: string, value: string) => (query: PhpArray) => values(query, name).includes(value);
+
+/** A parse of supplied text (or summary) reads no stored page; a parse of a page reads it and its templates. */
+const parsesText = (query: PhpArray) => query.has('text') || query.has('summary');
+
+/** Wikibase's entity ids in a request parameter (`ids=Q1|P2`, `entity=Q1`). */
+const idsIn =
+  (...names: string[]) =>
+  (query: PhpArray): string[] | undefined => {
+    const ids = names.flatMap((n) => values(query, n));
+    return ids.length > 0 ? ids : undefined;
+  };
+
+/** The entity a claim GUID belongs to: `Q1$5627…` → Q1 (Wikibase's GuidParser: the part before `$`, any case). */
+export function entityOfGuid(guid: string): string | undefined {
+  const dollar = guid.indexOf('$');
+  return dollar > 0 ? guid.slice(0, dollar).toUpperCase() : undefined;
+}
+
+const claimEntities = (query: PhpArray): string[] | undefined => {
+  const ids = [
+    ...values(query, 'entity'),
+    ...values(query, 'claim')
+      .map(entityOfGuid)
+      .filter((id): id is string => id !== undefined),
+  ];
+  return ids.length > 0 ? ids : undefined;
+};
+
+/**
+ * wbformatvalue: the entities its `datavalue` references (an entity-id value prints the entity's
+ * label; a quantity's unit is an entity URI whose label it prints) and its `property` (whose
+ * datatype decides the formatting). Wikibase's formatters read labels through the term lookup
+ * (repo/includes/Api/FormatSnakValue.php), so the answer changes with those entities' labels.
+ */
+function formatValueEntities(query: PhpArray): string[] | undefined {
+  const out = values(query, 'property');
+  const raw = phpStringParam(query, 'datavalue');
+  if (raw === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  collectEntityIds(value, out, 0);
+  return out;
+}
+
+const ENTITY_URI = /\/entity\/([A-Za-z]\d+)$/;
+
+function collectEntityIds(node: unknown, out: string[], depth: number): void {
+  if (depth > 8 || typeof node !== 'object' || node === null) return;
+  for (const [key, v] of Object.entries(node as Record<string, unknown>)) {
+    if (typeof v === 'string') {
+      if (key === 'id') out.push(v);
+      const uri = ENTITY_URI.exec(v);
+      if (uri) out.push(uri[1]!);
+    } else if (typeof v === 'object') collectEntityIds(v, out, depth + 1);
+  }
+}
+
+/** wbsearchentities `type`, list=wbsearch `wbstype` (a generator's `gwbstype`): `item` by default. */
+const searchTypeOf =
+  (param: string) =>
+  (query: PhpArray, generator: boolean): string =>
+    phpStringParam(query, generator ? `g${param}` : param) ?? 'item';
+
+const WIKIBASE_WRITE: ModuleFacts = { depends: 'any', write: { titles: [], entities: true }, wikibase: true };
+
+/** action= modules. */
+export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
+  // Reads
+  query: { depends: (query) => (['titles', 'pageids', 'revids'].some((p) => query.has(p)) ? 'pages' : 'nothing') },
+  parse: {
+    depends: (query) => (parsesText(query) ? 'any' : 'pages'),
+    jobs: (query) => !parsesText(query),
+    echoes: (query) => query.has('text') || query.has('pst') || query.has('onlypst'),
+  },
+  compare: { depends: 'pages', echoes: (query) => query.has('frompst') || query.has('topst') },
+  expandtemplates: { depends: 'any', echoes: () => true },
+  help: NOTHING,
+  paraminfo: NOTHING,
+  rsd: NOTHING,
+  opensearch: ANY,
+  feedcontributions: ANY,
+  feedrecentchanges: ANY,
+  feedwatchlist: ANY,
+  spamblacklist: ANY,
+  validatepassword: ANY,
+  checktoken: ANY,
+  clearhasmsg: ANY,
+  // Account and session modules: never cached (they set cookies or answer private), but known.
+  login: ANY,
+  clientlogin: ANY,
+  logout: ANY,
+  createaccount: ANY,
+  linkaccount: ANY,
+  unlinkaccount: ANY,
+  changeauthenticationdata: ANY,
+  removeauthenticationdata: ANY,
+  resetpassword: ANY,
+  options: ANY,
+  emailuser: ANY,
+  watch: ANY,
+  patrol: ANY,
+  setnotificationtimestamp: ANY,
+  imagerotate: ANY,
+  // Writes (ApiEditPage title/pageid, ApiMove from/to/fromid, ApiUpload filename, …)
+  edit: { depends: 'any', write: { titles: ['title'] } },
+  move: { depends: 'any', write: { titles: ['from', 'to'] } },
+  delete: { depends: 'any', write: { titles: ['title'] } },
+  undelete: { depends: 'any', write: { titles: ['title'] } },
+  protect: { depends: 'any', write: { titles: ['title'] } },
+  rollback: { depends: 'any', write: { titles: ['title'] } },
+  upload: { depends: 'any', write: { titles: ['filename'] } },
+  filerevert: { depends: 'any', write: { titles: ['filename'] } },
+  mergehistory: { depends: 'any', write: { titles: ['from', 'to'] } },
+  changecontentmodel: { depends: 'any', write: { titles: ['title'] } },
+  setpagelanguage: { depends: 'any', write: { titles: ['title'] } },
+  purge: { depends: 'any', write: { titles: ['titles'] } },
+  revisiondelete: { depends: 'any', write: { titles: ['target'] } },
+  import: { depends: 'any', write: { titles: [] } },
+  managetags: { depends: 'any', write: { titles: [] } },
+  tag: { depends: 'any', write: { titles: [] } },
+  block: { depends: 'any', write: { titles: [], user: 'user' } },
+  unblock: { depends: 'any', write: { titles: [], user: 'user' } },
+  userrights: { depends: 'any', write: { titles: [], user: 'user' } },
+  // Wikibase reads
+  wbgetentities: { depends: 'entities', entityIds: idsIn('ids'), wikibase: true },
+  wbgetclaims: { depends: 'entities', entityIds: claimEntities, wikibase: true },
+  wbformatvalue: { depends: 'entities', entityIds: formatValueEntities, wikibase: true },
+  wbformatentities: { depends: 'entities', entityIds: idsIn('ids'), wikibase: true },
+  wbsearchentities: { depends: 'terms', searchType: searchTypeOf('type'), wikibase: true },
+  wbparsevalue: { depends: 'nothing', wikibase: true },
+  wbavailablebadges: { depends: 'nothing', wikibase: true },
+  // Wikibase writes: they name their entities in the answer and the request (policy/changes.ts).
+  wbeditentity: WIKIBASE_WRITE,
+  wbsetlabel: WIKIBASE_WRITE,
+  wbsetdescription: WIKIBASE_WRITE,
+  wbsetaliases: WIKIBASE_WRITE,
+  wbsetsitelink: WIKIBASE_WRITE,
+  wblinktitles: WIKIBASE_WRITE,
+  wbcreateclaim: WIKIBASE_WRITE,
+  wbsetclaimvalue: WIKIBASE_WRITE,
+  wbsetclaim: WIKIBASE_WRITE,
+  wbremoveclaims: WIKIBASE_WRITE,
+  wbsetqualifier: WIKIBASE_WRITE,
+  wbremovequalifiers: WIKIBASE_WRITE,
+  wbsetreference: WIKIBASE_WRITE,
+  wbremovereferences: WIKIBASE_WRITE,
+  wbmergeitems: WIKIBASE_WRITE,
+  wbcreateredirect: WIKIBASE_WRITE,
+};
+
+/** Namespace-scoped lists (allredirects is not one: its `arnamespace` is the targets'). */
+const inNamespace = (param: string, fallback: number): ModuleFacts => ({ depends: 'namespace', namespace: { param, fallback } });
+
+/** list=, prop=, meta= and generator= modules of action=query. */
+export const QUERY_MODULES: Readonly<Record<string, ModuleFacts>> = {
+  // prop=
+  info: {
+    depends: (query) => (readsRestrictions(query) ? 'any' : 'pages'),
+    expiries: readsRestrictions,
+  },
+  revisions: PAGES,
+  categories: LINKS_TABLE,
+  templates: LINKS_TABLE,
+  links: LINKS_TABLE,
+  images: LINKS_TABLE,
+  extlinks: LINKS_TABLE,
+  iwlinks: LINKS_TABLE,
+  langlinks: LINKS_TABLE,
+  pageprops: LINKS_TABLE,
+  imageinfo: PAGES,
+  contributors: PAGES,
+  pageimages: LINKS_TABLE,
+  pageterms: PAGES,
+  categoryinfo: JOB_LIST,
+  extracts: JOB_LIST,
+  deletedrevisions: ANY,
+  duplicatefiles: ANY,
+  fileusage: JOB_LIST,
+  linkshere: JOB_LIST,
+  transcludedin: JOB_LIST,
+  redirects: ANY,
+  stashimageinfo: ANY,
+  // list=
+  allpages: {
+    depends: (query) => (query.has('apprtype') || query.has('gapprtype') ? 'any' : 'namespace'),
+    namespace: { param: 'apnamespace', fallback: 0 },
+    expiries: (query) => query.has('apprtype') || query.has('gapprtype'),
+  },
+  prefixsearch: inNamespace('psnamespace', 0),
+  allimages: inNamespace('', 6),
+  allmessages: inNamespace('', 8),
+  allcategories: JOB_LIST,
+  alldeletedrevisions: ANY,
+  allfileusages: JOB_LIST,
+  alllinks: JOB_LIST,
+  allredirects: ANY,
+  allrevisions: ANY,
+  alltransclusions: JOB_LIST,
+  allusers: { depends: 'any', expiries: propOf('auprop', 'blockinfo') },
+  backlinks: JOB_LIST,
+  blocks: { depends: 'any', expiries: () => true },
+  categorymembers: JOB_LIST,
+  deletedrevs: ANY,
+  embeddedin: JOB_LIST,
+  exturlusage: JOB_LIST,
+  filearchive: ANY,
+  imageusage: JOB_LIST,
+  iwbacklinks: JOB_LIST,
+  langbacklinks: JOB_LIST,
+  logevents: ANY,
+  mystashedfiles: ANY,
+  pagepropnames: ANY,
+  pageswithprop: JOB_LIST,
+  protectedtitles: { depends: 'any', expiries: () => true },
+  querypage: JOB_LIST,
+  random: { depends: 'any', pass: true },
+  recentchanges: ANY,
+  search: JOB_LIST,
+  tags: ANY,
+  usercontribs: ANY,
+  users: { depends: 'any', expiries: propOf('usprop', 'blockinfo') },
+  watchlist: ANY,
+  watchlistraw: ANY,
+  globalblocks: { depends: 'any', expiries: () => true },
+  // meta=
+  siteinfo: {
+    depends: (query) => (siteinfoCounts(query) ? 'any' : 'nothing'),
+    clock: (query) => siprops(query).includes('general'),
+  },
+  filerepoinfo: NOTHING,
+  languageinfo: NOTHING,
+  authmanagerinfo: ANY,
+  tokens: ANY,
+  userinfo: { depends: 'any', expiries: propOf('uiprop', 'blockinfo') },
+  // Wikibase
+  wbsearch: { depends: 'terms', searchType: searchTypeOf('wbstype'), wikibase: true },
+  entityterms: { depends: 'pages', wikibase: true },
+  wbcontentlanguages: { depends: 'nothing', wikibase: true },
+  wbsubscribers: { depends: 'any', wikibase: true },
+  wblistentityusages: { depends: 'any', wikibase: true },
+};
+
+/** The facts of an action (`query` included), or undefined for a module the table does not know. */
+export function actionFacts(name: string): ModuleFacts | undefined {
+  return Object.hasOwn(ACTIONS, name) ? ACTIONS[name] : undefined;
+}
+
+/** The facts of a query submodule, or undefined. */
+export function queryModuleFacts(name: string): ModuleFacts | undefined {
+  return Object.hasOwn(QUERY_MODULES, name) ? QUERY_MODULES[name] : undefined;
+}
+
+/**
+ * The facts of each module a request runs (policy/request.ts modulesOf: the action, then for
+ * action=query its generator and list/prop/meta submodules), undefined where unknown.
+ */
+export function factsOf(modules: readonly string[]): (ModuleFacts | undefined)[] {
+  return modules.map((m, i) => (i === 0 ? actionFacts(m) : queryModuleFacts(m)));
+}
+
+/** Every module name the table knows: the bounded values of the `module` metric label. */
+export const KNOWN_MODULE_NAMES: readonly string[] = [...Object.keys(ACTIONS), ...Object.keys(QUERY_MODULES)];
+
+/** Wikibase's modules, for the dashboard's Wikibase row. */
+export const WIKIBASE_MODULE_NAMES: readonly string[] = [
+  ...Object.entries(ACTIONS)
+    .filter(([, f]) => f.wikibase)
+    .map(([m]) => m),
+  ...Object.entries(QUERY_MODULES)
+    .filter(([, f]) => f.wikibase)
+    .map(([m]) => `query+${m}`),
+];
+
+/** The write modules and the parameters naming what they change (a posted form is searched for these). */
+export function writeFacts(action: string): WriteFacts | undefined {
+  return actionFacts(action)?.write;
+}
+
+/** Every request parameter a write's change is read from (mediawiki/php-post.ts searches a posted form for these). */
+export const WRITE_PARAMETERS: ReadonlySet<string> = new Set([
+  'action',
+  'pageid',
+  'fromid',
+  'toid',
+  'id',
+  'entity',
+  'claim',
+  'statement',
+  'guid',
+  'new',
+  ...Object.values(ACTIONS).flatMap((f) => f.write?.titles ?? []),
+]);
+
+/** The request makes the wiki print the current user's name into text it supplies (mediawiki/requester-address.ts). */
+export function echoesRequester(modules: readonly string[], query: PhpArray): boolean {
+  return factsOf(modules).some((f) => f?.echoes?.(query) === true);
+}
+
+/** Modules the gateway never answers from its cache unless the operator's rule says otherwise. */
+export function passesByDefault(module: string): boolean {
+  return queryModuleFacts(module)?.pass === true;
+}
