@@ -13,6 +13,7 @@ import { buildAdmin, localAdmin } from './admin.js';
 import type { Config } from '../config/config.js';
 import { createGateway, type Gateway, type GatewayDeps } from '../gateway/gateway.js';
 import { checkModuleNamesOnceUp } from '../upstream/module-names.js';
+import { learnNamespaces } from '../upstream/site-namespaces.js';
 import { buildPublic } from './public-app.js';
 import { UpstreamProbe, UpstreamProbeMetrics } from '../upstream/probe.js';
 
@@ -88,6 +89,13 @@ export async function build(
   const staleBefore = gw.redis?.up ? await gw.redis.staleBefore() : undefined;
   if (staleBefore) gw.store.expireBefore(staleBefore);
   gw.follower?.start();
+  const stopLearningNamespaces = learnNamespaces({
+    upstream: gw.upstream,
+    apiPath: config.apiPath,
+    timeoutMs: config.upstreamResponseTimeoutMs,
+    log: log.child({ component: 'namespaces' }),
+    learned: (ns) => gw.changes.setNamespaces(ns),
+  });
   const built: BuiltPublic = {
     gateway: gw,
     publicApp,
@@ -120,6 +128,8 @@ export async function build(
       await adminApp?.close();
       await probe?.stop();
       await gw.follower?.stop();
+      stopLearningNamespaces();
+      gw.purgeConfirmations.stop();
       await Promise.all([gw.upstream.close(), gw.redis?.close()]);
     },
   };

@@ -200,9 +200,13 @@ async function purge(gw: Gateway, request: FastifyRequest, reply: FastifyReply, 
     purged = { source: 'http-purge', kind: 'url', what: urlKey, ...result };
   } else {
     // A page's URL (what MediaWiki sends, mediawiki/purge-url.ts): every answer that depends
-    // on the page, on its namespace's lists, or on any change.
+    // on the page now; on its namespace's lists, its entity type's searches or any change only
+    // once the wiki confirms the page changed (invalidation/purge-confirmation.ts).
     const page = purgedTitle(request.raw.url ?? target.upstreamPath, purgePaths(gw));
-    if (page !== undefined) result = { purged: await gw.changes.apply([changeFromPurge(page, gw.changes.namespaces)]), page };
+    if (page !== undefined) {
+      result = { purged: await gw.changes.apply([changeFromPurge(page, gw.changes.namespaces)]), page };
+      gw.purgeConfirmations.note(page);
+    }
     purged = { source: 'page-url', kind: 'page', what: page ?? target.rawPath, purged: result.purged };
   }
   gw.metrics.purgeRequested(purged.source);

@@ -18,6 +18,8 @@ import { CompressionMetrics } from '../compression/metrics.js';
 import { Representations } from '../compression/representations.js';
 import { type IdentityRules, cookieCredentialKind, identityRules } from '../mediawiki/identity.js';
 import { ChangeSignalMetrics, Metrics, RedisMetrics, moduleLabeller } from '../observe/metrics.js';
+import { PurgeConfirmations, confirmationQuery, pagesOfAnswer } from '../invalidation/purge-confirmation.js';
+import { changeConfirmed } from '../policy/changes.js';
 import { ALWAYS_LEADER, ChangeFollower, type Cursor, MemoryCursorStore } from '../invalidation/follower.js';
 import { SessionUsers } from '../policy/session-users.js';
 import { ChangeSignals } from '../invalidation/signals.js';
@@ -68,6 +70,8 @@ export interface Gateway {
   readonly sessionUsers: SessionUsers;
   /** The recentchanges follower, with WIKIEDGE_RC_FOLLOW (started and stopped by apps/app.ts). */
   readonly follower: ChangeFollower | undefined;
+  /** Purged pages confirmed changed before lists go (invalidation/purge-confirmation.ts). */
+  readonly purgeConfirmations: PurgeConfirmations;
   /** Apply a purge everywhere: Redis, this tier, the other replicas and workers. */
   /** `onClientPath`: a client's answer waits for it (cache/purge.ts purgeEverywhere). */
   readonly purge: (message: PurgeMessage, onClientPath?: boolean) => Promise<PurgeResult>;
@@ -157,6 +161,22 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     responseTimeoutMs: config.upstreamResponseTimeoutMs,
     connections: config.upstreamConnections,
   });
+  const purgeConfirmations = new PurgeConfirmations({
+    ask: async (titles) => {
+      const res = await upstream.request({
+        method: 'GET',
+        path: `${config.apiPath}?${confirmationQuery(titles)}`,
+        headers: { 'user-agent': 'wikiedge-purge-confirmation', accept: 'application/json' },
+        signal: AbortSignal.timeout(config.upstreamResponseTimeoutMs),
+      });
+      const text = await res.body.text();
+      if (res.statusCode !== 200) throw new Error(`the wiki answered ${res.statusCode}`);
+      return pagesOfAnswer(JSON.parse(text));
+    },
+    confirmed: (title) => changeConfirmed(title, changes.namespaces),
+    apply: (list) => changes.apply(list),
+    log: log.child({ component: 'purge-confirmation' }),
+  });
   const follower = config.rcFollow ? newFollower(config, log, upstream, redis, changes, changeMetrics, deps.siblings !== undefined) : undefined;
   if (follower) changes.followWith(follower);
   const rules = identityRules({
@@ -198,6 +218,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     changes,
     sessionUsers,
     follower,
+    purgeConfirmations,
     purge,
   };
 }
