@@ -35,7 +35,7 @@ interface Timed {
    * The answer carries the wiki's clock (policy/dependencies.ts carriesClock): no grace window.
    * Its TTL is the clock cap (policy.ts dependencyVerdict) and bot frameworks read the wiki's time
    * from it; grace served it up to the cap plus the grace window old. Stale-if-error still does
-   * when the wiki fails, with its true Age.
+   * when the wiki fails, with its true Age (not when the client's own budget is spent: flow.ts).
    */
   readonly clock?: boolean | undefined;
 }

@@ -140,7 +140,8 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
   // else 429, before it could hold a lock or lead a fetch that others wait on.
   const budget = budgetLeft(gw, request.raw);
   if (!budget.ok) {
-    if (fallback) return entry(fallback, 'stale');
+    // Not an answer carrying the wiki's clock: past its cap, only the wiki failing serves it (freshness.ts).
+    if (fallback && !fallback.clock) return entry(fallback, 'stale');
     refuse(gw, budget.retryAfterSeconds);
   }
 

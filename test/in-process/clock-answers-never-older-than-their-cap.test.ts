@@ -6,9 +6,11 @@
 // down is an older one served (stale-if-error), and its Age then says how old it is.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it, vi } from 'vitest';
+import { startHoldingUpstream } from '../support/fake-upstream.js';
 import { gatewayOnFake } from '../support/gateway-on-fake.js';
-import { MANY_CLIENTS_FROM_LOOPBACK } from '../support/gateway.js';
+import { MANY_CLIENTS_FROM_LOOPBACK, startGateway } from '../support/gateway.js';
 import { header, http, type TestResponse } from '../support/http.js';
 
 /** MediaWiki's TS_ISO_8601: whole seconds. */
@@ -111,4 +113,31 @@ describe('a clock answer when the wiki is down', () => {
     expect(header(back, 'x-cache')).toBe('miss');
     expect(shownTime(back)).toBeGreaterThan(shownTime(first));
   }, 15_000);
+});
+
+describe('a clock answer past its cap, its client refused a turn (budget spent), the wiki up', () => {
+  it('is not served stale: the client is told to come back (429)', async () => {
+    let clock = 1_000_000;
+    const fake = await startHoldingUpstream(clockWiki({ delayMs: 0, down: false }), (req) => req.url?.includes('hold=1') === true);
+    const gw = await startGateway(
+      fake.url,
+      { WIKIEDGE_CLIENT_MISS_RATE: '1', WIKIEDGE_CLIENT_MISS_BURST: '1', WIKIEDGE_TTL_CLOCK_SECONDS: '2', WIKIEDGE_CLIENT_REFUSAL_DELAY_MS: '0' },
+      { now: () => clock },
+    );
+    try {
+      const url = `${gw.apiUrl}${CURTIMESTAMP}&r=${randomUUID()}`;
+      expect(header(await http(url), 'x-cache')).toBe('miss');
+      clock += 5_000;
+      // Another request open: the client asks in parallel, its budget spent.
+      const other = http(`${gw.apiUrl}?action=query&format=json&hold=1&bust=${randomUUID()}`);
+      await vi.waitFor(() => expect(fake.held).toHaveLength(1));
+      const answer = await http(url);
+      expect(answer.status).toBe(429);
+      fake.held[0]!();
+      expect((await other).status).toBe(200);
+    } finally {
+      await gw.close();
+      await fake.close();
+    }
+  });
 });
