@@ -4,7 +4,8 @@
  * freshness the same way (see freshness.ts).
  *
  *   magic "WE" · version u8 · tier u8 (0 shared, 1 session) · status u16 · storedAt f64 · ttlMs u32
- *   coding u8 (0 the answer as it is, 1 gzip; then identityBytes varint, brBytes varint)
+ *   coding u8 (bit 0: gzip, then identityBytes varint, brBytes varint; clear: the answer as it
+ *     is. Bit 1: the answer carries the wiki's clock, entry.ts `clock`)
  *   urlKey str · slot (flag u8, str) · modules (varint n, n × str) · deps (varint n, n × str)
  *   headers (varint n, n × (name str, kind varint: 0 = one value str, k+1 = k value strs))
  *   body: every remaining byte (with brBytes > 0, its last brBytes bytes are the br form)
@@ -16,7 +17,9 @@
  * Version 3 carries the stored form (src/compression): Redis holds what the local tier holds,
  * the gzip (a third of the answer for real api.php answers), not the answer. Versions 1 and 2
  * are still read (as the answer as it is): entries written before an upgrade stay usable;
- * a replica not yet upgraded reads a version-3 entry as a miss.
+ * a replica not yet upgraded reads a version-3 entry as a miss. Bit 1 of the coding byte came
+ * later in version 3: a replica that does not know it refuses such an entry (bad coding), a miss,
+ * rather than read a clock answer without its flag; every other entry it still reads.
  */
 import type { Tier } from '../words/outcomes.js';
 import type { CacheEntry } from './entry.js';
@@ -192,9 +195,10 @@ export function encodeEntry(tier: Tier, entry: CacheEntry): Buffer {
   w.u16(entry.status);
   w.f64(entry.storedAt);
   w.u32(entry.ttlMs);
-  if (!entry.coding) w.u8(0);
+  const clockBit = entry.clock ? 2 : 0;
+  if (!entry.coding) w.u8(clockBit);
   else {
-    w.u8(1);
+    w.u8(1 | clockBit);
     w.varint(entry.identityBytes!);
     w.varint(br?.length ?? 0);
   }
@@ -239,10 +243,12 @@ export function decodeEntry(buf: Buffer): { tier: Tier; entry: CacheEntry } {
   const storedAt = r.f64();
   const ttlMs = r.u32();
   let coded: { identityBytes: number; brBytes: number } | undefined;
+  let clock: true | undefined;
   if (version >= 3) {
     const coding = r.u8();
-    if (coding > 1) throw new EntryCodecError('bad coding');
-    if (coding === 1) coded = { identityBytes: r.varint(), brBytes: r.varint() };
+    if (coding > 3) throw new EntryCodecError('bad coding');
+    if ((coding & 1) === 1) coded = { identityBytes: r.varint(), brBytes: r.varint() };
+    if ((coding & 2) === 2) clock = true;
   }
   const urlKey = r.str();
   const slot = r.u8() === 1 ? r.str() : undefined;
@@ -268,7 +274,7 @@ export function decodeEntry(buf: Buffer): { tier: Tier; entry: CacheEntry } {
     Object.defineProperty(headers, name, { value, enumerable: true, writable: true, configurable: true });
   }
   const rest = r.rest();
-  if (!coded) return { tier, entry: { status, headers, body: rest, storedAt, ttlMs, urlKey, modules, slot, deps } };
+  if (!coded) return { tier, entry: { status, headers, body: rest, storedAt, ttlMs, urlKey, modules, slot, deps, ...(clock && { clock }) } };
   if (coded.brBytes >= rest.length) throw new EntryCodecError('br form longer than the body');
   const split = rest.length - coded.brBytes;
   return {
@@ -286,6 +292,7 @@ export function decodeEntry(buf: Buffer): { tier: Tier; entry: CacheEntry } {
       modules,
       slot,
       deps,
+      ...(clock && { clock }),
     },
   };
 }

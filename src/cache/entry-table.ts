@@ -49,6 +49,8 @@ const FLAG_GZIP = 1;
 const FLAG_URL_APART = 2;
 /** Set in every record in use, whatever its status. */
 const FLAG_USED = 4;
+/** The answer carries the wiki's clock (entry.ts `clock`). */
+const FLAG_CLOCK = 8;
 
 /** Bytes a record costs in the table. */
 export const RECORD_BYTES = WORDS * 4;
@@ -94,6 +96,7 @@ export function isLatin1(s: string): boolean {
 export interface RecordFields {
   readonly status: number;
   readonly gzip: boolean;
+  readonly clock: boolean;
   readonly identityBytes: number;
   readonly storedAt: number;
   readonly ttlMs: number;
@@ -230,7 +233,7 @@ export class EntryTable {
     w[base + BODY_LEN] = place.bodyLen;
     w[base + BR_LEN] = place.brLen;
     w[base + IDENTITY] = f.identityBytes;
-    w[base + STATUS_FLAGS] = (f.status & 0xffff) | ((FLAG_USED | (f.gzip ? FLAG_GZIP : 0) | (place.urlApart ? FLAG_URL_APART : 0)) << 16);
+    w[base + STATUS_FLAGS] = (f.status & 0xffff) | ((FLAG_USED | (f.gzip ? FLAG_GZIP : 0) | (f.clock ? FLAG_CLOCK : 0) | (place.urlApart ? FLAG_URL_APART : 0)) << 16);
     this.floats[r * (WORDS / 2) + TTL_F] = f.ttlMs;
     this.floats[r * (WORDS / 2) + STORED_AT_F] = f.storedAt;
     this.count++;
@@ -327,6 +330,10 @@ export class EntryTable {
 
   gzip(r: number): boolean {
     return ((this.words[r * WORDS + STATUS_FLAGS]! >>> 16) & FLAG_GZIP) !== 0;
+  }
+
+  clock(r: number): boolean {
+    return ((this.words[r * WORDS + STATUS_FLAGS]! >>> 16) & FLAG_CLOCK) !== 0;
   }
 
   identityBytes(r: number): number {

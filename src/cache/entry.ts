@@ -32,4 +32,6 @@ export interface CacheEntry {
   readonly slot: string | undefined;
   /** What the answer depends on (policy/dependencies.ts): tags a change invalidates. */
   readonly deps: readonly string[];
+  /** The answer carries the wiki's clock (policy/dependencies.ts): never served in grace (freshness.ts). */
+  readonly clock?: true | undefined;
 }

@@ -42,6 +42,7 @@ export class StoredEntry implements CacheEntry {
     readonly identityBytes: number | undefined,
     region: Buffer,
     split: number,
+    readonly clock: true | undefined,
   ) {
     this.#bytes = region.buffer;
     this.#offset = region.byteOffset;
@@ -317,7 +318,7 @@ export class Tiered {
       hash,
       given.urlKey,
       { chunk, offset, keyLen: key.length, urlLen: given.urlKey.length, urlApart, bodyLen: given.body.length, brLen: br?.length ?? 0 },
-      { status: given.status, gzip, identityBytes: gzip ? (given.identityBytes ?? 0) : 0, storedAt, ttlMs: given.ttlMs },
+      { status: given.status, gzip, clock: given.clock === true, identityBytes: gzip ? (given.identityBytes ?? 0) : 0, storedAt, ttlMs: given.ttlMs },
     );
     for (const tag of deps) addTo(this.byTag, tag, r);
     if (given.slot !== undefined) {
@@ -367,6 +368,7 @@ export class Tiered {
       modules: current.modules,
       slot: current.slot,
       deps: current.deps,
+      clock: current.clock,
     };
     this.upgrading = true;
     try {
@@ -494,6 +496,7 @@ export class Tiered {
       gzip ? t.identityBytes(r) : undefined,
       this.arena.view(chunk, t.bodyAt(r), bodyLen + t.brLength(r)),
       bodyLen,
+      t.clock(r) || undefined,
     );
   }
 

@@ -4,6 +4,7 @@
  *
  *   age < ttl                          fresh
  *   ttl ≤ age < ttl + grace            grace (served stale while one refresh runs)
+ *                                      (never an answer that carries the wiki's clock: below)
  *   ttl ≤ age < ttl + staleIfError     stale-if-error (served only when the wiki fails, or the
  *                                      gateway refuses the request its turn)
  *   otherwise                          dead
@@ -30,6 +31,13 @@ interface Timed {
   readonly ttlMs: number;
   /** A session's entry (its slot): no stale window (above). */
   readonly slot?: string | undefined;
+  /**
+   * The answer carries the wiki's clock (policy/dependencies.ts carriesClock): no grace window.
+   * Its TTL is the clock cap (policy.ts dependencyVerdict) and bot frameworks read the wiki's time
+   * from it; grace served it up to the cap plus the grace window old. Stale-if-error still does
+   * when the wiki fails, with its true Age (not when the client's own budget is spent: flow.ts).
+   */
+  readonly clock?: boolean | undefined;
 }
 
 /**
@@ -43,7 +51,7 @@ export function freshnessAt(entry: Timed, now: number, w: StaleWindows, staleBef
   if (entry.slot !== undefined) return age < entry.ttlMs && entry.storedAt >= staleBefore ? 'fresh' : 'dead';
   if (entry.storedAt < staleBefore) return age < entry.ttlMs + w.staleIfErrorMs ? 'stale-if-error' : 'dead';
   if (age < entry.ttlMs) return 'fresh';
-  if (age < entry.ttlMs + w.graceMs) return 'grace';
+  if (!entry.clock && age < entry.ttlMs + w.graceMs) return 'grace';
   if (age < entry.ttlMs + w.staleIfErrorMs) return 'stale-if-error';
   return 'dead';
 }

@@ -140,7 +140,8 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
   // else 429, before it could hold a lock or lead a fetch that others wait on.
   const budget = budgetLeft(gw, request.raw);
   if (!budget.ok) {
-    if (fallback) return entry(fallback, 'stale');
+    // Not an answer carrying the wiki's clock: past its cap, only the wiki failing serves it (freshness.ts).
+    if (fallback && !fallback.clock) return entry(fallback, 'stale');
     refuse(gw, budget.retryAfterSeconds);
   }
 
@@ -367,6 +368,10 @@ async function fetchAndStore(
   // predate the change, and is not stored (cache/invalidation-log.ts, redis/invalidations.ts).
   const mark = gw.store.invalidationMark();
   const redisMark = gw.redis?.up ? await gw.redis.invalidationMark() : undefined;
+  // An answer carrying the wiki's clock is as old as the request for it (RFC 9111 §4.2.3,
+  // response_delay): MediaWiki stamps curtimestamp before the module runs (includes/api/ApiMain.php
+  // setupExecuteAction, addRequestedFields), and a slow module makes it older on arrival.
+  const askedAt = gw.now();
   // HEAD is fetched as GET so the answer can serve both (RFC 9110 §9.3.2). Whole answers are
   // read while debuginfo may need stripping (an answer above the entry cap is then delivered,
   // not stored); with `off`, reading stops at the cap and the rest streams.
@@ -425,12 +430,13 @@ async function fetchAndStore(
         ...(form.coding === 'gzip'
           ? { headers: varyOnAcceptEncoding(clientHeaders), body: form.body, coding: 'gzip', identityBytes: inspected.body.length }
           : { headers: clientHeaders, body: inspected.body }),
-        storedAt: gw.now(),
+        storedAt: deps.clock ? askedAt : gw.now(),
         ttlMs: verdict.ttlMs,
         urlKey: api.urlKey,
         modules: api.modules,
         slot,
         deps: deps.tags,
+        ...(deps.clock && { clock: true }),
       },
       redisMark,
     );

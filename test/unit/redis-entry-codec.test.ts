@@ -112,6 +112,7 @@ describe('entry codec', () => {
           modules: fc.array(str, { maxLength: 3 }),
           slot: fc.option(str, { nil: undefined }),
           deps: fc.array(str, { maxLength: 4 }),
+          clock: fc.option(fc.constant(true as const), { nil: undefined }),
         }),
         fc.constantFrom('shared' as const, 'session' as const),
         (entry, tier) => {
