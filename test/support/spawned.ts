@@ -42,9 +42,12 @@ export async function spawnGateway(upstream: string, env: Record<string, string>
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const adminUrl = `http://127.0.0.1:${adminPort}`;
-  for (let i = 0; ; i++) {
+  // A deadline, not a count of tries: on a loaded 2-core machine a cluster's primary and workers
+  // take far longer than the 5 s that 200 tries of 25 ms gave (its healthz waits for them).
+  const deadline = Date.now() + 45_000;
+  for (;;) {
     if (await http(`${adminUrl}/healthz`).then((r) => r.status === 200, () => false)) break;
-    if (i === 200 || child.exitCode !== null) throw new Error(`the gateway did not come up: ${stderr}`);
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the gateway did not come up within 45 s: ${stderr}`);
     await new Promise((r) => setTimeout(r, 25));
   }
   return {
