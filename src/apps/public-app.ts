@@ -205,7 +205,7 @@ async function purge(gw: Gateway, request: FastifyRequest, reply: FastifyReply, 
     const page = purgedTitle(request.raw.url ?? target.upstreamPath, purgePaths(gw));
     if (page !== undefined) {
       result = { purged: await gw.changes.apply([changeFromPurge(page, gw.changes.namespaces)]), page };
-      gw.purgeConfirmations.note(page);
+      await gw.purgeConfirmations.note(page);
     }
     purged = { source: 'page-url', kind: 'page', what: page ?? target.rawPath, purged: result.purged };
   }

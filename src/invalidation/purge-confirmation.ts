@@ -9,16 +9,24 @@
  * clock: edits, creations, moves and protections all make a revision) or the page is gone (a
  * deletion). A purge of an unchanged page confirms nothing, however often it is sent.
  *
- * Many PURGEs within BATCH_MS are one question to the wiki and one invalidation: a burst of
- * edits costs one class invalidation per batch, not one per page.
+ * Many PURGEs within BATCH_MS (or up to 50 pages) are one question to the wiki and one
+ * invalidation: a burst of edits costs one class invalidation per batch, not one per page.
  */
 import type { Logger } from 'pino';
 import type { Change } from '../policy/changes.js';
 
 /** A newest revision this recent (the wiki's clock) is taken for the change the PURGE follows. */
 export const CONFIRM_WINDOW_MS = 60_000;
-/** PURGEs gathered into one question to the wiki. */
-export const BATCH_MS = 50;
+/** PURGEs gathered into one question to the wiki (a save's PURGEs come together, pipelined). */
+export const BATCH_MS = 10;
+/**
+ * How long the PURGE's answer waits for the confirmation. MediaWiki sends its PURGEs in a deferred
+ * update (CdnCacheUpdate::purge), which under `php -S` runs before the write's answer: waiting
+ * keeps lists fresh on the first read after a write there. Bounded, since a wiki with a single
+ * PHP worker cannot answer the question while its worker waits for this PURGE's answer; the
+ * confirmation goes on after it.
+ */
+export const CONFIRM_WAIT_MS = 1_000;
 /** Titles one question asks about (the API's limit for anonymous clients, ApiBase::LIMIT_SML1). */
 const TITLES_PER_QUESTION = 50;
 /** Pages whose last revision the confirmer remembers (a bounded map: oldest forgotten first). */
@@ -45,17 +53,29 @@ export interface PurgeConfirmationOptions {
 
 export class PurgeConfirmations {
   private pending = new Set<string>();
+  private waiters: (() => void)[] = [];
   private timer: NodeJS.Timeout | undefined;
   private readonly lastSeen = new Map<string, string>();
   private inFlight: Promise<void> = Promise.resolve();
 
   constructor(private readonly opts: PurgeConfirmationOptions) {}
 
-  /** A page was purged: ask the wiki (soon, with the others) whether it changed. */
-  note(title: string): void {
+  /**
+   * A page was purged: ask the wiki (soon, with the others) whether it changed. Resolves once the
+   * answer is applied, or after CONFIRM_WAIT_MS, whichever comes first.
+   */
+  note(title: string): Promise<void> {
     this.pending.add(title);
     if (this.pending.size >= TITLES_PER_QUESTION) this.flushSoon(0);
     else this.flushSoon(BATCH_MS);
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, CONFIRM_WAIT_MS);
+      timer.unref();
+      this.waiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   /** Resolves once every page noted so far has been asked about and applied (tests, shutdown). */
@@ -74,6 +94,7 @@ export class PurgeConfirmations {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     this.pending.clear();
+    for (const w of this.waiters.splice(0)) w();
   }
 
   private flushSoon(ms: number): void {
@@ -91,8 +112,14 @@ export class PurgeConfirmations {
     for (const t of titles) this.pending.delete(t);
     if (this.pending.size > 0) this.flushSoon(0);
     if (titles.length === 0) return this.inFlight;
+    const waiters = this.pending.size === 0 ? this.waiters.splice(0) : [];
     // One question at a time, in order: a later PURGE's answer never overtakes an earlier one's.
-    this.inFlight = this.inFlight.then(() => this.confirm(titles));
+    this.inFlight = this.inFlight
+      .then(() => this.confirm(titles))
+      .catch((err: unknown) => this.opts.log.error({ err: String(err) }, 'purged pages: applying a confirmed change failed'))
+      .finally(() => {
+        for (const w of waiters) w();
+      });
     return this.inFlight;
   }
 
