@@ -1,7 +1,7 @@
 // A stand-in MediaWiki 1.39 for the soak (bench/soak.mjs): the real one under php -S answers a
 // few hundred requests a second, too slow for a sustained mix. This one answers api.php with the
 // cache headers MediaWiki sends for each module, requester and parameter (ApiMain::sendCacheHeaders,
-// as recorded in shared/reference/mediawiki-1.39/captures: 01, 02, 05, 06, 12, 35, 36, 51, 55),
+// as recorded from MediaWiki 1.39, rows 01, 02, 05, 06, 12, 35, 36, 51, 55 of cache-policy-captures.test.ts),
 // index.php as a private page (29b), after a think time, and closes one connection in ten
 // (php -S closes every one; Apache keeps them alive) so the gateway's pool both reuses and reopens.
 //

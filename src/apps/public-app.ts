@@ -49,7 +49,7 @@ const contentTypes = new WeakMap<IncomingMessage, string>();
 export function buildPublic(gw: Gateway): FastifyInstance {
   const app = Fastify({
     loggerInstance: gw.log as FastifyBaseLogger,
-    // Fastify's own request logging costs ~23 µs per request (perf-anchors §2f): one line of ours instead.
+    // Fastify's own request logging costs ~23 µs per request: one line of ours instead.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
     genReqId: (req) => requestIdOf(req.headers, req.socket.remoteAddress, gw.trusted),
     // Requests Node's parser refuses (400, 431, 408) still say X-Cache and X-Request-Id.
@@ -174,7 +174,7 @@ export function buildPublic(gw: Gateway): FastifyInstance {
  * peer, and, when that peer is a trusted proxy that names a client (X-Forwarded-For), that client
  * too. A TLS terminator on the same host (the README's setup) relays its clients' PURGEs from
  * loopback, which the default allow list names: any client on the internet could evict any URL
- * (the eleventh session's review). MediaWiki sends its PURGEs straight to the gateway.
+ * (commit 59f80cf, test/integration/purge-trust.test.ts). MediaWiki sends its PURGEs straight to the gateway.
  */
 function purgeAllowed(gw: Gateway, request: FastifyRequest): boolean {
   const peer = request.socket.remoteAddress;

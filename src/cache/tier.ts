@@ -4,7 +4,7 @@
  * the indexes purges need (URL: in the table; dependency tags and session slots: maps of record
  * numbers) and the charge of everything an entry holds.
  *
- * Semantics kept from the lru-cache tier it replaces (perf-anchors §3): an entry larger than the
+ * Semantics kept from the lru-cache tier it replaces (lru-cache's set() and get()): an entry larger than the
  * budget stores nothing and drops what its key held; the least recently used entry goes first;
  * no lifetimes here (freshness.ts decides from storedAt/ttlMs, and the lookup that finds an entry
  * dead deletes it).

@@ -16,7 +16,7 @@
  *   is (steps/session-lifecycle.ts) tells the primary, which keeps it and hands it to every other
  *   worker; a worker that starts (a reload's replacement among them) asks for all the primary
  *   knows. Otherwise each worker knew only the logins it served, and a session holder's write
- *   taken by another worker left the user's other sessions cached there (this session's review).
+ *   taken by another worker left the user's other sessions cached there (commit 7a908ee).
  * - config-ask / config: a worker that starts asks the primary for its configuration, and gets
  *   the sources the primary validated (config/load.ts ConfigSources; reload.ts says why).
  * - final-metrics / final-metrics-kept: a worker that has drained (shutdown, or replaced by a

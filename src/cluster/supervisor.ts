@@ -210,7 +210,7 @@ export class Supervisor {
     this.alive.add(worker);
     worker.on('message', (m: unknown) => this.options.onMessage(worker, m));
     // A send to a worker whose channel has closed (it is exiting) fails with EPIPE as an 'error'
-    // event: unheard, it would end the primary (this session's review: a reload during logins).
+    // event: unheard, it would end the primary (commit 9cf195d; workers-share-whose-sessions-are-whose.test.ts).
     worker.on('error', (err: Error) => this.options.log.warn({ worker: worker.id, err: String(err) }, 'IPC with a worker failed'));
     const listened = new Promise<boolean>((resolve) => {
       worker.once('listening', () => resolve(true));

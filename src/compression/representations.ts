@@ -18,7 +18,7 @@
  *   (`br, identity;q=0` on an entry without br): made once and kept in the same bounded LRU as
  *   the decoded answers, never made again per hit. Made per hit, a 1 MB answer's br cost ~22 ms
  *   of CPU a hit, and hits are never limited: 35 times a gzip hit's CPU for whoever sent that
- *   header (the eleventh session's review).
+ *   header (commit 1b3dbac, test/in-process/attack-compression-on-every-hit.test.ts).
  * - Any coding for an answer not stored: compressed once for that answer (codings.ts).
  */
 import type { Logger } from 'pino';

@@ -1,7 +1,7 @@
 /**
  * Reading an upstream body into memory, bounded, into one buffer.
  *
- * perf-anchors §3: a small body made by Buffer.concat() is a slice of Node's shared 8 KiB pool and
+ * A small body made by Buffer.concat() is a slice of Node's shared 8 KiB pool and
  * would keep ~9x its size alive if it were cached as it is. It is not: the store copies every
  * body it keeps into its slabs (cache/slab-arena.ts), so the buffer read here only lives as long as
  * the answer being sent, and Buffer.concat's pooled allocation is the cheap one.

@@ -138,7 +138,7 @@ export function upstreamRequestHeaders(
     // `X-Forwarded-Proto` the same $_SERVER name (HTTP_X_FORWARDED_PROTO), which MediaWiki reads
     // (WebRequest::detectProtocol, getHeader): a header the gateway neither keys nor replaces by
     // that spelling would reach the wiki as one it does (Treat-as-Untrusted, X-Forwarded-*).
-    // Dropped, as nginx and Apache drop them by default (the eleventh session's review); and so
+    // Dropped, as nginx and Apache drop them by default (test/unit/forwarded-view.test.ts); and so
     // is any name with another character PHP turns into `_` (`.`, a space) or that is no
     // letter, digit or dash.
     if (!VALID_FORWARDED_NAME.test(name)) continue;

@@ -5,7 +5,7 @@
  * changes made through other servers of a multi-server wiki, and PURGEs lost while the gateway
  * was away (MediaWiki never retries one).
  *
- * The cursor (research notes §2.3): neither rc_id nor rc_timestamp alone is safe, since log rows
+ * The cursor (test/in-process/change-follower-cursor.test.ts): neither rc_id nor rc_timestamp alone is safe, since log rows
  * are inserted after the edit's answer with the log's earlier timestamp, categorize rows may come
  * hours late with the triggering revision's time, and many rows share a second. So the follower
  * keeps the newest (timestamp, id) it saw and asks again from OVERLAP_MS before it, dropping the
@@ -340,7 +340,7 @@ function isoSeconds(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-/** What each poll asks for (research notes §2.1). */
+/** What each poll asks for (includes/api/ApiQueryRecentChanges.php; test/support/fake-recentchanges.ts). */
 const RC_QUERY =
   'action=query&list=recentchanges&rcprop=title|ids|timestamp|loginfo|redirect&rctype=edit|new|log|categorize|external&format=json&formatversion=2';
 

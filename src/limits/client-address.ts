@@ -2,7 +2,7 @@
  * The client a request is charged to: the address the gateway trusts it came from. The peer
  * itself, unless the peer is a trusted proxy (WIKIEDGE_TRUSTED_PROXIES); then X-Forwarded-For is
  * walked from the right, past every trusted proxy, as MediaWiki's WebRequest::getIP() walks it
- * (SOURCE-NOTES §7). A client behind an untrusted proxy is that proxy: operators must list their
+ * (includes/WebRequest.php). A client behind an untrusted proxy is that proxy: operators must list their
  * TLS terminator, or every client behind it shares one budget.
  */
 import { type AddressMatcher, canonical } from '../words/address-list.js';

@@ -10,8 +10,8 @@
  * series rather than in parallel" and sets them no rate: a client that waits for each answer
  * before its next request holds at most one of the wiki's workers, whatever its speed. Refused,
  * such clients failed where the wiki served them: mwclient and nodemw, which do not retry a 429,
- * failed after 90 and 220 reads with the default budget of 20 a second (found by the tenth
- * session's client sweep). Its requests still spend tokens while there are some.
+ * failed after 90 and 220 reads with the default budget of 20 a second (test/integration/
+ * clients-in-series-are-not-rate-limited.test.ts). Its requests still spend tokens while there are some.
  *
  * Bounded: at most `maxClients` buckets, the least recently charged forgotten first (a forgotten
  * client starts again with a full bucket, which is what a new client gets anyway).

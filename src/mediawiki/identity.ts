@@ -20,7 +20,7 @@
  * - CookieSessionProvider::getCookie(): "PHP uses 'deleted' when deleting cookies. Only way to be
  *   sure is to treat it as non-existent." An empty value is treated the same way.
  * - Names are looked up in PHP's `$_COOKIE` (see mediawiki/php-input.ts), not in a generic parse.
- * - ApiMain::lacksSameOriginSecurity() (SOURCE-NOTES §8): `callback=` (JSONP), `origin=*` or a
+ * - ApiMain::lacksSameOriginSecurity() (includes/api/ApiMain.php): `callback=` (JSONP), `origin=*` or a
  *   `Treat-as-Untrusted` header make MediaWiki replace the user with an anonymous one
  *   ("MediaWiki-Login-Suppressed: true"), so such requests are anonymous whatever they carry;
  *   the session is still loaded, so the wiki answers them `private` when they carry one.

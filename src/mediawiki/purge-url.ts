@@ -2,7 +2,7 @@
  * The page a CDN PURGE names. MediaWiki sends, for every edit, create, delete, move and upload
  * (and from HTMLCacheUpdate jobs for every page that transcludes a changed template), a PURGE of
  * each URL HtmlCacheUpdater::getUrls() gives for the page, expanded with $wgInternalServer
- * (CdnCacheUpdate::naivePurge). The forms (research notes §1.2, capture 79):
+ * (CdnCacheUpdate::naivePurge). The forms (test/unit/invalidation-purge-urls.test.ts):
  *
  *   {server}{script}/{T}                       view, $wgArticlePath = "$wgScript/$1" (php -S, mod_php)
  *   {server}{article path with $1 = T}         view, short URLs (e.g. /wiki/$1)

@@ -402,7 +402,7 @@ function collectNodeMetrics(registry: Registry): void {
     registry.removeSingleMetric(name);
 }
 
-/** recentchanges types, core log types (research notes §3) and write actions: the `type` label's closed set. */
+/** recentchanges types, core log types ($wgLogTypes, includes/MainConfigSchema.php) and write actions: the `type` label's closed set. */
 const CHANGE_TYPES = new Set([
   'edit',
   'new',

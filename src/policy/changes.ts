@@ -8,7 +8,7 @@
  * and by id. A CDN PURGE alone names only its page: MediaWiki sends one for an anonymous
  * `action=purge` too (ApiPurge needs no token), so a PURGE is not taken for a change of lists
  * until the wiki confirms the page changed (invalidation/purge-confirmation.ts). A recentchanges row names more than
- * its title (research notes §3): a move its target (`logparams.target_title`), a merge its
+ * its title (MoveLogFormatter, MergeLogFormatter, ProtectLogFormatter: formatParametersForApi()): a move its target (`logparams.target_title`), a merge its
  * destination (`dest_title`), a move of protection its old title (`oldtitle_title`). A rights or
  * block log row ends the sessions of the user it names (User:Name): their cached answers were
  * made with rights they may no longer have. A row hidden from anonymous readers (`actionhidden`)

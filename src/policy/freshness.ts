@@ -13,9 +13,9 @@
  * A session's entry (its `slot`) is fresh or dead, and kept until storedAt + ttl: its TTL is what
  * bounds a logout or a password change the gateway did not see (made straight at the wiki, or
  * through a replica without Redis). Grace served the old cookie one more of the session's private
- * answers after it (the tenth session's client sweep), and stale-if-error up to 300 s more
+ * answers after it (test/unit/session-entry-never-served-past-its-ttl.test.ts), and stale-if-error up to 300 s more
  * whenever the gateway refused the request a turn, which its holder could bring about by keeping
- * another request open (its review).
+ * another request open (test/in-process/attack-stale-session-by-own-refusal.test.ts).
  */
 import type { Freshness } from '../words/outcomes.js';
 

@@ -2,7 +2,7 @@
  * vcl_backend_response for api.php: may this answer be stored, where, for how long, and which
  * headers does the client get. Pure: headers and a clock in, a decision out.
  *
- * MediaWiki decides per request (ApiMain::sendCacheHeaders, SOURCE-NOTES §2). With the smaxage
+ * MediaWiki decides per request (includes/api/ApiMain.php, sendCacheHeaders()). With the smaxage
  * probe added to the request:
  *   public (or anon-public-user-private for an anonymous requester) → `…, public` + Vary incl. Cookie
  *   anon-public-user-private for a persisted session                → `private, …` + Vary incl. Cookie
@@ -126,7 +126,7 @@ export function evaluateAnswer(
     // max-age=N`, or `public` with an explicit uselang), a hint for the client's own cache, while
     // the session TTL is what bounds a session's answers after a logout or a rights change the
     // gateway did not see. A public one too: `assert=user` passes only while the session lives
-    // (found by the eleventh session's review: a session logged out at the wiki kept being told
+    // (commit 96cd392, test/integration/session-answer-bounded-by-the-session-ttl-whatever-its-max-age: a session logged out at the wiki kept being told
     // it was logged in for the hour its client's maxage asked for). A shorter max-age is kept
     // shorter; an operator's module rule decides for itself.
     const maxAge = seconds(cc.get('max-age'));
@@ -223,8 +223,8 @@ export interface InspectedFacts {
  * credentials keeps its cookies so that the wiki loads its session and answers `private`
  * (class 16); but the wiki answers `public` when the "credential" loads no session (a
  * `wikiLoggedOut` cookie, any name the credential net takes for one), and the other cookies
- * (`resourceLoaderDebug`) shaped that answer: stored, it became every reader's (the eleventh
- * session's review).
+ * (`resourceLoaderDebug`) shaped that answer: stored, it became every reader's (commit cabe6cf,
+ * test/integration/attack-login-suppressed-cookie-poisoning.test.ts).
  */
 export function finalVerdict(verdict: ResponseVerdict, facts: InspectedFacts): ResponseVerdict {
   if (!verdict.store) return verdict;
@@ -294,7 +294,7 @@ export function responseHeaders(
  * representation varies based on aspects of the request message other than the method and
  * target URI"), whatever coding this client gets, so that a cache downstream never hands the
  * gzip to a client that cannot read it. MediaWiki already names Accept-Encoding on its answers
- * (OutputPage::addVaryHeader, every capture in shared/reference): then nothing changes. A `*`
+ * (OutputPage::addVaryHeader; the real wiki in test/integration/compressed-answers.test.ts): then nothing changes. A `*`
  * already varies on everything.
  */
 export function varyOnAcceptEncoding(headers: Readonly<Record<string, string | string[]>>): Record<string, string | string[]> {
@@ -310,8 +310,8 @@ export function varyOnAcceptEncoding(headers: Readonly<Record<string, string | s
  * validator "changes whenever the representation data changes", and the gzip of an answer is
  * other data than the answer; the weak tag still says the answers are equivalent (§8.8.1), which
  * is what nginx's gzip does. MediaWiki 1.39's api.php sends no validators at all
- * (ApiBase::getConditionalRequestData() returns null, and no core module overrides it; none of
- * the captures in shared/reference has an ETag or Last-Modified on api.php): this is for an
+ * (ApiBase::getConditionalRequestData() returns null, and no core module overrides it, so
+ * ApiMain::checkConditionalRequestHeaders() sends no ETag or Last-Modified on api.php): this is for an
  * extension module that does (CategoryTree's action=categorytree).
  */
 export function representationHeaders(
@@ -386,7 +386,7 @@ export function writerBypasses(cookieHeader: string | undefined): boolean {
  * for its whole TTL: not when it carries tokens (`meta=tokens`: a session's CSRF token), nor when
  * its URL holds a secret parameter (`wltoken`, a `token`: the access log's list, which it
  * redacts), which would name a Redis key too (P u:<url key>). Such an entry is kept by the
- * replica that fetched it (the eleventh session's review). The Redis tier asks
+ * replica that fetched it (commit 0d28de9, test/integration/redis-replicas.test.ts). The Redis tier asks
  * (redis/entries.ts), and so does the flow (no other replica's lock is worth waiting on for it).
  */
 export function mayLeaveTheProcess(entry: { readonly modules: readonly string[]; readonly urlKey: string }): boolean {

@@ -11,7 +11,7 @@ import { passesByDefault } from '../mediawiki/modules.js';
  * The `smaxage` we add when the client did not send one, so that MediaWiki tells us through
  * `Cache-Control: public` whether it allows sharing (ApiMain::sendCacheHeaders: "If both are 0 →
  * private"). An unusual value, so that a module's own setCacheMaxAge() (which wins over the
- * parameter, capture 83) is told apart from our probe.
+ * parameter: test/unit/cache-policy-captures.test.ts, 83-anon-labbadges-maxage-param) is told apart from our probe.
  */
 export const SMAXAGE_PROBE = 4_242_424;
 
@@ -23,7 +23,7 @@ const NON_HTML_FORMATS = new Set(['json', 'xml', 'php', 'none']);
 
 /**
  * ApiMain: the default format is jsonfm, and an unknown `format` value makes MediaWiki fall back
- * to the HTML printer for its error page; the HTML echoes the request URL (capture 11, line 48).
+ * to the HTML printer for its error page; the HTML echoes the request URL (ApiFormatBase::closePrinter(), api-format-prettyprint-header-hyperlinked).
  */
 export function isHtmlFormat(query: PhpArray): boolean {
   const format = phpStringParam(query, 'format');

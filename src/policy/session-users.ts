@@ -8,8 +8,8 @@
  * Bounded: at most `maxSlots` sessions remembered, the least recently seen forgotten first (its
  * entries then live until their session TTL, as they did before this map existed), and at most
  * `maxSlotsPerUser` per user, so that one account logging in again and again neither pushes
- * everyone else out nor makes each of its writes evict an unbounded list (the eleventh session's
- * review: 30,000 logins made each POST of that account take 1-2 s, and stalled the others).
+ * everyone else out nor makes each of its writes evict an unbounded list (commit e744978,
+ * test/in-process/attack-session-list-amplification.test.ts: 30,000 logins made each POST of that account take 1-2 s, and stalled the others).
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { identityAfterAnswer, type IdentityRules } from '../mediawiki/identity.js';

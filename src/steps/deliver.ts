@@ -66,7 +66,7 @@ export function codingFor(entry: CacheEntry, preference: readonly Coding[]): Cod
  * gets 406 (RFC 9110 §15.5.7: no representation it accepts is at hand). Only a client that
  * refuses identity and the stored coding gets there (`br, identity;q=0` on an entry without br);
  * hits are never limited, and made per hit a 1 MB answer's br took ~22 ms of CPU, 35 times a
- * gzip hit (the eleventh session's reviews: kept made forms were evicted again by a client
+ * gzip hit (test/in-process/attack-compression-on-every-hit.test.ts: kept made forms were evicted again by a client
  * cycling through 40 such entries). Below it, a made form costs about what a hit does, and is
  * kept (compression/representations.ts).
  */

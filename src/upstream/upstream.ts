@@ -1,7 +1,7 @@
 /**
  * The one client for the wiki: an undici Pool per upstream origin with keep-alive and explicit
- * connect, headers and body timeouts (perf-anchors §7: undici was the fastest Node client measured
- * here and returns exact-size buffers; http-proxy is unmaintained and leaks on client aborts).
+ * connect, headers and body timeouts (undici: the fastest Node client measured for this gateway,
+ * and it returns exact-size buffers; http-proxy is unmaintained and leaks on client aborts).
  */
 import type { Readable } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';

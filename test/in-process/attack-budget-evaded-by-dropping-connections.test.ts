@@ -1,5 +1,5 @@
 // A client in series is never refused by the budget of uncached requests (limits/client-budget.ts).
-// The tenth session's review evaded it: a client that closes each connection once its request is
+// It was evaded (fixed in commit 0456fff): a client that closes each connection once its request is
 // sent ended its requests for the count at once, while the wiki worked on (a miss's fetch goes on
 // for others; PHP runs a passed request to its end): 30 of 30 such requests reached the wiki with
 // a budget of 1 a second. A request now stays under way until its turn at the wiki is released
@@ -62,7 +62,7 @@ describe('a client that closes each connection once its request is sent', () => 
 
   it('waiters that leave a coalesced fetch before their first look at the budget still ask as their client', async () => {
     // They went on to the wiki as nobody (the gateway's own turns: no budget, no share): 17 of 20
-    // reached it at once (the session's second review).
+    // reached it at once (fixed in commit 9f51a5c).
     const fake = await startHoldingUpstream(answerPrivate);
     const held = fake.held;
     const gw = await startGateway(fake.url, { ...LIMITS, WIKIEDGE_CLIENT_MAX_CONCURRENCY: '2' });

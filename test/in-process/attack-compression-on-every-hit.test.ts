@@ -1,9 +1,9 @@
 // Hits are never limited, and a hit must cost what a lookup costs. A client that refuses
 // identity and takes only a coding the entry is not stored in (`br, identity;q=0` on an entry
 // stored as gzip, whose br was never made: larger than the br upgrade takes) had that coding
-// made on every hit: a 1 MB answer's br cost ~22 ms of CPU per hit, 35 times a gzip hit (the
-// eleventh session's review); kept once made, it was evicted again by a client cycling through
-// 40 such entries (the next review). A large answer gets 406 instead (steps/deliver.ts
+// made on every hit: a 1 MB answer's br cost ~22 ms of CPU per hit, 35 times a gzip hit (fixed
+// in commit 1b3dbac); kept once made, it was evicted again by a client cycling through
+// 40 such entries (fixed in commit c54137f). A large answer gets 406 instead (steps/deliver.ts
 // tooCostlyForAHit); a small one is made once and kept (compression/representations.ts).
 import { randomUUID } from 'node:crypto';
 import { brotliDecompressSync } from 'node:zlib';

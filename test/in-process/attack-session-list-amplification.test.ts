@@ -2,7 +2,7 @@
 // its list of sessions without bound, here and in Redis, and since a session holder's write
 // evicts every session of its user, each POST of that account paid for all of them while its
 // client waited: 30,000 logins made each POST take 1-2 s and stalled every other client (the
-// eleventh session's diff review). And with Redis stalled, that write waited the 1 s+ bound of
+// fix, commit e744978). And with Redis stalled, that write waited the 1 s+ bound of
 // the follower's purges rather than the tight one of a session purge. The lists are bounded
 // (MAX_SESSIONS_PER_USER), and a write's purge keeps the tight bound.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

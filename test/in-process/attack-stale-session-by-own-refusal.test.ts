@@ -1,7 +1,7 @@
 // A session's entry past its TTL was still a fallback (stale-if-error, 300 s) whenever the gateway
 // refused the request a turn, and its holder could bring that about by keeping another request
 // open (its budget then spent): after a logout made straight at the wiki, the old cookie got the
-// session's private answer 200 s later, the wiki never asked (the tenth session's review). A
+// session's private answer 200 s later, the wiki never asked (fixed in commit 0456fff). A
 // session's entry is now never served past its TTL.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';

@@ -1,6 +1,6 @@
 // The change follower's cursor against a recentchanges stand-in: every row is applied exactly
 // once, whatever the poll boundaries — rows sharing a second, log rows inserted late with an
-// earlier timestamp (research notes §2.2), several pages in one poll — and a follower started
+// earlier timestamp (src/invalidation/follower.ts), several pages in one poll — and a follower started
 // again on the same cursor store goes on where the last one stopped, with no gap.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryCursorStore } from '../../src/invalidation/follower.js';

@@ -2,7 +2,7 @@
 // request before its answer counts as asking in parallel for a while (steps/admission.ts). When
 // the wiki cut a streamed answer off (its socket reset, a body timeout), the gateway ended the
 // client's answer itself and took that for the client leaving: its next requests in series got
-// 429 (the session's third review). The client did not leave; it is not counted so.
+// 429 (fixed in commit 7f6e8bb). The client did not leave; it is not counted so.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { startFakeUpstream } from '../support/fake-upstream.js';

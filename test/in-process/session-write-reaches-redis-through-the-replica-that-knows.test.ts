@@ -2,7 +2,7 @@
 // that takes the write may not know whose session it is, nor find it in Redis (its `su:` record
 // expired or was never written, Redis having been down): it purges the session with a `wrote`
 // mark, and a replica that knows the user evicts the user's other sessions locally. Their
-// entries in Redis stayed, and the next miss copied them back (this session's diff review); the
+// entries in Redis stayed, and the next miss copied them back (fixed in commit f3696a0); the
 // replica that knows now purges the user's sessions in Redis and on every replica too.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,7 +1,7 @@
 // When the wiki answers 5xx and a stale entry answers instead (stale-if-error), nobody reads the
 // wiki's answer. Streamed (debuginfo off, larger than an entry may be), it was never read to its
 // end: its turn at the wiki was never released, and its client counted as asking in parallel for
-// good, so that a client in series from that address was refused (the session's second review).
+// good, so that a client in series from that address was refused (fixed in commit 9f51a5c).
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { startFakeUpstream } from '../support/fake-upstream.js';

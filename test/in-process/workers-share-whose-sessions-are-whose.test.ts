@@ -1,7 +1,7 @@
 // WIKIEDGE_WORKERS=2 without Redis: each worker learned whose sessions are whose only from the
 // logins it served, and a session holder's write taken by one worker left the user's other
 // sessions cached on the worker that did not know them; after a SIGHUP reload the new workers
-// knew nobody (this session's cluster review: a session ended by a password change kept its
+// knew nobody (fixed in commit 7a908ee: a session ended by a password change kept its
 // private answers on both workers). Workers now tell each other through the primary, which keeps
 // what they learned for the workers to come (cluster/messages.ts session-user).
 import { randomUUID } from 'node:crypto';
@@ -72,7 +72,7 @@ describe.runIf(built && existsSync('dist/main.js'))('two workers without Redis, 
 
   it('the primary survives reloads during a storm of logins (a worker exiting while pairs are told)', async () => {
     // Telling a replaced worker whose channel had closed failed with EPIPE as an unheard 'error'
-    // event, and the primary died with every worker (the final review: on the first reload).
+    // event, and the primary died with every worker on the first reload (fixed in commit 9cf195d).
     const reloadsBefore = logged(gw, 'reload complete').length;
     let storming = true;
     const storm = Promise.all(

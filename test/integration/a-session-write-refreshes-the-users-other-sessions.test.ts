@@ -151,7 +151,7 @@ describe('a write by one session of a user refreshes the user`s other sessions',
   it('a write made by a GET with a token (the rollback link of index.php) refreshes the writer`s own reads', async () => {
     // MediaWiki 1.39's rollback link is a GET (action=rollback&token=): no POST, no after-write
     // cookie, and the writer's cached read of the page stayed the vandalised one for its TTL
-    // (the eleventh session's client sweep).
+    // (fixed in commit c47e86b).
     const admin = await loginCookies(gw.url, ADMIN_USER, ADMIN_PASS);
     const vandal = await loginCookies(wiki, LAB_USER, LAB_USER_PASS);
     const title = `Rolled back ${randomUUID()}`;

@@ -1,4 +1,4 @@
-// Security, class 28 through class 16's door (the eleventh session's review). A login-suppressed
+// Security, class 28 through class 16's door (docs/SECURITY.md; commit cabe6cf). A login-suppressed
 // request (origin=*, callback=, Treat-as-Untrusted) that carries a credential keeps its cookies
 // on the way to the wiki, so that the wiki loads its session and answers `private` (class 16).
 // But when the "credential" loads no session (`wikiLoggedOut`, which the gateway counts as a

@@ -1,4 +1,4 @@
-// Security round 3 (ninth session's review): PHP reads at most max_input_vars variables of a
+// Security round 3 (docs/SECURITY.md, class 24; commit aee9aa7): PHP reads at most max_input_vars variables of a
 // query string, a form body or the Cookie header; the gateway parsed them with PHP's default
 // (1,000) and keyed on what it read. A wiki whose php.ini allows more (many raise it) reads past
 // that: 997 × `&=` pushed a second `titles=` out of the gateway's sight but not the wiki's, and

@@ -2,8 +2,8 @@
 // and sets them no rate. With the gateway's default budget of uncached requests (20 a second,
 // a burst of 100), a client in series read straight through it and got 429: Debian's mwclient,
 // which adds meta=userinfo to every query (so every read is a private answer, passed) and does not
-// retry a 429, failed after 90 pages that the wiki served (found by the tenth session's client
-// sweep; nodemw failed the same way after 220). Now only a client asking in parallel is refused:
+// retry a 429, failed after 90 pages that the wiki served (fixed in commit 78ac116;
+// nodemw failed the same way after 220). Now only a client asking in parallel is refused:
 // mwclient reads 150 pages through the gateway with the default limits, and 40 requests at once
 // from one address still get 429s.
 import { execFile } from 'node:child_process';

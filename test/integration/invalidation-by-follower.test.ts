@@ -55,7 +55,7 @@ describe('invalidation by the recentchanges follower', () => {
 
   it('keeps the short TTL for what jobs update unseen: the links tables (categories, categorymembers) and a page`s parse', async () => {
     // A template edit changes these for the pages that transclude it in jobs (RefreshLinksJob),
-    // with no recentchanges row and no PURGE of an api.php URL (invalidation review, ninth session).
+    // with no recentchanges row and no PURGE of an api.php URL.
     const id = randomUUID();
     const title = encodeURIComponent(`Short TTL ${id}`);
     const stored = () => [...gw.built.gateway.store.entries('shared')];

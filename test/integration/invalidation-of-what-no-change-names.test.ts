@@ -1,5 +1,5 @@
 // Changes whose signal (the PURGE MediaWiki sends, the recentchanges row the follower reads)
-// does not name what they alter, found by the eleventh session's review against the real wiki:
+// does not name what they alter, found against the real wiki (fixed in commit e990bdb):
 // - a page id read as missing, then created or undeleted: the change names the title;
 // - a cascading protection of a page: the pages it transcludes are protected, unnamed;
 // - a protection (or block) that expires: no signal at all;

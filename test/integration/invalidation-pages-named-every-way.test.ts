@@ -1,4 +1,4 @@
-// The invalidation review of the ninth session, against the real wiki: answers that name pages
+// Against the real wiki (commit d53e733 and the fixes before it): answers that name pages
 // in ways the dependency table missed stayed stale for the whole long TTL of a followed wiki.
 // Each case here was reproduced stale before the fix (a `hit` on the old answer after the
 // change); now the change reaches it: through the follower (PURGEs off), or through the write

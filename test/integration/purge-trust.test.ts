@@ -53,7 +53,7 @@ describe('PURGE relayed by a trusted proxy on loopback (a TLS terminator on the 
   // The defaults: loopback may purge, and is a trusted proxy. The terminator relays its clients'
   // requests, PURGE among them (nginx's proxy_pass passes the method on): the client it names in
   // X-Forwarded-For must be allowed too, or any client on the internet could evict any URL
-  // (the eleventh session's review).
+  // (fixed in commit 59f80cf).
   let gw: RunningGateway;
   beforeAll(async () => {
     gw = await startGateway(inject('wikiUrl'), { WIKIEDGE_PURGE_ALLOW: '127.0.0.1,::1', WIKIEDGE_TRUSTED_PROXIES: '127.0.0.1,::1' });

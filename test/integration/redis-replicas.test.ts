@@ -195,8 +195,8 @@ describe('two replicas sharing one Redis', () => {
   });
 
   it('a session`s tokens and a URL holding a secret stay in the replica that fetched them, out of Redis', async () => {
-    // In Redis they lay in clear for their whole TTL, the URL under a key name (the eleventh
-    // session's review): a session's CSRF token, a watchlist feed's wltoken.
+    // In Redis they lay in clear for their whole TTL, the URL under a key name (fixed in
+    // commit 0d28de9): a session's CSRF token, a watchlist feed's wltoken.
     const id = unique();
     const tokens = await get(a, `action=query&meta=userinfo|tokens&format=json&${id}`, { cookie: user });
     const csrf = JSON.parse(tokens.body).query.tokens.csrftoken as string;

@@ -2,7 +2,7 @@
 // the gateway could not see it. A public answer of a session kept its max-age instead, which the
 // client chooses (`uselang=…&maxage=3600` makes MediaWiki answer `public, max-age=3600`): with
 // `assert=user`, a session logged out straight at the wiki was told for an hour that it was
-// still logged in (the eleventh session's review).
+// still logged in (fixed in commit 96cd392).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type RunningGateway, startGateway } from '../support/gateway.js';

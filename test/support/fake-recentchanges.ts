@@ -1,6 +1,6 @@
 // A stand-in for the wiki's `list=recentchanges` (and the siteinfo namespaces the follower reads
 // first), answering as MediaWiki 1.39's ApiQueryRecentChanges does for what the change follower
-// asks (research notes §2.1): rows ordered by (rc_timestamp, rc_id), `rcstart` inclusive,
+// asks (includes/api/ApiQueryRecentChanges.php): rows ordered by (rc_timestamp, rc_id), `rcstart` inclusive,
 // `rccontinue=<TS_MW>|<rc_id>` naming the first row not yet returned, `curtimestamp` from the
 // wiki's clock. Rows, the clock, the page size and an outage are set by the test; and a
 // ChangeFollower wired to it with an injected clock, recording what it applied and expired.

@@ -1,15 +1,15 @@
 /**
- * The storage verdict for every capture of the MediaWiki 1.39 lab that bears on caching
- * (/work/shared/reference/mediawiki-1.39/captures, one test per row of captures/INDEX.md).
+ * The storage verdict for every recorded answer of the MediaWiki 1.39 lab that bears on caching
+ * (one test per recorded request, named by its number and the request it made).
  *
  * Each test feeds evaluateAnswer() the answer the wiki gives to the GATEWAY's request:
  *  - where the client sent `smaxage` (or used an HTML format) the gateway adds no probe, so the
  *    answer is the capture's literal Cache-Control / Vary / Expires / Set-Cookie /
  *    MediaWiki-API-Error lines;
  *  - where the gateway adds `smaxage=SMAXAGE_PROBE` (shouldProbe), the answer is built from
- *    ApiMain::sendCacheHeaders() (SOURCE-NOTES §2) and the test says how. The probe changes
+ *    ApiMain::sendCacheHeaders() (includes/api/ApiMain.php) and the test says how. The probe changes
  *    nothing for `private` answers, errors, a-p-u-p answers to a persisted session, or a module's
- *    own setCacheMaxAge() (it wins over the parameter, capture 83). It changes a public answer:
+ *    own setCacheMaxAge() (it wins over the parameter, row 83 below). It changes a public answer:
  *    s-maxage ← probe, max-age ← maxage param (0), "not both 0" → `s-maxage=P, max-age=0, public`
  *    and `Expires:` Unix time 1 (min(P, 0) = 0). For those rows the test also checks that
  *    unprobedCacheHeaders() gives the client exactly the capture's Cache-Control and Expires.
@@ -64,7 +64,7 @@ const VARY_PUB = 'Accept-Encoding, Treat-as-Untrusted, Cookie';
 const EPOCH = 'Thu, 01 Jan 1970 00:00:00 GMT';
 const EPOCH1 = 'Thu, 01 Jan 1970 00:00:01 GMT';
 const COOKIE_REWRITE = 'private, max-age=0, s-maxage=0';
-/** The public answer to a probed request without maxage (SOURCE-NOTES §2, constructed). */
+/** The public answer to a probed request without maxage (ApiMain::sendCacheHeaders(), constructed). */
 const PROBED_PUBLIC = `s-maxage=${SMAXAGE_PROBE}, max-age=0, public`;
 
 // The capture's cookie names with dummy values (jar/admin.jar, jar/user.jar, jar/anon.jar).
@@ -1238,7 +1238,7 @@ describe('CDN and module-max-age captures 70–83', () => {
   });
 
   // Kept no longer than the session TTL (120 here), however long the public max-age: a session's
-  // answers must not outlive a logout the gateway did not see (eleventh session's review).
+  // answers must not outlive a logout the gateway did not see (commit 96cd392).
   it('82-admin-labbadges-uselang-content: public, session holder → session tier, TTL the session TTL', () => {
     const r = run({
       query: 'action=labbadges&format=json&uselang=content',
@@ -1273,7 +1273,7 @@ describe('CDN and module-max-age captures 70–83', () => {
   });
 });
 
-/** Facts from SOURCE-NOTES §2 and the gateway's design that no single capture shows. */
+/** Facts from ApiMain::sendCacheHeaders() and the gateway's design that no single capture shows. */
 describe('constructed from the source rules', () => {
   it('maxage=60 without smaxage: the client gets `s-maxage=0, max-age=60, public` and Expires Unix 1', () => {
     // Unprobed MediaWiki: s-maxage=0 (param default), max-age=60 → not both 0 → public,

@@ -1,6 +1,6 @@
 // What the client is told (policy.ts responseHeaders, requesterCacheControl, sessionCacheControl,
-// clientNoCache), on literal headers from the real MediaWiki 1.39 captures
-// (shared/reference/mediawiki-1.39/captures; the number is the capture's).
+// clientNoCache), on literal headers from the real MediaWiki 1.39 lab's recorded answers
+// (the number is the row of test/unit/cache-policy-captures.test.ts that holds the same answer).
 import { describe, expect, it } from 'vitest';
 import { bypassesCache, clientNoCache, requesterCacheControl, responseHeaders, sessionCacheControl } from '../../src/policy/policy.js';
 import { SMAXAGE_PROBE } from '../../src/policy/request.js';

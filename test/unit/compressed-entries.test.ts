@@ -131,7 +131,7 @@ describe('compressed entries in the store', () => {
     // No view kept: each read is a new object (its 320 bytes did not fit).
     expect(store.stats('shared').viewBytes).toBe(0);
     expect(store.get('shared', 'k')).not.toBe(read);
-    // Failed before (independent review): refused as 'gone', the br never made.
+    // Failed before: refused as 'gone', the br never made.
     expect(store.addBrotli('shared', 'k', read, Buffer.from('b'))).toBe(true);
     expect(store.get('shared', 'k')!.br!.toString()).toBe('b');
     // An entry read before a replacement is not the entry any more.

@@ -7,7 +7,7 @@
  *    raw-url-decoded), with 'deleted' and '' treated as absent (CookieSessionProvider::getCookie);
  *  - `{prefix}UserID` / `{prefix}UserName` alone authenticate nobody (provideSessionInfo returns
  *    null without a session id or token);
- *  - ApiMain::lacksSameOriginSecurity() (SOURCE-NOTES §8): WebRequest::getVal('callback') !== null,
+ *  - ApiMain::lacksSameOriginSecurity() (includes/api/ApiMain.php): WebRequest::getVal('callback') !== null,
  *    getVal('origin') === '*', or any Treat-as-Untrusted header → anonymous. getVal() returns the
  *    default (null) for arrays, so `callback[]=x` does not suppress.
  */

@@ -95,7 +95,7 @@ describe('answerJson', () => {
   });
 });
 
-describe('action=query itself answers about the pages the request names (ninth session review)', () => {
+describe('action=query itself answers about the pages the request names', () => {
   it('a bare action=query&titles= (a missing page, export, redirects): the pages, not nothing', () => {
     const answer = { query: { pages: { '-1': { ns: 0, title: 'NewB1', missing: '' } } } };
     expect(deps('action=query&titles=NewB1&format=json', answer).tags).toEqual(['p:NewB1']);
@@ -139,7 +139,7 @@ describe('what MediaWiki`s jobs update without a change signal (updatedByJobs): 
   });
 });
 
-describe('what no change signal names (the eleventh session`s review)', () => {
+describe('what no change signal names', () => {
   it('a page id the wiki does not have (missing, no title): any change (its creation or undeletion names a title)', () => {
     const answer = { query: { pages: [{ pageid: 8, missing: true }] } };
     expect(deps('action=query&prop=info&pageids=8&format=json&formatversion=2', answer).tags).toEqual(['*', 'i:8']);

@@ -1,5 +1,5 @@
 // The page a CDN PURGE names (src/mediawiki/purge-url.ts), for every URL form MediaWiki 1.39
-// sends (capture 79, research notes §1.2) and encoded variants.
+// sends (HtmlCacheUpdater::getUrls(), Title::getCdnUrls()) and encoded variants.
 import { describe, expect, it } from 'vitest';
 import { changeConfirmed, changeFromPurge, changeFromRow } from '../../src/policy/changes.js';
 import { purgedTitle } from '../../src/mediawiki/purge-url.js';

@@ -1,5 +1,5 @@
 // Title keys (src/mediawiki/titles.ts): every spelling of a page meets the canonical one that
-// answers and changes carry; examples from MediaWiki 1.39's normalisation (research notes §5).
+// answers and changes carry; examples from MediaWiki 1.39's normalisation (MediaWikiTitleCodec::splitTitleString).
 import { describe, expect, it } from 'vitest';
 import { namespacesFromSiteinfo, titleKey } from '../../src/mediawiki/titles.js';
 

@@ -267,7 +267,7 @@ describe('shouldProbe', () => {
   it('an unknown format (format=JSON) is rendered by jsonfm, which echoes the URL → no probe', () => {
     // BUG: isHtmlFormat() only knows the four *fm names. For an unregistered format ApiMain's
     // createErrorPrinter() falls back to API_DEFAULT_FORMAT (jsonfm), whose HTML header links to
-    // the request's own $_GET (capture 11 shows the link) — so `smaxage=4242424` is shown to the client.
+    // the request's own $_GET (ApiFormatBase::closePrinter(), getFullRequestURL()) — so `smaxage=4242424` is shown to the client.
     expect(shouldProbe(parsePhpQuery('action=query&meta=siteinfo&format=JSON'))).toBe(false);
   });
 });

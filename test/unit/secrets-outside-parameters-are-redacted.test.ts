@@ -1,4 +1,4 @@
-// Secrets that are not a parameter's value (the eleventh session's review): the e-mail
+// Secrets that are not a parameter's value (docs/SECURITY.md, class 29): the e-mail
 // confirmation links MediaWiki mails carry their token as a sub-page (the access log wrote it in
 // clear), a Redis URL may carry its password as a query parameter (ioredis takes it; the logged
 // configuration wrote it in clear), and entries holding tokens or a secret parameter lay in

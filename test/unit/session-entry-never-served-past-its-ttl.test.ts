@@ -1,7 +1,7 @@
 // A session's entry is fresh or dead: its TTL is what bounds a logout or password change made
 // where the gateway could not see it (straight at the wiki). Grace served the old cookie one more
-// of the session's private answers after it (the tenth session's client sweep), and
-// stale-if-error up to 300 s more whenever the gateway refused the request a turn (its review).
+// of the session's private answers after it (fixed in commit 40fd181), and
+// stale-if-error up to 300 s more whenever the gateway refused the request a turn (attack-stale-session-by-own-refusal.test.ts).
 // A shared entry keeps both windows.
 import { describe, expect, it } from 'vitest';
 import { freshnessAt, keepMs } from '../../src/policy/freshness.js';

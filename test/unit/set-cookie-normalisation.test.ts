@@ -1,6 +1,6 @@
 /**
  * The wiki's Set-Cookie lines on their way to the client (src/mediawiki/set-cookie.ts), against
- * WebResponse::setCookie() (SOURCE-NOTES §5): a deletion is only sent for a cookie that was in the
+ * WebResponse::setCookie() (includes/WebResponse.php): a deletion is only sent for a cookie that was in the
  * request's `$_COOKIE` (isset($_COOKIE[$name])), so the gateway drops any other deletion and relays
  * the rest byte for byte. Lines are copied from the captures.
  */
@@ -41,7 +41,7 @@ describe('deletions', () => {
     expect(out.sessionEnded).toBe(false);
   });
 
-  it('no Cookie header: all four unpersistSession() deletions are dropped (capture 62 debug log)', () => {
+  it('no Cookie header: all four unpersistSession() deletions are dropped (CookieSessionProvider::unpersistSession)', () => {
     const out = run([DEL('wiki_session'), DEL('wikiUserID'), DEL('wikiToken'), DEL('forceHTTPS')], undefined);
     expect(out.relay).toEqual([]);
     expect(out.events.map((e) => e.cookie)).toEqual(['session', 'UserID', 'Token', 'forceHTTPS']);
@@ -150,7 +150,7 @@ describe('attributes are relayed byte for byte', () => {
 
   it('Max-Age wins over Expires (RFC 6265 §5.3): `Max-Age=10` with an Expires already past is no deletion', () => {
     // BUG: parseSetCookie() calls a line a deletion when EITHER Max-Age <= 0 OR Expires <= now. The
-    // wiki computes Expires from its own clock; with the gateway's clock 20 s ahead, capture 74's
+    // wiki computes Expires from its own clock; with the gateway's clock 20 s ahead, 74-cdn-admin-create's
     // UseDC=master (Max-Age=10: the browser keeps it 10 s from receipt) counts as a deletion of a
     // cookie the client did not send and is dropped, losing MediaWiki's chronology protection.
     const line = 'UseDC=master; expires=Fri, 20 Nov 2026 21:55:43 GMT; Max-Age=10; path=/; HttpOnly';

@@ -2,7 +2,7 @@
 // entry holds that set at the moment (store.ts Tiered.set): lru-cache may evict that other entry
 // to make room, after which the set is this entry's to pay. It was stored, popped by the budget
 // loop right after, and indexed all the same (set() said true; the indexes kept a key the LRU
-// did not hold). Found by review of the header-set accounting.
+// did not hold).
 import { describe, expect, it } from 'vitest';
 import type { CacheEntry } from '../../src/cache/entry.js';
 import { CacheStore, entrySize, headerSetSize } from '../../src/cache/store.js';

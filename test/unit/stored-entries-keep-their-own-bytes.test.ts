@@ -168,7 +168,7 @@ describe('records and slabs under any sequence of operations', () => {
         s.set('session', '/w/api.php?c\ncarol', { ...entry(3, 10, 'carol'), urlKey: '/w/api.php?c' });
       }
     }
-    // Lazily, the second step yielded carol's entry from bob's old record (independent review).
+    // Lazily, the second step yielded carol's entry from bob's old record (before the fix).
     expect(seen).toEqual(['alice:/w/api.php?a', 'bob:/w/api.php?b']);
   });
 

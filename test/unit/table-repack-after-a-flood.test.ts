@@ -57,7 +57,7 @@ describe('the table after a flood of small entries', () => {
     const s = new CacheStore({ sharedMaxBytes: 1_000_000, sessionMaxBytes: 1_000_000, maxEntries: 1_000_000, graceMs: 0, staleIfErrorMs: 0, now: () => 2_000 });
     for (let i = 0; i < 20_000; i++) s.set('shared', `k${i}`, entry(i, 10));
     expect(s.stats('shared').entries).toBeGreaterThan(4_000);
-    // Failed before (independent review): every small entry evicted, their records still
+    // Failed before: every small entry evicted, their records still
     // charged, and the large one refused.
     expect(s.set('shared', 'big', entry(1, 600_000))).toBe(true);
     expect(s.get('shared', 'big')!.body.length).toBe(600_000);
