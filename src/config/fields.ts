@@ -269,7 +269,22 @@ export const FIELDS = {
     default: '',
     unit: 'text',
     secret: true,
-    doc: 'when set (≥16 characters), every mutating admin request (`POST /purge`) needs `Authorization: Bearer <token>`; `/metrics`, `/healthz`, `/readyz` stay open',
+    doc: 'when set (≥16 characters), every mutating admin request (`POST /purge`) needs `Authorization: Bearer <token>`; `/healthz`, `/readyz`, `/upstreamz` stay open, `/metrics` too unless `WIKIEDGE_METRICS_TOKEN` is set. Required when `WIKIEDGE_ADMIN_HOST` is not a loopback address (the gateway refuses to start without it, unless `WIKIEDGE_ADMIN_INSECURE_NO_TOKEN=true`)',
+  }),
+  adminInsecureNoToken: field({
+    env: 'WIKIEDGE_ADMIN_INSECURE_NO_TOKEN',
+    parse: bool,
+    default: false,
+    unit: 'boolean',
+    doc: "`true`: let the admin listener start on a non-loopback `WIKIEDGE_ADMIN_HOST` without `WIKIEDGE_ADMIN_TOKEN`, so that anyone who reaches it can purge the cache (only the browser checks of \"Purging\" stand in the way). For a network no one else is on; never beyond",
+  }),
+  metricsToken: field({
+    env: 'WIKIEDGE_METRICS_TOKEN',
+    parse: adminToken,
+    default: '',
+    unit: 'text',
+    secret: true,
+    doc: "when set (≥16 characters), `GET /metrics` needs `Authorization: Bearer <token>` (Prometheus: the scrape config's `authorization` block with `credentials_file`); give it the admin token's file to use one token for both, or a token of its own so that Prometheus cannot purge",
   }),
   cacheSharedMaxBytes: field({
     env: 'WIKIEDGE_CACHE_SHARED_MAX_BYTES',
