@@ -197,14 +197,14 @@ export const FIELDS = {
     parse: int(0, 100_000),
     default: 8,
     unit: 'count',
-    doc: 'turns and queue places one client address may hold; more get 429 (`0`: no limit)',
+    doc: 'turns and queue places one client (a session, a user, or an anonymous address) may hold; more get 429 (`0`: no limit)',
   }),
   clientMissRate: field({
     env: 'WIKIEDGE_CLIENT_MISS_RATE',
     parse: int(0, 1_000_000),
     default: 20,
     unit: 'per-second',
-    doc: 'uncached requests (misses and passes) per second per client address, a token bucket; past it a client asking in parallel gets 429 with `Retry-After`. A client in series (none of its other uncached requests under way, as MediaWiki\'s API etiquette asks of bots) is never refused. Hits, coalesced and stale answers are never limited. `0`: off',
+    doc: 'uncached requests (misses and passes) per second per client (a session, a user, or an anonymous address), a token bucket; past it a client asking in parallel gets 429 with `Retry-After`. A client in series (none of its other uncached requests under way, as MediaWiki\'s API etiquette asks of bots) is never refused. Hits, coalesced and stale answers are never limited. `0`: off',
   }),
   clientMissBurst: field({
     env: 'WIKIEDGE_CLIENT_MISS_BURST',
@@ -212,6 +212,13 @@ export const FIELDS = {
     default: 100,
     unit: 'count',
     doc: "the bucket's size: uncached requests a client may make at once after a quiet spell",
+  }),
+  clientSessionsPerAddress: field({
+    env: 'WIKIEDGE_CLIENT_SESSIONS_PER_ADDRESS',
+    parse: int(1, 10_000),
+    default: 8,
+    unit: 'count',
+    doc: 'the client limits above are kept per session (per user once the gateway has seen whose the session is), per address for anonymous clients (IPv6: per /64), as MediaWiki keys its own; the sessions of one address together may use this many times one client\'s limits (a made-up session cookie costs nothing). See "Per-client limits"',
   }),
   clientRefusalDelayMs: field({
     env: 'WIKIEDGE_CLIENT_REFUSAL_DELAY_MS',

@@ -58,6 +58,8 @@ export interface Gateway {
   readonly gate: UpstreamGate;
   /** Each client's budget of uncached requests (limits/client-budget.ts). */
   readonly budget: ClientBudget;
+  /** The sessions of one address together (limits/client-key.ts), at WIKIEDGE_CLIENT_SESSIONS_PER_ADDRESS times one client's budget. */
+  readonly groupBudget: ClientBudget;
   /** Each client's uncached requests under way: the budget refuses only a client asking in parallel. */
   readonly underWay: UncachedUnderWay;
   /** How long a refused request waits for its 429 (limits/refusal-delay.ts). */
@@ -104,6 +106,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
       maxQueued: config.upstreamQueueMax,
       queueTimeoutMs: config.upstreamQueueTimeoutMs,
       perClientMax: config.clientMaxConcurrency,
+      perGroupMax: config.clientMaxConcurrency * config.clientSessionsPerAddress,
     },
     (reason) => late.metrics?.upstreamRejected.inc({ reason }),
   );
@@ -193,6 +196,11 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     purgeAllowed: new AddressMatcher(config.purgeAllow),
     gate,
     budget: new ClientBudget({ ratePerSecond: config.clientMissRate, burst: config.clientMissBurst, maxClients: 100_000 }),
+    groupBudget: new ClientBudget({
+      ratePerSecond: config.clientMissRate * config.clientSessionsPerAddress,
+      burst: config.clientMissBurst * config.clientSessionsPerAddress,
+      maxClients: 100_000,
+    }),
     underWay: new UncachedUnderWay(),
     refusalDelay,
     changes,
