@@ -38,6 +38,7 @@ import {
   hmacKey,
   int,
   LOG_FORMATS,
+  ACCESS_LOG_FORMATS,
   LOG_LEVELS,
   MiB,
   moduleRules,
@@ -134,6 +135,20 @@ export const FIELDS = {
     shownDefault: 'true',
     unit: 'ratio',
     doc: 'cache hits that get an access-log line: `true` (every one), `false` or a fraction such as `0.01` (a sample); every hit is counted in `wikiedge_requests_total` either way; a line costs ~1.5 µs of CPU (README, Access log: a logged hit measured 1.06× a bare Fastify route, an unlogged one 1.14×)',
+  }),
+  accessLogFormat: field({
+    env: 'WIKIEDGE_ACCESS_LOG_FORMAT',
+    parse: oneOf(ACCESS_LOG_FORMATS),
+    default: 'json',
+    unit: 'choice',
+    doc: "the access log's lines: `json` (pino's lines, with an ISO 8601 `timeIso`, `host`, `referer`, `protocol`, the cache disposition and why, upstream time, request id) or `combined` (nginx's and varnishncsa's default line with the cache disposition appended, as `$upstream_cache_status` is; better with `WIKIEDGE_ACCESS_LOG_FILE`: on stdout it mixes with the other lines' JSON). See \"Access log\"",
+  }),
+  accessLogFile: field({
+    env: 'WIKIEDGE_ACCESS_LOG_FILE',
+    parse: str,
+    default: '',
+    unit: 'path',
+    doc: 'write the access log (request lines) to this file, appended, instead of standard output; reopened on SIGUSR1 (as nginx does) so that logrotate can move it (`postrotate`: `systemctl kill -s USR1 wikiedge`, `kill -USR1 <pid>`). Empty: standard output',
   }),
   upstreamConnectTimeoutMs: field({
     env: 'WIKIEDGE_UPSTREAM_CONNECT_TIMEOUT_MS',

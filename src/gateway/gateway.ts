@@ -13,6 +13,7 @@ import { AddressMatcher } from '../words/address-list.js';
 import { ClientBudget, UncachedUnderWay } from '../limits/client-budget.js';
 import { RefusalDelay } from '../limits/refusal-delay.js';
 import { UpstreamGate } from '../limits/upstream-gate.js';
+import { AccessLog } from '../observe/access-log.js';
 import { DebuginfoMetrics } from '../mediawiki/debuginfo/record.js';
 import { CompressionMetrics } from '../compression/metrics.js';
 import { Representations } from '../compression/representations.js';
@@ -83,6 +84,8 @@ export interface GatewayDeps {
 }
 
 export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {}): Gateway {
+  // The access log's format and file (observe/access-log.ts), before any request is logged.
+  AccessLog.configure(log, { format: config.accessLogFormat, file: config.accessLogFile });
   // timeOrigin is a getter that is fixed for the process: read it once, not on every clock read
   // (a fifth of the fresh-hit path's own time went to reading the clock that way).
   const timeOrigin = performance.timeOrigin;

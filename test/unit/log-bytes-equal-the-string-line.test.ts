@@ -63,6 +63,12 @@ describe('a hit line written as bytes', () => {
     ),
     bytesIn: fc.nat(),
     bytesOut: fc.nat(),
+    host: fc.option(fc.oneof(fc.constantFrom('wiki.example.org', 'localhost:8080', '[::1]:8080', 'é.example'), fc.string({ maxLength: 300 })), { nil: undefined }),
+    referer: fc.option(
+      fc.oneof(fc.constantFrom('https://wiki.example.org/wiki/Main_Page', 'https://x.example/?token=abc&a=1', 'https://x.example/"q"'), fc.string({ maxLength: 80 })),
+      { nil: undefined },
+    ),
+    httpVersion: fc.constantFrom('1.1', '1.0', '2.0', undefined),
   });
 
   it('is the string line, byte for byte, whatever the request carried', () => {
@@ -73,7 +79,7 @@ describe('a hit line written as bytes', () => {
       fc.property(hitArgs, (a) => {
         const target = parseTarget(a.target);
         for (const { log } of [bytes, string])
-          AccessLog.of(log).hit(target, cell, a.reqId, a.status, a.seconds, a.client, a.userAgent, a.bytesIn, a.bytesOut);
+          AccessLog.of(log).hit(target, cell, a.reqId, a.status, a.seconds, a.client, a.userAgent, a.bytesIn, a.bytesOut, a.host, a.referer, a.httpVersion);
         const line = bytes.text().slice(seen);
         expect(line).toBe(string.text().slice(seen));
         expect(JSON.parse(line)).toMatchObject({ reqId: a.reqId, client: a.client, status: a.status });
@@ -81,7 +87,7 @@ describe('a hit line written as bytes', () => {
       }),
       { numRuns: 500 },
     );
-  });
+  }, 30_000);
 
   it('is taken for a plain hit (the batch holds the line before any string is written)', () => {
     const writes = vi.spyOn(LineBuffer.prototype, 'write');
