@@ -385,10 +385,10 @@ fi
 alerts=$(curl -s --max-time 10 "http://127.0.0.1:$PROM/api/v1/rules?type=alert" |
   node -e 'let s = ""; process.stdin.on("data", (c) => (s += c)).on("end", () => {
     try { console.log(JSON.parse(s).data.groups.flatMap((g) => g.rules).filter((r) => r.name.startsWith("Wikiedge")).length); } catch { console.log(0); } });')
-if [ "${alerts:-0}" -ge 7 ]; then
+if [ "${alerts:-0}" -ge 13 ]; then
   pass "Prometheus loaded the alert rules: $alerts Wikiedge* alerts (/api/v1/rules)"
 else
-  fail "Prometheus /api/v1/rules lists ${alerts:-no} Wikiedge* alerts (want 7: config/prometheus/wikiedge-rules.yml mounted and named in rule_files)"
+  fail "Prometheus /api/v1/rules lists ${alerts:-no} Wikiedge* alerts (want 13: config/prometheus/wikiedge-rules.yml mounted and named in rule_files)"
 fi
 
 # ------------------------------------------------------------------------- isolation

@@ -114,7 +114,12 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     (reason) => late.metrics?.upstreamRejected.inc({ reason }),
   );
   // The pool is read at scrape time, by when `upstream` (below) exists.
-  const metrics = new Metrics(registry, { tierStats: (tier) => store.stats(tier), gate, pool: () => upstream.pool.stats });
+  const metrics = new Metrics(registry, {
+    tierStats: (tier) => store.stats(tier),
+    gate,
+    pool: () => upstream.pool.stats,
+    debuginfoParsed: config.debuginfo !== 'off',
+  });
   late.metrics = metrics;
   const changeMetrics = new ChangeSignalMetrics(registry, { followerEnabled: config.rcFollow, purges: metrics });
   const compression = newRepresentations(config, log, store, registry);
