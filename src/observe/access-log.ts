@@ -321,8 +321,9 @@ export class AccessLog {
     referer: string | undefined,
     httpVersion: string | undefined,
   ): boolean {
-    // A referer with a query is redacted (loggedUrl): the string line does that.
-    if (referer !== undefined && (referer.length > MAX_URL_CHARS || referer.includes('?'))) return false;
+    // A referer that loggedUrl changes (a query, a secret sub-page such as Special:ConfirmEmail's
+    // token, a long one) is written by the string line, which redacts it.
+    if (referer !== undefined && loggedUrl(referer) !== referer) return false;
     const protocol = httpVersion === undefined ? undefined : PROTOCOLS.get(httpVersion);
     if (httpVersion !== undefined && protocol === undefined) return false;
     const uaLength = userAgent === undefined ? 0 : Math.min(userAgent.length, MAX_USER_AGENT_CHARS);

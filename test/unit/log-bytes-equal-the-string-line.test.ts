@@ -65,7 +65,13 @@ describe('a hit line written as bytes', () => {
     bytesOut: fc.nat(),
     host: fc.option(fc.oneof(fc.constantFrom('wiki.example.org', 'localhost:8080', '[::1]:8080', 'é.example'), fc.string({ maxLength: 300 })), { nil: undefined }),
     referer: fc.option(
-      fc.oneof(fc.constantFrom('https://wiki.example.org/wiki/Main_Page', 'https://x.example/?token=abc&a=1', 'https://x.example/"q"'), fc.string({ maxLength: 80 })),
+      fc.oneof(fc.constantFrom(
+          'https://wiki.example.org/wiki/Main_Page',
+          'https://x.example/?token=abc&a=1',
+          'https://x.example/"q"',
+          'https://wiki.example.org/wiki/Special:ConfirmEmail/0123456789abcdef0123',
+          'https://wiki.example.org/wiki/Special:ResetPassword/0123456789abcdef0123456789abcdef',
+        ), fc.string({ maxLength: 80 })),
       { nil: undefined },
     ),
     httpVersion: fc.constantFrom('1.1', '1.0', '2.0', undefined),
@@ -94,10 +100,13 @@ describe('a hit line written as bytes', () => {
     const bytes = batchedLogger();
     AccessLog.of(bytes.log).hit(parseTarget('/w/api.php?action=query&meta=siteinfo'), cell, 'r-1', 200, 0.00002, '127.0.0.1', 'curl/8', 80, 400);
     expect(writes).not.toHaveBeenCalled();
+    // With the Host, a plain Referer and the protocol too (the json format's fields).
+    AccessLog.of(bytes.log).hit(parseTarget('/w/api.php?action=query&meta=siteinfo'), cell, 'r-0', 200, 0.00002, '127.0.0.1', 'curl/8', 80, 400, 'wiki.example.org', 'https://wiki.example.org/wiki/Main_Page', '1.1');
+    expect(writes).not.toHaveBeenCalled();
     AccessLog.of(bytes.log).hit(parseTarget('/w/api.php?action=query&meta=siteinfo'), cell, 'r-2', 200, 0.00002, '127.0.0.1', 'bot "x"', 80, 400);
     expect(writes).toHaveBeenCalledTimes(1);
     writes.mockRestore();
-    expect(bytes.text().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { reqId: string }).reqId)).toEqual(['r-1', 'r-2']);
+    expect(bytes.text().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { reqId: string }).reqId)).toEqual(['r-1', 'r-0', 'r-2']);
   });
 
   it('keeps every line whole and in order across batches, a refused value included', () => {
