@@ -4,12 +4,14 @@
 #
 #   docker build -t wikiedge .
 #   docker run --rm -p 8080:8080 -p 127.0.0.1:8081:8081 \
+#       -v ./secrets/wikiedge-admin-token:/run/secrets/wikiedge_admin_token:ro \
 #       -e WIKIEDGE_UPSTREAM=http://mediawiki:80 wikiedge
 #
 # The admin port (8081: /healthz /readyz /metrics POST /purge) binds all interfaces in the
 # container (WIKIEDGE_ADMIN_HOST=0.0.0.0 below) so that Prometheus can reach it: publish it on
 # loopback at most, put it only on the network Prometheus scrapes from, and set
 # WIKIEDGE_ADMIN_TOKEN(_FILE) wherever anything else shares a network with it (docs/DOCKER.md).
+# The image reads the token from /run/secrets/wikiedge_admin_token by default (below).
 #
 # Two stages:
 #   build   - installs all dependencies (incl. TypeScript) and compiles src/ to dist/
@@ -55,8 +57,13 @@ FROM node:${NODE_VERSION}-bookworm-slim${NODE_DIGEST} AS runtime
 # MALLOC_MMAP_THRESHOLD_: a fixed glibc mmap threshold, so the cache's body slabs
 # (128 KiB-1 MiB) are each their own mapping and go back to the OS when dropped
 # (src/cache/arena.ts; docs/BENCHMARKS.md "memory").
+# WIKIEDGE_ADMIN_TOKEN_FILE: the admin listener is off loopback, so it needs a token (the
+# gateway refuses to start without one): by default from the secret compose and Kubernetes mount
+# there. `-e WIKIEDGE_ADMIN_TOKEN_FILE=/path` moves it; `-e WIKIEDGE_ADMIN_TOKEN_FILE=` together
+# with `-e WIKIEDGE_ADMIN_HOST=127.0.0.1` goes without.
 ENV NODE_ENV=production \
     WIKIEDGE_ADMIN_HOST=0.0.0.0 \
+    WIKIEDGE_ADMIN_TOKEN_FILE=/run/secrets/wikiedge_admin_token \
     MALLOC_MMAP_THRESHOLD_=131072
 
 WORKDIR /app

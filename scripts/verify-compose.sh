@@ -170,10 +170,14 @@ cp "$ROOT/deploy/podman/compose.override.yaml" "$WORK/compose.override.yaml"
 mkdir -p "$WORK/secrets"
 openssl rand -hex 32 > "$WORK/secrets/wikiedge-admin-token"
 openssl rand -hex 32 > "$WORK/secrets/wikiedge-identity-secret"
+openssl rand -hex 32 > "$WORK/secrets/wikiedge-metrics-token"
 echo "Adm1n-Compose-Check-$(openssl rand -hex 8)" > "$WORK/secrets/mediawiki-admin-password"
 chown 1000:1000 "$WORK/secrets/wikiedge-admin-token" "$WORK/secrets/wikiedge-identity-secret"
 chmod 600 "$WORK/secrets/"*
+# Read by the gateway (uid 1000) and by Prometheus (compose.yaml's top says so).
+chmod 644 "$WORK/secrets/wikiedge-metrics-token"
 ADMIN_TOKEN=$(cat "$WORK/secrets/wikiedge-admin-token")
+METRICS_TOKEN=$(cat "$WORK/secrets/wikiedge-metrics-token")
 
 free_port() {
   node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });'
@@ -334,7 +338,7 @@ fi
 # ------------------------------------------------------------------------------ Redis
 metric() { # metric NAME -> the value of the first unlabelled sample, from the published admin port
   local text
-  text=$(curl -s --max-time 10 "http://127.0.0.1:$ADM/metrics" || true)
+  text=$(curl -s --max-time 10 -H "Authorization: Bearer $METRICS_TOKEN" "http://127.0.0.1:$ADM/metrics" || true)
   awk -v n="$1" '$1 == n {print $2; exit}' <<< "$text"
 }
 ru=$(metric wikiedge_redis_up)
@@ -381,10 +385,10 @@ fi
 alerts=$(curl -s --max-time 10 "http://127.0.0.1:$PROM/api/v1/rules?type=alert" |
   node -e 'let s = ""; process.stdin.on("data", (c) => (s += c)).on("end", () => {
     try { console.log(JSON.parse(s).data.groups.flatMap((g) => g.rules).filter((r) => r.name.startsWith("Wikiedge")).length); } catch { console.log(0); } });')
-if [ "${alerts:-0}" -ge 7 ]; then
+if [ "${alerts:-0}" -ge 13 ]; then
   pass "Prometheus loaded the alert rules: $alerts Wikiedge* alerts (/api/v1/rules)"
 else
-  fail "Prometheus /api/v1/rules lists ${alerts:-no} Wikiedge* alerts (want 7: config/prometheus/wikiedge-rules.yml mounted and named in rule_files)"
+  fail "Prometheus /api/v1/rules lists ${alerts:-no} Wikiedge* alerts (want 13: config/prometheus/wikiedge-rules.yml mounted and named in rule_files)"
 fi
 
 # ------------------------------------------------------------------------- isolation
@@ -486,6 +490,19 @@ else
     pass "admin POST /purge: HTTP $no_tok without the token, 200 with it"
   else
     fail "admin POST /purge: HTTP $no_tok without the token, $with_tok with it (want 4xx, 200)"
+  fi
+fi
+
+# ------------------------------------------------------------------------ metrics token
+if is_gated WIKIEDGE_METRICS_TOKEN_FILE; then
+  info "metrics token not checked: WIKIEDGE_METRICS_TOKEN_FILE left out (this tree's gateway does not know it)"
+else
+  m_no=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$ADM/metrics" || echo 000)
+  m_tok=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 -H "Authorization: Bearer $METRICS_TOKEN" "http://127.0.0.1:$ADM/metrics" || echo 000)
+  if [ "$m_no" = 401 ] && [ "$m_tok" = 200 ]; then
+    pass "admin GET /metrics: 401 without the metrics token, 200 with it (Prometheus scrapes with it: up = 1 above)"
+  else
+    fail "admin GET /metrics: HTTP $m_no without the metrics token, $m_tok with it (want 401, 200)"
   fi
 fi
 

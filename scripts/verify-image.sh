@@ -205,6 +205,9 @@ info "image size $(($(cfg SIZE) / 1000000)) MB, USER=$IMG_USER, WORKDIR=$IMG_WOR
   fail "EXPOSE is $(cfg PORTS), want 8080/tcp 8081/tcp"
 grep -qx 'ENV=WIKIEDGE_ADMIN_HOST=0.0.0.0' "$WORK/config.txt" && pass "ENV WIKIEDGE_ADMIN_HOST=0.0.0.0" ||
   fail "ENV WIKIEDGE_ADMIN_HOST=0.0.0.0 missing"
+grep -qx 'ENV=WIKIEDGE_ADMIN_TOKEN_FILE=/run/secrets/wikiedge_admin_token' "$WORK/config.txt" &&
+  pass "ENV WIKIEDGE_ADMIN_TOKEN_FILE=/run/secrets/wikiedge_admin_token (the admin token from a secret by default)" ||
+  fail "ENV WIKIEDGE_ADMIN_TOKEN_FILE=/run/secrets/wikiedge_admin_token missing"
 [ "$(cfg STOPSIGNAL)" = SIGTERM ] && pass "STOPSIGNAL SIGTERM" || fail "STOPSIGNAL is '$(cfg STOPSIGNAL)'"
 [ "$(cfg CMD)" = '["node","dist/main.js"]' ] && pass 'CMD ["node","dist/main.js"]' || fail "CMD is $(cfg CMD)"
 case "$IMG_HEALTH" in
@@ -297,7 +300,11 @@ ADMIN_PORT=$(free_port)
 while [ "$ADMIN_PORT" = "$PORT" ]; do ADMIN_PORT=$(free_port); done
 log "podman run $IMAGE (host network, ports $PORT/$ADMIN_PORT on 127.0.0.1)"
 CTR_MADE=1
+# The image reads the admin token from /run/secrets/wikiedge_admin_token by default (Dockerfile).
+openssl rand -hex 32 > "$WORK/admin-token"
+chmod 644 "$WORK/admin-token"
 if ! pm run -d --name "$CTR" --read-only --network host \
+  -v "$WORK/admin-token:/run/secrets/wikiedge_admin_token:ro" \
   -e "WIKIEDGE_UPSTREAM=$WIKI_URL" \
   -e WIKIEDGE_HOST=127.0.0.1 -e "WIKIEDGE_PORT=$PORT" \
   -e WIKIEDGE_ADMIN_HOST=127.0.0.1 -e "WIKIEDGE_ADMIN_PORT=$ADMIN_PORT" \

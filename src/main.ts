@@ -22,6 +22,7 @@ import { answerPrimary, handOverFinalMetrics, siblingsOverIpc } from './cluster/
 import { type Config, ConfigError, type ConfigSources, configFromSources, describeConfig, type LoadedConfig, loadConfigWithOrigins, readConfigSources } from './config/config.js';
 import { ListenError, listenAs } from './apps/listen.js';
 import { createLogger } from './observe/logging.js';
+import { reopenAccessLogs } from './observe/access-log.js';
 
 /** How long a starting worker waits for its primary to send the configuration. */
 const WORKER_CONFIG_WAIT_MS = 10_000;
@@ -41,7 +42,11 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel, { pretty: config.logFormat === 'pretty' });
   for (const warning of loaded.warnings) log.warn(warning);
   log.info({ config: describeConfig(config) }, 'effective configuration');
-  if (config.workers > 1) return runPrimary(loaded, sources, log);
+  if (config.workers > 1) {
+    forwardSigusr1ToWorkers(log);
+    return runPrimary(loaded, sources, log);
+  }
+  reopenOnSigusr1(log);
   return runSingle(config, log);
 }
 
@@ -86,6 +91,7 @@ async function runWorker(id: number): Promise<void> {
   }
   const log = createLogger(config.logLevel, { pretty: config.logFormat === 'pretty' }).child({ worker: id });
   late.log = log;
+  reopenOnSigusr1(log);
   const built = await build(config, log, { siblings: siblingsOverIpc() }, { admin: false });
   answerPrimary(built);
   await listenAs(built.publicApp, { key: 'WIKIEDGE_PORT', host: config.host, port: config.port });
@@ -110,6 +116,27 @@ function warnOnSighup(log: Logger): void {
       { signal: 'SIGHUP', ...now },
       'SIGHUP: a single process (WIKIEDGE_WORKERS=1) does not reload, nothing changed; restart it to apply a new configuration, or run WIKIEDGE_WORKERS=2 or more, whose SIGHUP replaces the workers one at a time',
     );
+  });
+}
+
+/**
+ * SIGUSR1: reopen the access-log file (WIKIEDGE_ACCESS_LOG_FILE) by its name, as nginx does,
+ * for logrotate's postrotate. Without a file it changes nothing. A listener also keeps Node
+ * from taking SIGUSR1 as the signal to start its inspector.
+ */
+function reopenOnSigusr1(log: Logger): void {
+  process.on('SIGUSR1', () => {
+    const files = reopenAccessLogs();
+    log.info({ signal: 'SIGUSR1', files }, files > 0 ? 'access log reopened' : 'SIGUSR1: no access-log file to reopen');
+  });
+}
+
+/** A cluster primary writes no access log: it passes SIGUSR1 on to its workers, which do. */
+function forwardSigusr1ToWorkers(log: Logger): void {
+  process.on('SIGUSR1', () => {
+    const workers = Object.values(cluster.workers ?? {});
+    for (const worker of workers) worker?.process.kill('SIGUSR1');
+    log.info({ signal: 'SIGUSR1', workers: workers.length }, 'SIGUSR1 passed on to the workers: they reopen the access log');
   });
 }
 

@@ -59,6 +59,8 @@ export interface AdminBackend {
 export interface AdminOptions {
   /** WIKIEDGE_ADMIN_TOKEN: every mutating request must carry `Authorization: Bearer <token>`. */
   readonly token: string;
+  /** WIKIEDGE_METRICS_TOKEN: when set, `GET /metrics` needs `Authorization: Bearer <token>`. */
+  readonly metricsToken?: string;
   /** WIKIEDGE_API_PATH: to turn a `url=` purge into the URL key the store files entries under. */
   readonly apiPath: string;
 }
@@ -129,7 +131,14 @@ export function buildAdmin(log: Logger, backend: AdminBackend, options: AdminOpt
     return reply.code(state === 'up' ? 200 : 503).send(body);
   });
 
-  app.get('/metrics', async (_request, reply) => {
+  // Prometheus sends the token with its scrape config's `authorization` block (credentials_file).
+  app.get('/metrics', async (request, reply) => {
+    const metricsToken = options.metricsToken ?? '';
+    if (metricsToken !== '' && !bearerMatches(headerString(request.headers.authorization) ?? '', metricsToken)) {
+      request.log.warn({ method: request.method, path: '/metrics', refused: 'no metrics token' }, 'admin request refused');
+      reply.header('www-authenticate', 'Bearer realm="wikiedge-metrics"');
+      return reply.code(401).send({ error: 'Authorization: Bearer <WIKIEDGE_METRICS_TOKEN> required' });
+    }
     const { contentType, body } = await backend.metrics();
     reply.header('content-type', contentType);
     return body;

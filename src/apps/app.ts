@@ -79,7 +79,7 @@ export async function build(
     },
   };
   const probe = options.admin === false ? undefined : upstreamProbe(gw);
-  const adminApp = probe && buildAdmin(log, localAdmin(gw, state, probe), { token: config.adminToken, apiPath: config.apiPath });
+  const adminApp = probe && buildAdmin(log, localAdmin(gw, state, probe), { token: config.adminToken, metricsToken: config.metricsToken, apiPath: config.apiPath });
   await Promise.all([publicApp.ready(), adminApp?.ready()]);
   // Give Redis a moment to connect so the first requests already share; never wait longer.
   if (gw.redis && !(await gw.redis.ready(REDIS_START_WAIT_MS))) {

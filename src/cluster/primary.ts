@@ -145,6 +145,9 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
     get token() {
       return config().adminToken;
     },
+    get metricsToken() {
+      return config().metricsToken;
+    },
     get apiPath() {
       return config().apiPath;
     },

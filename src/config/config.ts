@@ -20,6 +20,6 @@ export {
   readConfigSources,
   SECRET_FILE_KEYS,
 } from './load.js';
-export type { DebuginfoMode, LogFormat, LogLevel, ModuleRule } from './parsers.js';
+export type { AccessLogFormat, DebuginfoMode, LogFormat, LogLevel, ModuleRule } from './parsers.js';
 export { redactUrlPassword } from './redact.js';
 export { describeConfig, renderConfigHelp, renderConfigReference, renderEffectiveConfig } from './render.js';

@@ -10,6 +10,7 @@
  * loadConfig does both. Every error is a ConfigError naming the key.
  */
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError, envNameOf, type Field, isUnset, MadeAtStart, REQUIRED } from './field.js';
 import { CONFIG_KEYS, type Config, type ConfigKey, FIELD_LIST, FIELDS, NOT_ABOVE } from './fields.js';
@@ -150,6 +151,28 @@ function checkBetweenKeys(config: Config, origins: Readonly<Record<string, Origi
     );
 }
 
+/**
+ * The admin listener takes `POST /purge` from whoever reaches it. On a loopback address that is
+ * this host; on any other (`0.0.0.0` in a container, say) it is the network, so a token is
+ * required there unless the operator names the risk (WIKIEDGE_ADMIN_INSECURE_NO_TOKEN).
+ */
+function checkAdminExposure(config: Config): void {
+  if (config.adminToken !== '' || config.adminInsecureNoToken || isLoopbackHost(config.adminHost)) return;
+  throw new ConfigError(
+    FIELDS.adminToken.env,
+    `is required when ${FIELDS.adminHost.env} (${config.adminHost}) is not a loopback address: anyone who reaches the admin listener could purge the cache. Set ${FIELDS.adminToken.env} or ${FIELDS.adminToken.env}_FILE, bind ${FIELDS.adminHost.env}=127.0.0.1, or set ${FIELDS.adminInsecureNoToken.env}=true to accept the risk`,
+  );
+}
+
+/** `127.0.0.0/8`, `::1` (also bracketed or IPv4-mapped), `localhost`: addresses only this host reaches. */
+export function isLoopbackHost(host: string): boolean {
+  let h = host.trim().toLowerCase();
+  if (h.startsWith('[') && h.endsWith(']')) h = h.slice(1, -1);
+  if (h.startsWith('::ffff:')) h = h.slice(7);
+  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
+  return isIP(h) === 4 && h.startsWith('127.');
+}
+
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object' && !Object.isFrozen(value) && !Buffer.isBuffer(value)) {
     for (const v of Object.values(value)) deepFreeze(v);
@@ -171,6 +194,7 @@ export function configFromSources(sources: ConfigSources): LoadedConfig {
   }
   const config = values as Config;
   checkBetweenKeys(config, origins);
+  checkAdminExposure(config);
   return { config: deepFreeze(config), origins: Object.freeze(origins as Record<ConfigKey, Origin>), warnings: Object.freeze(warnings) };
 }
 

@@ -13,6 +13,8 @@ export const DEBUGINFO_MODES = ['strip', 'pass', 'off'] as const;
 export type DebuginfoMode = (typeof DEBUGINFO_MODES)[number];
 export const LOG_FORMATS = ['json', 'pretty'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
+export const ACCESS_LOG_FORMATS = ['json', 'combined'] as const;
+export type AccessLogFormat = (typeof ACCESS_LOG_FORMATS)[number];
 
 /** Per-module override: `ttl` in seconds replaces the wiki's own, `pass` never stores. */
 export interface ModuleRule {

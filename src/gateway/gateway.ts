@@ -13,6 +13,7 @@ import { AddressMatcher } from '../words/address-list.js';
 import { ClientBudget, UncachedUnderWay } from '../limits/client-budget.js';
 import { RefusalDelay } from '../limits/refusal-delay.js';
 import { UpstreamGate } from '../limits/upstream-gate.js';
+import { AccessLog } from '../observe/access-log.js';
 import { DebuginfoMetrics } from '../mediawiki/debuginfo/record.js';
 import { CompressionMetrics } from '../compression/metrics.js';
 import { Representations } from '../compression/representations.js';
@@ -60,6 +61,8 @@ export interface Gateway {
   readonly gate: UpstreamGate;
   /** Each client's budget of uncached requests (limits/client-budget.ts). */
   readonly budget: ClientBudget;
+  /** The sessions of one address together (limits/client-key.ts), at WIKIEDGE_CLIENT_SESSIONS_PER_ADDRESS times one client's budget. */
+  readonly groupBudget: ClientBudget;
   /** Each client's uncached requests under way: the budget refuses only a client asking in parallel. */
   readonly underWay: UncachedUnderWay;
   /** How long a refused request waits for its 429 (limits/refusal-delay.ts). */
@@ -85,6 +88,8 @@ export interface GatewayDeps {
 }
 
 export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {}): Gateway {
+  // The access log's format and file (observe/access-log.ts), before any request is logged.
+  AccessLog.configure(log, { format: config.accessLogFormat, file: config.accessLogFile });
   // timeOrigin is a getter that is fixed for the process: read it once, not on every clock read
   // (a fifth of the fresh-hit path's own time went to reading the clock that way).
   const timeOrigin = performance.timeOrigin;
@@ -108,11 +113,17 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
       maxQueued: config.upstreamQueueMax,
       queueTimeoutMs: config.upstreamQueueTimeoutMs,
       perClientMax: config.clientMaxConcurrency,
+      perGroupMax: config.clientMaxConcurrency * config.clientSessionsPerAddress,
     },
     (reason) => late.metrics?.upstreamRejected.inc({ reason }),
   );
   // The pool is read at scrape time, by when `upstream` (below) exists.
-  const metrics = new Metrics(registry, { tierStats: (tier) => store.stats(tier), gate, pool: () => upstream.pool.stats });
+  const metrics = new Metrics(registry, {
+    tierStats: (tier) => store.stats(tier),
+    gate,
+    pool: () => upstream.pool.stats,
+    debuginfoParsed: config.debuginfo !== 'off',
+  });
   late.metrics = metrics;
   const changeMetrics = new ChangeSignalMetrics(registry, { followerEnabled: config.rcFollow, purges: metrics });
   const compression = newRepresentations(config, log, store, registry);
@@ -213,6 +224,11 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     purgeAllowed: new AddressMatcher(config.purgeAllow),
     gate,
     budget: new ClientBudget({ ratePerSecond: config.clientMissRate, burst: config.clientMissBurst, maxClients: 100_000 }),
+    groupBudget: new ClientBudget({
+      ratePerSecond: config.clientMissRate * config.clientSessionsPerAddress,
+      burst: config.clientMissBurst * config.clientSessionsPerAddress,
+      maxClients: 100_000,
+    }),
     underWay: new UncachedUnderWay(),
     refusalDelay,
     changes,

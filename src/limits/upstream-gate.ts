@@ -18,12 +18,15 @@ export interface GateOptions {
   readonly queueTimeoutMs: number;
   /** Turns plus places one client may hold; 0: no per-client limit. */
   readonly perClientMax: number;
+  /** Turns plus places the clients of one group (the sessions of an address, limits/client-key.ts) may hold together; 0: no limit. */
+  readonly perGroupMax?: number;
 }
 
 export type Release = () => void;
 
 interface Waiter {
   readonly client: string;
+  readonly group: string;
   readonly grant: (release: Release) => void;
 }
 
@@ -51,15 +54,18 @@ export class UpstreamGate {
   /**
    * A turn for `client` (its address, or '' for the gateway's own requests, which have no share
    * limit). Resolves with its release; rejects with GatewayError (429/503) or, when `signal`
-   * aborts while waiting, ClientClosedError.
+   * aborts while waiting, ClientClosedError. `group` ('' for none): the group whose share it
+   * also counts in (perGroupMax).
    */
-  acquire(client: string, signal?: AbortSignal): Promise<Release> {
+  acquire(client: string, signal?: AbortSignal, group = ''): Promise<Release> {
     if (signal?.aborted) return Promise.reject(new ClientClosedError());
     const held = client ? (this.perClient.get(client) ?? 0) : 0;
     if (client && this.opts.perClientMax > 0 && held >= this.opts.perClientMax) {
       return this.refuseAtOnce('client-share');
     }
-    if (this.inFlight < this.opts.maxConcurrent) return Promise.resolve(this.grant(client));
+    const groupMax = this.opts.perGroupMax ?? 0;
+    if (group && groupMax > 0 && (this.perClient.get(group) ?? 0) >= groupMax) return this.refuseAtOnce('client-share');
+    if (this.inFlight < this.opts.maxConcurrent) return Promise.resolve(this.grant(client, group));
     if (this.queue.length >= this.opts.maxQueued) return this.refuseAtOnce('queue-full');
     return new Promise<Release>((resolve, reject) => {
       const leave = () => {
@@ -68,6 +74,7 @@ export class UpstreamGate {
         const i = this.queue.indexOf(waiter);
         if (i !== -1) this.queue.splice(i, 1);
         this.untrack(client);
+        this.untrack(group);
       };
       const onAbort = () => {
         leave();
@@ -80,6 +87,7 @@ export class UpstreamGate {
       timer.unref();
       const waiter: Waiter = {
         client,
+        group,
         grant: (release) => {
           clearTimeout(timer);
           signal?.removeEventListener('abort', onAbort);
@@ -88,19 +96,22 @@ export class UpstreamGate {
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       this.track(client);
+      this.track(group);
       this.queue.push(waiter);
     });
   }
 
-  private grant(client: string): Release {
+  private grant(client: string, group: string): Release {
     this.inFlight++;
     this.track(client);
+    this.track(group);
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.inFlight--;
       this.untrack(client);
+      this.untrack(group);
       this.next();
     };
   }
@@ -110,7 +121,8 @@ export class UpstreamGate {
     const waiter = this.queue.shift();
     if (!waiter) return;
     this.untrack(waiter.client);
-    waiter.grant(this.grant(waiter.client));
+    this.untrack(waiter.group);
+    waiter.grant(this.grant(waiter.client, waiter.group));
   }
 
   private track(client: string): void {

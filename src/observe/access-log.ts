@@ -22,7 +22,8 @@
 import pino, { type Logger } from 'pino';
 import type { PurgeMessage } from '../words/purge-message.js';
 import { putBytes, putFirstBytes, putMicrosAsMillis, putPlainString, putUint } from './log-bytes.js';
-import { LineBuffer } from './logging.js';
+import { batchedDestination, LineBuffer } from './logging.js';
+import type { AccessLogFormat } from '../config/config.js';
 import type { PurgeSource } from './metrics.js';
 import type { Disposition, NoStoreReason, PassReason } from '../words/outcomes.js';
 import type { RequestCell } from './request-metrics.js';
@@ -33,6 +34,8 @@ import { redactQuery, redactSubpages } from '../http/redaction.js';
 export const MAX_USER_AGENT_CHARS = 256;
 /** URLs are logged up to here (the gateway serves up to WIKIEDGE_MAX_URL_BYTES, 8 KiB by default). */
 export const MAX_URL_CHARS = 4096;
+/** The Host header is cut here. */
+export const MAX_HOST_CHARS = 256;
 
 // ------------------------------------------------------------------------------ redaction
 
@@ -79,6 +82,10 @@ export interface AccessFacts {
   readonly userAgent: string | undefined;
   readonly bytesIn: number;
   readonly bytesOut: number;
+  /** The Host header, the Referer, and the HTTP version (`1.1`) as node:http gives them. */
+  readonly host?: string | undefined;
+  readonly referer?: string | undefined;
+  readonly httpVersion?: string | undefined;
   readonly upstreamMs?: number | undefined;
   readonly passReason?: PassReason | undefined;
   readonly notStored?: NoStoreReason | undefined;
@@ -101,12 +108,35 @@ const CLIENT = ascii(',"client":');
 const UA = ascii(',"ua":');
 const BYTES_IN = ascii(',"bytesIn":');
 const BYTES_OUT = ascii(',"bytesOut":');
-const LINE_END = ascii(',"msg":"request"}\n');
+const HOST = ascii(',"host":');
+const REFERER = ascii(',"referer":');
+const PROTOCOLS = new Map([
+  ['1.1', ascii(',"protocol":"HTTP/1.1"')],
+  ['1.0', ascii(',"protocol":"HTTP/1.0"')],
+]);
+const TIME_ISO = ascii(',"timeIso":"');
+const LINE_END = ascii('","msg":"request"}\n');
 /**
- * A hit line's bytes besides its strings: the fixed parts (88), quotes, and five numbers of at
- * most 16 digits and the milliseconds (at most 20 characters).
+ * A hit line's bytes besides its strings: the fixed parts (~170), quotes, five numbers of at
+ * most 16 digits, the milliseconds (at most 20 characters) and the ISO time (24).
  */
-const HIT_LINE_FIXED_BYTES = 192;
+const HIT_LINE_FIXED_BYTES = 320;
+
+/** Where the access log goes and how its lines read (WIKIEDGE_ACCESS_LOG_FORMAT, WIKIEDGE_ACCESS_LOG_FILE). */
+export interface AccessLogOptions {
+  readonly format: AccessLogFormat;
+  /** A file to append to (reopened by reopenAccessLogs); '' for the logger's own destination. */
+  readonly file: string;
+}
+
+/** The access-log files open in this process, for SIGUSR1. */
+const openFiles = new Set<LineBuffer>();
+
+/** SIGUSR1: every access-log file is closed and opened again by its name (LineBuffer.reopen). */
+export function reopenAccessLogs(): number {
+  for (const file of openFiles) file.reopen();
+  return openFiles.size;
+}
 
 export class AccessLog {
   /** `{"level":30` … the bindings of the logger (service, and whatever a child adds). */
@@ -126,18 +156,42 @@ export class AccessLog {
   private readonly lastTimeDigits = new Uint8Array(16);
   private lastTimeLength = -1;
 
-  /** One writer per logger (the gateway's). */
+  /** The ISO 8601 form of lastTime, as bytes. */
+  private readonly lastIso = Buffer.alloc(24);
+  /** The second of the last combined line's time, and its `[28/Nov/2026:21:40:52 +0000]`. */
+  private lastSecond = Number.NaN;
+  private lastClf = '';
+  private readonly format: AccessLogFormat;
+
+  /** One writer per logger (the gateway's): the one configure() made, or one on the logger's destination. */
   static of(log: Logger): AccessLog {
     let writer = writers.get(log);
-    if (!writer) writers.set(log, (writer = new AccessLog(log)));
+    if (!writer) writers.set(log, (writer = new AccessLog(log, { format: 'json', file: '' })));
     return writer;
   }
 
-  private constructor(private readonly log: Logger) {
+  /** The gateway's writer, as the configuration says (gateway/gateway.ts, once at start). */
+  static configure(log: Logger, options: AccessLogOptions): AccessLog {
+    const writer = new AccessLog(log, options);
+    writers.set(log, writer);
+    return writer;
+  }
+
+  private constructor(
+    private readonly log: Logger,
+    options: AccessLogOptions,
+  ) {
     const internals = log as unknown as PinoInternals;
-    this.stream = internals[pino.symbols.streamSym];
+    this.format = options.format;
+    if (options.file !== '') {
+      const file = batchedDestination(options.file);
+      openFiles.add(file);
+      this.stream = file;
+    } else {
+      this.stream = internals[pino.symbols.streamSym];
+    }
     this.bindings = internals[pino.symbols.chindingsSym];
-    this.lines = this.stream instanceof LineBuffer ? this.stream : undefined;
+    this.lines = this.stream instanceof LineBuffer && this.format === 'json' ? this.stream : undefined;
     this.afterTime = Buffer.from(`${this.bindings},"reqId":`, 'utf8');
   }
 
@@ -149,17 +203,53 @@ export class AccessLog {
   /** A request's line, from its facts. */
   request(f: AccessFacts): void {
     if (!this.enabled) return;
+    if (this.format === 'combined') {
+      this.stream.write(this.combined(Date.now(), f.client, f.method, loggedUrl(f.target), f.httpVersion, f.status, f.bytesOut, f.referer, f.userAgent, f.disposition));
+      return;
+    }
+    const time = Date.now();
     let line =
-      `{"level":30,"time":${Date.now()}${this.bindings},"reqId":"${f.reqId}"` +
+      `{"level":30,"time":${time}${this.bindings},"reqId":"${f.reqId}"` +
       `,"method":${jsonString(f.method)}` +
       (f.path === undefined ? '' : `,"path":${jsonString(redactSubpages(f.path))}`) +
       `,"url":${jsonString(loggedUrl(f.target))},"module":${jsonString(f.module)},"cache":"${f.disposition}"`;
-    line += this.perRequest(f.status, f.seconds, f.client, f.userAgent, f.bytesIn, f.bytesOut);
+    line += this.perRequest(time, f.status, f.seconds, f.client, f.userAgent, f.bytesIn, f.bytesOut, f.host, f.referer, f.httpVersion);
     if (f.upstreamMs !== undefined) line += `,"upstreamMs":${f.upstreamMs}`;
     if (f.passReason !== undefined) line += `,"pass":"${f.passReason}"`;
     if (f.notStored !== undefined) line += `,"notStored":"${f.notStored}"`;
     if (f.errorCode !== undefined) line += `,"error":${jsonString(f.errorCode)}`;
     this.stream.write(`${line},"msg":"request"}\n`);
+  }
+
+  /**
+   * nginx's `combined` line (`$remote_addr - $remote_user [$time_local] "$request" $status
+   * $body_bytes_sent "$http_referer" "$http_user_agent"`, varnishncsa's default too) with the
+   * cache disposition appended, as operators append `$upstream_cache_status`. Strings escaped
+   * as nginx escapes them (`"`, `\` and bytes outside printable ASCII as `\xHH`); the size is
+   * the bytes sent on the connection for this answer, headers included (nginx's `$bytes_sent`),
+   * which the gateway counts exactly; the time is UTC.
+   */
+  private combined(
+    time: number,
+    client: string,
+    method: string,
+    url: string,
+    httpVersion: string | undefined,
+    status: number,
+    bytesOut: number,
+    referer: string | undefined,
+    userAgent: string | undefined,
+    disposition: Disposition,
+  ): string {
+    const second = Math.floor(time / 1000);
+    if (second !== this.lastSecond) {
+      this.lastSecond = second;
+      this.lastClf = clfTime(new Date(second * 1000));
+    }
+    const request = `${clfEscape(method)} ${clfEscape(url)}${httpVersion === undefined ? '' : ` HTTP/${clfEscape(httpVersion)}`}`;
+    const ref = referer === undefined ? '-' : clfEscape(loggedUrl(referer));
+    const ua = userAgent === undefined ? '-' : clfEscape(userAgent.length > MAX_USER_AGENT_CHARS ? userAgent.slice(0, MAX_USER_AGENT_CHARS) : userAgent);
+    return `${clfEscape(client)} - - [${this.lastClf}] "${request}" ${status} ${bytesOut} "${ref}" "${ua}" ${disposition}\n`;
   }
 
   /**
@@ -178,9 +268,17 @@ export class AccessLog {
     userAgent: string | undefined,
     bytesIn: number,
     bytesOut: number,
+    host?: string,
+    referer?: string,
+    httpVersion?: string,
   ): void {
     if (!this.enabled) return;
     const time = Date.now();
+    if (this.format === 'combined') {
+      const { method, disposition } = cell.labels;
+      this.stream.write(this.combined(time, client, method, loggedUrl(target.upstreamPath), httpVersion, status, bytesOut, referer, userAgent, disposition));
+      return;
+    }
     let fragment = this.fragments.get(target);
     if (fragment?.cell !== cell) {
       const { method, module, disposition } = cell.labels;
@@ -189,11 +287,14 @@ export class AccessLog {
         `,"module":${jsonString(module)},"cache":"${disposition}"`;
       this.fragments.set(target, (fragment = { cell, text, bytes: Buffer.from(`${text},"status":`, 'utf8') }));
     }
-    if (this.lines !== undefined && this.hitBytes(this.lines, time, fragment.bytes, reqId, status, seconds, client, userAgent, bytesIn, bytesOut))
+    if (
+      this.lines !== undefined &&
+      this.hitBytes(this.lines, time, fragment.bytes, reqId, status, seconds, client, userAgent, bytesIn, bytesOut, host, referer, httpVersion)
+    )
       return;
     this.stream.write(
       `{"level":30,"time":${time}${this.bindings},"reqId":"${reqId}"${fragment.text}` +
-        `${this.perRequest(status, seconds, client, userAgent, bytesIn, bytesOut)},"msg":"request"}\n`,
+        `${this.perRequest(time, status, seconds, client, userAgent, bytesIn, bytesOut, host, referer, httpVersion)},"msg":"request"}\n`,
     );
   }
 
@@ -216,15 +317,26 @@ export class AccessLog {
     userAgent: string | undefined,
     bytesIn: number,
     bytesOut: number,
+    host: string | undefined,
+    referer: string | undefined,
+    httpVersion: string | undefined,
   ): boolean {
+    // A referer that loggedUrl changes (a query, a secret sub-page such as Special:ConfirmEmail's
+    // token, a long one) is written by the string line, which redacts it.
+    if (referer !== undefined && loggedUrl(referer) !== referer) return false;
+    const protocol = httpVersion === undefined ? undefined : PROTOCOLS.get(httpVersion);
+    if (httpVersion !== undefined && protocol === undefined) return false;
     const uaLength = userAgent === undefined ? 0 : Math.min(userAgent.length, MAX_USER_AGENT_CHARS);
-    const most = HIT_LINE_FIXED_BYTES + this.afterTime.length + fragment.length + reqId.length + client.length + uaLength;
+    const hostLength = host === undefined ? 0 : Math.min(host.length, MAX_HOST_CHARS);
+    const most =
+      HIT_LINE_FIXED_BYTES + this.afterTime.length + fragment.length + reqId.length + client.length + uaLength + hostLength + (referer?.length ?? 0);
     const buf = lines.reserve(most);
     if (buf === null) return false;
     let at = putBytes(buf, lines.batchEnd, LINE_START);
-    // Hits close together share their millisecond: its digits are kept.
+    // Hits close together share their millisecond: its digits are kept, and its ISO form.
     if (time !== this.lastTime) {
       this.lastTimeLength = putUint(this.lastTimeDigits, 0, time);
+      this.lastIso.write(new Date(time).toISOString(), 0, 'latin1');
       this.lastTime = time;
     }
     if (this.lastTimeLength < 0) return false;
@@ -245,17 +357,66 @@ export class AccessLog {
     if ((at = putUint(buf, at, bytesIn)) < 0) return false;
     at = putBytes(buf, at, BYTES_OUT);
     if ((at = putUint(buf, at, bytesOut)) < 0) return false;
+    if (host !== undefined) {
+      at = putBytes(buf, at, HOST);
+      if ((at = putPlainString(buf, at, host, hostLength)) < 0) return false;
+    }
+    if (referer !== undefined) {
+      at = putBytes(buf, at, REFERER);
+      if ((at = putPlainString(buf, at, referer)) < 0) return false;
+    }
+    if (protocol !== undefined) at = putBytes(buf, at, protocol);
+    at = putBytes(buf, at, TIME_ISO);
+    at = putBytes(buf, at, this.lastIso);
     lines.commit(putBytes(buf, at, LINE_END));
     return true;
   }
 
-  private perRequest(status: number, seconds: number, client: string, userAgent: string | undefined, bytesIn: number, bytesOut: number): string {
+  private perRequest(
+    time: number,
+    status: number,
+    seconds: number,
+    client: string,
+    userAgent: string | undefined,
+    bytesIn: number,
+    bytesOut: number,
+    host: string | undefined,
+    referer: string | undefined,
+    httpVersion: string | undefined,
+  ): string {
     const ua =
       userAgent === undefined
         ? ''
         : `,"ua":${jsonString(userAgent.length > MAX_USER_AGENT_CHARS ? userAgent.slice(0, MAX_USER_AGENT_CHARS) : userAgent)}`;
-    return `,"status":${status},"ms":${ms(seconds)},"client":${jsonString(client)}${ua},"bytesIn":${bytesIn},"bytesOut":${bytesOut}`;
+    const where =
+      (host === undefined ? '' : `,"host":${jsonString(host.length > MAX_HOST_CHARS ? host.slice(0, MAX_HOST_CHARS) : host)}`) +
+      (referer === undefined ? '' : `,"referer":${jsonString(loggedUrl(referer))}`) +
+      (httpVersion === undefined ? '' : `,"protocol":${jsonString(`HTTP/${httpVersion}`)}`);
+    return (
+      `,"status":${status},"ms":${ms(seconds)},"client":${jsonString(client)}${ua},"bytesIn":${bytesIn},"bytesOut":${bytesOut}` +
+      `${where},"timeIso":"${new Date(time).toISOString()}"`
+    );
   }
+}
+
+// ------------------------------------------------------------------------------ combined
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const two = (n: number) => (n < 10 ? `0${n}` : `${n}`);
+
+/** nginx's `$time_local` in UTC: `28/Nov/2026:21:40:52 +0000`. */
+export function clfTime(d: Date): string {
+  return `${two(d.getUTCDate())}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}:${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())} +0000`;
+}
+
+/** As nginx escapes a logged variable: `"`, `\` and characters outside printable ASCII as `\xHH` (UTF-8 bytes). */
+export function clfEscape(s: string): string {
+  if (PLAIN.test(s)) return s;
+  let out = '';
+  for (const byte of Buffer.from(s, 'utf8')) {
+    out += byte >= 0x20 && byte <= 0x7e && byte !== 0x22 && byte !== 0x5c ? String.fromCharCode(byte) : `\\x${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
 }
 
 // ------------------------------------------------------------------------------ purges

@@ -171,6 +171,17 @@ export class LineBuffer implements pino.DestinationStream {
     this.sink.flush(cb);
   }
 
+  /**
+   * Close the file and open it again by its name (SIGUSR1, as nginx reopens its logs): after
+   * logrotate has moved it, new lines go to a new file of that name. What was written before
+   * stays in the moved file; lines held here or in sonic-boom are written to the new one, so
+   * none is lost (sonic-boom waits for a write under way before it reopens).
+   */
+  reopen(): void {
+    this.handOver();
+    this.sink.reopen();
+  }
+
   flushSync(): void {
     this.handOver();
     try {

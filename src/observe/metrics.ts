@@ -4,6 +4,7 @@
  * Prometheus naming: one prefix, base units, `_total` on counters, `_info` for build metadata.
  */
 import type { Server } from 'node:net';
+import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, type Registry, collectDefaultMetrics } from 'prom-client';
 import { buildInfo } from './build-info.js';
 import { droppedLogLines } from './logging.js';
@@ -200,10 +201,18 @@ export class Metrics {
       /** Read at scrape time: the upstream client's sockets (undici's Pool#stats). */
       pool?: () => PoolStats;
       collectDefaults?: boolean;
+      /** WIKIEDGE_DEBUGINFO: whether the wiki's debuginfo is read at all (`off`: the debuginfo metrics stay empty). */
+      debuginfoParsed?: boolean;
     } = {},
   ) {
     const registers = [registry];
     if (opts.collectDefaults !== false) collectNodeMetrics(registry);
+    new Gauge({
+      name: 'wikiedge_debuginfo_enabled',
+      help: '1 when the gateway reads the wiki\'s debuginfo (WIKIEDGE_DEBUGINFO strip or pass), 0 when it is off: the wikiedge_wiki_* metrics then stay empty.',
+      aggregator: 'max',
+      registers,
+    }).set(opts.debuginfoParsed === false ? 0 : 1);
     new Gauge({
       name: 'wikiedge_build_info',
       help: 'Always 1: the gateway version, the commit it was built from and the Node.js version it runs on, as labels.',
@@ -400,6 +409,41 @@ function collectNodeMetrics(registry: Registry): void {
   collectDefaultMetrics({ register: registry });
   for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'])
     registry.removeSingleMetric(name);
+  eventLoopLag(registry);
+}
+
+/**
+ * The event loop's lag: how late a timer set every LAG_RESOLUTION_MS fires, less that interval.
+ * prom-client's nodejs_eventloop_lag_p50_seconds & co. are the interval itself (Node's
+ * monitorEventLoopDelay records the time between firings): at its 10 ms resolution an idle loop
+ * shows ~10 ms and a lag of a few ms hides under it. Here the resolution is subtracted, so an idle
+ * loop shows ~0 and a 3 ms stall 3 ms; the figures are since the previous scrape.
+ */
+const LAG_RESOLUTION_MS = 10;
+let lagMonitor: IntervalHistogram | undefined;
+
+function eventLoopLag(registry: Registry): void {
+  if (!lagMonitor) {
+    lagMonitor = monitorEventLoopDelay({ resolution: LAG_RESOLUTION_MS });
+    lagMonitor.enable();
+  }
+  const monitor = lagMonitor;
+  const lag = (ns: number) => Math.max(0, ns / 1e9 - LAG_RESOLUTION_MS / 1e3);
+  new Gauge({
+    name: 'wikiedge_event_loop_lag_seconds',
+    help: `How late the event loop ran a timer due every ${LAG_RESOLUTION_MS} ms, since the previous scrape, by stat (p50, p99, max): 0 when idle.`,
+    labelNames: ['stat'] as const,
+    // The worst worker is the one clients wait on.
+    aggregator: 'max',
+    registers: [registry],
+    collect() {
+      if (monitor.count === 0) return;
+      this.set({ stat: 'p50' }, lag(monitor.percentile(50)));
+      this.set({ stat: 'p99' }, lag(monitor.percentile(99)));
+      this.set({ stat: 'max' }, lag(monitor.max));
+      monitor.reset();
+    },
+  });
 }
 
 /** recentchanges types, core log types ($wgLogTypes, includes/MainConfigSchema.php) and write actions: the `type` label's closed set. */

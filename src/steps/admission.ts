@@ -12,6 +12,8 @@ import { headerString } from '../http/forwarding.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { clientAddress } from '../limits/client-address.js';
 import type { Charge } from '../limits/client-budget.js';
+import { clientKey } from '../limits/client-key.js';
+import { sessionIdentityFromHeaders } from '../mediawiki/identity.js';
 import type { Release } from '../limits/upstream-gate.js';
 
 export type { Release } from '../limits/upstream-gate.js';
@@ -22,9 +24,14 @@ export type Admission = 'uncached' | 'refresh';
 export async function admit(gw: Gateway, req: IncomingMessage, admission: Admission, signal?: AbortSignal): Promise<Release> {
   if (admission === 'refresh') return gw.gate.acquire('', signal);
   const state = underWay(gw, req);
-  const charge = gw.budget.charge(state.client, gw.now(), inParallel(gw, state));
+  const now = gw.now();
+  // A session's group is asked first, taking nothing, so that a refusal there spends nothing of the session's.
+  const group = state.group ? gw.groupBudget.peek(state.group, now, inParallel(gw, state.group, state)) : OK;
+  if (!group.ok) refuse(gw, group.retryAfterSeconds);
+  const charge = gw.budget.charge(state.client, now, inParallel(gw, state.client, state));
   if (!charge.ok) refuse(gw, charge.retryAfterSeconds);
-  const release = await gw.gate.acquire(state.client, signal);
+  if (state.group) gw.groupBudget.charge(state.group, now, inParallel(gw, state.group, state));
+  const release = await gw.gate.acquire(state.client, signal, state.group);
   // The turn keeps the request under way until it is released, whenever the client leaves: a
   // fetch goes on for others after its client has gone.
   state.holds++;
@@ -44,8 +51,13 @@ export async function admit(gw: Gateway, req: IncomingMessage, admission: Admiss
  */
 export function budgetLeft(gw: Gateway, req: IncomingMessage): Charge {
   const state = underWay(gw, req);
-  return gw.budget.peek(state.client, gw.now(), inParallel(gw, state));
+  const now = gw.now();
+  const own = gw.budget.peek(state.client, now, inParallel(gw, state.client, state));
+  if (!own.ok || !state.group) return own;
+  return gw.groupBudget.peek(state.group, now, inParallel(gw, state.group, state));
 }
+
+const OK: Charge = Object.freeze({ ok: true });
 
 /**
  * An uncached request's place among its client's (client-budget.ts UncachedUnderWay): counted
@@ -54,7 +66,10 @@ export function budgetLeft(gw: Gateway, req: IncomingMessage): Charge {
  * good (a look at the budget after that, by a flow the client left early, counts nothing again).
  */
 interface UnderWayState {
+  /** Its client's key (limits/client-key.ts): a session, a user, or an anonymous address. */
   readonly client: string;
+  /** A session's address, whose sessions are also charged together; '' for an anonymous client. */
+  readonly group: string;
   holds: number;
   answering: boolean;
   left: boolean;
@@ -71,11 +86,12 @@ function underWay(gw: Gateway, req: IncomingMessage): UnderWayState {
   const noted = req as NotedRequest;
   const noting = noted[UNDER_WAY];
   if (typeof noting === 'object') return noting;
-  const client = clientOf(gw, req);
+  const { key: client, group } = clientOf(gw, req);
   if (noting === undefined) {
-    const state: UnderWayState = { client, holds: 1, answering: true, left: false };
+    const state: UnderWayState = { client, group, holds: 1, answering: true, left: false };
     noted[UNDER_WAY] = state;
     gw.underWay.enter(client);
+    if (group) gw.underWay.enter(group);
     return state;
   }
   // Ended already: its client left while it waited (on a coalesced fetch, a Redis round trip)
@@ -83,8 +99,8 @@ function underWay(gw: Gateway, req: IncomingMessage): UnderWayState {
   // gateway's own turns have no share and no budget), and counts nothing again; its client
   // left a request that now costs the wiki: it counts as asking in parallel for a while. (One
   // whose wait ended with an answer for it never comes here, and costs its client nothing.)
-  if (noting === ENDED_LEFT_EARLY) gw.underWay.abandon(client, gw.now());
-  const state: UnderWayState = { client, holds: 0, answering: false, left: true };
+  if (noting === ENDED_LEFT_EARLY) abandon(gw, client, group);
+  const state: UnderWayState = { client, group, holds: 0, answering: false, left: true };
   noted[UNDER_WAY] = state;
   return state;
 }
@@ -95,15 +111,21 @@ function underWay(gw: Gateway, req: IncomingMessage): UnderWayState {
  * connection once its request is sent leaves the wiki working on it (PHP runs on after the
  * gateway stops waiting) and is no client in series.
  */
-function inParallel(gw: Gateway, state: UnderWayState): boolean {
-  const others = gw.underWay.of(state.client) - (state.left ? 0 : 1);
-  return others > 0 || gw.underWay.abandoned(state.client, gw.now());
+function inParallel(gw: Gateway, key: string, state: UnderWayState): boolean {
+  const others = gw.underWay.of(key) - (state.left ? 0 : 1);
+  return others > 0 || gw.underWay.abandoned(key, gw.now());
 }
 
 function letGo(gw: Gateway, state: UnderWayState): void {
   if (state.left || --state.holds > 0) return;
   state.left = true;
   gw.underWay.leave(state.client);
+  if (state.group) gw.underWay.leave(state.group);
+}
+
+function abandon(gw: Gateway, client: string, group: string): void {
+  gw.underWay.abandon(client, gw.now());
+  if (group) gw.underWay.abandon(group, gw.now());
 }
 
 /**
@@ -125,12 +147,19 @@ export function leftUnderWay(gw: Gateway, req: IncomingMessage, closedEarly: boo
   state.answering = false;
   // Left early while the wiki still held its turn: the client went away. Not when the wiki cut
   // its answer off first (the stream let go of the turn before the answer was destroyed).
-  if (closedEarly && !state.left && state.holds > 1) gw.underWay.abandon(state.client, gw.now());
+  if (closedEarly && !state.left && state.holds > 1) abandon(gw, state.client, state.group);
   letGo(gw, state);
 }
 
-function clientOf(gw: Gateway, req: IncomingMessage): string {
-  return clientAddress(req.socket.remoteAddress, headerString(req.headers['x-forwarded-for']), gw.trusted);
+/**
+ * The client's key and group (limits/client-key.ts). Who a request is comes from its headers as
+ * received (any credential the wiki could read: a made-up one only gets the session's budget,
+ * which its address's group bounds).
+ */
+function clientOf(gw: Gateway, req: IncomingMessage): { key: string; group: string } {
+  const address = clientAddress(req.socket.remoteAddress, headerString(req.headers['x-forwarded-for']), gw.trusted);
+  const identity = sessionIdentityFromHeaders(req.headers, gw.identityRules);
+  return clientKey(address, identity, (slot) => gw.sessionUsers.userOf(slot));
 }
 
 /** 429 with Retry-After, answered after the refusal delay (refusal-delay.ts says why). */

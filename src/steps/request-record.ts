@@ -147,6 +147,9 @@ export function finishRecord(gw: Gateway, request: FastifyRequest, status: numbe
     userAgent: headerString(raw.headers['user-agent']),
     bytesIn: io.in,
     bytesOut: io.out,
+    host: raw.headers.host,
+    referer: headerString(raw.headers.referer),
+    httpVersion: raw.httpVersion,
     upstreamMs: edge.upstreamMs,
     passReason: edge.passReason,
     notStored: edge.notStored,
@@ -171,7 +174,21 @@ export function recordFreshHit(
   const io = connectionBytes(req.socket);
   gw.metrics.requests.record(cell, seconds, io.out);
   if (!hitLogged(gw)) return;
-  AccessLog.of(gw.log).hit(target, cell, reqId, status, seconds, clientOf(gw, req), req.headers['user-agent'], io.in, io.out);
+  const headers = req.headers;
+  AccessLog.of(gw.log).hit(
+    target,
+    cell,
+    reqId,
+    status,
+    seconds,
+    clientOf(gw, req),
+    headers['user-agent'],
+    io.in,
+    io.out,
+    headers.host,
+    headers.referer,
+    req.httpVersion,
+  );
 }
 
 function isHit(disposition: Disposition): boolean {

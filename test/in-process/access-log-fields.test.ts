@@ -91,6 +91,9 @@ describe('access log fields, behind a trusted proxy (the default: loopback)', ()
       ua: 'mwn/2.0 (https://example.org/bot)',
       bytesIn: r.sent,
       bytesOut: r.received,
+      host,
+      protocol: 'HTTP/1.1',
+      timeIso: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       upstreamMs: expect.any(Number),
       msg: 'request',
     });
@@ -117,6 +120,9 @@ describe('access log fields, behind a trusted proxy (the default: loopback)', ()
       client: '127.0.0.1',
       bytesIn: r.sent,
       bytesOut: r.received,
+      host,
+      protocol: 'HTTP/1.1',
+      timeIso: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       msg: 'request',
     });
     expect((await metric(gw, 'wikiedge_response_bytes_total{disposition="hit"}')) - before).toBe(r.received);

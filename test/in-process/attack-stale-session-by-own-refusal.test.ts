@@ -36,8 +36,9 @@ describe('a session entry past its TTL, its holder refused a turn on purpose', (
       const url = `${gw.apiUrl}?action=query&meta=userinfo&format=json&r=${randomUUID()}`;
       expect(header(await http(url, { headers: { cookie } }), 'x-cache')).toBe('miss');
       clock += 200_000;
-      // Another request open: the client asks in parallel, its budget spent.
-      const other = http(`${gw.apiUrl}?action=query&format=json&hold=1&bust=${randomUUID()}`);
+      // Another request of the session open: the client (keyed by its session,
+      // limits/client-key.ts) asks in parallel, its budget spent.
+      const other = http(`${gw.apiUrl}?action=query&format=json&hold=1&bust=${randomUUID()}`, { headers: { cookie } });
       await vi.waitFor(() => expect(held).toHaveLength(1));
       const answer = await http(url, { headers: { cookie } });
       expect(answer.status).toBe(429);

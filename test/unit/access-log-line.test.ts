@@ -62,6 +62,7 @@ describe('the access log line', () => {
       bytesOut: 654,
       upstreamMs: 11.5,
       pass: 'method',
+      timeIso: new Date(line!['time'] as number).toISOString(),
       msg: 'request',
     });
     expect(Math.abs((line!['time'] as number) - Date.now())).toBeLessThan(5_000);
@@ -116,6 +117,7 @@ describe('the access log line', () => {
       client: '127.0.0.1',
       bytesIn: 90,
       bytesOut: 400,
+      timeIso: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       msg: 'request',
     });
     expect(second).toMatchObject({ reqId: 'req-3', ua: 'curl/8', bytesIn: 91, bytesOut: 401, method: 'GET' });

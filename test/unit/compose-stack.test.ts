@@ -305,3 +305,31 @@ describe('compose stack: docs', () => {
     for (const port of ['8080', '8081', '9090', '3000']) expect(readme).toContain(port);
   });
 });
+
+describe('compose stack: the gateway hardened (Operations, round 2)', () => {
+  const hardened = wikiedge as Service & {
+    read_only?: boolean;
+    cap_drop?: string[];
+    security_opt?: string[];
+    mem_limit?: string;
+    cpus?: number | string;
+  };
+
+  it('runs read-only, without capabilities or new privileges, within memory and CPU limits', () => {
+    expect(hardened.read_only).toBe(true);
+    expect(hardened.cap_drop).toEqual(['ALL']);
+    expect(hardened.security_opt).toContain('no-new-privileges:true');
+    // At least the default budgets (shared + session) and ~200 MB of the process beside them.
+    const mib = Number(/^(\d+)m$/.exec(hardened.mem_limit ?? '')?.[1]);
+    expect(mib * 2 ** 20).toBeGreaterThanOrEqual(defaults.cacheSharedMaxBytes + defaults.cacheSessionMaxBytes + 200 * 2 ** 20);
+    expect(Number(hardened.cpus)).toBeGreaterThanOrEqual(1);
+  });
+
+  it('takes the admin token and the metrics token from secret files, and Prometheus the metrics one', () => {
+    expect(env['WIKIEDGE_ADMIN_TOKEN_FILE']).toBe('/run/secrets/wikiedge_admin_token');
+    expect(env['WIKIEDGE_METRICS_TOKEN_FILE']).toBe('/run/secrets/wikiedge_metrics_token');
+    expect(services['prometheus']!.secrets).toEqual(['wikiedge_metrics_token']);
+    expect(read('config/prometheus/prometheus.yml')).toMatch(/authorization:\s*\n\s*type: Bearer\s*\n\s*credentials_file: \/run\/secrets\/wikiedge_metrics_token/);
+    expect(read('Dockerfile')).toMatch(/WIKIEDGE_ADMIN_TOKEN_FILE=\/run\/secrets\/wikiedge_admin_token/);
+  });
+});

@@ -63,6 +63,18 @@ describe('a hit line written as bytes', () => {
     ),
     bytesIn: fc.nat(),
     bytesOut: fc.nat(),
+    host: fc.option(fc.oneof(fc.constantFrom('wiki.example.org', 'localhost:8080', '[::1]:8080', 'é.example'), fc.string({ maxLength: 300 })), { nil: undefined }),
+    referer: fc.option(
+      fc.oneof(fc.constantFrom(
+          'https://wiki.example.org/wiki/Main_Page',
+          'https://x.example/?token=abc&a=1',
+          'https://x.example/"q"',
+          'https://wiki.example.org/wiki/Special:ConfirmEmail/0123456789abcdef0123',
+          'https://wiki.example.org/wiki/Special:ResetPassword/0123456789abcdef0123456789abcdef',
+        ), fc.string({ maxLength: 80 })),
+      { nil: undefined },
+    ),
+    httpVersion: fc.constantFrom('1.1', '1.0', '2.0', undefined),
   });
 
   it('is the string line, byte for byte, whatever the request carried', () => {
@@ -73,7 +85,7 @@ describe('a hit line written as bytes', () => {
       fc.property(hitArgs, (a) => {
         const target = parseTarget(a.target);
         for (const { log } of [bytes, string])
-          AccessLog.of(log).hit(target, cell, a.reqId, a.status, a.seconds, a.client, a.userAgent, a.bytesIn, a.bytesOut);
+          AccessLog.of(log).hit(target, cell, a.reqId, a.status, a.seconds, a.client, a.userAgent, a.bytesIn, a.bytesOut, a.host, a.referer, a.httpVersion);
         const line = bytes.text().slice(seen);
         expect(line).toBe(string.text().slice(seen));
         expect(JSON.parse(line)).toMatchObject({ reqId: a.reqId, client: a.client, status: a.status });
@@ -81,17 +93,20 @@ describe('a hit line written as bytes', () => {
       }),
       { numRuns: 500 },
     );
-  });
+  }, 30_000);
 
   it('is taken for a plain hit (the batch holds the line before any string is written)', () => {
     const writes = vi.spyOn(LineBuffer.prototype, 'write');
     const bytes = batchedLogger();
     AccessLog.of(bytes.log).hit(parseTarget('/w/api.php?action=query&meta=siteinfo'), cell, 'r-1', 200, 0.00002, '127.0.0.1', 'curl/8', 80, 400);
     expect(writes).not.toHaveBeenCalled();
+    // With the Host, a plain Referer and the protocol too (the json format's fields).
+    AccessLog.of(bytes.log).hit(parseTarget('/w/api.php?action=query&meta=siteinfo'), cell, 'r-0', 200, 0.00002, '127.0.0.1', 'curl/8', 80, 400, 'wiki.example.org', 'https://wiki.example.org/wiki/Main_Page', '1.1');
+    expect(writes).not.toHaveBeenCalled();
     AccessLog.of(bytes.log).hit(parseTarget('/w/api.php?action=query&meta=siteinfo'), cell, 'r-2', 200, 0.00002, '127.0.0.1', 'bot "x"', 80, 400);
     expect(writes).toHaveBeenCalledTimes(1);
     writes.mockRestore();
-    expect(bytes.text().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { reqId: string }).reqId)).toEqual(['r-1', 'r-2']);
+    expect(bytes.text().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { reqId: string }).reqId)).toEqual(['r-1', 'r-0', 'r-2']);
   });
 
   it('keeps every line whole and in order across batches, a refused value included', () => {

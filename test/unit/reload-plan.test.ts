@@ -29,7 +29,7 @@ describe('reloadPlan', () => {
   it.each([
     ['WIKIEDGE_HOST', '127.0.0.1', 'host'],
     ['WIKIEDGE_PORT', '9000', 'port'],
-    ['WIKIEDGE_ADMIN_HOST', '0.0.0.0', 'adminHost'],
+    ['WIKIEDGE_ADMIN_HOST', '127.0.0.2', 'adminHost'],
     ['WIKIEDGE_ADMIN_PORT', '9001', 'adminPort'],
     ['WIKIEDGE_WORKERS', '3', 'workers'],
   ])('refuses a change of %s', (env, value, key) => {

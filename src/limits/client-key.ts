@@ -1,0 +1,64 @@
+/**
+ * Who a request is charged to, keyed as MediaWiki keys its own rate limits (User::pingLimiter,
+ * includes/user/User.php; RateLimiter in later versions): a logged-in client by its user, an
+ * anonymous one by its address, an IPv6 address by its /64 (IPUtils::getSubnet, the `subnet`
+ * key; one host commonly holds a whole /64). Here a session holder is keyed by its session
+ * (the HMAC slot of its credentials, mediawiki/identity.ts) until the gateway learns whose it is
+ * (policy/session-users.ts), then by that user: so each bot on a shared address (an office's
+ * NAT, a Toolforge host) has budgets of its own, while anonymous clients behind it share one.
+ *
+ * A session cookie costs nothing to make up, and the wiki reads each one it is given: so the
+ * sessions of one address are also charged together (`group`), to budgets
+ * WIKIEDGE_CLIENT_SESSIONS_PER_ADDRESS times one client's. A flood that sends a new made-up
+ * session with every request is limited there, as a flood without cookies is by its address.
+ */
+import { isIP } from 'node:net';
+import type { Identity } from '../mediawiki/identity.js';
+
+export interface ClientKey {
+  /**
+   * The budget and the share at the wiki of this client: an anonymous client's address (or /64)
+   * as it is, `s:` and a session's slot, `u:` and a user (no address starts with `s:` or `u:`).
+   */
+  readonly key: string;
+  /** A session holder's address (`g:` and the address): the budgets of the sessions from there together. */
+  readonly group: string;
+}
+
+/**
+ * `address`: the client's (limits/client-address.ts); `identity`: who it says it is;
+ * `userOf`: the user a session slot is known to belong to.
+ */
+export function clientKey(address: string, identity: Identity, userOf: (slot: string) => string | undefined): ClientKey {
+  const where = addressKey(address);
+  if (identity.kind !== 'session') return { key: where, group: '' };
+  const user = userOf(identity.slot);
+  return { key: user === undefined ? `s:${identity.slot}` : `u:${user}`, group: `g:${where}` };
+}
+
+/** An IPv4 address as it is; an IPv6 one as its /64 (`2001:db8:1:2::/64`). */
+export function addressKey(address: string): string {
+  const plain = address.includes('%') ? address.slice(0, address.indexOf('%')) : address;
+  if (isIP(plain) !== 6) return address;
+  const groups = expandIpv6(plain);
+  if (groups === undefined) return address;
+  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+}
+
+/** The eight 16-bit groups of an IPv6 address (an IPv4 tail becomes the last two). */
+function expandIpv6(address: string): number[] | undefined {
+  let text = address.toLowerCase();
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (v4) {
+    const [a, b, c, d] = v4.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, v4.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const halves = text.split('::');
+  if (halves.length > 2) return undefined;
+  const part = (s: string) => (s === '' ? [] : s.split(':').map((g) => parseInt(g, 16)));
+  const head = part(halves[0]!);
+  const tail = halves.length === 2 ? part(halves[1]!) : [];
+  const missing = 8 - head.length - tail.length;
+  if (missing < 0 || (halves.length === 1 && missing !== 0)) return undefined;
+  return [...head, ...new Array<number>(missing).fill(0), ...tail];
+}
