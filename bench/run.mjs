@@ -147,8 +147,8 @@ async function benchHit() {
     // same: a long warm-up right before it (a Node server reaches its steady state only after V8
     // has tiered up its code and grown its young generation, and a cache in production runs for
     // days), with the others stopped (SIGSTOP, every process of their trees): an idle Node
-    // process on the same CPU still runs its timers and V8's idle-time GC. Before (eleventh
-    // session) every candidate was warmed up in a fixed order first and then waited, idle, for
+    // process on the same CPU still runs its timers and V8's idle-time GC. Before commit
+    // 49c65d1 every candidate was warmed up in a fixed order first and then waited, idle, for
     // its turn: a gateway identical to the deployed one, but warmed later, measured ~0.80× it,
     // round after round; so did the logged gateway, always warmed after the deployed one.
     for (let i = 0; i < candidates.length; i++) {

@@ -2,7 +2,7 @@
  * JSON text written straight into a log batch's bytes, for the one line that is written per cache
  * hit (observe/access-log.ts AccessLog.hit). Everything here is plain JavaScript over a Uint8Array: no
  * string is built, nothing is allocated, and no call crosses into C++ (Buffer#write, latin1Write,
- * utf8Write each do; a writer made of those, tried (docs/BENCHMARKS.md, "A log line per hit"), cost more than the
+ * utf8Write each do; a writer made of those, tried (docs/BENCHMARKS.md, "A log line per hit, run O's code"), cost more than the
  * string it replaced). What a function cannot write exactly as JSON.stringify would (a character
  * outside printable ASCII, `"` or `\`; a number that is not a safe non-negative integer) it
  * refuses with -1, and the caller writes the line as a string instead: the bytes are always the

@@ -101,7 +101,7 @@ type Destination = ReturnType<typeof pino.destination>;
  * concatenated line into the joined batch, sonic-boom's `Buffer.byteLength` of the batch, and
  * the UTF-8 encoding of the batch for fs.write; counted with callgrind in steady state, ~7,500
  * instructions per hit line to /dev/null, ~6,600 encoding each line here (docs/BENCHMARKS.md,
- * "A log line per hit"; a writer putting the hit line's bytes into the buffer itself was tried: ~8,600).
+ * "A log line per hit, run O's code"; a writer putting the hit line's bytes into the buffer itself was tried: ~8,600).
  * A remainder is handed over every flushEveryMs, by flush() or by flushSync(), and waits in
  * sonic-boom below its minLength until the flush that follows (batchedDestination).
  */

@@ -1,6 +1,6 @@
 // What the client is told (policy.ts responseHeaders, requesterCacheControl, sessionCacheControl,
 // clientNoCache), on literal headers from the real MediaWiki 1.39 lab's recorded answers
-// (the number is the row of test/unit/cache-policy-captures.test.ts that holds the same answer).
+// (test/unit/cache-policy-captures.test.ts holds the same answers, one row each).
 import { describe, expect, it } from 'vitest';
 import { bypassesCache, clientNoCache, requesterCacheControl, responseHeaders, sessionCacheControl } from '../../src/policy/policy.js';
 import { SMAXAGE_PROBE } from '../../src/policy/request.js';
@@ -12,7 +12,7 @@ const SUPPRESSED_WITH_SESSION: Identity = { kind: 'anonymous', loginSuppressed: 
 const SESSION: Identity = { kind: 'session', slot: 's', variant: 'v', unknownCredential: false };
 
 describe('responseHeaders: the client gets what the wiki would have sent for its own request', () => {
-  it('capture 05 as probed: our smaxage probe is undone (s-maxage=0, Expires at Unix time 1)', () => {
+  it('siteinfo with maxage=60, probed (ApiMain::sendCacheHeaders: s-maxage, max-age, public and an Expires): our smaxage probe is undone (s-maxage=0, Expires at Unix time 1)', () => {
     const out = responseHeaders(
       {
         'cache-control': `s-maxage=${SMAXAGE_PROBE}, max-age=60, public`,
@@ -35,19 +35,19 @@ describe('responseHeaders: the client gets what the wiki would have sent for its
     });
   });
 
-  it('capture 04 as probed (no maxage): private, must-revalidate, max-age=0, no Expires', () => {
+  it('siteinfo without maxage, probed (s-maxage=<probe>, max-age=0, public): private, must-revalidate, max-age=0, no Expires', () => {
     const out = responseHeaders({ 'cache-control': `s-maxage=${SMAXAGE_PROBE}, max-age=0, public`, vary: VARY_PUB }, { probed: true, perSession: false });
     expect(out['cache-control']).toBe('private, must-revalidate, max-age=0');
     expect(out['expires']).toBeUndefined();
   });
 
-  it('capture 80 (a module`s own setCacheMaxAge wins over the probe): left as the wiki sent it', () => {
+  it('a module`s own setCacheMaxAge wins over the probe (ApiMain::sendCacheHeaders reads the (s)maxage parameters only if nobody called it): left as the wiki sent it', () => {
     const out = responseHeaders({ 'cache-control': 'max-age=3600, s-maxage=3600, public', expires: 'x' }, { probed: true, perSession: false });
     expect(out['cache-control']).toBe('max-age=3600, s-maxage=3600, public');
     expect(out['expires']).toBe('x');
   });
 
-  it('capture 57 kept for a session: never public, no Expires', () => {
+  it('a public answer to a session holder (uselang=content: ApiMain::setCacheMode downgrades public for uselang=user only) kept for a session: never public, no Expires', () => {
     const out = responseHeaders({ 'cache-control': 's-maxage=60, max-age=60, public', expires: 'x', vary: VARY_PUB }, { probed: false, perSession: true });
     expect(out['cache-control']).toBe('private, must-revalidate, max-age=60');
     expect(out['expires']).toBeUndefined();
@@ -70,7 +70,7 @@ describe('sessionCacheControl', () => {
 describe('requesterCacheControl: credentials never hear public', () => {
   it.each([
     ['anonymous: untouched', ANON, 's-maxage=60, max-age=60, public', undefined],
-    ['login-suppressed with a session (capture 54 + a session): private', SUPPRESSED_WITH_SESSION, 's-maxage=60, max-age=60, public', 'private, must-revalidate, max-age=60'],
+    ['login-suppressed with a session (origin=*: ApiMain answers as anonymous, MediaWiki-Login-Suppressed: true): private', SUPPRESSED_WITH_SESSION, 's-maxage=60, max-age=60, public', 'private, must-revalidate, max-age=60'],
     ['login-suppressed with a session, private already', SUPPRESSED_WITH_SESSION, 'private, must-revalidate, max-age=0', 'private, must-revalidate, max-age=0'],
     ['login-suppressed with a session, no Cache-Control', SUPPRESSED_WITH_SESSION, undefined, 'private, must-revalidate, max-age=0'],
     ['a session holder passed a public answer', SESSION, 's-maxage=60, max-age=60, public', 'private, must-revalidate, max-age=60'],

@@ -19,7 +19,7 @@ describe('DebuginfoMetrics.record', () => {
     return m?.values ?? [];
   }
 
-  it('records the figures of a real debuginfo block (capture 61, anonymous siteinfo)', async () => {
+  it('records the figures of a real debuginfo block (capture-61-siteinfo-fv1.json, anonymous siteinfo)', async () => {
     const registry = new Registry();
     const metrics = new DebuginfoMetrics(registry);
     const { debuginfo, format } = stripDebuginfo(fixture('capture-61-siteinfo-fv1.json'), 'application/json');
@@ -45,7 +45,7 @@ describe('DebuginfoMetrics.record', () => {
     expect(text).toContain('wikiedge_wiki_memory_unparsed_total{field="memory"} 0');
     expect(text).toContain('wikiedge_wiki_log_entries_total{type="log"} 1');
     expect(text).toContain('wikiedge_wiki_log_entries_total{type="warn"} 0');
-    // capture 61 has no uselang: downgraded to anon-public-user-private
+    // capture-61-siteinfo-fv1.json has no uselang: downgraded to anon-public-user-private
     expect(text).toContain('wikiedge_wiki_cache_mode_total{mode="anon-public-user-private"} 1');
     expect(text).toContain('wikiedge_wiki_cache_mode_total{mode="public"} 0');
     expect(text).toContain(
@@ -54,7 +54,7 @@ describe('DebuginfoMetrics.record', () => {
     expect(text).toContain('wikiedge_debuginfo_stripped_total{format="json"} 1');
   });
 
-  it('capture 60 (filearchive) counts the private cache mode', async () => {
+  it('capture-60-filearchive-fv1.json (filearchive) counts the private cache mode', async () => {
     const registry = new Registry();
     const metrics = new DebuginfoMetrics(registry);
     metrics.record(

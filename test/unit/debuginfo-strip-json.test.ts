@@ -20,7 +20,7 @@ function assertNoLeak(body: Buffer) {
 }
 
 describe('real captures (MediaWiki 1.39.17, $wgDebugToolbar = true)', () => {
-  it('60, fv1 filearchive: the result is byte-identical to the same request with debug off (capture 01)', () => {
+  it('60, fv1 filearchive: the result is byte-identical to the same request with debug off (capture-01-filearchive-nodebug.json)', () => {
     const r = stripDebuginfo(fixture('capture-60-filearchive-fv1.json'), JSON_TYPE);
     expect(r.body.equals(fixture('capture-01-filearchive-nodebug.json'))).toBe(true);
     expect(r.format).toBe('json');
@@ -29,7 +29,7 @@ describe('real captures (MediaWiki 1.39.17, $wgDebugToolbar = true)', () => {
     expect(r.debuginfo).not.toHaveProperty('gitRevision');
   });
 
-  it('65, fv2 filearchive: byte-identical to capture 18 (fv2, debug off); git fields are false', () => {
+  it('65, fv2 filearchive: byte-identical to capture-18-filearchive-fv2-nodebug.json (fv2, debug off); git fields are false', () => {
     const r = stripDebuginfo(fixture('capture-65-filearchive-fv2.json'), JSON_TYPE);
     expect(r.body.equals(fixture('capture-18-filearchive-fv2-nodebug.json'))).toBe(true);
     expect(r.debuginfo).toMatchObject({ gitRevision: false, gitBranch: false, gitViewUrl: false });
@@ -182,7 +182,7 @@ describe('fails closed', () => {
   });
 });
 
-describe('cost on a real ~95 KB answer (capture 61)', () => {
+describe('cost on a real ~95 KB answer (capture-61-siteinfo-fv1.json)', () => {
   it('mayCarryDebuginfo is a scan, stripDebuginfo stays in the low milliseconds', () => {
     const input = fixture('capture-61-siteinfo-fv1.json');
     const off = fixture('capture-01-filearchive-nodebug.json');

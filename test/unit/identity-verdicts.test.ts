@@ -93,9 +93,9 @@ const COOKIE_TABLE: Array<[string, string, Verdict]> = [
   ['wikiUserID alone authenticates nobody', 'wikiUserID=1', 'anonymous'],
   ['wikiUserName alone authenticates nobody', 'wikiUserName=Admin', 'anonymous'],
   ['wikiUserID + wikiUserName without token or session', 'wikiUserID=1; wikiUserName=Admin', 'anonymous'],
-  ['capture 39: foo + wikiUserName', 'foo=bar; wikiUserName=Bob', 'anonymous'],
+  ['foo + wikiUserName: MediaWiki answers it public (no session id, no UserID: provideSessionInfo returns null)', 'foo=bar; wikiUserName=Bob', 'anonymous'],
   [
-    'capture 30: wikiToken and forceHTTPS among them',
+    'wikiToken and forceHTTPS among them (vary cookies; MediaWiki deletes the stale set: CookieSessionProvider::unpersistSession)',
     'wikiUserID=1; wikiUserName=Admin; wikiToken=0000; forceHTTPS=true',
     'session',
   ],

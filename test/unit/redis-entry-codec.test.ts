@@ -11,7 +11,7 @@ import { stripDebuginfo } from '../../src/mediawiki/debuginfo/strip.js';
 const fixture = (name: string) =>
   readFileSync(path.resolve(import.meta.dirname, '../fixtures/debuginfo', name));
 
-/** capture 61 (anonymous siteinfo, MediaWiki 1.39.17) as the gateway stores it: debuginfo stripped,
+/** test/fixtures/debuginfo/capture-61-siteinfo-fv1.json (anonymous siteinfo, MediaWiki 1.39.17) as the gateway stores it: debuginfo stripped,
  * client-facing headers as clientHeadersFor() leaves them (probe undone: private cache headers). */
 function siteinfoEntry(): CacheEntry {
   const raw = fixture('capture-61-siteinfo-fv1.json');
@@ -64,7 +64,7 @@ describe('entry codec', () => {
       saved: json - binary,
       ratio: Number((binary / json).toFixed(3)),
     };
-    console.log(`entry codec, siteinfo (capture 61): ${JSON.stringify(figures)}`);
+    console.log(`entry codec, siteinfo (capture-61-siteinfo-fv1.json): ${JSON.stringify(figures)}`);
     expect(binary).toBeLessThan(json);
     // Headers, metadata and lengths: a few hundred bytes on top of the body.
     expect(binary - body).toBeLessThan(600);
