@@ -24,7 +24,9 @@
 //   BENCH_WIKIBASE_SECONDS (60)    load, both builds at once
 //   BENCH_WIKIBASE_ITEMS (200)     items created before the load (wbeditentity new=item)
 //   BENCH_WIKIBASE_READ_RATE (40)  mix reads per second, per gateway
-//   BENCH_WIKIBASE_EDIT_RATE (10)  entity edits per second, straight at the wiki
+//   BENCH_WIKIBASE_EDIT_RATE (10)  entity edits per second, straight at the wiki (what it can take)
+//   BENCH_WIKIBASE_READERS (6)     read loops per gateway
+//   BENCH_WIKIBASE_EDITORS (1)     edit loops;  BENCH_WIKIBASE_WARM_SECONDS (20) the mix alone first
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,11 +40,14 @@ const SECONDS = Number(process.env.BENCH_WIKIBASE_SECONDS ?? 60);
 const ITEMS = Number(process.env.BENCH_WIKIBASE_ITEMS ?? 200);
 const READ_RATE = Number(process.env.BENCH_WIKIBASE_READ_RATE ?? 40);
 const EDIT_RATE = Number(process.env.BENCH_WIKIBASE_EDIT_RATE ?? 10);
-const WARM_SECONDS = 10;
+const WARM_SECONDS = Number(process.env.BENCH_WIKIBASE_WARM_SECONDS ?? 20);
 /** Concurrent read loops of the mix per gateway; each paces itself to its share of READ_RATE. */
-const READERS = 6;
-/** Concurrent entity-edit loops; each paces itself to its share of EDIT_RATE. */
-const EDITORS = 4;
+const READERS = Number(process.env.BENCH_WIKIBASE_READERS ?? 6);
+/**
+ * Entity-edit loops, each paced to its share of EDIT_RATE. One by default: SQLite takes one write
+ * at a time, so more loops only wait for its lock (4 loops: an edit took 6.7 s p50 on a busy host).
+ */
+const EDITORS = Number(process.env.BENCH_WIKIBASE_EDITORS ?? 1);
 /** Trackers polling at once per gateway (edits beyond are made, not tracked). */
 const MAX_TRACKED = 60;
 const STALE_CAP_S = 30;
@@ -201,12 +206,15 @@ export async function benchWikibase(record = () => undefined) {
   console.log(
     `\n## Wikibase: Zipf reads at ${READ_RATE}/s per gateway, ${EDIT_RATE} entity edits/s straight at the wiki, ${SECONDS} s, builds ${builds.map((b) => b.name).join(' · ')} side by side`,
   );
+  // 8 php -S workers, not 4: an edit holds one while MediaWiki sends its PURGEs, and the current
+  // build answers a PURGE after asking the wiki (src/invalidation/purge-confirmation.ts), which
+  // needs another free worker.
   // BENCH_WIKIBASE_DATA: a wiki made by `setup.sh --wikibase` that is running (kept afterwards).
   const given = process.env.BENCH_WIKIBASE_DATA;
   const data = given ?? path.join(mkdtempSync(path.join(tmpdir(), 'wikiedge-wbbench.')), 'wiki');
   const out = given
     ? `WIKI_URL=http://127.0.0.1:${readFileSync(path.join(data, 'port'), 'utf8').trim()}`
-    : execFileSync('bash', [path.join(root, 'scripts/wiki/setup.sh'), '--data', data, '--no-debug', '--wikibase'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    : execFileSync('bash', [path.join(root, 'scripts/wiki/setup.sh'), '--data', data, '--no-debug', '--wikibase', '--workers', '8'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
   const wikiUrl = /WIKI_URL=(\S+)/.exec(out)[1];
   const gws = [];
   try {
@@ -234,21 +242,22 @@ export async function benchWikibase(record = () => undefined) {
     const stats = gws.map(() => ({ reads: 0, hits: 0, failed: 0, byKind: new Map(), stale: { entities: [], claims: [] }, tracked: 0, unresolved: 0, superseded: 0, polls: 0 }));
     let measuring = false;
     const sentBefore = await Promise.all(gws.map((g) => upstreamRequests(g.admin)));
-    /** One reader loop: the same sequence (seed k) to every gateway, each read sent to both at once. */
+    /**
+     * READERS loops per gateway, each paced to its share of READ_RATE; loop k sends the same
+     * sequence (seed seedBase + k) to every gateway, without waiting for the other gateway's answer.
+     */
     const readers = (until, seedBase) =>
-      Array.from({ length: READERS }, async (_, k) => {
-        const r = prng(seedBase + k);
-        const pick = zipf(items.length, r);
-        let next = Date.now();
-        while (Date.now() < until) {
-          let w = r() * totalWeight;
-          const kind = kinds.find((x) => (w -= x[1]) < 0) ?? kinds[0];
-          const p = kind[2](items[pick()], r);
-          await Promise.all(
-            gws.map(async (g, gi) => {
-              const s = stats[gi];
-              const res = await get(g.url, p).catch(() => undefined);
-              if (!measuring) return;
+      gws.flatMap((g, gi) =>
+        Array.from({ length: READERS }, async (_, k) => {
+          const r = prng(seedBase + k);
+          const pick = zipf(items.length, r);
+          const s = stats[gi];
+          let next = Date.now();
+          while (Date.now() < until) {
+            let w = r() * totalWeight;
+            const kind = kinds.find((x) => (w -= x[1]) < 0) ?? kinds[0];
+            const res = await get(g.url, kind[2](items[pick()], r)).catch(() => undefined);
+            if (measuring) {
               s.reads++;
               if (!res || res.status !== 200) s.failed++;
               const hit = res !== undefined && HIT.has(res.cache);
@@ -257,13 +266,13 @@ export async function benchWikibase(record = () => undefined) {
               kk.reads++;
               if (hit) kk.hits++;
               s.byKind.set(kind[0], kk);
-            }),
-          );
-          next += (READERS * 1000) / READ_RATE;
-          const wait = next - Date.now();
-          if (wait > 0) await sleep(wait);
-        }
-      });
+            }
+            next += (READERS * 1000) / READ_RATE;
+            const wait = next - Date.now();
+            if (wait > 0) await sleep(wait);
+          }
+        }),
+      );
 
     // Warm-up: the mix alone, not counted.
     await Promise.all(readers(Date.now() + WARM_SECONDS * 1000, 1000));
@@ -386,7 +395,7 @@ export async function benchWikibase(record = () => undefined) {
       ['mix reads/s per gateway', ...results.map((r) => fmt(r.readsPerSecond, 1))],
       ['share of reads from the cache', ...results.map((r) => fmt(100 * r.hitShare, 1) + ' %')],
       ...kindNames.map((k) => [`  ${k}`, ...results.map((r) => { const v = r.byKind.get(k); return v ? `${fmt((100 * v.hits) / v.reads, 1)} % of ${v.reads}` : 'n/a'; })]),
-      ['requests sent to the wiki (its gateway`s metric)', ...results.map((r) => String(r.upstream))],
+      ['requests for clients sent to the wiki (wikiedge_upstream_requests_total: misses and passes; not the follower, not PURGE confirmations)', ...results.map((r) => String(r.upstream))],
       ['staleness s, wbgetentities: p50 / p99 / max (n)', ...results.map((r) => st(r.ent))],
       ['staleness s, wbgetclaims after wbsetclaimvalue', ...results.map((r) => st(r.clm))],
       ['tracked / not fresh in 30 s / superseded', ...results.map((r) => `${r.tracked} / ${r.unresolved} / ${r.superseded}`)],
@@ -395,7 +404,7 @@ export async function benchWikibase(record = () => undefined) {
     const widths = lines[0].map((_, c) => Math.max(...lines.map((l) => l[c].length)));
     for (const l of lines) console.log(`  ${l.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ')}`);
     const [a, b] = results;
-    console.log(`  ratio current / previous: hit share ${fmt(b.hitShare / a.hitShare, 2)}x, requests to the wiki ${fmt(b.upstream / Math.max(1, a.upstream), 2)}x`);
+    console.log(`  ratio current / previous: hit share ${fmt(b.hitShare / a.hitShare, 2)}x, requests for clients to the wiki ${fmt(b.upstream / Math.max(1, a.upstream), 2)}x`);
     for (const l of lines.slice(1)) record('wikibase', `${l[0].trim()} (${builds.map((x) => x.name).join(' · ')})`, l.slice(1).join(' · '));
     return results;
   } finally {
