@@ -26,7 +26,7 @@
 //   BENCH_WIKIBASE_READ_RATE (40)  mix reads per second, per gateway
 //   BENCH_WIKIBASE_EDIT_RATE (10)  entity edits per second, straight at the wiki (what it can take)
 //   BENCH_WIKIBASE_READERS (6)     read loops per gateway
-//   BENCH_WIKIBASE_EDITORS (1)     edit loops;  BENCH_WIKIBASE_WARM_SECONDS (20) the mix alone first
+//   BENCH_WIKIBASE_EDITORS (4)     edit loops;  BENCH_WIKIBASE_WARM_SECONDS (20) the mix alone first
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,10 +44,10 @@ const WARM_SECONDS = Number(process.env.BENCH_WIKIBASE_WARM_SECONDS ?? 20);
 /** Concurrent read loops of the mix per gateway; each paces itself to its share of READ_RATE. */
 const READERS = Number(process.env.BENCH_WIKIBASE_READERS ?? 6);
 /**
- * Entity-edit loops, each paced to its share of EDIT_RATE. One by default: SQLite takes one write
- * at a time, so more loops only wait for its lock (4 loops: an edit took 6.7 s p50 on a busy host).
+ * Entity-edit loops, each paced to its share of EDIT_RATE: an edit can take seconds on a busy host
+ * (docs/BENCHMARKS.md, Wikibase: 4 loops made 0.6 edits/s in run WB1, one loop 0.1/s in WB2).
  */
-const EDITORS = Number(process.env.BENCH_WIKIBASE_EDITORS ?? 1);
+const EDITORS = Number(process.env.BENCH_WIKIBASE_EDITORS ?? 4);
 /** Trackers polling at once per gateway (edits beyond are made, not tracked). */
 const MAX_TRACKED = 60;
 const STALE_CAP_S = 30;
