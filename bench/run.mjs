@@ -10,7 +10,9 @@
 //   BENCH_WARMUP_SECONDS (6)   load on each hit-path candidate before it is measured
 //   BENCH_ONLY=hit,cluster,zipf,coalesce,miss,flood,credential-net,memory  run a subset;
 //                              `invalidation` (bench/invalidation.mjs, minutes per configuration)
-//                              and `compression` (bench/compression.mjs) run only when named
+//                              and `compression` (bench/compression.mjs) run only when named;
+//                              so does `wikibase` (bench/wikibase.mjs: two builds side by side in
+//                              front of the stand-in Wikibase; BENCH_WIKIBASE_PREV names the other)
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -37,6 +39,7 @@ import {
 import { benchCompression } from './compression.mjs';
 import { benchCredentialNet, benchFlood } from './flood.mjs';
 import { benchInvalidation, dependencyCost } from './invalidation.mjs';
+import { benchWikibase } from './wikibase.mjs';
 
 const ONLY = new Set((process.env.BENCH_ONLY ?? 'hit,cluster,zipf,coalesce,miss,flood,credential-net,memory').split(','));
 const rows = [];
@@ -440,7 +443,8 @@ function benchMemory() {
 }
 
 console.log(`# wikiedge benchmarks ${new Date().toISOString()} · ${process.version} · ${(await import('node:os')).cpus().length} CPUs · ${SECONDS}s per wrk run`);
-if (!have('wrk')) {
+// The invalidation and Wikibase sections send their requests themselves (undici), not with wrk.
+if ([...ONLY].some((s) => !['invalidation', 'wikibase'].includes(s)) && !have('wrk')) {
   console.error('wrk is required (apt-get install wrk)');
   process.exit(1);
 }
@@ -460,6 +464,7 @@ if (ONLY.has('credential-net')) await benchCredentialNet(row);
 if (ONLY.has('invalidation')) await dependencyCost(record);
 if (ONLY.has('memory')) benchMemory();
 if (ONLY.has('compression')) await benchCompression(row, withWiki);
+if (ONLY.has('wikibase')) await benchWikibase(record);
 writeFileSync(path.join(work, 'results.json'), JSON.stringify(rows, null, 2));
 console.log(`\nresults: ${path.join(work, 'results.json')}`);
 stopAll();
