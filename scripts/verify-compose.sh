@@ -203,7 +203,7 @@ fi
 
 # The configuration keys of the gateway being tested, from its image.
 if ! pm run --rm --network none --entrypoint node "$GATEWAY_IMAGE" --input-type=module \
-  -e 'const m = await import("/app/dist/config.js"); console.log([...m.CONFIG_KEYS, ...(m.SECRET_FILE_KEYS ?? [])].join("\n"));' \
+  -e 'const m = await import("/app/dist/config/config.js"); console.log([...m.CONFIG_KEYS, ...(m.SECRET_FILE_KEYS ?? [])].join("\n"));' \
   > "$WORK/known-keys.txt" 2> "$WORK/known-keys.err"; then
   grep -v systemd "$WORK/known-keys.err" >&2 || true
   abort "could not read CONFIG_KEYS from the gateway image"

@@ -4,9 +4,9 @@
  *
  * The commit: SOURCE_COMMIT in the environment (what Docker Hub's automated builds and most CI
  * set; pass it to a container to say which commit its image holds), else what `npm run build`
- * wrote next to the compiled files (dist/observe/build-info.json, from SOURCE_COMMIT or `git rev-parse
+ * wrote at the top of the compiled files (dist/build-info.json, from SOURCE_COMMIT or `git rev-parse
  * HEAD` at build time: package.json's postbuild), else `unknown` (tests run from src/, or a
- * build without git).
+ * build without git). Paths are from this file's place, dist/observe/ (src/observe/ in tests).
  */
 import { readFileSync } from 'node:fs';
 
@@ -18,8 +18,8 @@ export interface BuildInfo {
 
 export function buildInfo(env: NodeJS.ProcessEnv = process.env): BuildInfo {
   return {
-    version: jsonField(new URL('../package.json', import.meta.url), 'version') ?? 'unknown',
-    commit: commitLabel(env['SOURCE_COMMIT']) ?? commitLabel(jsonField(new URL('./build-info.json', import.meta.url), 'commit')) ?? 'unknown',
+    version: jsonField(new URL('../../package.json', import.meta.url), 'version') ?? 'unknown',
+    commit: commitLabel(env['SOURCE_COMMIT']) ?? commitLabel(jsonField(new URL('../build-info.json', import.meta.url), 'commit')) ?? 'unknown',
     node_version: process.version,
   };
 }

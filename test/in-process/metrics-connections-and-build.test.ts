@@ -81,4 +81,14 @@ describe('connections and build metrics', () => {
     expect(buildInfo({ SOURCE_COMMIT: '0123456789ABCDEF0123456789abcdef01234567' }).commit).toBe('0123456789abcdef0123456789abcdef01234567');
     expect(buildInfo({ SOURCE_COMMIT: 'not a commit"}' }).commit).toMatch(/^([0-9a-f]{7,40}|unknown)$/);
   });
+
+  it('finds package.json and the build`s commit from where the compiled file sits (dist/observe/)', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const compiled = (await import(new URL('../../dist/observe/build-info.js', import.meta.url).href)) as typeof import('../../src/observe/build-info.js');
+    const info = compiled.buildInfo({});
+    expect(info.version).toBe(pkg.version);
+    const written = JSON.parse(await readFile(new URL('../../dist/build-info.json', import.meta.url), 'utf8')) as { commit: string };
+    expect(info.commit).toBe(written.commit === 'unknown' ? 'unknown' : written.commit.toLowerCase());
+  });
 });
