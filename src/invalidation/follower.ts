@@ -21,8 +21,9 @@
  * a later one was read. Such rows fall in a window just before the cursor: the follower starts
  * each poll from the window's floor instead of the cursor and applies a row there only when its
  * id is not among those it applied (`seen`). The window is small and never blocks progress: it
- * holds the last LATE_WINDOW_MS before the cursor but at most SEEN_MAX rows (the floor moves up
- * past older ones, and only moves up), so it costs at most a few pages of a poll's budget. A
+ * holds the last LATE_WINDOW_MS before the cursor but at most SEEN_MAX rows and WINDOW_PAGES pages
+ * (the floor moves up past older ones, and only moves up), so it costs at most WINDOW_PAGES of a
+ * poll's MAX_PAGES_PER_POLL. A
  * row that comes later than that, or dated further back (a categorize row hours late), is not
  * seen: a known limit, as it was with the fixed overlap before.
  *
@@ -74,10 +75,16 @@ import { type Namespaces, namespacesFromSiteinfo } from '../mediawiki/titles.js'
 export const LATE_WINDOW_MS = 60_000;
 /** At most this many rows are kept in the late window (`seen`): the floor moves past older ones. */
 export const SEEN_MAX = 2_000;
+/**
+ * And at most this many of the wiki's pages of them (rclimit=max is 500 rows for a reader, 5,000
+ * for a bot, less where $wgAPIMaxResultSize cuts a page short): the window costs a poll at most
+ * these pages of its MAX_PAGES_PER_POLL, whatever the page size.
+ */
+export const WINDOW_PAGES = 4;
 /** At most this many pages of rows per poll (rclimit=max: 500 for a reader); then the next poll at once. */
 export const MAX_PAGES_PER_POLL = 40;
 /** A poll stops asking for more pages after this long (real time): the lease is renewed per poll. */
-const POLL_BUDGET_MS = 2_500;
+export const POLL_BUDGET_MS = 2_500;
 /** Rows per apply call: their changes are merged into one invalidation (signals.ts apply). */
 export const APPLY_BATCH_ROWS = 2_000;
 /** A cursor not polled for this long is checked against the oldest row the wiki still has. */
@@ -143,6 +150,8 @@ export interface FollowerOptions {
   readonly gapAfterMs: number;
   /** A poll that ends with the cursor further behind the wiki's clock: a gap ('behind'). */
   readonly maxLagMs?: number;
+  /** A poll asks for no more pages after this long (real time); POLL_BUDGET_MS unless said. */
+  readonly pollBudgetMs?: number;
   readonly requestTimeoutMs: number;
   readonly now: () => number;
   readonly log: Logger;
@@ -190,6 +199,8 @@ export class ChangeFollower {
   private currentNamespaces: Namespaces | undefined;
   private readonly startedAt: number;
   private readonly maxLagMs: number;
+  /** The rows of the wiki's fullest page seen (a page followed by another): WINDOW_PAGES' unit. */
+  private pageRows = 500;
 
   constructor(private readonly opts: FollowerOptions) {
     this.startedAt = opts.now();
@@ -358,19 +369,40 @@ export class ChangeFollower {
   }
 
   /**
-   * A gap, then the newest row the wiki has now (rows before it are covered by the gap). The late
-   * window starts LATE_WINDOW_MS before it: a late row of what happened just before the gap is
-   * still applied; the newest row itself is seen.
+   * A gap, then the newest row the wiki has now, never one dated ahead of its clock (rows before
+   * it are covered by the gap). The rows of the late window before it (at most SEEN_MAX, newest
+   * first) and any dated ahead are read once and taken as seen, not applied: the gap covers
+   * them, and a row inserted late and dated in that window is still applied at the next poll.
    */
   private async restart(reason: GapReason, now: number): Promise<State> {
-    const answer = (await this.ask(`${RC_QUERY}&rcdir=older&rclimit=1&curtimestamp=1`)) as RcAnswer;
-    if (answer.error) throw new Error(`recentchanges: ${answer.error.code ?? 'error'}: ${answer.error.info ?? ''}`);
-    const server = answer.curtimestamp !== undefined ? seconds(answer.curtimestamp) : Math.floor(now / 1000);
-    const newest = answer.query?.recentchanges?.[0];
+    let server: number | undefined;
+    const rows: Position[] = [];
+    let complete = false;
+    let cont = '';
+    for (let page = 0; page * 500 < SEEN_MAX; page++) {
+      const end = server !== undefined ? `&rcend=${isoOf(server - LATE_WINDOW_MS / 1000)}` : '';
+      const answer = (await this.ask(`${RC_QUERY}&rcdir=older&rclimit=${page === 0 ? 1 : 'max'}&curtimestamp=1${end}${cont}`)) as RcAnswer;
+      if (answer.error) throw new Error(`recentchanges: ${answer.error.code ?? 'error'}: ${answer.error.info ?? ''}`);
+      server ??= answer.curtimestamp !== undefined ? seconds(answer.curtimestamp) : Math.floor(now / 1000);
+      for (const row of answer.query?.recentchanges ?? []) rows.push({ s: seconds(row.timestamp), id: row.rcid });
+      const next = answer.continue?.rccontinue;
+      if (!next) {
+        complete = true;
+        break;
+      }
+      cont = `&rccontinue=${encodeURIComponent(next)}`;
+    }
+    const present = server!;
     // Never ahead of the wiki's clock (a row dated in the future would hide the rows before it).
-    const row = newest && seconds(newest.timestamp) <= server ? { s: seconds(newest.timestamp), id: newest.rcid } : undefined;
-    const pos = row ?? { s: server, id: 0 };
-    this.state = { pos, floor: { s: pos.s - LATE_WINDOW_MS / 1000, id: 0 }, seen: new Map(row ? [[row.id, row.s]] : []) };
+    const newest = rows.find((r) => r.s <= present);
+    const pos = newest ?? { s: present, id: 0 };
+    const windowStart = { s: pos.s - LATE_WINDOW_MS / 1000, id: 0 };
+    const last = rows.at(-1);
+    let floor = complete || !last || cmp(last, windowStart) < 0 ? windowStart : last;
+    if (cmp(floor, pos) > 0) floor = pos;
+    const seen = new Map<number, number>();
+    for (const r of rows) if (cmp(r, floor) > 0) seen.set(r.id, r.s);
+    this.state = { pos, floor, seen };
     await this.opts.cursors.save(this.toCursor(undefined));
     await this.gap(reason, now);
     return this.state;
@@ -403,7 +435,8 @@ export class ChangeFollower {
       batchSeen = [];
     };
     const started = performance.now();
-    for (let page = 0; page < MAX_PAGES_PER_POLL && performance.now() - started < POLL_BUDGET_MS; page++) {
+    const budget = this.opts.pollBudgetMs ?? POLL_BUDGET_MS;
+    for (let page = 0; page < MAX_PAGES_PER_POLL && performance.now() - started < budget; page++) {
       const cont = `${tsMw(from.s)}|${from.id + 1}`;
       const answer = (await this.ask(`${RC_QUERY}&rcdir=newer&rclimit=max&curtimestamp=1&rccontinue=${cont}`)) as RcAnswer;
       if (answer.error) throw new Error(`recentchanges: ${answer.error.code ?? 'error'}: ${answer.error.info ?? ''}`);
@@ -428,6 +461,7 @@ export class ChangeFollower {
         else if (cmp(key, pos) > 0) pos = key;
         if (ended) break;
       }
+      if (answer.continue?.rccontinue && list.length > 0) this.pageRows = page === 0 ? list.length : Math.max(this.pageRows, list.length);
       if (batch.length >= APPLY_BATCH_ROWS) await commit();
       if (ended || !answer.continue?.rccontinue || list.length === 0) {
         ended = true;
@@ -437,7 +471,7 @@ export class ChangeFollower {
     await commit();
     if (late > 0) this.opts.log.info({ rows: late }, 'change follower: rows inserted late (dated before the cursor) applied');
     if (ahead) await this.gap('clock', this.opts.now());
-    this.state = { pos, floor: nextFloor(st.floor, pos, seen), seen };
+    this.state = { pos, floor: nextFloor(st.floor, pos, seen, Math.min(SEEN_MAX, WINDOW_PAGES * this.pageRows)), seen };
     prune(this.state);
     const behindMs = ended || server === undefined ? 0 : Math.max(0, (server - pos.s) * 1000);
     return { behindMs, more: !ended, rows };
@@ -454,10 +488,8 @@ export class ChangeFollower {
     const back = previous !== undefined && server * 1000 < previous - CLOCK_SLACK_MS;
     const cursorAhead = this.state !== undefined && this.state.pos.s * 1000 > server * 1000 + CLOCK_SLACK_MS;
     if (!back && !cursorAhead) return false;
-    // Rows already applied stay seen: those dated after the new present are not news again.
-    const pos = { s: server, id: 0 };
-    this.state = { pos, floor: pos, seen: new Map(this.state?.seen ?? []) };
-    await this.gap('clock', this.opts.now());
+    // A new start at the wiki's present; the rows dated after it were applied already (seen).
+    await this.restart('clock', this.opts.now());
     return true;
   }
 
@@ -494,17 +526,17 @@ function cmp(a: Position, b: Position): number {
 
 /**
  * The late window's next floor: LATE_WINDOW_MS before the cursor, or higher so that at most
- * SEEN_MAX applied rows lie above it; never lower than before (rows below the old floor were not
+ * `max` applied rows lie above it; never lower than before (rows below the old floor were not
  * kept in `seen`: read again they would be applied twice).
  */
-function nextFloor(floor: Position, pos: Position, seen: ReadonlyMap<number, number>): Position {
+function nextFloor(floor: Position, pos: Position, seen: ReadonlyMap<number, number>, max: number): Position {
   let next: Position = { s: pos.s - LATE_WINDOW_MS / 1000, id: 0 };
   if (cmp(next, floor) < 0) next = floor;
   const kept: Position[] = [];
   for (const [id, s] of seen) if (cmp({ s, id }, next) > 0) kept.push({ s, id });
-  if (kept.length <= SEEN_MAX) return next;
+  if (kept.length <= max) return next;
   kept.sort(cmp);
-  return kept[kept.length - SEEN_MAX - 1]!;
+  return kept[kept.length - max - 1]!;
 }
 
 /** Drops from `seen` the rows at or below the floor: never read again. */

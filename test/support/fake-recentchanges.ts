@@ -161,6 +161,7 @@ export interface FollowerSetup {
   readonly unhealthyAfterMs?: number;
   readonly gapAfterMs?: number;
   readonly maxLagMs?: number;
+  readonly pollBudgetMs?: number;
 }
 
 /** A wiki stand-in listening on a port, for followers to poll. */
@@ -191,6 +192,8 @@ export function followerOf(url: string, setup: FollowerSetup = {}): FollowerUnde
     unhealthyAfterMs: setup.unhealthyAfterMs ?? 10_000,
     gapAfterMs: setup.gapAfterMs ?? 60_000,
     ...(setup.maxLagMs !== undefined && { maxLagMs: setup.maxLagMs }),
+    // Polls end by their page count, not by how busy the machine is: tests count polls.
+    pollBudgetMs: setup.pollBudgetMs ?? 600_000,
     requestTimeoutMs: 2_000,
     now: () => out.now,
     log: pino({ level: 'silent' }),
