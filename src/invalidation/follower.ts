@@ -473,7 +473,9 @@ export class ChangeFollower {
     if (ahead) await this.gap('clock', this.opts.now());
     this.state = { pos, floor: nextFloor(st.floor, pos, seen, Math.min(SEEN_MAX, WINDOW_PAGES * this.pageRows)), seen };
     prune(this.state);
-    const behindMs = ended || server === undefined ? 0 : Math.max(0, (server - pos.s) * 1000);
+    // Stopped with rows left: the oldest row not read is after the last one read (`from`), which
+    // may be in the window well before the cursor (a burst of rows inserted late, dated earlier).
+    const behindMs = ended || server === undefined ? 0 : Math.max(0, (server - Math.min(from.s, pos.s)) * 1000);
     return { behindMs, more: !ended, rows };
   }
 
