@@ -74,13 +74,13 @@ import { type Namespaces, namespacesFromSiteinfo } from '../mediawiki/titles.js'
 /** How far before the cursor rows inserted late are looked for (seconds of the wiki's clock). */
 export const LATE_WINDOW_MS = 60_000;
 /** At most this many rows are kept in the late window (`seen`): the floor moves past older ones. */
-export const SEEN_MAX = 2_000;
+export const SEEN_MAX = 1_000;
 /**
  * And at most this many of the wiki's pages of them (rclimit=max is 500 rows for a reader, 5,000
  * for a bot, less where $wgAPIMaxResultSize cuts a page short): the window costs a poll at most
  * these pages of its MAX_PAGES_PER_POLL, whatever the page size.
  */
-export const WINDOW_PAGES = 4;
+export const WINDOW_PAGES = 2;
 /** At most this many pages of rows per poll (rclimit=max: 500 for a reader); then the next poll at once. */
 export const MAX_PAGES_PER_POLL = 40;
 /** A poll stops asking for more pages after this long (real time): the lease is renewed per poll. */
@@ -222,13 +222,18 @@ export class ChangeFollower {
   }
 
   start(): void {
+    // Polls start every pollMs (a slow poll is followed by the next at once, not pollMs later):
+    // a change waits half an interval on average plus the poll itself (docs/BENCHMARKS.md,
+    // "Follower").
     const tick = () => {
       if (this.stopped) return;
+      const began = performance.now();
       this.running = this.pollOnce()
         .catch((err: unknown) => this.opts.log.error({ err: String(err) }, 'change follower: poll failed unexpectedly'))
         .finally(() => {
           this.running = undefined;
-          if (!this.stopped) this.timer = setTimeout(tick, this.more ? 0 : this.opts.pollMs);
+          const wait = this.more ? 0 : Math.max(0, this.opts.pollMs - (performance.now() - began));
+          if (!this.stopped) this.timer = setTimeout(tick, wait);
         });
     };
     tick();
@@ -379,7 +384,7 @@ export class ChangeFollower {
     const rows: Position[] = [];
     let complete = false;
     let cont = '';
-    for (let page = 0; page * 500 < SEEN_MAX; page++) {
+    for (let page = 0; page * 500 <= SEEN_MAX; page++) {
       const end = server !== undefined ? `&rcend=${isoOf(server - LATE_WINDOW_MS / 1000)}` : '';
       const answer = (await this.ask(`${RC_QUERY}&rcdir=older&rclimit=${page === 0 ? 1 : 'max'}&curtimestamp=1${end}${cont}`)) as RcAnswer;
       if (answer.error) throw new Error(`recentchanges: ${answer.error.code ?? 'error'}: ${answer.error.info ?? ''}`);
