@@ -11,6 +11,7 @@
 //   BENCH_ONLY=hit,cluster,zipf,coalesce,miss,flood,credential-net,memory  run a subset;
 //                              `invalidation` (bench/invalidation.mjs, minutes per configuration)
 //                              and `compression` (bench/compression.mjs) run only when named
+//                              `follower` (bench/follower.mjs, 60 s of 100 rows/s into recentchanges) only when named
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -37,6 +38,7 @@ import {
 import { benchCompression } from './compression.mjs';
 import { benchCredentialNet, benchFlood } from './flood.mjs';
 import { benchInvalidation, dependencyCost } from './invalidation.mjs';
+import { benchFollower } from './follower.mjs';
 
 const ONLY = new Set((process.env.BENCH_ONLY ?? 'hit,cluster,zipf,coalesce,miss,flood,credential-net,memory').split(','));
 const rows = [];
@@ -447,13 +449,14 @@ if (!have('wrk')) {
 ensureBuilt();
 if (ONLY.has('hit')) await benchHit();
 if (ONLY.has('cluster')) await benchCluster();
-if (ONLY.has('zipf') || ONLY.has('coalesce') || ONLY.has('miss') || ONLY.has('flood') || ONLY.has('invalidation')) {
+if (ONLY.has('zipf') || ONLY.has('coalesce') || ONLY.has('miss') || ONLY.has('flood') || ONLY.has('invalidation') || ONLY.has('follower')) {
   await withWiki(async (wikiUrl, data) => {
     if (ONLY.has('zipf')) await benchZipf(wikiUrl, data);
     if (ONLY.has('coalesce')) await benchCoalesce(wikiUrl, data);
     if (ONLY.has('miss')) await benchMiss(wikiUrl);
     if (ONLY.has('flood')) await benchFlood(wikiUrl, data, row);
     if (ONLY.has('invalidation')) await benchInvalidation(wikiUrl, data, record);
+    if (ONLY.has('follower')) await benchFollower(wikiUrl, data, record);
   });
 }
 if (ONLY.has('credential-net')) await benchCredentialNet(row);
