@@ -13,6 +13,7 @@
 //                              and `compression` (bench/compression.mjs) run only when named;
 //                              so does `wikibase` (bench/wikibase.mjs: two builds side by side in
 //                              front of the stand-in Wikibase; BENCH_WIKIBASE_PREV names the other)
+//                              and `follower` (bench/follower.mjs, 60 s of 100 rows/s into recentchanges)
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -40,6 +41,7 @@ import { benchCompression } from './compression.mjs';
 import { benchCredentialNet, benchFlood } from './flood.mjs';
 import { benchInvalidation, dependencyCost } from './invalidation.mjs';
 import { benchWikibase } from './wikibase.mjs';
+import { benchFollower } from './follower.mjs';
 
 const ONLY = new Set((process.env.BENCH_ONLY ?? 'hit,cluster,zipf,coalesce,miss,flood,credential-net,memory').split(','));
 const rows = [];
@@ -444,20 +446,21 @@ function benchMemory() {
 
 console.log(`# wikiedge benchmarks ${new Date().toISOString()} · ${process.version} · ${(await import('node:os')).cpus().length} CPUs · ${SECONDS}s per wrk run`);
 // The invalidation and Wikibase sections send their requests themselves (undici), not with wrk.
-if ([...ONLY].some((s) => !['invalidation', 'wikibase'].includes(s)) && !have('wrk')) {
+if ([...ONLY].some((s) => !['invalidation', 'wikibase', 'follower'].includes(s)) && !have('wrk')) {
   console.error('wrk is required (apt-get install wrk)');
   process.exit(1);
 }
 ensureBuilt();
 if (ONLY.has('hit')) await benchHit();
 if (ONLY.has('cluster')) await benchCluster();
-if (ONLY.has('zipf') || ONLY.has('coalesce') || ONLY.has('miss') || ONLY.has('flood') || ONLY.has('invalidation')) {
+if (ONLY.has('zipf') || ONLY.has('coalesce') || ONLY.has('miss') || ONLY.has('flood') || ONLY.has('invalidation') || ONLY.has('follower')) {
   await withWiki(async (wikiUrl, data) => {
     if (ONLY.has('zipf')) await benchZipf(wikiUrl, data);
     if (ONLY.has('coalesce')) await benchCoalesce(wikiUrl, data);
     if (ONLY.has('miss')) await benchMiss(wikiUrl);
     if (ONLY.has('flood')) await benchFlood(wikiUrl, data, row);
     if (ONLY.has('invalidation')) await benchInvalidation(wikiUrl, data, record);
+    if (ONLY.has('follower')) await benchFollower(wikiUrl, data, record);
   });
 }
 if (ONLY.has('credential-net')) await benchCredentialNet(row);

@@ -406,6 +406,13 @@ export const FIELDS = {
     unit: 'ms',
     doc: 'how often the change follower asks the wiki for recent changes',
   }),
+  rcMaxLagSeconds: field({
+    env: 'WIKIEDGE_RC_MAX_LAG_SECONDS',
+    parse: int(5, 3_600),
+    default: 60,
+    unit: 'seconds',
+    doc: "the change follower vouches for what is cached (the `*_FOLLOWED_*` TTLs) only while its cursor is at most this far behind the wiki's clock; further behind (a burst of rows it cannot read in one poll, rows coming faster than it reads them) it takes a gap (`behind`: everything cached before is refreshed at next use) and goes on from the wiki's newest row",
+  }),
   articlePath: field({
     env: 'WIKIEDGE_ARTICLE_PATH',
     parse: articlePath,

@@ -280,6 +280,7 @@ function newFollower(
     // Past the short TTL without a successful poll, entries the follower vouched for would have
     // expired without it: from then on they are refreshed at next use.
     gapAfterMs: config.ttlPublicSeconds * 1000,
+    maxLagMs: config.rcMaxLagSeconds * 1000,
     requestTimeoutMs: config.upstreamResponseTimeoutMs,
     now: () => Date.now(),
     log: log.child({ component: 'change-follower' }),

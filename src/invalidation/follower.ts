@@ -5,57 +5,122 @@
  * changes made through other servers of a multi-server wiki, and PURGEs lost while the gateway
  * was away (MediaWiki never retries one).
  *
- * The cursor (test/in-process/change-follower-cursor.test.ts): neither rc_id nor rc_timestamp alone is safe, since log rows
- * are inserted after the edit's answer with the log's earlier timestamp, categorize rows may come
- * hours late with the triggering revision's time, and many rows share a second. So the follower
- * keeps the newest (timestamp, id) it saw and asks again from OVERLAP_MS before it, dropping the
- * rc ids it has seen inside that window. `rctype` names `external` too (Wikibase client changes
- * are not in the default), and no namespace filter is used (it hides rows with a hidden action).
+ * The cursor is a position in the order MediaWiki pages recentchanges in: (rc_timestamp, rc_id),
+ * ascending with `rcdir=newer` (ApiQueryRecentChanges.php:150-155 in MediaWiki 1.39), where
+ * `rccontinue=<timestamp>|<id>` asks for the rows with `rc_timestamp > t OR (rc_timestamp = t AND
+ * rc_id >= id)` (ApiQueryRecentChanges.php:136-148). The cursor (ts, id) means: every row up to
+ * it was read and applied. Each poll continues from it with `rccontinue=<ts>|<id + 1>`, page after
+ * page, carrying it from one poll to the next; every row it returns is after the cursor, so the
+ * cursor moves at every row, whatever the number of rows sharing a second, and a burst of any size
+ * is read through in order (no fixed re-read window to re-read every poll). rcid alone is not an
+ * order (log rows are inserted after the edit's answer, dated earlier), nor is rc_timestamp alone
+ * (many rows share a second).
+ *
+ * Late rows: a log row inserted after the edit's answer (POSTSEND) is dated when its request
+ * began, so it may land before the cursor; a transaction that took its rc_id early may commit after
+ * a later one was read. Such rows fall in a window just before the cursor: the follower starts
+ * each poll from the window's floor instead of the cursor and applies a row there only when its
+ * id is not among those it applied (`seen`). The window is small and never blocks progress: it
+ * holds the last LATE_WINDOW_MS before the cursor but at most SEEN_MAX rows and WINDOW_PAGES pages
+ * (the floor moves up past older ones, and only moves up), so it costs at most WINDOW_PAGES of a
+ * poll's MAX_PAGES_PER_POLL. A
+ * row that comes later than that, or dated further back (a categorize row hours late), is not
+ * seen: a known limit, as it was with the fixed overlap before.
+ *
+ * Health: the follower vouches for what is cached (the long TTLs, signals.ts) only while its
+ * cursor reaches the wiki's present: a poll that read to the last row, or stopped (its page budget
+ * spent) with the cursor at most maxLagMs (WIKIEDGE_RC_MAX_LAG_SECONDS) behind the wiki's clock
+ * (curtimestamp). Behind by more (a burst larger than it reads in a poll, rows coming faster
+ * than it reads them) it takes a gap ('behind') and jumps to the wiki's newest row: everything
+ * cached before is refreshed at next use, so no answer stays vouched for with changes unread
+ * behind it. While a poll ends behind, `healthy` is false, whatever an earlier poll vouched.
+ * A poll that stops with pages left is followed by the next at once, not after the interval.
+ *
  * The cursor is kept where it survives the follower (CursorStore: Redis with replicas), and only
  * one replica follows at a time (Lease: a Redis lease with takeover). The follower that holds the
- * lease writes the cursor after every poll with the instant of that poll (`polledAt`): the other
- * replicas read it to know whether somebody still vouches for what they cache.
+ * lease writes the cursor after every poll with the instant of the last poll that vouched
+ * (`polledAt`) and whether it ended behind: the other replicas read it to know whether somebody
+ * still vouches for what they cache.
  *
  * When the follower cannot vouch that it saw every change, nothing cached before is vouched for
  * any more (Gap → expire: refreshed at next use, still a fallback when the wiki fails), and it
  * starts again from the wiki's newest row:
- * - cursor-lost: no cursor at start (a new follower, or Redis restarted empty);
+ * - cursor-lost: no cursor at start (a new follower, or Redis restarted empty), or one the
+ *   follower cannot read;
  * - clock: the wiki's clock (curtimestamp) went back, the cursor is ahead of it, or a row is
- *   dated in the wiki's future (a server of the wiki with its clock ahead: the rows of one with
- *   its clock behind could fall before the overlap unseen);
+ *   dated in the wiki's future. Still needed with rccontinue: a row dated ahead would take the
+ *   cursor past the rows that come after it (dated earlier), so such a row is applied once (kept
+ *   in `seen`) and the cursor stays before it;
  * - rc-purged: the cursor is older than the oldest row the wiki still has ($wgRCMaxAge, 90 days
- *   by default, or a table rebuilt): checked whenever the follower resumes a cursor that was not
- *   polled in the last OVERLAP_MS (a start, a takeover, an outage);
+ *   by default, or a table rebuilt): rccontinue would silently go on from the oldest row left.
+ *   Checked whenever the follower resumes a cursor that was not polled in the last RESUME_CHECK_MS
+ *   (a start, a takeover, an outage);
+ * - behind: a poll ended with the cursor further than maxLagMs behind the wiki's clock;
  * - stalled: nobody vouched (no successful poll here, no fresh cursor from the replica that
  *   follows) for longer than the fallback TTL: the wiki or the path to it was down, or Redis
  *   was, and a multi-server wiki may have changed meanwhile.
  * While nobody has vouched for a few intervals the gateway's TTL defaults fall back to the short
  * ones (signals.ts).
+ *
+ * Rows become changes applied in batches (one `apply` call per APPLY_BATCH_ROWS rows, signals.ts
+ * merges their tags into one invalidation), and the cursor moves past a batch only once it was
+ * applied: a failed apply reads the batch again at the next poll, none skipped.
  */
 import type { Logger } from 'pino';
 import type { Upstream } from '../upstream/upstream.js';
 import { type Change, changeFromRow, type RecentChangeRow } from '../policy/changes.js';
 import { type Namespaces, namespacesFromSiteinfo } from '../mediawiki/titles.js';
 
-/** How far before the newest row seen each poll asks again: late inserts land in it. */
-export const OVERLAP_MS = 120_000;
-/** At most this many pages of rows per poll; the rest is read at the next. */
-const MAX_PAGES_PER_POLL = 20;
+/** How far before the cursor rows inserted late are looked for (seconds of the wiki's clock). */
+export const LATE_WINDOW_MS = 60_000;
+/** At most this many rows are kept in the late window (`seen`): the floor moves past older ones. */
+export const SEEN_MAX = 1_000;
+/**
+ * And at most this many of the wiki's pages of them (rclimit=max is 500 rows for a reader, 5,000
+ * for a bot, less where $wgAPIMaxResultSize cuts a page short): the window costs a poll at most
+ * these pages of its MAX_PAGES_PER_POLL, whatever the page size.
+ */
+export const WINDOW_PAGES = 2;
+/** At most this many pages of rows per poll (rclimit=max: 500 for a reader); then the next poll at once. */
+export const MAX_PAGES_PER_POLL = 40;
+/** A poll stops asking for more pages after this long (real time): the lease is renewed per poll. */
+export const POLL_BUDGET_MS = 2_500;
+/** Rows per apply call: their changes are merged into one invalidation (signals.ts apply). */
+export const APPLY_BATCH_ROWS = 2_000;
+/** A cursor not polled for this long is checked against the oldest row the wiki still has. */
+export const RESUME_CHECK_MS = 120_000;
 /** The wiki's clock may wobble this much before it counts as going back, or a row as ahead. */
 export const CLOCK_SLACK_MS = 5_000;
+/** WIKIEDGE_RC_MAX_LAG_SECONDS' default, for followers built without it. */
+export const DEFAULT_MAX_LAG_MS = 60_000;
 
+/** A position in recentchanges' order: rc_timestamp (whole seconds since the epoch), then rc_id. */
+interface Position {
+  readonly s: number;
+  readonly id: number;
+}
+
+/**
+ * The cursor as stored (JSON, version 2). Every row up to (ts, id) was read and applied; `seen`
+ * holds the ids (with their timestamps, seconds) of every row applied after the floor
+ * (floorTs, floorId), which is where the next poll starts reading.
+ */
 export interface Cursor {
-  /** The newest row's timestamp (ISO 8601, the wiki's clock) and rc id. */
+  readonly v: 2;
   readonly ts: string;
   readonly id: number;
-  /** rc ids seen within OVERLAP_MS of ts. */
-  readonly seen: readonly number[];
-  /** When the follower last polled successfully (ms since the epoch, its own clock). */
+  readonly floorTs: string;
+  readonly floorId: number;
+  readonly seen: readonly (readonly [number, number])[];
+  /** When the follower last vouched (ms since the epoch, its own clock). */
   readonly polledAt?: number;
+  /** The last poll ended behind the wiki by more than the bound: nobody vouches. */
+  readonly behind?: boolean;
 }
 
 export interface CursorStore {
-  load(): Promise<Cursor | undefined>;
+  /** The stored cursor (any form: parsed by cursorFromStored), undefined when there is none. */
+  load(): Promise<unknown>;
   save(cursor: Cursor): Promise<void>;
 }
 
@@ -66,7 +131,8 @@ export interface Lease {
   release(): Promise<void>;
 }
 
-export type GapReason = 'cursor-lost' | 'clock' | 'rc-purged' | 'stalled';
+export type GapReason = 'cursor-lost' | 'clock' | 'rc-purged' | 'behind' | 'stalled';
+export const GAP_REASONS: readonly GapReason[] = ['cursor-lost', 'clock', 'rc-purged', 'behind', 'stalled'];
 
 export interface FollowerMetrics {
   poll(outcome: 'ok' | 'error' | 'standby'): void;
@@ -82,6 +148,10 @@ export interface FollowerOptions {
   readonly unhealthyAfterMs: number;
   /** Nobody vouched for this long: a gap (everything cached before expires). */
   readonly gapAfterMs: number;
+  /** A poll that ends with the cursor further behind the wiki's clock: a gap ('behind'). */
+  readonly maxLagMs?: number;
+  /** A poll asks for no more pages after this long (real time); POLL_BUDGET_MS unless said. */
+  readonly pollBudgetMs?: number;
   readonly requestTimeoutMs: number;
   readonly now: () => number;
   readonly log: Logger;
@@ -102,12 +172,25 @@ interface RcAnswer {
   error?: { code?: string; info?: string };
 }
 
+/** The follower's working state: the cursor's fields, seen as a map (id → timestamp, seconds). */
+interface State {
+  pos: Position;
+  floor: Position;
+  seen: Map<number, number>;
+}
+
 export class ChangeFollower {
   /** The cursor this replica follows from; undefined until it leads and has read the store. */
-  private cursor: Cursor | undefined;
+  private state: State | undefined;
   /** When somebody (this replica, or the one that follows) last vouched for every change. */
   private lastVouched: number | undefined;
   private lastServerTime: number | undefined;
+  /** How far behind the wiki's present the last poll ended (ms); 0 when it read to the end. */
+  private behindMs: number | undefined;
+  /** The last poll (here, or the leader's) ended behind by more than the bound. */
+  private behind = false;
+  /** The last poll stopped with pages left: the next one comes at once. */
+  private more = false;
   private stalledGapTaken = false;
   private leader = false;
   private timer: NodeJS.Timeout | undefined;
@@ -115,28 +198,42 @@ export class ChangeFollower {
   private stopped = false;
   private currentNamespaces: Namespaces | undefined;
   private readonly startedAt: number;
+  private readonly maxLagMs: number;
+  /** The rows of the wiki's fullest page seen (a page followed by another): WINDOW_PAGES' unit. */
+  private pageRows = 500;
 
   constructor(private readonly opts: FollowerOptions) {
     this.startedAt = opts.now();
+    this.maxLagMs = opts.maxLagMs ?? DEFAULT_MAX_LAG_MS;
   }
 
   /** Healthy: this replica (or the leader, for a standby) vouches for what is cached. */
   get healthy(): boolean {
-    return this.lastVouched !== undefined && this.opts.now() - this.lastVouched < this.opts.unhealthyAfterMs;
+    return !this.behind && this.lastVouched !== undefined && this.opts.now() - this.lastVouched < this.opts.unhealthyAfterMs;
   }
 
   get isLeader(): boolean {
     return this.leader;
   }
 
+  /** How far behind the wiki's present the last poll ended (seconds; the leader only). */
+  get lagSeconds(): number | undefined {
+    return this.leader && this.behindMs !== undefined ? this.behindMs / 1000 : undefined;
+  }
+
   start(): void {
+    // Polls start every pollMs (a slow poll is followed by the next at once, not pollMs later):
+    // a change waits half an interval on average plus the poll itself (docs/BENCHMARKS.md,
+    // "Follower").
     const tick = () => {
       if (this.stopped) return;
+      const began = performance.now();
       this.running = this.pollOnce()
         .catch((err: unknown) => this.opts.log.error({ err: String(err) }, 'change follower: poll failed unexpectedly'))
         .finally(() => {
           this.running = undefined;
-          if (!this.stopped) this.timer = setTimeout(tick, this.opts.pollMs);
+          const wait = this.more ? 0 : Math.max(0, this.opts.pollMs - (performance.now() - began));
+          if (!this.stopped) this.timer = setTimeout(tick, wait);
         });
     };
     tick();
@@ -153,6 +250,7 @@ export class ChangeFollower {
   /** One poll: the lease, then rows since the cursor (leader) or the leader's word (standby). */
   async pollOnce(): Promise<void> {
     const now = this.opts.now();
+    this.more = false;
     try {
       // Every replica keys answers by the wiki's namespace names, not only the one that follows.
       if (!this.currentNamespaces) await this.loadNamespaces();
@@ -160,12 +258,13 @@ export class ChangeFollower {
       this.leader = await this.opts.lease.hold();
       if (this.leader) {
         // Taken (again): the cursor in the store is the truth, another replica may have moved it.
-        if (!wasLeader) this.cursor = undefined;
+        if (!wasLeader) this.state = undefined;
         await this.follow(now);
         this.opts.metrics.poll('ok');
       } else {
-        this.cursor = undefined;
-        this.vouchedByLeader(await this.opts.cursors.load());
+        this.state = undefined;
+        this.behindMs = undefined;
+        this.vouchedByLeader(cursorFromStored(await this.opts.cursors.load()));
         this.opts.metrics.poll('standby');
       }
     } catch (err) {
@@ -176,19 +275,42 @@ export class ChangeFollower {
     this.report();
   }
 
-  /** The leader: resume or start the cursor, read every new row, apply them, save the cursor. */
+  /**
+   * The leader: resume or start the cursor, read the rows after it, apply them, save the cursor.
+   * It vouches only when the poll ended within the bound of the wiki's present; behind by more,
+   * a gap and the wiki's newest row.
+   */
   private async follow(now: number): Promise<void> {
-    if (!this.cursor) this.cursor = await this.resume(now);
-    await this.readNewRows();
+    if (!this.state) this.state = await this.resume(now);
+    const read = await this.readNewRows();
+    if (read.behindMs > this.maxLagMs) {
+      this.opts.log.warn(
+        { gap: 'behind', lagSeconds: read.behindMs / 1000, maxLagSeconds: this.maxLagMs / 1000, rows: read.rows },
+        'change follower: the wiki`s rows outran it; it jumps to the newest row',
+      );
+      this.behind = true;
+      this.behindMs = read.behindMs;
+      try {
+        this.state = await this.restart('behind', this.opts.now());
+      } catch (err) {
+        // Not jumped: the standbys must not go on vouching on this replica's last word.
+        await this.opts.cursors.save({ ...this.toCursor(undefined), behind: true }).catch(() => undefined);
+        throw err;
+      }
+      read.behindMs = 0;
+    }
+    this.behindMs = read.behindMs;
+    this.more = read.more;
+    this.behind = false;
     const polledAt = this.opts.now();
-    this.cursor = { ...this.cursor, polledAt };
-    await this.opts.cursors.save(this.cursor);
+    await this.opts.cursors.save(this.toCursor(polledAt));
     this.lastVouched = polledAt;
     this.stalledGapTaken = false;
   }
 
-  /** A standby is vouched for by the leader's last successful poll (its cursor's polledAt). */
+  /** A standby is vouched for by the leader's last poll that vouched (its cursor's polledAt). */
   private vouchedByLeader(cursor: Cursor | undefined): void {
+    this.behind = cursor?.behind === true;
     const at = cursor?.polledAt;
     if (at === undefined) return;
     const polledAt = Math.min(at, this.opts.now());
@@ -207,13 +329,11 @@ export class ChangeFollower {
   }
 
   private report(): void {
-    const serverNow = this.lastServerTime;
-    const cursorMs = this.cursor ? Date.parse(this.cursor.ts) : undefined;
     this.opts.metrics.state({
       healthy: this.healthy,
       leader: this.leader,
       lastSuccessMs: this.lastVouched,
-      cursorLagSeconds: this.leader && serverNow !== undefined && cursorMs !== undefined ? Math.max(0, (serverNow - cursorMs) / 1000) : undefined,
+      cursorLagSeconds: this.lagSeconds,
     });
   }
 
@@ -235,87 +355,162 @@ export class ChangeFollower {
    * The cursor to follow from: the stored one if it can be trusted, else (a gap) the wiki's
    * newest row. A cursor not polled lately is checked against the oldest row the wiki still has.
    */
-  private async resume(now: number): Promise<Cursor> {
-    const stored = await this.opts.cursors.load();
-    if (!stored) return this.restart('cursor-lost', now);
-    const polledAt = stored.polledAt ?? Date.parse(stored.ts);
-    if (now - polledAt <= OVERLAP_MS) return stored;
+  private async resume(now: number): Promise<State> {
+    const raw = await this.opts.cursors.load();
+    const stored = cursorFromStored(raw);
+    if (!stored) {
+      if (raw !== undefined) this.opts.log.warn({ cursor: JSON.stringify(raw).slice(0, 200) }, 'change follower: the stored cursor could not be read');
+      return this.restart('cursor-lost', now);
+    }
+    const state = stateOf(stored);
+    const polledAt = stored.polledAt ?? state.pos.s * 1000;
+    if (now - polledAt <= RESUME_CHECK_MS) return state;
     const answer = (await this.ask(`${RC_QUERY}&rcdir=newer&rclimit=1`)) as RcAnswer;
     if (answer.error) throw new Error(`recentchanges: ${answer.error.code ?? 'error'}: ${answer.error.info ?? ''}`);
     const oldest = answer.query?.recentchanges?.[0];
     // The cursor's own row (or one before it) is still there: nothing after it was purged.
-    if (oldest && oldest.timestamp > stored.ts) return this.restart('rc-purged', now);
-    return stored;
+    if (oldest && seconds(oldest.timestamp) > state.pos.s) return this.restart('rc-purged', now);
+    return state;
   }
 
-  /** A gap, then the newest row the wiki has now (rows before it are covered by the gap). */
-  private async restart(reason: GapReason, now: number): Promise<Cursor> {
-    const answer = (await this.ask(`${RC_QUERY}&rcdir=older&rclimit=1&curtimestamp=1`)) as RcAnswer;
-    if (answer.error) throw new Error(`recentchanges: ${answer.error.code ?? 'error'}: ${answer.error.info ?? ''}`);
-    const server = answer.curtimestamp ?? isoSeconds(now);
-    const newest = answer.query?.recentchanges?.[0];
-    // Never ahead of the wiki's clock (a row dated in the future would hide the rows before it).
-    const cursor = newest && newest.timestamp <= server ? { ts: newest.timestamp, id: newest.rcid, seen: [newest.rcid] } : { ts: server, id: 0, seen: [] };
-    await this.opts.cursors.save(cursor);
-    await this.gap(reason, now);
-    return cursor;
-  }
-
-  private async readNewRows(): Promise<void> {
-    const cursor = this.cursor!;
-    const start = isoSeconds(Date.parse(cursor.ts) - OVERLAP_MS);
-    const seen = new Set(cursor.seen);
-    const changes: Change[] = [];
-    const returned: { ts: string; id: number }[] = [];
-    let newest = { ts: cursor.ts, id: cursor.id };
-    let ahead = false;
-    let server: string | undefined;
-    let cont: { rccontinue?: string; continue?: string } | undefined;
-    for (let page = 0; page < MAX_PAGES_PER_POLL; page++) {
-      const more = cont?.rccontinue ? `&rccontinue=${encodeURIComponent(cont.rccontinue)}&continue=${encodeURIComponent(cont.continue ?? '')}` : '';
-      const answer = (await this.ask(`${RC_QUERY}&rcdir=newer&rclimit=max&curtimestamp=1&rcstart=${encodeURIComponent(start)}${more}`)) as RcAnswer;
+  /**
+   * A gap, then the newest row the wiki has now, never one dated ahead of its clock (rows before
+   * it are covered by the gap). The rows of the late window before it (at most SEEN_MAX, newest
+   * first) and any dated ahead are read once and taken as seen, not applied: the gap covers
+   * them, and a row inserted late and dated in that window is still applied at the next poll.
+   */
+  private async restart(reason: GapReason, now: number): Promise<State> {
+    let server: number | undefined;
+    const rows: Position[] = [];
+    let complete = false;
+    let cont = '';
+    for (let page = 0; page * 500 <= SEEN_MAX; page++) {
+      const end = server !== undefined ? `&rcend=${isoOf(server - LATE_WINDOW_MS / 1000)}` : '';
+      const answer = (await this.ask(`${RC_QUERY}&rcdir=older&rclimit=${page === 0 ? 1 : 'max'}&curtimestamp=1${end}${cont}`)) as RcAnswer;
       if (answer.error) throw new Error(`recentchanges: ${answer.error.code ?? 'error'}: ${answer.error.info ?? ''}`);
-      server = answer.curtimestamp ?? server;
-      if (page === 0 && (await this.clockWentWrong(answer.curtimestamp))) return;
-      for (const row of answer.query?.recentchanges ?? []) {
-        returned.push({ ts: row.timestamp, id: row.rcid });
-        if (row.timestamp > newest.ts || (row.timestamp === newest.ts && row.rcid > newest.id)) newest = { ts: row.timestamp, id: row.rcid };
-        if (seen.has(row.rcid)) continue;
-        seen.add(row.rcid);
-        if (server !== undefined && Date.parse(row.timestamp) > Date.parse(server) + CLOCK_SLACK_MS) ahead = true;
-        changes.push(changeFromRow(row, this.currentNamespaces));
+      server ??= answer.curtimestamp !== undefined ? seconds(answer.curtimestamp) : Math.floor(now / 1000);
+      for (const row of answer.query?.recentchanges ?? []) rows.push({ s: seconds(row.timestamp), id: row.rcid });
+      const next = answer.continue?.rccontinue;
+      if (!next) {
+        complete = true;
+        break;
       }
-      cont = answer.continue;
-      if (!cont?.rccontinue) break;
+      cont = `&rccontinue=${encodeURIComponent(next)}`;
     }
-    if (changes.length > 0) await this.opts.apply(changes);
+    const present = server!;
+    // Never ahead of the wiki's clock (a row dated in the future would hide the rows before it).
+    const newest = rows.find((r) => r.s <= present);
+    const pos = newest ?? { s: present, id: 0 };
+    const windowStart = { s: pos.s - LATE_WINDOW_MS / 1000, id: 0 };
+    const last = rows.at(-1);
+    let floor = complete || !last || cmp(last, windowStart) < 0 ? windowStart : last;
+    if (cmp(floor, pos) > 0) floor = pos;
+    const seen = new Map<number, number>();
+    for (const r of rows) if (cmp(r, floor) > 0) seen.set(r.id, r.s);
+    this.state = { pos, floor, seen };
+    await this.opts.cursors.save(this.toCursor(undefined));
+    await this.gap(reason, now);
+    return this.state;
+  }
+
+  /**
+   * One poll's reading: from the late window's floor, page after page (rccontinue), until the
+   * last row, the page budget, or a row dated in the wiki's future. Rows after the cursor are
+   * applied unless seen (a row dated ahead, applied before); rows in the window only when not
+   * seen (inserted late). Batches are applied as they fill; the cursor moves past a batch once
+   * it was applied.
+   */
+  private async readNewRows(): Promise<{ behindMs: number; more: boolean; rows: number }> {
+    const st = this.state!;
+    const seen = new Map(st.seen);
+    let pos = st.pos;
+    let from: Position = st.floor;
+    let batch: Change[] = [];
+    let batchSeen: [number, number][] = [];
+    let ahead = false;
+    let server: number | undefined;
+    let late = 0;
+    let rows = 0;
+    let ended = false;
+    const commit = async () => {
+      if (batch.length > 0) await this.opts.apply(batch);
+      for (const [id, s] of batchSeen) seen.set(id, s);
+      this.state = { pos, floor: st.floor, seen };
+      batch = [];
+      batchSeen = [];
+    };
+    const started = performance.now();
+    const budget = this.opts.pollBudgetMs ?? POLL_BUDGET_MS;
+    for (let page = 0; page < MAX_PAGES_PER_POLL && performance.now() - started < budget; page++) {
+      const cont = `${tsMw(from.s)}|${from.id + 1}`;
+      const answer = (await this.ask(`${RC_QUERY}&rcdir=newer&rclimit=max&curtimestamp=1&rccontinue=${cont}`)) as RcAnswer;
+      if (answer.error) throw new Error(`recentchanges: ${answer.error.code ?? 'error'}: ${answer.error.info ?? ''}`);
+      if (answer.curtimestamp !== undefined) server = seconds(answer.curtimestamp);
+      if (page === 0 && (await this.clockWentWrong(server))) return { behindMs: 0, more: false, rows: 0 };
+      const list = answer.query?.recentchanges ?? [];
+      for (const row of list) {
+        const key = { s: seconds(row.timestamp), id: row.rcid };
+        from = key;
+        rows++;
+        const future = server !== undefined && key.s * 1000 > server * 1000 + CLOCK_SLACK_MS;
+        // Every row returned is after the floor: in the window it is news only when not seen
+        // (inserted late), after the cursor unless seen (a row dated ahead, applied once).
+        if (!seen.has(row.rcid)) {
+          if (cmp(key, pos) <= 0) late++;
+          if (future) ahead = true;
+          batch.push(changeFromRow(row, this.currentNamespaces));
+          batchSeen.push([row.rcid, key.s]);
+        }
+        // Never past a row dated in the wiki's future: the rows still to come are dated before it.
+        if (future) ended = true;
+        else if (cmp(key, pos) > 0) pos = key;
+        if (ended) break;
+      }
+      if (answer.continue?.rccontinue && list.length > 0) this.pageRows = page === 0 ? list.length : Math.max(this.pageRows, list.length);
+      if (batch.length >= APPLY_BATCH_ROWS) await commit();
+      if (ended || !answer.continue?.rccontinue || list.length === 0) {
+        ended = true;
+        break;
+      }
+    }
+    await commit();
+    if (late > 0) this.opts.log.info({ rows: late }, 'change follower: rows inserted late (dated before the cursor) applied');
     if (ahead) await this.gap('clock', this.opts.now());
-    // Never ahead of the wiki's clock: a row dated in the future stays in `seen` (applied once)
-    // instead of moving the window past rows still to come.
-    if (server !== undefined && newest.ts > server) newest = { ts: server, id: 0 };
-    // The next poll asks from OVERLAP_MS before the newest row: the ids it will see again are
-    // those returned now within that window.
-    const horizon = Date.parse(newest.ts) - OVERLAP_MS;
-    const kept = returned.filter((r) => Date.parse(r.ts) >= horizon).map((r) => r.id);
-    this.cursor = { ts: newest.ts, id: newest.id, seen: kept };
+    this.state = { pos, floor: nextFloor(st.floor, pos, seen, Math.min(SEEN_MAX, WINDOW_PAGES * this.pageRows)), seen };
+    prune(this.state);
+    // Stopped with rows left: the oldest row not read is after the last one read (`from`), which
+    // may be in the window well before the cursor (a burst of rows inserted late, dated earlier).
+    const behindMs = ended || server === undefined ? 0 : Math.max(0, (server - Math.min(from.s, pos.s)) * 1000);
+    return { behindMs, more: !ended, rows };
   }
 
   /**
    * A wiki clock that went back, or a cursor ahead of it: the cursor cannot be trusted, so a gap
    * and a cursor at the wiki's present. True when that happened (this poll's rows are not used).
    */
-  private async clockWentWrong(curtimestamp: string | undefined): Promise<boolean> {
-    const server = curtimestamp ? Date.parse(curtimestamp) : NaN;
-    if (!Number.isFinite(server)) return false;
+  private async clockWentWrong(server: number | undefined): Promise<boolean> {
+    if (server === undefined) return false;
     const previous = this.lastServerTime;
-    this.lastServerTime = server;
-    const back = previous !== undefined && server < previous - CLOCK_SLACK_MS;
-    const cursorAhead = this.cursor !== undefined && Date.parse(this.cursor.ts) > server + CLOCK_SLACK_MS;
+    this.lastServerTime = server * 1000;
+    const back = previous !== undefined && server * 1000 < previous - CLOCK_SLACK_MS;
+    const cursorAhead = this.state !== undefined && this.state.pos.s * 1000 > server * 1000 + CLOCK_SLACK_MS;
     if (!back && !cursorAhead) return false;
-    // Rows already applied stay seen: those dated after the new present are not news again.
-    this.cursor = { ts: isoSeconds(server), id: 0, seen: this.cursor?.seen ?? [] };
-    await this.gap('clock', this.opts.now());
+    // A new start at the wiki's present; the rows dated after it were applied already (seen).
+    await this.restart('clock', this.opts.now());
     return true;
+  }
+
+  private toCursor(polledAt: number | undefined): Cursor {
+    const st = this.state!;
+    return {
+      v: 2,
+      ts: isoOf(st.pos.s),
+      id: st.pos.id,
+      floorTs: isoOf(st.floor.s),
+      floorId: st.floor.id,
+      seen: [...st.seen].map(([id, s]) => [s, id] as const),
+      ...(polledAt !== undefined ? { polledAt } : this.lastVouched !== undefined ? { polledAt: this.lastVouched } : {}),
+    };
   }
 
   /** One request straight at the wiki (never through the cache), JSON back. */
@@ -332,12 +527,81 @@ export class ChangeFollower {
   }
 }
 
+function cmp(a: Position, b: Position): number {
+  return a.s - b.s || a.id - b.id;
+}
+
 /**
- * An instant as MediaWiki writes timestamps (ISO 8601 to the second, `Z`): cursors are compared
- * as strings, and `2026-01-01T00:00:00.500Z` sorts before `2026-01-01T00:00:00Z`.
+ * The late window's next floor: LATE_WINDOW_MS before the cursor, or higher so that at most
+ * `max` applied rows lie above it; never lower than before (rows below the old floor were not
+ * kept in `seen`: read again they would be applied twice).
  */
-function isoSeconds(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+function nextFloor(floor: Position, pos: Position, seen: ReadonlyMap<number, number>, max: number): Position {
+  let next: Position = { s: pos.s - LATE_WINDOW_MS / 1000, id: 0 };
+  if (cmp(next, floor) < 0) next = floor;
+  const kept: Position[] = [];
+  for (const [id, s] of seen) if (cmp({ s, id }, next) > 0) kept.push({ s, id });
+  if (kept.length <= max) return next;
+  kept.sort(cmp);
+  return kept[kept.length - max - 1]!;
+}
+
+/** Drops from `seen` the rows at or below the floor: never read again. */
+function prune(st: State): void {
+  for (const [id, s] of st.seen) if (cmp({ s, id }, st.floor) <= 0) st.seen.delete(id);
+}
+
+function stateOf(c: Cursor): State {
+  return {
+    pos: { s: seconds(c.ts), id: c.id },
+    floor: { s: seconds(c.floorTs), id: c.floorId },
+    seen: new Map(c.seen.map(([s, id]) => [id, s])),
+  };
+}
+
+/**
+ * A stored cursor, in either form: version 2 (this file's Cursor), or the form before it
+ * (`{ts, id, seen: ids}`, the newest row read and the ids read within 120 s before it), which is
+ * still read: (ts, id) was the newest row read, every row before it read too, so it is this
+ * form's cursor; its ids, dated at the cursor, stay seen until the window passes them. Anything
+ * else: undefined (a gap, cursor-lost).
+ */
+export function cursorFromStored(raw: unknown): Cursor | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const c = raw as Record<string, unknown>;
+  const ts = c['ts'];
+  const id = c['id'];
+  if (typeof ts !== 'string' || !Number.isFinite(Date.parse(ts)) || !Number.isInteger(id) || (id as number) < 0) return undefined;
+  const polledAt = typeof c['polledAt'] === 'number' ? { polledAt: c['polledAt'] } : {};
+  const behind = c['behind'] === true ? { behind: true } : {};
+  if (c['v'] === 2) {
+    const floorTs = c['floorTs'];
+    const floorId = c['floorId'];
+    const seen = c['seen'];
+    if (typeof floorTs !== 'string' || !Number.isFinite(Date.parse(floorTs)) || !Number.isInteger(floorId) || !Array.isArray(seen)) return undefined;
+    const pairs = seen.filter((p): p is [number, number] => Array.isArray(p) && Number.isInteger(p[0]) && Number.isInteger(p[1]));
+    if (pairs.length !== seen.length) return undefined;
+    return { v: 2, ts, id: id as number, floorTs, floorId: floorId as number, seen: pairs, ...polledAt, ...behind };
+  }
+  if (c['v'] !== undefined || !Array.isArray(c['seen'])) return undefined;
+  const ids = (c['seen'] as unknown[]).filter((x): x is number => Number.isInteger(x));
+  const s = seconds(ts);
+  return { v: 2, ts, id: id as number, floorTs: isoOf(s - LATE_WINDOW_MS / 1000), floorId: 0, seen: ids.map((i) => [s, i] as const), ...polledAt };
+}
+
+/** A MediaWiki timestamp (ISO 8601 to the second) as whole seconds since the epoch. */
+function seconds(iso: string): number {
+  return Math.floor(Date.parse(iso) / 1000);
+}
+
+/** Seconds since the epoch as MediaWiki writes timestamps (ISO 8601 to the second, `Z`). */
+function isoOf(s: number): string {
+  return new Date(s * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** TS_MW (14 digits), the form rccontinue carries (ApiQueryRecentChanges.php:456-466). */
+function tsMw(s: number): string {
+  return isoOf(s).replace(/[^0-9]/g, '');
 }
 
 /** What each poll asks for (includes/api/ApiQueryRecentChanges.php; test/support/fake-recentchanges.ts). */
@@ -347,7 +611,7 @@ const RC_QUERY =
 /** Without Redis the cursor lives as long as the process, and so does its local tier. */
 export class MemoryCursorStore implements CursorStore {
   private cursor: Cursor | undefined;
-  load(): Promise<Cursor | undefined> {
+  load(): Promise<unknown> {
     return Promise.resolve(this.cursor);
   }
   save(cursor: Cursor): Promise<void> {

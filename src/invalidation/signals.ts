@@ -75,14 +75,21 @@ export class ChangeSignals {
     return signalled && this.follower?.healthy ? this.opts.followedTtl : this.opts.shortTtl;
   }
 
-  /** Invalidate what each change names, everywhere; end the sessions of the users it names. */
+  /**
+   * Invalidate what the changes name, everywhere, as one batch: their tags merged into one
+   * invalidation (one purge: one pass over the store's indexes, one Redis script, one message to
+   * the other replicas), each user named once however many rows name it (a mass block). The
+   * follower hands a burst over in batches of bounded size (follower.ts APPLY_BATCH_ROWS).
+   */
   async apply(changes: readonly Change[], reach: Reach = 'everywhere'): Promise<number> {
     const purge = reach === 'here' ? this.opts.purgeHere : this.opts.purge;
     let total = 0;
     const tags = new Set<string>();
+    const users = new Set<string>();
     for (const change of changes) {
       this.opts.metrics.event(change.source, change.type);
       for (const tag of change.tags) tags.add(tag);
+      for (const user of change.users) users.add(user);
     }
     if (tags.size > 0) {
       const result = await purge({ kind: 'tags', tags: [...tags] });
@@ -90,20 +97,18 @@ export class ChangeSignals {
       total += n;
       this.opts.metrics.invalidated(changes[0]!.source, n);
     }
-    for (const change of changes) {
-      for (const user of change.users) {
-        // Everywhere even when changes are applied here only: this process may be the only one
-        // that learned which sessions are the user's (cache/purge.ts withKnownSlots), and its
-        // siblings, following for themselves, would not find those sessions.
-        const result = await this.opts.purge({ kind: 'user', user });
-        const n = result.purged + (result.redisPurged ?? 0);
-        total += n;
-        this.opts.metrics.invalidated('user', n);
-        this.opts.log.info({ user, evicted: n }, 'the rights of a user changed: its sessions` cache entries were evicted');
-      }
-      if (change.at !== undefined) this.opts.metrics.lag(change.source, Math.max(0, (this.opts.now() - change.at) / 1000));
-      else this.opts.metrics.lag(change.source, 0);
+    for (const user of users) {
+      // Everywhere even when changes are applied here only: this process may be the only one
+      // that learned which sessions are the user's (cache/purge.ts withKnownSlots), and its
+      // siblings, following for themselves, would not find those sessions.
+      const result = await this.opts.purge({ kind: 'user', user });
+      const n = result.purged + (result.redisPurged ?? 0);
+      total += n;
+      this.opts.metrics.invalidated('user', n);
+      this.opts.log.info({ user, evicted: n }, 'the rights of a user changed: its sessions` cache entries were evicted');
     }
+    const now = this.opts.now();
+    for (const change of changes) this.opts.metrics.lag(change.source, change.at !== undefined ? Math.max(0, (now - change.at) / 1000) : 0);
     return total;
   }
 

@@ -560,7 +560,7 @@ export class ChangeSignalMetrics {
     });
     this.followerCursorLag = new Gauge({
       name: 'wikiedge_change_follower_lag_seconds',
-      help: "How far the follower's cursor (the newest change it read) is behind the wiki's clock.",
+      help: "How far behind the wiki's present the change follower's last poll ended: 0 when it read to the newest row, else the wiki's clock (curtimestamp) minus its cursor's timestamp. Past WIKIEDGE_RC_MAX_LAG_SECONDS it takes a gap (reason behind).",
       aggregator: 'max',
       registers,
     });
@@ -572,7 +572,7 @@ export class ChangeSignalMetrics {
     });
     this.followerGaps = new Counter({
       name: 'wikiedge_change_follower_gaps_total',
-      help: 'Times the follower could not vouch that it saw every change, by reason (cursor-lost, clock, rc-purged, stalled); each makes everything cached before it refresh at its next use.',
+      help: 'Times the follower could not vouch that it saw every change, by reason (cursor-lost, clock, rc-purged, behind: a poll ended further behind the wiki\'s clock than WIKIEDGE_RC_MAX_LAG_SECONDS, stalled); each makes everything cached before it refresh at its next use.',
       labelNames: ['reason'] as const,
       registers,
     });
@@ -580,7 +580,7 @@ export class ChangeSignalMetrics {
     for (const cause of ['purge', 'follower', 'write', 'user', 'gap']) this.invalidatedEntries.inc({ cause }, 0);
     for (const source of ['purge', 'follower', 'write']) this.lagSeconds.zero({ source });
     for (const outcome of ['ok', 'error', 'standby']) this.followerPolls.inc({ outcome }, 0);
-    for (const reason of ['cursor-lost', 'clock', 'rc-purged', 'stalled']) this.followerGaps.inc({ reason }, 0);
+    for (const reason of ['cursor-lost', 'clock', 'rc-purged', 'behind', 'stalled']) this.followerGaps.inc({ reason }, 0);
   }
 
   event(source: string, type: string): void {

@@ -3,9 +3,9 @@
 // earlier timestamp (src/invalidation/follower.ts), several pages in one poll — and a follower started
 // again on the same cursor store goes on where the last one stopped, with no gap.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryCursorStore } from '../../src/invalidation/follower.js';
+import { LATE_WINDOW_MS, MemoryCursorStore } from '../../src/invalidation/follower.js';
 import type { FakeUpstream } from '../support/fake-upstream.js';
-import { type FakeRecentChanges, followerOf, startFakeWiki } from '../support/fake-recentchanges.js';
+import { type FakeRecentChanges, followerOf, iso, startFakeWiki } from '../support/fake-recentchanges.js';
 
 describe('the change follower`s cursor', () => {
   let wiki: FakeRecentChanges;
@@ -102,7 +102,7 @@ describe('the change follower`s cursor', () => {
     }
   });
 
-  it('asks from the overlap before its newest row, never from further back', async () => {
+  it('asks with rccontinue from the late window`s floor (60 s before its cursor), never from further back', async () => {
     const f = await started();
     try {
       wiki.clock += 600_000;
@@ -113,7 +113,10 @@ describe('the change follower`s cursor', () => {
       expect(last.get('rcdir')).toBe('newer');
       expect(last.get('rctype')).toBe('edit|new|log|categorize|external');
       expect(last.has('rcnamespace')).toBe(false);
-      expect(Date.parse(last.get('rcstart')!)).toBe(wiki.clock - 120_000);
+      expect(last.has('rcstart')).toBe(false);
+      // rccontinue=<TS_MW>|<rc_id>: rows from (floor, id 1) on (ApiQueryRecentChanges.php:136-148).
+      const floor = iso(wiki.clock - LATE_WINDOW_MS).replace(/[^0-9]/g, '');
+      expect(last.get('rccontinue')).toBe(`${floor}|1`);
     } finally {
       await f.close();
     }

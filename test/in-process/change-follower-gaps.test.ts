@@ -4,7 +4,7 @@
 // wiki unreachable for longer than the fallback TTL, the wiki's clock going back or a row dated
 // in its future, rows purged past the cursor ($wgRCMaxAge), and a standby nobody vouches for.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Cursor, MemoryCursorStore } from '../../src/invalidation/follower.js';
+import { MemoryCursorStore } from '../../src/invalidation/follower.js';
 import type { FakeUpstream } from '../support/fake-upstream.js';
 import { type FakeRecentChanges, type FollowerUnderTest, followerOf, iso, startFakeWiki } from '../support/fake-recentchanges.js';
 
@@ -148,7 +148,8 @@ describe('gaps of the change follower', () => {
   });
 
   it('a standby whose leader stopped vouching: unhealthy, then one stalled gap', async () => {
-    const stored: { cursor: Cursor } = { cursor: { ts: iso(wiki.clock), id: 1, seen: [1], polledAt: wiki.clock } };
+    // The leader's cursor in the form before version 2 (still read: invalidation/follower.ts cursorFromStored).
+    const stored: { cursor: Record<string, unknown> } = { cursor: { ts: iso(wiki.clock), id: 1, seen: [1], polledAt: wiki.clock } };
     const cursors = { load: () => Promise.resolve(stored.cursor), save: () => Promise.resolve() };
     f = followerOf(server.url, { cursors, lease: { hold: () => Promise.resolve(false), release: () => Promise.resolve() }, now: wiki.clock });
     await f.follower.pollOnce();

@@ -1,9 +1,13 @@
 // A stand-in for the wiki's `list=recentchanges` (and the siteinfo namespaces the follower reads
 // first), answering as MediaWiki 1.39's ApiQueryRecentChanges does for what the change follower
-// asks (includes/api/ApiQueryRecentChanges.php): rows ordered by (rc_timestamp, rc_id), `rcstart` inclusive,
-// `rccontinue=<TS_MW>|<rc_id>` naming the first row not yet returned, `curtimestamp` from the
-// wiki's clock. Rows, the clock, the page size and an outage are set by the test; and a
-// ChangeFollower wired to it with an injected clock, recording what it applied and expired.
+// asks (includes/api/ApiQueryRecentChanges.php): rows ordered by (rc_timestamp, rc_id) (ApiQueryRecentChanges.php:
+// 150-155), `rcstart`/`rcend` inclusive, `rccontinue=<TS_MW>|<rc_id>` naming the first row not yet
+// returned and read back as `rc_timestamp > t OR (rc_timestamp = t AND rc_id >= id)` (with
+// rcdir=older: < and <=; ApiQueryRecentChanges.php:136-148, 464-466), `curtimestamp` from the
+// wiki's clock. Rows are kept in that order (binary search), so that it holds a burst of 50,000
+// rows and pages through it as fast as the follower asks. Rows, the clock, the page size and an
+// outage are set by the test; and a ChangeFollower wired to it with an injected clock, recording
+// what it applied (and in how many calls) and expired.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import pino from 'pino';
 import { Registry } from 'prom-client';
@@ -20,6 +24,7 @@ const tsMw = (isoTs: string) => isoTs.replace(/[^0-9]/g, '').slice(0, 14);
 const fromTsMw = (s: string) => `${s.slice(0, 4)}-${s.slice(4, 6)}-${s.slice(6, 8)}T${s.slice(8, 10)}:${s.slice(10, 12)}:${s.slice(12, 14)}Z`;
 
 export class FakeRecentChanges {
+  /** Every row, in (timestamp, rcid) order: add() keeps it so; tests may empty it (length = 0). */
   readonly rows: RecentChangeRow[] = [];
   /** The wiki's clock (ms since the epoch). */
   clock = Date.parse('2026-03-01T12:00:00Z');
@@ -35,13 +40,35 @@ export class FakeRecentChanges {
   add(title: string, extra: Partial<RecentChangeRow> & { at?: number } = {}): RecentChangeRow {
     const { at, ...rest } = extra;
     const row: RecentChangeRow = { type: 'edit', ns: 0, title, rcid: this.nextId++, timestamp: iso(at ?? this.clock), ...rest };
-    this.rows.push(row);
+    this.rows.splice(this.lowerBound(row.timestamp, row.rcid), 0, row);
     return row;
+  }
+
+  /**
+   * `count` rows at once (a mass deletion, an import, a fast bot): row i an edit of
+   * `${prefix} ${i}`, dated `at(i)` (ms), ids in the order given. One sort, not one splice a row.
+   */
+  addMany(count: number, prefix: string, at: (i: number) => number): void {
+    for (let i = 0; i < count; i++) this.rows.push({ type: 'edit', ns: 0, title: `${prefix} ${i}`, rcid: this.nextId++, timestamp: iso(at(i)) });
+    this.rows.sort((a, b) => compare(a.timestamp, a.rcid, b.timestamp, b.rcid));
   }
 
   /** Remove rows (a page deletion removes its non-log rows; $wgRCMaxAge purges old ones). */
   remove(pred: (row: RecentChangeRow) => boolean): void {
     for (let i = this.rows.length - 1; i >= 0; i--) if (pred(this.rows[i]!)) this.rows.splice(i, 1);
+  }
+
+  /** The index of the first row at or after (ts, id). */
+  private lowerBound(ts: string, id: number): number {
+    let lo = 0;
+    let hi = this.rows.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      const r = this.rows[mid]!;
+      if (compare(r.timestamp, r.rcid, ts, id) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 
   readonly handler = (req: IncomingMessage, res: ServerResponse): void => {
@@ -63,20 +90,42 @@ export class FakeRecentChanges {
   private answer(q: URLSearchParams): unknown {
     const newer = q.get('rcdir') === 'newer';
     const limit = q.get('rclimit') === 'max' ? this.pageSize : Number(q.get('rclimit') ?? 10);
-    const key = (r: RecentChangeRow) => `${r.timestamp}|${String(r.rcid).padStart(12, '0')}`;
-    let rows = [...this.rows].sort((a, b) => (key(a) < key(b) ? -1 : 1));
-    if (!newer) rows.reverse();
-    const start = q.get('rcstart');
-    if (start) rows = rows.filter((r) => (newer ? r.timestamp >= start : r.timestamp <= start));
-    const cont = q.get('rccontinue');
-    if (cont) {
-      const [ts, id] = cont.split('|');
-      const t = fromTsMw(ts!);
-      const n = Number(id);
-      rows = rows.filter((r) => (newer ? r.timestamp > t || (r.timestamp === t && r.rcid >= n) : r.timestamp < t || (r.timestamp === t && r.rcid <= n)));
+    const start = q.get('rcstart') ?? undefined;
+    const end = q.get('rcend') ?? undefined;
+    const cont = q.get('rccontinue')?.split('|');
+    const contTs = cont ? fromTsMw(cont[0]!) : undefined;
+    const contId = cont ? Number(cont[1]) : 0;
+    const page: RecentChangeRow[] = [];
+    let next: RecentChangeRow | undefined;
+    if (newer) {
+      // The first row at or after max(rcstart, rccontinue), then forward up to rcend.
+      let i = 0;
+      if (start !== undefined) i = Math.max(i, this.lowerBound(start, 0));
+      if (contTs !== undefined) i = Math.max(i, this.lowerBound(contTs, contId));
+      for (; i < this.rows.length; i++) {
+        const r = this.rows[i]!;
+        if (end !== undefined && r.timestamp > end) break;
+        if (page.length === limit) {
+          next = r;
+          break;
+        }
+        page.push(r);
+      }
+    } else {
+      // The last row at or before min(rcstart, rccontinue), then backward down to rcend.
+      let i = this.rows.length - 1;
+      if (start !== undefined) i = Math.min(i, this.lowerBound(start, Number.MAX_SAFE_INTEGER) - 1);
+      if (contTs !== undefined) i = Math.min(i, this.lowerBound(contTs, contId + 1) - 1);
+      for (; i >= 0; i--) {
+        const r = this.rows[i]!;
+        if (end !== undefined && r.timestamp < end) break;
+        if (page.length === limit) {
+          next = r;
+          break;
+        }
+        page.push(r);
+      }
     }
-    const page = rows.slice(0, limit);
-    const next = rows[limit];
     return {
       batchcomplete: true,
       ...(next && { continue: { rccontinue: `${tsMw(next.timestamp)}|${next.rcid}`, continue: '-||' } }),
@@ -86,10 +135,17 @@ export class FakeRecentChanges {
   }
 }
 
+/** recentchanges' order: timestamp (ISO strings of one form compare as instants), then rcid. */
+function compare(ts1: string, id1: number, ts2: string, id2: number): number {
+  return ts1 < ts2 ? -1 : ts1 > ts2 ? 1 : id1 - id2;
+}
+
 export interface FollowerUnderTest {
   readonly follower: ChangeFollower;
   /** The titles of every change applied, in order. */
   readonly applied: string[];
+  /** How many changes each apply call carried (one call: one invalidation, signals.ts). */
+  readonly applyCalls: number[];
   /** Every gap: its reason and the instant before which everything expired. */
   readonly gaps: { reason: GapReason; before: number }[];
   /** The gateway's clock (ms): tests move it. */
@@ -104,6 +160,8 @@ export interface FollowerSetup {
   readonly pollMs?: number;
   readonly unhealthyAfterMs?: number;
   readonly gapAfterMs?: number;
+  readonly maxLagMs?: number;
+  readonly pollBudgetMs?: number;
 }
 
 /** A wiki stand-in listening on a port, for followers to poll. */
@@ -119,6 +177,7 @@ export function followerOf(url: string, setup: FollowerSetup = {}): FollowerUnde
   const out: FollowerUnderTest = {
     follower: undefined as unknown as ChangeFollower,
     applied: [],
+    applyCalls: [],
     gaps: [],
     now: setup.now ?? Date.parse('2026-03-01T12:00:00Z'),
     close: async () => {
@@ -132,6 +191,9 @@ export function followerOf(url: string, setup: FollowerSetup = {}): FollowerUnde
     pollMs: setup.pollMs ?? 1_000,
     unhealthyAfterMs: setup.unhealthyAfterMs ?? 10_000,
     gapAfterMs: setup.gapAfterMs ?? 60_000,
+    ...(setup.maxLagMs !== undefined && { maxLagMs: setup.maxLagMs }),
+    // Polls end by their page count, not by how busy the machine is: tests count polls.
+    pollBudgetMs: setup.pollBudgetMs ?? 600_000,
     requestTimeoutMs: 2_000,
     now: () => out.now,
     log: pino({ level: 'silent' }),
@@ -139,6 +201,7 @@ export function followerOf(url: string, setup: FollowerSetup = {}): FollowerUnde
     cursors: setup.cursors ?? new MemoryCursorStore(),
     lease: setup.lease ?? { hold: () => Promise.resolve(true), release: () => Promise.resolve() },
     apply: (changes) => {
+      out.applyCalls.push(changes.length);
       for (const c of changes) out.applied.push(c.tags.find((t) => t.startsWith('p:'))?.slice(2) ?? '?');
       return Promise.resolve();
     },

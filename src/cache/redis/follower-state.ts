@@ -2,7 +2,12 @@
  * The change follower's state in Redis (invalidation/follower.ts), so that it survives the
  * follower and is shared by the replicas:
  *
- *   P rc-cursor   the cursor (JSON), no expiry: losing it is a gap
+ *   P rc-cursor   the cursor (JSON, invalidation/follower.ts Cursor), no expiry: losing it is a gap.
+ *                 Version 2: {v: 2, ts, id, floorTs, floorId, seen: [[seconds, rcid], …],
+ *                 polledAt, behind?}, at most SEEN_MAX pairs (~20 kB). The form before it
+ *                 ({ts, id, seen: [rcid, …], polledAt}) is still read (follower.ts
+ *                 cursorFromStored); anything else is a gap (cursor-lost). Stored as is here:
+ *                 this layer does not know the cursor's shape
  *   P rc-lease    the replica that follows now: SET NX PX, renewed by its holder every poll;
  *                 when the holder dies the lease expires and another replica takes it
  */
