@@ -31,6 +31,8 @@ export interface StoreOptions {
   readonly staleIfErrorMs: number;
   readonly now: () => number;
   readonly onEvict?: (tier: Tier, reason: EvictionReason, count: number) => void;
+  /** Each entry a change invalidated, by the modules its request ran (metrics by module). */
+  readonly onInvalidated?: (modules: readonly string[]) => void;
   /** Tests only: the keys' hash (cache/entry-table.ts), to make colliding keys on demand. */
   readonly hashKey?: (key: string) => number;
 }
@@ -115,6 +117,7 @@ export class CacheStore {
     for (const t of Object.values(this.tiers)) {
       const doomed: number[] = [];
       for (const tag of tags) doomed.push(...t.withTag(tag));
+      if (this.opts.onInvalidated && doomed.length > 0) for (const modules of t.modulesOfRecords(doomed)) this.opts.onInvalidated(modules);
       n += t.deleteRecords(doomed, 'invalidated');
     }
     return n;

@@ -454,6 +454,11 @@ export class Tiered {
     return v === undefined ? [] : typeof v === 'number' ? [v] : [...v];
   }
 
+  /** The modules of each distinct record (a record named by several tags counts once). */
+  modulesOfRecords(records: readonly number[]): (readonly string[])[] {
+    return [...new Set(records)].map((r) => this.table.refs[3 * r + 1] as readonly string[]);
+  }
+
   withSlot(slot: string): number[] {
     const v = this.bySlot.get(slot);
     return v === undefined ? [] : typeof v === 'number' ? [v] : [...v];

@@ -96,7 +96,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
   const now = deps.now ?? (() => timeOrigin + performance.now());
   const registry = deps.registry ?? new Registry();
   // The store reports evictions to the metrics, which read the store's sizes: tie the knot.
-  const late: { metrics?: Metrics } = {};
+  const late: { metrics?: Metrics; invalidatedByModule?: (modules: readonly string[]) => void } = {};
   const store = new CacheStore({
     sharedMaxBytes: config.cacheSharedMaxBytes,
     sessionMaxBytes: config.cacheSessionMaxBytes,
@@ -105,6 +105,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     staleIfErrorMs: config.staleIfErrorSeconds * 1000,
     now,
     onEvict: (tier, reason, count) => late.metrics?.evicted(tier, reason, count),
+    onInvalidated: (modules) => late.invalidatedByModule?.(modules),
   });
   const refusalDelay = new RefusalDelay(config.clientRefusalDelayMs, REFUSALS_WAITING_MAX);
   const gate = new UpstreamGate(
@@ -126,6 +127,8 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
   });
   late.metrics = metrics;
   const changeMetrics = new ChangeSignalMetrics(registry, { followerEnabled: config.rcFollow, purges: metrics });
+  const moduleLabel = moduleLabeller(Object.keys(config.modules));
+  late.invalidatedByModule = (modules) => changeMetrics.invalidatedByModule.inc({ module: moduleLabel(modules) });
   const compression = newRepresentations(config, log, store, registry);
   const sessionUsers = new SessionUsers();
   const redis = config.redisUrl
@@ -217,7 +220,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
       cookiePrefix: config.cookiePrefix,
       isCredential: (name) => cookieCredentialKind(name, rules) !== undefined,
     },
-    moduleLabel: moduleLabeller(Object.keys(config.modules)),
+    moduleLabel,
     now,
     random: deps.random ?? Math.random,
     trusted: new AddressMatcher(config.trustedProxies),

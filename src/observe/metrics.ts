@@ -493,6 +493,8 @@ const PURGE_SOURCE_OF_CAUSE: Readonly<Record<string, PurgeSource>> = {
 export class ChangeSignalMetrics {
   readonly events: Counter<'source' | 'type'>;
   readonly invalidatedEntries: Counter<'cause'>;
+  /** Entries invalidated by a change, by the module label of their request (bounded: mediawiki/module-labels.ts). */
+  readonly invalidatedByModule: Counter<'module'>;
   readonly lagSeconds: Histogram<'source'>;
   readonly followerUp: Gauge;
   readonly followerLeader: Gauge;
@@ -518,6 +520,12 @@ export class ChangeSignalMetrics {
       help: 'Changes of the wiki the gateway learned of, by source (purge: a CDN PURGE; follower: a recentchanges row) and type (edit, new, log/<type>, categorize, external, purge).',
       labelNames: ['source', 'type'] as const,
       registers,
+    });
+    this.invalidatedByModule = new Counter({
+      name: 'wikiedge_invalidated_entries_by_module_total',
+      help: 'Cached entries removed because the wiki changed what they depend on, by the API module of their request (the module label of wikiedge_requests_total), in this process`s tiers.',
+      labelNames: ['module'] as const,
+      registers: [registry],
     });
     this.invalidatedEntries = new Counter({
       name: 'wikiedge_invalidated_entries_total',

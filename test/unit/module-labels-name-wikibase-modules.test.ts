@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { moduleLabeller } from '../../src/mediawiki/module-labels.js';
 import { modulesOf } from '../../src/policy/request.js';
 import { parsePhpQuery } from '../../src/mediawiki/php-input.js';
+import { readFileSync } from 'node:fs';
 import { WIKIBASE_MODULE_NAMES } from '../../src/mediawiki/modules.js';
 
 const label = moduleLabeller([]);
@@ -29,5 +30,19 @@ describe('module labels', () => {
   });
   it('the dashboard`s Wikibase row lists every Wikibase module the table knows', () => {
     expect(WIKIBASE_MODULE_NAMES).toEqual(expect.arrayContaining(['wbgetentities', 'wbsearchentities', 'query+wbsearch', 'query+entityterms', 'query+wbcontentlanguages']));
+  });
+  it('the dashboard`s Wikibase panels select exactly the Wikibase modules of the table', () => {
+    const dashboard = JSON.parse(readFileSync(new URL('../../config/grafana/dashboards/wikiedge.json', import.meta.url), 'utf8')) as {
+      panels: { title: string; targets?: { expr: string }[] }[];
+    };
+    const panels = dashboard.panels.filter((p) => p.title.startsWith('Wikibase') && p.targets);
+    expect(panels.length).toBe(3);
+    for (const panel of panels) {
+      const matcher = /module=~"([^"]+)"/.exec(panel.targets![0]!.expr)![1]!;
+      // PromQL's =~ is anchored at both ends (RE2, whose syntax JavaScript reads the same here).
+      const re = new RegExp(`^(?:${matcher})$`);
+      for (const name of WIKIBASE_MODULE_NAMES) expect(re.test(name), `${panel.title}: ${name}`).toBe(true);
+      for (const name of ['query', 'query+info', 'parse', 'edit', 'other', 'query+other']) expect(re.test(name), `${panel.title}: ${name}`).toBe(false);
+    }
   });
 });
