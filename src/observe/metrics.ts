@@ -46,6 +46,7 @@ export class RedisMetrics {
   readonly purgeMessages: Counter<'kind'>;
   readonly stored: Counter<'tier'>;
   readonly channelResumed: Counter;
+  readonly failovers: Counter;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -99,6 +100,11 @@ export class RedisMetrics {
     this.channelResumed = new Counter({
       name: 'wikiedge_redis_channel_resumed_total',
       help: 'Times the purge channel was subscribed again after it was lost: purges sent meanwhile may be missed, so the local tier is refreshed at next use.',
+      registers,
+    });
+    this.failovers = new Counter({
+      name: 'wikiedge_redis_failovers_total',
+      help: 'Times the tier came back on another primary than the one it used before (WIKIEDGE_REDIS_SENTINELS: a Sentinel failover), as this process saw it.',
       registers,
     });
     for (const kind of PURGE_KINDS) this.purgeMessages.inc({ kind }, 0);

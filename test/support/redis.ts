@@ -135,6 +135,10 @@ export class FakeRedisClient extends EventEmitter {
   subscribe(): Promise<number> {
     return Promise.resolve(1);
   }
+  /** What a plain Redis (neither a cluster node, a Sentinel nor a replica) says: src/cache/redis/server-check.ts. */
+  info(): Promise<string> {
+    return Promise.resolve('# Server\r\nredis_mode:standalone\r\n# Replication\r\nrole:master\r\n# Cluster\r\ncluster_enabled:0\r\n');
+  }
   quit(): Promise<string> {
     return Promise.resolve('OK');
   }
