@@ -27,7 +27,7 @@ export interface TestRedis {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.unref();
@@ -40,7 +40,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-function rawCommand(port: number, line: string, timeoutMs = 1_000): Promise<string> {
+export function rawCommand(port: number, line: string, timeoutMs = 1_000): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host: '127.0.0.1', port });
     let data = '';
@@ -76,7 +76,7 @@ function startProcess(port: number): ChildProcess {
   return child;
 }
 
-async function waitUntilAnswering(port: number, child: ChildProcess): Promise<void> {
+export async function waitUntilAnswering(port: number, child: ChildProcess): Promise<void> {
   const deadline = Date.now() + 10_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`redis-server on ${port} exited with ${child.exitCode}`);
@@ -90,7 +90,7 @@ async function waitUntilAnswering(port: number, child: ChildProcess): Promise<vo
   }
 }
 
-function exited(child: ChildProcess): Promise<void> {
+export function exited(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
