@@ -59,6 +59,9 @@ type State = 'starting' | 'up' | 'down';
  */
 export const TIMEOUTS_BEFORE_DOWN = 3;
 
+/** How long after a client ended by itself it is connected again (ioredis' own retries are at most 1 s apart). */
+const RECONNECT_AFTER_END_MS = 1_000;
+
 /** How often Sentinels are asked for the primary by name while the tier is not connected. */
 const SENTINEL_CHECK_MS = 5_000;
 
@@ -135,6 +138,9 @@ export class RedisConnection {
     });
     this.sub.on('ready', () => this.subscriberUp());
     this.sub.on('close', () => this.subscriberDown());
+    // ioredis gives a client up for good ('end') when its connector fails outright rather than its
+    // connection (Redis.connect in ioredis' lib/Redis.ts): only close() may end ours.
+    for (const client of [this.cmd, this.sub]) client.on('end', () => this.connectAgain(client));
 
     if (target.kind === 'sentinel') {
       // Sentinels that know no primary of that name make ioredis retry for ever, saying only
@@ -151,6 +157,13 @@ export class RedisConnection {
       this.sentinelChecks = setInterval(ask, SENTINEL_CHECK_MS);
       this.sentinelChecks.unref();
     }
+  }
+
+  private connectAgain(client: Redis): void {
+    if (this.closed) return;
+    setTimeout(() => {
+      if (!this.closed && client.status === 'end') client.connect().catch(() => undefined);
+    }, RECONNECT_AFTER_END_MS).unref();
   }
 
   /** True while Redis is used on the request path. */

@@ -7,10 +7,15 @@
  * With Sentinels, ioredis asks them for the primary's address (SENTINEL get-master-addr-by-name),
  * checks that what it reached has the master role (ROLE), and asks again after every lost
  * connection: a failover ends in a reconnect to the new primary (ioredis'
- * lib/connectors/SentinelConnector/index.ts). `failoverDetector` also subscribes to the Sentinels'
- * `+switch-master` and drops the connection at once, for a primary that was demoted without
- * dying (SENTINEL FAILOVER, a partition healed), which would otherwise keep answering as a replica
- * (https://redis.io/docs/latest/operate/oss_and_stack/management/sentinel/).
+ * lib/connectors/SentinelConnector/index.ts). A primary demoted without dying (SENTINEL FAILOVER,
+ * a partition healed) answers writes with READONLY: that error drops the connection, and the
+ * reconnect asks the Sentinels again.
+ *
+ * ioredis' `failoverDetector` (which drops the connection on the Sentinels' `+switch-master`) is
+ * not used: its disconnect can land while the connector is resolving the primary after the old
+ * one died, and a connector that fails there ends the client for good (Redis.connect sets status
+ * `end`): the likely cause of one run of test/in-process/redis-sentinel-failover.test.ts in which
+ * a gateway never connected again. connection.ts also connects again a client that ended by itself.
  */
 import type { RedisOptions } from 'ioredis';
 import type { Config } from '../../config/config.js';
@@ -74,9 +79,8 @@ export function targetOptions(target: RedisTarget, base: RedisOptions): RedisOpt
     ...(target.tls && { tls: {}, sentinelTLS: {}, enableTLSForSentinelMode: true }),
     // Ask the Sentinels again as often as the data connection retries (ioredis' default is 10 ms × tries).
     sentinelRetryStrategy: (times: number) => Math.min(50 * times, 1_000),
-    failoverDetector: true,
     // A primary demoted under a live connection answers writes with READONLY: reconnect, which
-    // asks the Sentinels for the new primary (RedisOptions.reconnectOnError, ioredis' README).
+    // asks the Sentinels for the new primary (RedisOptions.reconnectOnError in ioredis' README).
     reconnectOnError: (err: Error) => err.message.startsWith('READONLY'),
   };
 }
