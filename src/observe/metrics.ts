@@ -47,6 +47,7 @@ export class RedisMetrics {
   readonly stored: Counter<'tier'>;
   readonly channelResumed: Counter;
   readonly failovers: Counter;
+  readonly downs: Counter;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -105,6 +106,12 @@ export class RedisMetrics {
     this.failovers = new Counter({
       name: 'wikiedge_redis_failovers_total',
       help: 'Times the tier came back on another primary than the one it used before (WIKIEDGE_REDIS_SENTINELS: a Sentinel failover), as this process saw it.',
+      registers,
+    });
+    // A flapping tier can be up at every scrape: the gauge alone would not show it.
+    this.downs = new Counter({
+      name: 'wikiedge_redis_down_total',
+      help: 'Times the shared Redis tier went from up to down (a failed call, three timeouts in a row, a lost connection).',
       registers,
     });
     for (const kind of PURGE_KINDS) this.purgeMessages.inc({ kind }, 0);

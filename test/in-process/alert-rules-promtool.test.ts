@@ -1,7 +1,7 @@
 // The alert rules shipped in config/prometheus/wikiedge-rules.yml are valid (promtool check
 // rules), fire when they should and only then (promtool test rules with the input series of
 // test/prometheus/wikiedge-rules.test.yml), cover what an operator needs (wiki down, errors, hit
-// ratio collapse, cache at budget, Redis down, change follower stalled, admission rejections),
+// ratio collapse, cache at budget, Redis down or flapping, change follower stalled, admission rejections),
 // and are loaded: the shipped Prometheus config names the file and compose mounts it there.
 // Skipped, saying why, only when promtool is missing (scripts/install-system-deps.sh installs it).
 import { spawnSync } from 'node:child_process';
@@ -52,6 +52,7 @@ describe('alert rules', () => {
       'WikiedgeHighErrorRatio',
       'WikiedgeHitRatioCollapse',
       'WikiedgeRedisDown',
+      'WikiedgeRedisFlapping',
       'WikiedgeUpstreamDown',
     ]);
     for (const a of alerts) {

@@ -145,6 +145,17 @@ export class FakeRedisClient extends EventEmitter {
   disconnect(): void {
     this.status = 'end';
   }
+  connects = 0;
+  connect(): Promise<void> {
+    this.connects++;
+    this.becomeReady();
+    return Promise.resolve();
+  }
+  /** ioredis gives up on its own (its connector failed): status `end`, and the event. */
+  end(): void {
+    this.status = 'end';
+    this.emit('end');
+  }
   becomeReady(): void {
     this.status = 'ready';
     this.emit('ready');
@@ -180,6 +191,8 @@ export function fakeRedisConnection(timeoutMs: number) {
     errors: async (op: string) => (await values('wikiedge_redis_errors_total')).find((v) => v.labels['op'] === op)!.value,
     /** wikiedge_redis_up */
     upGauge: async () => (await values('wikiedge_redis_up'))[0]!.value,
+    /** A metric without labels (wikiedge_redis_down_total, ...). */
+    value: async (name: string) => (await values(name))[0]!.value,
     /** How many `"redis":"up"` / `"down"` log lines. */
     states: (state: 'up' | 'down') => lines.filter((l) => l['redis'] === state).length,
     /** Both connections ready and the PING answered. */

@@ -214,6 +214,7 @@ export class RedisConnection {
 
   private markDown(op: RedisOp | 'connection' | 'connect', err: unknown): void {
     if (this.closed || this.state === 'down') return;
+    if (this.state === 'up') this.opts.metrics.downs.inc();
     this.state = 'down';
     this.opts.metrics.up.set(0);
     this.opts.log.warn(
