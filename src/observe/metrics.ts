@@ -36,7 +36,7 @@ export type RedisLockOutcome = 'won' | 'lost' | 'unavailable';
 /** What a replica that lost the lock ended with: the winner's entry, or its own fetch. */
 export type RedisWaitOutcome = 'entry' | 'released' | 'timeout' | 'unavailable';
 
-/** The shared Redis tier's health and traffic; registered only when WIKIEDGE_REDIS_URL is set. */
+/** The shared Redis tier's health and traffic; registered only with WIKIEDGE_REDIS_URL or WIKIEDGE_REDIS_SENTINELS. */
 export class RedisMetrics {
   readonly up: Gauge;
   readonly errors: Counter<'op'>;

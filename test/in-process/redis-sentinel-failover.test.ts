@@ -67,7 +67,7 @@ describe.runIf(existsSync('/usr/bin/redis-server'))('two gateways sharing throug
       WIKIEDGE_LOG_HITS: 'false',
     };
     [a, b] = await Promise.all([startGateway(fake.url, env), startGateway(fake.url, env)]);
-  }, 60_000);
+  }, 30_000);
 
   afterAll(async () => {
     await Promise.all([a?.close(), b?.close()]);
@@ -136,7 +136,7 @@ describe.runIf(existsSync('/usr/bin/redis-server'))('two gateways sharing throug
     const watch = (async () => {
       const s = await inspector(sentinels[1]!.port);
       try {
-        await until(() => s.call('SENTINEL', 'get-master-addr-by-name', NAME) as Promise<string[]>, (r) => r[1] === String(replica.port), 45_000);
+        await until(() => s.call('SENTINEL', 'get-master-addr-by-name', NAME) as Promise<string[]>, (r) => r[1] === String(replica.port), 30_000);
         switchedMs = Date.now() - t0;
       } finally {
         s.disconnect();
@@ -144,7 +144,7 @@ describe.runIf(existsSync('/usr/bin/redis-server'))('two gateways sharing throug
     })();
 
     // Sharing is back: a new URL missed on A is hit-shared on B, and the other way round.
-    await until(() => shareOnce(a, b), (x) => x === 'hit-shared', 45_000).catch((err: unknown) => {
+    await until(() => shareOnce(a, b), (x) => x === 'hit-shared', 30_000).catch((err: unknown) => {
       for (const [n, gw] of [['a', a], ['b', b]] as const) console.log(n, JSON.stringify(gw.logs.filter((l) => l['component'] === 'redis').map((l) => [l['time'], l['msg'], l['err'], l['op']])));
       throw err;
     });
@@ -177,5 +177,5 @@ describe.runIf(existsSync('/usr/bin/redis-server'))('two gateways sharing throug
     const ra = await api(a, purged);
     expect(['hit-shared', 'miss']).toContain(header(ra, 'x-cache'));
     expect(JSON.parse(ra.body).version).toBeGreaterThanOrEqual(2);
-  }, 60_000);
+  }, 45_000);
 });
