@@ -55,7 +55,13 @@ export interface SentinelTiming {
 }
 
 /** A Sentinel monitoring `primary` as `name` (quorum 2). Its file is rewritten by it, in a scratch folder. */
-export function startSentinel(name: string, primary: RedisProcess, timing: SentinelTiming = { downAfterMs: 1_000, failoverTimeoutMs: 5_000 }): Promise<RedisProcess> {
+export function startSentinel(
+  name: string,
+  primary: RedisProcess,
+  timing: SentinelTiming = { downAfterMs: 1_000, failoverTimeoutMs: 5_000 },
+  /** More lines of its file (`requirepass ...`, `sentinel auth-pass <name> ...`). */
+  extra: string[] = [],
+): Promise<RedisProcess> {
   const dir = scratchDir('wikiedge-sentinel-');
   return startProcess((port) => {
     const file = path.join(dir, 'sentinel.conf');
@@ -70,6 +76,7 @@ export function startSentinel(name: string, primary: RedisProcess, timing: Senti
         `sentinel down-after-milliseconds ${name} ${timing.downAfterMs}`,
         `sentinel failover-timeout ${name} ${timing.failoverTimeoutMs}`,
         `sentinel parallel-syncs ${name} 1`,
+        ...extra,
         '',
       ].join('\n'),
     );

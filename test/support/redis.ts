@@ -81,7 +81,8 @@ export async function waitUntilAnswering(port: number, child: ChildProcess): Pro
   for (;;) {
     if (child.exitCode !== null) throw new Error(`redis-server on ${port} exited with ${child.exitCode}`);
     try {
-      if ((await rawCommand(port, 'PING', 500)).startsWith('+PONG')) return;
+      // A server with requirepass answers, but NOAUTH.
+      if (/^(\+PONG|-NOAUTH)/.test(await rawCommand(port, 'PING', 500))) return;
     } catch {
       // not listening yet
     }

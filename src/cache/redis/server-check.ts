@@ -150,14 +150,19 @@ async function askSentinel(
     enableReadyCheck: false,
     disableClientInfo: true,
   });
-  client.on('error', () => undefined);
+  // A refused AUTH ends the connection attempt: its error comes as an event, connect() may only say "closed".
+  let authError: string | undefined;
+  client.on('error', (err: Error) => {
+    if (/^(WRONGPASS|NOAUTH)/.test(err.message)) authError = err.message;
+  });
   const bounded = <T>(p: Promise<T>) =>
     Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), timeoutMs).unref())]);
   try {
     try {
       await bounded(client.connect());
-    } catch {
-      return { kind: 'unreachable' };
+    } catch (err) {
+      const message = authError ?? (err as Error).message;
+      return /^(WRONGPASS|NOAUTH)/.test(message) ? { kind: 'auth', error: message } : { kind: 'unreachable' };
     }
     let reply: unknown;
     try {
