@@ -101,15 +101,27 @@ describe.runIf(existsSync('/usr/bin/redis-server'))('a Redis that is not what th
     }
   });
 
-  it.runIf(built)('the process exits 1 with the refusal as its one line on stderr', async () => {
+  /** dist/main.js with the URL of the cluster node: its exit code and stderr. */
+  const run = async (env: Record<string, string> = {}) => {
     const child = spawn(process.execPath, [mainJs], {
-      env: { PATH: process.env['PATH'] ?? '', WIKIEDGE_UPSTREAM: fake.url, WIKIEDGE_HOST: '127.0.0.1', WIKIEDGE_PORT: '0', WIKIEDGE_ADMIN_PORT: '0', WIKIEDGE_LOG_LEVEL: 'silent', WIKIEDGE_REDIS_URL: `redis://${clusterNode.address}`, ...SECRET },
+      env: { PATH: process.env['PATH'] ?? '', WIKIEDGE_UPSTREAM: fake.url, WIKIEDGE_HOST: '127.0.0.1', WIKIEDGE_PORT: '0', WIKIEDGE_ADMIN_PORT: '0', WIKIEDGE_LOG_LEVEL: 'silent', WIKIEDGE_REDIS_URL: `redis://${clusterNode.address}`, ...SECRET, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.stdout.resume();
     const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    return { code, stderr };
+  };
+
+  it.runIf(built)('a cluster (WIKIEDGE_WORKERS=2) exits 1 too: its workers refuse, and the primary stops', async () => {
+    const { code, stderr } = await run({ WIKIEDGE_WORKERS: '2' });
+    expect(code).toBe(1);
+    expect(stderr).toContain('WIKIEDGE_REDIS_URL reaches a Redis Cluster node (INFO says cluster_enabled:1)');
+  }, 45_000);
+
+  it.runIf(built)('the process exits 1 with the refusal as its one line on stderr', async () => {
+    const { code, stderr } = await run();
     expect(code).toBe(1);
     expect(stderr).toMatch(/^wikiedge: failed to start: WIKIEDGE_REDIS_URL reaches a Redis Cluster node \(INFO says cluster_enabled:1\): .*WIKIEDGE_REDIS_CLUSTER_NODES.*\n$/);
     expect(stderr.split('\n')).toHaveLength(2);
