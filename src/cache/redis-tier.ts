@@ -25,6 +25,7 @@ import type { RedisMetrics, RedisWaitOutcome } from '../observe/metrics.js';
 import type { StaleWindows } from '../policy/freshness.js';
 import type { CacheEntry } from './store.js';
 import { RedisConnection } from './redis/connection.js';
+import type { RedisTarget } from './redis/target.js';
 import { RedisEntries } from './redis/entries.js';
 import { redisKeys } from './redis/keys.js';
 import { type LockResult, RedisLocks } from './redis/locks.js';
@@ -38,6 +39,8 @@ export { parsePurgeMessage, type PurgeMessage } from './redis/purges.js';
 
 export interface RedisTierOptions {
   readonly url: string;
+  /** Where Redis is, when not simply `url` (Sentinels): redis/target.ts. */
+  readonly target?: RedisTarget | undefined;
   readonly timeoutMs: number;
   readonly lockMs: number;
   readonly keyPrefix: string;
@@ -66,6 +69,7 @@ export class RedisTier {
     const { metrics, log } = opts;
     this.connection = new RedisConnection({
       url: opts.url,
+      target: opts.target,
       timeoutMs: opts.timeoutMs,
       log,
       metrics,

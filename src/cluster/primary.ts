@@ -65,7 +65,7 @@ import { Supervisor } from './supervisor.js';
 import { handOverLocalTier } from './tier-hand-over.js';
 import { WorkerConfig } from './worker-config.js';
 import { workerEnv } from './worker-env.js';
-import { type Config, type ConfigSources, type LoadedConfig, readConfigSources } from '../config/config.js';
+import { type Config, type ConfigSources, type LoadedConfig, readConfigSources, usesRedis } from '../config/config.js';
 import { checkCanListen, listenAs } from '../apps/listen.js';
 import { checkModuleNamesOnceUp } from '../upstream/module-names.js';
 import { Upstream } from '../upstream/upstream.js';
@@ -94,7 +94,7 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
   const newPurges = () =>
     new PurgeFanOut<Worker>(
       (w, message, everywhere) => asks.ask(w, { op: 'purge', message, everywhere }, PURGE_ASK_MS),
-      Boolean(config().redisUrl),
+      usesRedis(config()),
       log,
     );
   let purges = newPurges();

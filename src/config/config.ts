@@ -8,7 +8,7 @@
  * README's configuration reference. This module is the door the rest of src/ goes through.
  */
 export { ConfigError } from './field.js';
-export { CONFIG_KEYS, type Config, type ConfigKey } from './fields.js';
+export { CONFIG_KEYS, type Config, type ConfigKey, usesRedis } from './fields.js';
 export {
   type ConfigOrigins,
   type ConfigSources,

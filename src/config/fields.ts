@@ -44,8 +44,11 @@ import {
   moduleRules,
   oneOf,
   port,
+  hostPortList,
+  redisCredential,
   redisKeyPrefix,
   redisUrl,
+  sentinelMasterName,
   str,
   upstreamUrl,
   workerCount,
@@ -497,8 +500,59 @@ export const FIELDS = {
     parse: redisUrl,
     default: '',
     unit: 'url',
-    doc: '`redis://[user:password@]host:port[/db]` (or `rediss://`): turns on the shared Redis tier (see "Several replicas with Redis"); empty: local tier only. The password is redacted in the logged configuration',
+    doc: '`redis://[user:password@]host:port[/db]` (or `rediss://`): turns on the shared Redis tier (see "Several replicas with Redis"); empty: local tier only. The password is redacted in the logged configuration. Not with `WIKIEDGE_REDIS_SENTINELS` or `WIKIEDGE_REDIS_CLUSTER_NODES`',
     describe: redactUrlPassword,
+  }),
+  redisSentinels: field({
+    env: 'WIKIEDGE_REDIS_SENTINELS',
+    parse: hostPortList,
+    default: [],
+    unit: 'list',
+    doc: 'the Sentinels of a Redis primary with replicas, `host:port,host:port,...`: the shared tier asks them for the primary and follows a failover by itself (see "Redis Sentinel"); with `WIKIEDGE_REDIS_SENTINEL_MASTER`, instead of `WIKIEDGE_REDIS_URL`',
+  }),
+  redisSentinelMaster: field({
+    env: 'WIKIEDGE_REDIS_SENTINEL_MASTER',
+    parse: sentinelMasterName,
+    default: '',
+    unit: 'name',
+    doc: 'the name the Sentinels monitor the primary under (`sentinel monitor <name> ...`); required with `WIKIEDGE_REDIS_SENTINELS`',
+  }),
+  redisClusterNodes: field({
+    env: 'WIKIEDGE_REDIS_CLUSTER_NODES',
+    parse: hostPortList,
+    default: [],
+    unit: 'list',
+    doc: 'seed nodes of a Redis Cluster, `host:port,...`: reserved, **not supported in this version**: the gateway refuses to start with it (the shared tier needs one Redis or a Sentinel-managed primary)',
+  }),
+  redisUsername: field({
+    env: 'WIKIEDGE_REDIS_USERNAME',
+    parse: redisCredential,
+    default: '',
+    unit: 'name',
+    doc: "the ACL user for the Redis data nodes (with `WIKIEDGE_REDIS_SENTINELS`, or with a `WIKIEDGE_REDIS_URL` that names none); empty: `default`",
+  }),
+  redisPassword: field({
+    env: 'WIKIEDGE_REDIS_PASSWORD',
+    parse: redisCredential,
+    default: '',
+    unit: 'text',
+    secret: true,
+    doc: 'the password for the Redis data nodes (with `WIKIEDGE_REDIS_SENTINELS`, or with a `WIKIEDGE_REDIS_URL` that holds none)',
+  }),
+  redisSentinelPassword: field({
+    env: 'WIKIEDGE_REDIS_SENTINEL_PASSWORD',
+    parse: redisCredential,
+    default: '',
+    unit: 'text',
+    secret: true,
+    doc: "the password for the Sentinels themselves (their `requirepass`), when they have one; the data nodes' is `WIKIEDGE_REDIS_PASSWORD`",
+  }),
+  redisTls: field({
+    env: 'WIKIEDGE_REDIS_TLS',
+    parse: bool,
+    default: false,
+    unit: 'boolean',
+    doc: 'TLS to the Sentinels and the data nodes they name (with `WIKIEDGE_REDIS_SENTINELS`; a single URL says `rediss://` instead, and is refused with this key)',
   }),
   redisTimeoutMs: field({
     env: 'WIKIEDGE_REDIS_TIMEOUT_MS',
@@ -537,6 +591,11 @@ export const NOT_ABOVE: readonly (readonly [NumericKey, NumericKey])[] = [
 ];
 
 export type ConfigKey = keyof Config;
+
+/** The shared Redis tier is configured, whichever way it is reached (a URL or Sentinels). */
+export function usesRedis(config: Pick<Config, 'redisUrl' | 'redisSentinels'>): boolean {
+  return config.redisUrl !== '' || config.redisSentinels.length > 0;
+}
 
 /** The table as a list, in its order: the order of loading, the README, --help and --print-config. */
 export const FIELD_LIST = Object.entries(FIELDS) as unknown as readonly (readonly [ConfigKey, Field<unknown>])[];

@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError, envNameOf, type Field, isUnset, MadeAtStart, REQUIRED } from './field.js';
-import { CONFIG_KEYS, type Config, type ConfigKey, FIELD_LIST, FIELDS, NOT_ABOVE } from './fields.js';
+import { CONFIG_KEYS, type Config, type ConfigKey, FIELD_LIST, FIELDS, NOT_ABOVE, usesRedis } from './fields.js';
 import { describeJsonError } from './json-error.js';
 
 /** Where a key's value came from (--print-config marks the defaults). */
@@ -144,10 +144,11 @@ function checkBetweenKeys(config: Config, origins: Readonly<Record<string, Origi
   // Replicas sharing Redis must name a session alike: with a secret drawn by each at start, a
   // logout (or a rights change) on one names other slots than the ones another stored under, in
   // its tier and in Redis, and the old cookie keeps getting the session's answers there.
-  if (config.redisUrl && origins['identitySecret'] === 'default')
+  checkRedisKeys(config);
+  if (usesRedis(config) && origins['identitySecret'] === 'default')
     throw new ConfigError(
       FIELDS.identitySecret.env,
-      `is required with ${FIELDS.redisUrl.env}: every replica sharing Redis must key sessions with the same secret (or WIKIEDGE_IDENTITY_SECRET_FILE)`,
+      `is required with ${config.redisUrl ? FIELDS.redisUrl.env : FIELDS.redisSentinels.env}: every replica sharing Redis must key sessions with the same secret (or WIKIEDGE_IDENTITY_SECRET_FILE)`,
     );
 }
 
@@ -171,6 +172,35 @@ export function isLoopbackHost(host: string): boolean {
   if (h.startsWith('::ffff:')) h = h.slice(7);
   if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
   return isIP(h) === 4 && h.startsWith('127.');
+}
+
+/**
+ * One way to reach Redis (a URL, Sentinels, or a cluster's seed nodes, which this version
+ * refuses), and the keys that only mean something with one of them. --check says so too: nothing
+ * here connects anywhere (what the server turns out to be is checked at start, redis/connection.ts).
+ */
+function checkRedisKeys(config: Config): void {
+  const env = (key: ConfigKey) => FIELDS[key].env;
+  const ways = (['redisUrl', 'redisSentinels', 'redisClusterNodes'] as const).filter((k) => config[k].length > 0);
+  if (ways.length > 1) throw new ConfigError(env(ways[1]!), `must not be set together with ${env(ways[0]!)}: Redis is reached one way`);
+  if (config.redisClusterNodes.length > 0)
+    throw new ConfigError(
+      env('redisClusterNodes'),
+      `Redis Cluster is not supported by the shared tier in this version (its entries, index sets and purge scripts assume one keyspace); use ${env('redisUrl')} (one Redis) or ${env('redisSentinels')} with ${env('redisSentinelMaster')} (a primary with replicas)`,
+    );
+  const sentinels = config.redisSentinels.length > 0;
+  if (sentinels && !config.redisSentinelMaster)
+    throw new ConfigError(env('redisSentinelMaster'), `is required with ${env('redisSentinels')}: the name the Sentinels monitor the primary under (sentinel monitor <name> ...)`);
+  // Without Sentinels these would leave the gateway without Redis, or without TLS, unsaid. (A
+  // password that nothing uses is harmless, and a secret mounted for every deployment alike.)
+  if (!sentinels && config.redisSentinelMaster) throw new ConfigError(env('redisSentinelMaster'), `is used only with ${env('redisSentinels')}, which is not set`);
+  if (config.redisUrl && config.redisTls) throw new ConfigError(env('redisTls'), `is used only with ${env('redisSentinels')}: with ${env('redisUrl')} say rediss:// instead`);
+  if (config.redisUrl) {
+    const url = new URL(config.redisUrl);
+    if (config.redisPassword && (url.password || url.searchParams.has('password')))
+      throw new ConfigError(env('redisPassword'), `must not be set together with a password in ${env('redisUrl')}`);
+    if (config.redisUsername && url.username) throw new ConfigError(env('redisUsername'), `must not be set together with a user in ${env('redisUrl')}`);
+  }
 }
 
 function deepFreeze<T>(value: T): T {

@@ -206,6 +206,43 @@ export function redisUrl(v: unknown, key: string): string {
   return s;
 }
 
+/**
+ * `host:port`, `[v6]:port`: an address of a Sentinel or of a cluster's seed node, split. The port
+ * is required (Sentinels listen on 26379 by convention, data nodes on 6379: no default would be
+ * right for both).
+ */
+export function splitHostPort(s: string): { host: string; port: number } | undefined {
+  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9._-]+)):(\d{1,5})$/.exec(s);
+  if (!m) return undefined;
+  const port = Number(m[3]);
+  if (port < 1 || port > 65535) return undefined;
+  return { host: m[1] ?? m[2]!, port };
+}
+
+/** A comma-separated list (or a list in the file) of `host:port`, at least one. */
+export function hostPortList(v: unknown, key: string): readonly string[] {
+  const items = listItems(v, key, 'host:port addresses');
+  for (const s of items) {
+    if (!splitHostPort(s)) throw new ConfigError(key, `must list host:port addresses (e.g. sentinel-1:26379, [::1]:26379), got ${JSON.stringify(s)}`);
+  }
+  if (items.length === 0) throw new ConfigError(key, 'must list at least one host:port address');
+  return items;
+}
+
+/** The name Sentinels monitor a primary under (`sentinel monitor <name> <host> <port> <quorum>`). */
+export function sentinelMasterName(v: unknown, key: string): string {
+  const s = str(v, key);
+  if (!/^[A-Za-z0-9._-]{1,128}$/.test(s)) throw new ConfigError(key, 'may hold only A-Z a-z 0-9 _ . - (1 to 128), as in `sentinel monitor <name> ...`');
+  return s;
+}
+
+/** A password or user name for Redis (AUTH): any text without line breaks. */
+export function redisCredential(v: unknown, key: string): string {
+  const s = str(v, key);
+  if (/[\r\n]/.test(s)) throw new ConfigError(key, 'must not hold a line break');
+  return s;
+}
+
 export function redisKeyPrefix(v: unknown, key: string): string {
   const s = str(v, key);
   if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(s)) throw new ConfigError(key, 'may hold only A-Z a-z 0-9 _ . : - (1 to 64)');

@@ -7,6 +7,7 @@ import { Registry } from 'prom-client';
 import { Coalescer } from '../cache/coalescer.js';
 import { type PurgeMessage, type PurgeResult, type PurgeSiblings, applyLocalPurge, purgeEverywhere } from '../cache/purge.js';
 import { RedisTier } from '../cache/redis-tier.js';
+import { redisTarget } from '../cache/redis/target.js';
 import { type CacheEntry, CacheStore } from '../cache/store.js';
 import type { Config } from '../config/config.js';
 import { AddressMatcher } from '../words/address-list.js';
@@ -131,9 +132,11 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
   late.invalidatedByModule = (modules) => changeMetrics.invalidatedByModule.inc({ module: moduleLabel(modules) });
   const compression = newRepresentations(config, log, store, registry);
   const sessionUsers = new SessionUsers();
-  const redis = config.redisUrl
+  const redisAt = redisTarget(config);
+  const redis = redisAt
     ? new RedisTier({
         url: config.redisUrl,
+        target: redisAt,
         timeoutMs: config.redisTimeoutMs,
         lockMs: config.redisLockMs,
         keyPrefix: config.redisKeyPrefix,

@@ -37,7 +37,7 @@ export type RedisLockOutcome = 'won' | 'lost' | 'unavailable';
 /** What a replica that lost the lock ended with: the winner's entry, or its own fetch. */
 export type RedisWaitOutcome = 'entry' | 'released' | 'timeout' | 'unavailable';
 
-/** The shared Redis tier's health and traffic; registered only when WIKIEDGE_REDIS_URL is set. */
+/** The shared Redis tier's health and traffic; registered only with WIKIEDGE_REDIS_URL or WIKIEDGE_REDIS_SENTINELS. */
 export class RedisMetrics {
   readonly up: Gauge;
   readonly errors: Counter<'op'>;
@@ -47,6 +47,8 @@ export class RedisMetrics {
   readonly purgeMessages: Counter<'kind'>;
   readonly stored: Counter<'tier'>;
   readonly channelResumed: Counter;
+  readonly failovers: Counter;
+  readonly downs: Counter;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -100,6 +102,17 @@ export class RedisMetrics {
     this.channelResumed = new Counter({
       name: 'wikiedge_redis_channel_resumed_total',
       help: 'Times the purge channel was subscribed again after it was lost: purges sent meanwhile may be missed, so the local tier is refreshed at next use.',
+      registers,
+    });
+    this.failovers = new Counter({
+      name: 'wikiedge_redis_failovers_total',
+      help: 'Times the tier came back on another primary than the one it used before (WIKIEDGE_REDIS_SENTINELS: a Sentinel failover), as this process saw it.',
+      registers,
+    });
+    // A flapping tier can be up at every scrape: the gauge alone would not show it.
+    this.downs = new Counter({
+      name: 'wikiedge_redis_down_total',
+      help: 'Times the shared Redis tier went from up to down (a failed call, three timeouts in a row, a lost connection).',
       registers,
     });
     for (const kind of PURGE_KINDS) this.purgeMessages.inc({ kind }, 0);

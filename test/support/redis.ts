@@ -27,7 +27,7 @@ export interface TestRedis {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.unref();
@@ -40,7 +40,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-function rawCommand(port: number, line: string, timeoutMs = 1_000): Promise<string> {
+export function rawCommand(port: number, line: string, timeoutMs = 1_000): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host: '127.0.0.1', port });
     let data = '';
@@ -76,12 +76,13 @@ function startProcess(port: number): ChildProcess {
   return child;
 }
 
-async function waitUntilAnswering(port: number, child: ChildProcess): Promise<void> {
+export async function waitUntilAnswering(port: number, child: ChildProcess): Promise<void> {
   const deadline = Date.now() + 10_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`redis-server on ${port} exited with ${child.exitCode}`);
     try {
-      if ((await rawCommand(port, 'PING', 500)).startsWith('+PONG')) return;
+      // A server with requirepass answers, but NOAUTH.
+      if (/^(\+PONG|-NOAUTH)/.test(await rawCommand(port, 'PING', 500))) return;
     } catch {
       // not listening yet
     }
@@ -90,7 +91,7 @@ async function waitUntilAnswering(port: number, child: ChildProcess): Promise<vo
   }
 }
 
-function exited(child: ChildProcess): Promise<void> {
+export function exited(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
@@ -135,11 +136,26 @@ export class FakeRedisClient extends EventEmitter {
   subscribe(): Promise<number> {
     return Promise.resolve(1);
   }
+  /** What a plain Redis (neither a cluster node, a Sentinel nor a replica) says: src/cache/redis/server-check.ts. */
+  info(): Promise<string> {
+    return Promise.resolve('# Server\r\nredis_mode:standalone\r\n# Replication\r\nrole:master\r\n# Cluster\r\ncluster_enabled:0\r\n');
+  }
   quit(): Promise<string> {
     return Promise.resolve('OK');
   }
   disconnect(): void {
     this.status = 'end';
+  }
+  connects = 0;
+  connect(): Promise<void> {
+    this.connects++;
+    this.becomeReady();
+    return Promise.resolve();
+  }
+  /** ioredis gives up on its own (its connector failed): status `end`, and the event. */
+  end(): void {
+    this.status = 'end';
+    this.emit('end');
   }
   becomeReady(): void {
     this.status = 'ready';
@@ -176,6 +192,8 @@ export function fakeRedisConnection(timeoutMs: number) {
     errors: async (op: string) => (await values('wikiedge_redis_errors_total')).find((v) => v.labels['op'] === op)!.value,
     /** wikiedge_redis_up */
     upGauge: async () => (await values('wikiedge_redis_up'))[0]!.value,
+    /** A metric without labels (wikiedge_redis_down_total, ...). */
+    value: async (name: string) => (await values(name))[0]!.value,
     /** How many `"redis":"up"` / `"down"` log lines. */
     states: (state: 'up' | 'down') => lines.filter((l) => l['redis'] === state).length,
     /** Both connections ready and the PING answered. */

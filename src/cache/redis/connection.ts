@@ -11,10 +11,22 @@
  * itself; commands are never queued while disconnected (enableOfflineQueue: false). The
  * subscriber connection queues its SUBSCRIBE and replays it on every reconnect; its state is
  * logged apart, and `ready()` waits for both.
+ *
+ * The target is one URL or the Sentinels of a primary with replicas (./target.ts); with
+ * Sentinels both connections reach the primary they name, and after a failover the lost
+ * connections come back on the new one by themselves, as after any reconnect.
+ *
+ * What is reached must be what the configuration says: every new command connection is checked
+ * with INFO before the tier is used (./server-check.ts): a cluster node, a Sentinel reached by
+ * URL, a replica reached by URL, or Sentinels that know no primary of the configured name are
+ * refused. A refusal met at start makes `ready()` throw (the gateway does not start, and the
+ * message names the key to set instead); one met later keeps the tier down, logged once.
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { RedisMetrics, RedisOp } from '../../observe/metrics.js';
+import { checkSentinels, RedisRefusal, serverMismatch } from './server-check.js';
+import { describeTarget, type RedisTarget, targetOptions } from './target.js';
 
 /** What a bounded call ended with: Redis' answer, or nothing (failed, timed out, or the tier is down). */
 export type Outcome<T> = { readonly ok: true; readonly value: T } | { readonly ok: false };
@@ -22,6 +34,8 @@ const FAILED: Outcome<never> = { ok: false };
 
 export interface RedisConnectionOptions {
   readonly url: string;
+  /** Where Redis is, when not simply `url` (Sentinels; credentials apart from the URL): ./target.ts. */
+  readonly target?: RedisTarget | undefined;
   /** The bound on every call, unless the caller passes its own. */
   readonly timeoutMs: number;
   readonly log: Logger;
@@ -45,6 +59,12 @@ type State = 'starting' | 'up' | 'down';
  */
 export const TIMEOUTS_BEFORE_DOWN = 3;
 
+/** How long after a client ended by itself it is connected again (ioredis' own retries are at most 1 s apart). */
+const RECONNECT_AFTER_END_MS = 1_000;
+
+/** How often Sentinels are asked for the primary by name while the tier is not connected. */
+const SENTINEL_CHECK_MS = 5_000;
+
 export const sleep = (ms: number) =>
   new Promise<void>((resolve) => {
     setTimeout(resolve, ms).unref();
@@ -64,8 +84,17 @@ export class RedisConnection {
   private lastError = '';
   private timeoutsInARow = 0;
   private readonly upWaiters: (() => void)[] = [];
+  private readonly target: RedisTarget;
+  /** The command connection's server passed the INFO check (./server-check.ts) since it connected. */
+  private checked = false;
+  /** Why the server reached is not the one configured (a refusal), while it is so. */
+  private refusal: RedisRefusal | undefined;
+  /** The address of the primary last used, to count a Sentinel failover when it changes. */
+  private primary: string | undefined;
+  private sentinelChecks: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: RedisConnectionOptions) {
+    this.target = opts.target ?? { kind: 'url', url: opts.url, username: '', password: '' };
     const base: RedisOptions = {
       // RESP2: the widest server compatibility; the subscriber has its own connection anyway.
       protocol: 2,
@@ -75,9 +104,11 @@ export class RedisConnection {
       disableClientInfo: true,
       enableAutoPipelining: false,
     };
-    const connect = opts.connect ?? ((url, o) => new Redis(url, o));
-    this.cmd = connect(opts.url, {
-      ...base,
+    const target = this.target;
+    const where = target.kind === 'url' ? target.url : describeTarget(target);
+    const connect = opts.connect ?? ((url, o) => (target.kind === 'url' ? new Redis(url, o) : new Redis(o)));
+    this.cmd = connect(where, {
+      ...targetOptions(target, base),
       connectionName: 'wikiedge',
       // Never queue while disconnected, never replay after a reconnect: fail at once instead.
       enableOfflineQueue: false,
@@ -90,11 +121,12 @@ export class RedisConnection {
     });
     this.cmd.on('ready', () => void this.probe());
     this.cmd.on('close', () => {
+      this.checked = false;
       if (!this.closed) this.markDown('connection', new Error(this.lastError || 'connection closed'));
     });
 
-    this.sub = connect(opts.url, {
-      ...base,
+    this.sub = connect(where, {
+      ...targetOptions(target, base),
       connectionName: 'wikiedge-sub',
       // The SUBSCRIBE is queued until connected, and replayed on every reconnect.
       enableOfflineQueue: true,
@@ -106,6 +138,32 @@ export class RedisConnection {
     });
     this.sub.on('ready', () => this.subscriberUp());
     this.sub.on('close', () => this.subscriberDown());
+    // ioredis gives a client up for good ('end') when its connector fails outright rather than its
+    // connection (Redis.connect in ioredis' lib/Redis.ts): only close() may end ours.
+    for (const client of [this.cmd, this.sub]) client.on('end', () => this.connectAgain(client));
+
+    if (target.kind === 'sentinel') {
+      // Sentinels that know no primary of that name make ioredis retry for ever, saying only
+      // "All sentinels are unreachable": ask them ourselves, at start and while not connected.
+      const ask = () => {
+        if (this.closed || (this.cmd.status === 'ready' && !this.refusal)) return;
+        void checkSentinels(target, Math.max(1_000, opts.timeoutMs * 20)).then((verdict) => {
+          if (this.closed) return;
+          if (verdict.refusal) this.refuse(verdict.refusal);
+          else if (verdict.answered && this.refusal?.key === 'WIKIEDGE_REDIS_SENTINEL_MASTER') this.refusal = undefined;
+        });
+      };
+      ask();
+      this.sentinelChecks = setInterval(ask, SENTINEL_CHECK_MS);
+      this.sentinelChecks.unref();
+    }
+  }
+
+  private connectAgain(client: Redis): void {
+    if (this.closed) return;
+    setTimeout(() => {
+      if (!this.closed && client.status === 'end') client.connect().catch(() => undefined);
+    }, RECONNECT_AFTER_END_MS).unref();
   }
 
   /** True while Redis is used on the request path. */
@@ -116,7 +174,13 @@ export class RedisConnection {
   /** Resolves when the tier is up (or after `maxMs`, whichever is first): used once at start. */
   async ready(maxMs: number): Promise<boolean> {
     if (this.state === 'up' && this.subscribed) return true;
-    await Promise.race([new Promise<void>((resolve) => this.upWaiters.push(resolve)), sleep(maxMs)]);
+    if (!this.refusal) await Promise.race([new Promise<void>((resolve) => this.upWaiters.push(resolve)), sleep(maxMs)]);
+    if (this.refusal) {
+      // The gateway does not start: nothing will use these connections.
+      const refusal = this.refusal;
+      await this.close();
+      throw refusal;
+    }
     return this.state === 'up';
   }
 
@@ -137,7 +201,7 @@ export class RedisConnection {
 
   // ------------------------------------------------------------------------------ state
   private markUp(): void {
-    if (this.closed || this.state === 'up') return;
+    if (this.closed || this.state === 'up' || this.refusal) return;
     const was = this.state;
     this.state = 'up';
     this.timeoutsInARow = 0;
@@ -150,21 +214,61 @@ export class RedisConnection {
 
   private markDown(op: RedisOp | 'connection' | 'connect', err: unknown): void {
     if (this.closed || this.state === 'down') return;
+    if (this.state === 'up') this.opts.metrics.downs.inc();
     this.state = 'down';
     this.opts.metrics.up.set(0);
     this.opts.log.warn(
       { redis: 'down', op, err: err instanceof Error ? err.message : String(err) },
       'redis tier down: serving from the local tier and the wiki until it is back',
     );
+    this.startProbing();
+  }
+
+  private startProbing(): void {
     // A slow Redis leaves the connection "ready": no event will say it is back, so probe.
     this.probing ??= setInterval(() => void this.probe(), Math.max(250, this.opts.timeoutMs * 5));
     this.probing.unref();
   }
 
+  /** What was reached is not what the configuration says: the tier stays down, logged once per reason. */
+  private refuse(refusal: RedisRefusal): void {
+    if (this.closed) return;
+    const known = this.refusal?.message === refusal.message;
+    this.refusal = refusal;
+    if (!known) this.opts.log.error({ redis: 'refused', key: refusal.key, err: refusal.message }, `redis tier refused: ${refusal.message}`);
+    this.markDown('connect', refusal);
+    this.startProbing();
+    // ready() at start gives up at once instead of waiting for a tier that will not come.
+    for (const w of this.upWaiters.splice(0)) w();
+  }
+
   private async probe(): Promise<void> {
     if (this.closed || this.cmd.status !== 'ready') return;
+    const bound = { timeoutMs: Math.max(1_000, this.opts.timeoutMs * 20), evenIfDown: true };
+    if (!this.checked || this.refusal) {
+      const info = await this.call('ping', () => this.cmd.info(), bound);
+      if (!info.ok) return this.startProbing();
+      const mismatch = serverMismatch(this.target, info.value);
+      if (mismatch) return this.refuse(mismatch);
+      if (this.refusal?.key !== 'WIKIEDGE_REDIS_SENTINEL_MASTER') this.refusal = undefined;
+      this.checked = true;
+      this.notePrimary();
+    }
     const r = await this.call('ping', () => this.cmd.ping(), { timeoutMs: this.opts.timeoutMs, evenIfDown: true });
     if (r.ok) this.markUp();
+  }
+
+  /** With Sentinels: a new primary's address after a reconnect is a failover this replica saw. */
+  private notePrimary(): void {
+    if (this.target.kind !== 'sentinel') return;
+    const stream = this.cmd.stream as { remoteAddress?: string; remotePort?: number } | undefined;
+    if (!stream?.remoteAddress) return;
+    const now = `${stream.remoteAddress}:${stream.remotePort}`;
+    if (this.primary !== undefined && this.primary !== now) {
+      this.opts.metrics.failovers.inc();
+      this.opts.log.warn({ redis: 'failover', was: this.primary, now }, 'redis primary changed (Sentinel failover): the tier goes on with the new primary');
+    }
+    this.primary = now;
   }
 
   private subscriberUp(): void {
@@ -273,6 +377,7 @@ export class RedisConnection {
     if (this.closed) return;
     this.closed = true;
     if (this.probing) clearInterval(this.probing);
+    if (this.sentinelChecks) clearInterval(this.sentinelChecks);
     this.opts.metrics.up.set(0);
     const quit = (c: Redis) => (c.status === 'ready' ? c.quit().catch(() => undefined) : Promise.resolve());
     await Promise.race([Promise.all([quit(this.cmd), quit(this.sub)]), sleep(500)]);

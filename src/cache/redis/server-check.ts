@@ -1,0 +1,189 @@
+/**
+ * Is the Redis reached the kind the configuration says? A URL that reaches a Sentinel, a cluster
+ * node or a replica would connect and answer PING, then fail (or misplace) every command: a tier
+ * that flaps for ever, or shares nothing, without saying why. So the answer to INFO is read before
+ * the tier is used (`redis_mode`, `cluster_enabled`, `role`: https://redis.io/docs/latest/commands/info/),
+ * and the Sentinels are asked for the primary by name (`SENTINEL get-master-addr-by-name`:
+ * https://redis.io/docs/latest/operate/oss_and_stack/management/sentinel/#sentinel-api).
+ * A mismatch is a RedisRefusal whose message names the key to set instead.
+ */
+import { Redis } from 'ioredis';
+import type { RedisTarget } from './target.js';
+
+/** The configuration and the server disagree; `key` is the configuration key the operator should look at. */
+export class RedisRefusal extends Error {
+  constructor(
+    readonly key: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RedisRefusal';
+    // main.ts prints a start failure's stack: this is an operator's matter, one line says it all.
+    this.stack = message;
+  }
+}
+
+const CLUSTER_UNSUPPORTED =
+  'the shared tier does not support Redis Cluster in this version: use one Redis (WIKIEDGE_REDIS_URL) or a primary with replicas behind Sentinels (WIKIEDGE_REDIS_SENTINELS)';
+
+/** The fields of an INFO answer (`key:value` lines; `# Section` headers and blank lines skipped). */
+export function parseInfo(info: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const line of info.split(/\r?\n/)) {
+    const i = line.indexOf(':');
+    if (i > 0 && !line.startsWith('#')) out.set(line.slice(0, i), line.slice(i + 1).trim());
+  }
+  return out;
+}
+
+/** Why the server that answered `info` is not what `target` configures, or undefined when it is. */
+export function serverMismatch(target: RedisTarget, info: string): RedisRefusal | undefined {
+  const f = parseInfo(info);
+  const mode = f.get('redis_mode');
+  const cluster = mode === 'cluster' || f.get('cluster_enabled') === '1';
+  if (target.kind === 'url') {
+    if (mode === 'sentinel')
+      return new RedisRefusal(
+        'WIKIEDGE_REDIS_SENTINELS',
+        'WIKIEDGE_REDIS_URL reaches a Redis Sentinel (INFO says redis_mode:sentinel), which stores no data: list the Sentinels in WIKIEDGE_REDIS_SENTINELS and name the primary in WIKIEDGE_REDIS_SENTINEL_MASTER instead of WIKIEDGE_REDIS_URL',
+      );
+    if (cluster)
+      return new RedisRefusal(
+        'WIKIEDGE_REDIS_CLUSTER_NODES',
+        `WIKIEDGE_REDIS_URL reaches a Redis Cluster node (INFO says cluster_enabled:1): a cluster's nodes are given as WIKIEDGE_REDIS_CLUSTER_NODES, but ${CLUSTER_UNSUPPORTED}`,
+      );
+    if (f.get('role') === 'slave') {
+      const of = f.has('master_host') ? `, of ${f.get('master_host')}:${f.get('master_port')}` : '';
+      return new RedisRefusal(
+        'WIKIEDGE_REDIS_URL',
+        `WIKIEDGE_REDIS_URL reaches a replica (INFO says role:slave${of}), which refuses writes: point it at the primary, or list the Sentinels in WIKIEDGE_REDIS_SENTINELS (with WIKIEDGE_REDIS_SENTINEL_MASTER) to follow failovers`,
+      );
+    }
+    return undefined;
+  }
+  // With Sentinels ioredis checks the role itself (ROLE) and asks the Sentinels again on a mismatch.
+  if (mode === 'sentinel')
+    return new RedisRefusal(
+      'WIKIEDGE_REDIS_SENTINEL_MASTER',
+      `the Sentinels name a Sentinel as the primary "${target.name}" (INFO says redis_mode:sentinel): check their sentinel monitor lines`,
+    );
+  if (cluster)
+    return new RedisRefusal(
+      'WIKIEDGE_REDIS_CLUSTER_NODES',
+      `the primary "${target.name}" that WIKIEDGE_REDIS_SENTINELS name is a Redis Cluster node (INFO says cluster_enabled:1): ${CLUSTER_UNSUPPORTED}`,
+    );
+  return undefined;
+}
+
+type Answer =
+  | { readonly kind: 'primary' }
+  | { readonly kind: 'unknown-name'; readonly monitored: readonly string[] }
+  | { readonly kind: 'not-a-sentinel'; readonly error: string }
+  | { readonly kind: 'auth'; readonly error: string }
+  | { readonly kind: 'unreachable' };
+
+export interface SentinelVerdict {
+  /** At least one Sentinel answered (whatever it said). */
+  readonly answered: boolean;
+  readonly refusal?: RedisRefusal;
+}
+
+/**
+ * Ask every Sentinel for the primary named in `target` (bounded by `timeoutMs` each, all at once).
+ * A refusal when one of them is not a Sentinel (it answered SENTINEL with an error), or when
+ * those that answered all know no primary of that name; nothing when none answered (they are
+ * down: the tier waits for them, as for a Redis that is down).
+ */
+export async function checkSentinels(target: Extract<RedisTarget, { kind: 'sentinel' }>, timeoutMs: number): Promise<SentinelVerdict> {
+  const answers = await Promise.all(target.sentinels.map((s) => askSentinel(target, s, timeoutMs)));
+  const addr = (i: number) => {
+    const s = target.sentinels[i]!;
+    return s.host.includes(':') ? `[${s.host}]:${s.port}` : `${s.host}:${s.port}`;
+  };
+  const answered = answers.some((a) => a.kind !== 'unreachable');
+  const wrong = answers.findIndex((a) => a.kind === 'not-a-sentinel');
+  if (wrong >= 0) {
+    const a = answers[wrong] as Extract<Answer, { kind: 'not-a-sentinel' }>;
+    return {
+      answered,
+      refusal: new RedisRefusal(
+        'WIKIEDGE_REDIS_SENTINELS',
+        `WIKIEDGE_REDIS_SENTINELS lists ${addr(wrong)}, which is not a Redis Sentinel (it answers SENTINEL get-master-addr-by-name with: ${a.error}); list the Sentinels' ports (26379 by convention), or give a single Redis as WIKIEDGE_REDIS_URL`,
+      ),
+    };
+  }
+  if (answers.some((a) => a.kind === 'primary') || !answered) return { answered };
+  const auth = answers.findIndex((a) => a.kind === 'auth');
+  if (auth >= 0)
+    return {
+      answered,
+      refusal: new RedisRefusal(
+        'WIKIEDGE_REDIS_SENTINEL_PASSWORD',
+        `the Sentinel ${addr(auth)} refuses WIKIEDGE_REDIS_SENTINEL_PASSWORD (${(answers[auth] as Extract<Answer, { kind: 'auth' }>).error}): set it to the Sentinels' requirepass`,
+      ),
+    };
+  const monitored = [...new Set(answers.flatMap((a) => (a.kind === 'unknown-name' ? a.monitored : [])))];
+  return {
+    answered,
+    refusal: new RedisRefusal(
+      'WIKIEDGE_REDIS_SENTINEL_MASTER',
+      `WIKIEDGE_REDIS_SENTINEL_MASTER is "${target.name}", but no Sentinel of WIKIEDGE_REDIS_SENTINELS monitors a primary of that name (they monitor: ${monitored.length > 0 ? monitored.join(', ') : 'none'})`,
+    ),
+  };
+}
+
+async function askSentinel(
+  target: Extract<RedisTarget, { kind: 'sentinel' }>,
+  sentinel: { readonly host: string; readonly port: number },
+  timeoutMs: number,
+): Promise<Answer> {
+  const client = new Redis({
+    host: sentinel.host,
+    port: sentinel.port,
+    ...(target.sentinelPassword && { password: target.sentinelPassword }),
+    ...(target.tls && { tls: {} }),
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    enableReadyCheck: false,
+    disableClientInfo: true,
+  });
+  // A refused AUTH ends the connection attempt: its error comes as an event, connect() may only say "closed".
+  let authError: string | undefined;
+  client.on('error', (err: Error) => {
+    if (/^(WRONGPASS|NOAUTH)/.test(err.message)) authError = err.message;
+  });
+  const bounded = <T>(p: Promise<T>) =>
+    Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), timeoutMs).unref())]);
+  try {
+    try {
+      await bounded(client.connect());
+    } catch (err) {
+      const message = authError ?? (err as Error).message;
+      return /^(WRONGPASS|NOAUTH)/.test(message) ? { kind: 'auth', error: message } : { kind: 'unreachable' };
+    }
+    let reply: unknown;
+    try {
+      reply = await bounded(client.call('SENTINEL', 'get-master-addr-by-name', target.name));
+    } catch (err) {
+      const message = (err as Error).message;
+      // A reply error is an answer (ERR unknown command, ...); a lost connection is not.
+      if ((err as Error).name !== 'ReplyError') return { kind: 'unreachable' };
+      return /^(NOAUTH|WRONGPASS)/.test(message) ? { kind: 'auth', error: message } : { kind: 'not-a-sentinel', error: message };
+    }
+    if (Array.isArray(reply) && reply.length === 2) return { kind: 'primary' };
+    const masters = await bounded(client.call('SENTINEL', 'masters')).catch(() => []);
+    return { kind: 'unknown-name', monitored: Array.isArray(masters) ? masters.flatMap(masterName) : [] };
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** `SENTINEL MASTERS` gives each primary as a flat list of field, value, field, value, ... */
+function masterName(entry: unknown): string[] {
+  if (!Array.isArray(entry)) return [];
+  const i = entry.indexOf('name');
+  return i >= 0 && typeof entry[i + 1] === 'string' ? [entry[i + 1] as string] : [];
+}

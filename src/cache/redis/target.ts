@@ -1,0 +1,86 @@
+/**
+ * Where the shared tier's Redis is, as the configuration says it: one URL (WIKIEDGE_REDIS_URL) or
+ * the Sentinels of a primary with replicas (WIKIEDGE_REDIS_SENTINELS + _SENTINEL_MASTER), with
+ * the credentials and TLS of either; and the ioredis options that reach it. A cluster's seed nodes
+ * (WIKIEDGE_REDIS_CLUSTER_NODES) are refused before this is asked (config/load.ts).
+ *
+ * With Sentinels, ioredis asks them for the primary's address (SENTINEL get-master-addr-by-name),
+ * checks that what it reached has the master role (ROLE), and asks again after every lost
+ * connection: a failover ends in a reconnect to the new primary (ioredis'
+ * lib/connectors/SentinelConnector/index.ts). A primary demoted without dying (SENTINEL FAILOVER,
+ * a partition healed) answers writes with READONLY: that error drops the connection, and the
+ * reconnect asks the Sentinels again.
+ *
+ * ioredis' `failoverDetector` (which drops the connection on the Sentinels' `+switch-master`) is
+ * not used: its disconnect can land while the connector is resolving the primary after the old
+ * one died, and a connector that fails there ends the client for good (Redis.connect sets status
+ * `end`): the likely cause of one run of test/in-process/redis-sentinel-failover.test.ts in which
+ * a gateway never connected again. connection.ts also connects again a client that ended by itself.
+ */
+import type { RedisOptions } from 'ioredis';
+import type { Config } from '../../config/config.js';
+import { splitHostPort } from '../../config/parsers.js';
+
+export type RedisTarget =
+  | { readonly kind: 'url'; readonly url: string; readonly username: string; readonly password: string }
+  | {
+      readonly kind: 'sentinel';
+      readonly sentinels: readonly { readonly host: string; readonly port: number }[];
+      readonly name: string;
+      readonly username: string;
+      readonly password: string;
+      readonly sentinelPassword: string;
+      readonly tls: boolean;
+    };
+
+type RedisConfig = Pick<
+  Config,
+  'redisUrl' | 'redisSentinels' | 'redisSentinelMaster' | 'redisUsername' | 'redisPassword' | 'redisSentinelPassword' | 'redisTls'
+>;
+
+/** The configured target, or undefined without Redis. */
+export function redisTarget(config: RedisConfig): RedisTarget | undefined {
+  const credentials = { username: config.redisUsername, password: config.redisPassword };
+  if (config.redisUrl) return { kind: 'url', url: config.redisUrl, ...credentials };
+  if (config.redisSentinels.length === 0) return undefined;
+  return {
+    kind: 'sentinel',
+    sentinels: config.redisSentinels.map((s) => splitHostPort(s)!),
+    name: config.redisSentinelMaster,
+    ...credentials,
+    sentinelPassword: config.redisSentinelPassword,
+    tls: config.redisTls,
+  };
+}
+
+/** The target in words, for log lines and the client factory's first argument (no secret). */
+export function describeTarget(target: RedisTarget): string {
+  if (target.kind === 'url') return 'WIKIEDGE_REDIS_URL';
+  return `sentinel://${target.name}@${target.sentinels.map((s) => (s.host.includes(':') ? `[${s.host}]:${s.port}` : `${s.host}:${s.port}`)).join(',')}`;
+}
+
+/**
+ * The ioredis options that reach the target, on top of `base`. A URL's own user and password win
+ * over these (ioredis fills only what the URL leaves out; config/load.ts refuses both at once).
+ */
+export function targetOptions(target: RedisTarget, base: RedisOptions): RedisOptions {
+  const credentials: RedisOptions = {
+    ...(target.username && { username: target.username }),
+    ...(target.password && { password: target.password }),
+  };
+  if (target.kind === 'url') return { ...base, ...credentials };
+  return {
+    ...base,
+    ...credentials,
+    sentinels: target.sentinels.map((s) => ({ host: s.host, port: s.port })),
+    name: target.name,
+    role: 'master',
+    ...(target.sentinelPassword && { sentinelPassword: target.sentinelPassword }),
+    ...(target.tls && { tls: {}, sentinelTLS: {}, enableTLSForSentinelMode: true }),
+    // Ask the Sentinels again as often as the data connection retries (ioredis' default is 10 ms × tries).
+    sentinelRetryStrategy: (times: number) => Math.min(50 * times, 1_000),
+    // A primary demoted under a live connection answers writes with READONLY: reconnect, which
+    // asks the Sentinels for the new primary (RedisOptions.reconnectOnError in ioredis' README).
+    reconnectOnError: (err: Error) => err.message.startsWith('READONLY'),
+  };
+}

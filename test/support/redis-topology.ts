@@ -1,0 +1,93 @@
+// Throw-away Redis topologies for a test, on free loopback ports (never 6379), each process
+// started here and stopped by its pid: a server with any extra arguments (a replica, a cluster
+// node), and Sentinels (`redis-server <file> --sentinel`, the Debian package has no separate
+// redis-sentinel binary) watching a primary.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { exited, freePort, waitUntilAnswering } from './redis.js';
+import { scratchDir } from './scratch.js';
+
+const REDIS_SERVER = process.env['WIKIEDGE_TEST_REDIS_SERVER'] ?? '/usr/bin/redis-server';
+
+export interface RedisProcess {
+  readonly port: number;
+  readonly address: string;
+  /** The running server's pid, undefined once it is stopped. */
+  readonly pid: number | undefined;
+  /** Signal it (SIGKILL: a crash) and wait until it is gone. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+async function startProcess(args: (port: number) => string[]): Promise<RedisProcess> {
+  const port = await freePort();
+  if (port === 6379) throw new Error('refusing to use port 6379');
+  let child: ChildProcess | undefined = spawn(REDIS_SERVER, args(port), { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.resume();
+  child.stderr?.resume();
+  await waitUntilAnswering(port, child);
+  return {
+    port,
+    address: `127.0.0.1:${port}`,
+    get pid() {
+      return child?.pid;
+    },
+    async kill(signal: NodeJS.Signals = 'SIGKILL') {
+      const c = child;
+      if (!c?.pid) return;
+      child = undefined;
+      process.kill(c.pid, signal);
+      await exited(c);
+    },
+  };
+}
+
+/** A redis-server without persistence, with `extra` arguments (`--replicaof`, `--cluster-enabled yes`, ...). */
+export function startServer(extra: string[] = []): Promise<RedisProcess> {
+  const dir = scratchDir('wikiedge-redis-');
+  return startProcess((port) => ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--dir', dir, ...extra]);
+}
+
+export interface SentinelTiming {
+  readonly downAfterMs: number;
+  readonly failoverTimeoutMs: number;
+}
+
+/** A Sentinel monitoring `primary` as `name` (quorum 2). Its file is rewritten by it, in a scratch folder. */
+export function startSentinel(
+  name: string,
+  primary: RedisProcess,
+  timing: SentinelTiming = { downAfterMs: 1_000, failoverTimeoutMs: 5_000 },
+  /** More lines of its file (`requirepass ...`, `sentinel auth-pass <name> ...`). */
+  extra: string[] = [],
+): Promise<RedisProcess> {
+  const dir = scratchDir('wikiedge-sentinel-');
+  return startProcess((port) => {
+    const file = path.join(dir, 'sentinel.conf');
+    writeFileSync(
+      file,
+      [
+        `port ${port}`,
+        'bind 127.0.0.1',
+        'daemonize no',
+        `dir ${dir}`,
+        `sentinel monitor ${name} 127.0.0.1 ${primary.port} 2`,
+        `sentinel down-after-milliseconds ${name} ${timing.downAfterMs}`,
+        `sentinel failover-timeout ${name} ${timing.failoverTimeoutMs}`,
+        `sentinel parallel-syncs ${name} 1`,
+        ...extra,
+        '',
+      ].join('\n'),
+    );
+    return [file, '--sentinel'];
+  });
+}
+
+/** A client for looking at a server or a Sentinel from the test; disconnect it after. */
+export async function inspector(port: number): Promise<Redis> {
+  const c = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+  c.on('error', () => undefined);
+  await c.connect();
+  return c;
+}
