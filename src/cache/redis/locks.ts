@@ -24,14 +24,12 @@ import type { Tier } from '../../words/outcomes.js';
 import type { RedisMetrics, RedisWaitOutcome } from '../../observe/metrics.js';
 import type { StaleWindows } from '../../policy/freshness.js';
 import type { CacheEntry } from '../store.js';
+import type { LockResult } from '../storage.js';
 import { type RedisConnection, sleep } from './connection.js';
 import { decodeFor } from './entries.js';
 import type { RedisKeys } from './keys.js';
 
-export type LockResult =
-  | { readonly kind: 'won'; readonly token: string }
-  | { readonly kind: 'lost' }
-  | { readonly kind: 'unavailable' };
+export type { LockResult } from '../storage.js';
 
 // KEYS[1] the lock, KEYS[2] the entry; ARGV[1] token, ARGV[2] the lock's PX, ARGV[3] the entry
 // PTTL above which the entry is still fresh for a while. Returns 1 won, 0 lost, 2 taken but
