@@ -6,7 +6,7 @@
  *                             entry is already there (LOCK_LUA); deleted by its holder (only
  *                             while the token is still its own), else it expires
  *
- * What it guarantees (src/steps/flow.ts, fetchOnceAcrossReplicas): while every Redis call answers
+ * What it guarantees (src/cache/tiered-storage.ts fetchOnce, for src/steps/flow.ts fetchOnceAcrossReplicas): while every Redis call answers
  * within WIKIEDGE_REDIS_TIMEOUT_MS and a fetch takes less than the lock's lifetime, concurrent
  * identical misses on any number of replicas make one request to the wiki. The holder writes its
  * entry before it releases the lock, so a waiter that sees the lock gone sees the entry too, and
