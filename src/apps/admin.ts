@@ -16,7 +16,7 @@ import { EVERY_PEER, requestIdOf } from '../words/request-id.js';
 import { parsePhpQuery } from '../mediawiki/php-input.js';
 import { isApiTarget, parseTarget } from '../words/target.js';
 import type { Logger } from 'pino';
-import { type PurgeMessage, type PurgeResult, purgeEverywhere } from '../cache/purge.js';
+import type { PurgeMessage, PurgeResult } from '../cache/purge.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { ProbeResult, UpstreamState } from '../upstream/probe.js';
 
@@ -279,7 +279,7 @@ export function localAdmin(gw: Gateway, state: LocalState, probe: UpstreamHealth
     // With Redis: removed there too, and on every replica through the purge channel.
     purge: (message) => {
       gw.metrics.purgeRequested('admin');
-      return purgeEverywhere(gw.store, gw.redis, message, undefined, gw.sessionUsers);
+      return gw.storage.purge(message);
     },
   };
 }

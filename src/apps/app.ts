@@ -17,8 +17,8 @@ import { learnNamespaces } from '../upstream/site-namespaces.js';
 import { buildPublic } from './public-app.js';
 import { UpstreamProbe, UpstreamProbeMetrics } from '../upstream/probe.js';
 
-/** How long build() waits for Redis at start before going on without it. */
-const REDIS_START_WAIT_MS = 2_000;
+/** How long build() waits for the shared tier (Redis) at start before going on without it. */
+const SHARED_TIER_START_WAIT_MS = 2_000;
 
 /**
  * While closing, how often idle keep-alive connections are looked at. A connection is closed
@@ -81,13 +81,9 @@ export async function build(
   const probe = options.admin === false ? undefined : upstreamProbe(gw);
   const adminApp = probe && buildAdmin(log, localAdmin(gw, state, probe), { token: config.adminToken, metricsToken: config.metricsToken, apiPath: config.apiPath });
   await Promise.all([publicApp.ready(), adminApp?.ready()]);
-  // Give Redis a moment to connect so the first requests already share; never wait longer.
-  if (gw.redis && !(await gw.redis.ready(REDIS_START_WAIT_MS))) {
-    log.warn({ waitedMs: REDIS_START_WAIT_MS }, 'redis not ready at start: starting without it, it is used as soon as it answers');
-  }
-  // A gap the change signals met before this process started still holds for what Redis keeps.
-  const staleBefore = gw.redis?.up ? await gw.redis.staleBefore() : undefined;
-  if (staleBefore) gw.store.expireBefore(staleBefore);
+  // Give the shared tier a moment to connect so the first requests already share, and take the
+  // gap it records (cache/tiered-storage.ts open); never wait longer.
+  await gw.storage.open(SHARED_TIER_START_WAIT_MS);
   gw.follower?.start();
   const stopLearningNamespaces = learnNamespaces({
     upstream: gw.upstream,
@@ -130,7 +126,7 @@ export async function build(
       await gw.follower?.stop();
       stopLearningNamespaces();
       gw.purgeConfirmations.stop();
-      await Promise.all([gw.upstream.close(), gw.redis?.close()]);
+      await Promise.all([gw.upstream.close(), gw.storage.close()]);
     },
   };
   return adminApp && probe ? Object.assign(built, { adminApp, upstreamProbe: probe }) : built;

@@ -196,7 +196,7 @@ async function purge(gw: Gateway, request: FastifyRequest, reply: FastifyReply, 
   if (target.rawPath === gw.config.apiPath) {
     // An api.php URL: every variant of it.
     const urlKey = `${gw.config.apiPath}?${canonicalQuery(parsePhpQuery(target.rawQuery))}`;
-    result = await gw.purge({ kind: 'url', urlKey });
+    result = await gw.storage.purge({ kind: 'url', urlKey });
     purged = { source: 'http-purge', kind: 'url', what: urlKey, ...result };
   } else {
     // A page's URL (what MediaWiki sends, mediawiki/purge-url.ts): every answer that depends

@@ -1,19 +1,23 @@
 /**
- * Purges, in one place for PURGE, the admin listener and session evictions: Redis first (so a
- * lookup racing with the purge cannot refill this replica from Redis afterwards), then this
- * replica's local tier, while the message published on the Redis channel reaches the others
- * (and this one again: applying a purge twice is harmless). Without Redis, the sibling workers
- * of a cluster are told over IPC.
+ * Purges, in one place for both storages (cache/local-storage.ts, cache/tiered-storage.ts) and
+ * so for PURGE, the admin listener and session evictions: the shared tier first (so a lookup
+ * racing with the purge cannot refill this replica from it afterwards), then this replica's
+ * local tier, while the message published on the shared tier's channel reaches the others (and
+ * this one again: applying a purge twice is harmless). Without a shared tier, the sibling
+ * workers of a cluster are told over IPC.
  */
 import type { CacheStore } from './store.js';
-import type { PurgeMessage, RedisTier } from './redis-tier.js';
+import type { PurgeMessage } from '../words/purge-message.js';
 
-export type { PurgeMessage } from './redis-tier.js';
+export type { PurgeMessage } from '../words/purge-message.js';
 
 export interface PurgeResult {
   /** Entries removed from this replica's local tier. */
   readonly purged: number;
-  /** Entries removed from Redis; null when Redis could not be reached; absent without Redis. */
+  /**
+   * Entries removed from the shared tier; null when it could not be reached; absent without one.
+   * Named after Redis because PURGE and the admin listener answer with this object (README).
+   */
   readonly redisPurged?: number | null;
 }
 
@@ -21,6 +25,11 @@ export interface PurgeResult {
 export interface UserSessions {
   slots(user: string): readonly string[];
   userOf(slot: string): string | undefined;
+}
+
+/** UserSessions, and learning one more pair (policy/session-users.ts SessionUsers). */
+export interface SessionBook extends UserSessions {
+  note(slot: string, user: string): void;
 }
 
 /** Apply a purge to a local tier. Returns how many entries it removed. */
@@ -78,7 +87,8 @@ export interface PurgeSiblings {
 
 export async function purgeEverywhere(
   store: CacheStore,
-  redis: RedisTier | undefined,
+  /** The shared tier (cache/storage.ts SharedTier): entries removed, null when it could not carry the purge. */
+  redis: { purge(message: PurgeMessage, onClientPath?: boolean): Promise<number | null> } | undefined,
   message: PurgeMessage,
   siblings?: PurgeSiblings,
   users?: UserSessions,

@@ -6,7 +6,7 @@
  */
 import type { BuiltPublic } from '../apps/app.js';
 import { HandOverChunks, handedOverEntries } from '../cache/hand-over.js';
-import { type PurgeSiblings, applyLocalPurge, purgeEverywhere } from '../cache/purge.js';
+import type { PurgeSiblings } from '../cache/purge.js';
 import type { Gateway } from '../gateway/gateway.js';
 import {
   type AnswerMessage,
@@ -109,8 +109,8 @@ async function answer(gw: Gateway, ask: Ask, handOver: { chunks: HandOverChunks 
       // An admin purge is counted once, by the leader.
       if (ask.everywhere) gw.metrics.purgeRequested('admin');
       return ask.everywhere
-        ? purgeEverywhere(gw.store, gw.redis, ask.message, undefined, gw.sessionUsers)
-        : { purged: applyLocalPurge(gw.store, ask.message, gw.sessionUsers) };
+        ? gw.storage.purge(ask.message, { tellSiblings: false })
+        : { purged: gw.storage.purgeHere(ask.message) };
   }
 }
 

@@ -1,13 +1,18 @@
 /**
  * The gateway's parts, built once from the frozen config and handed to every step. I/O lives in
- * `upstream` and `store`; everything else here is configuration or a pure function.
+ * `upstream` and `storage`; everything else here is configuration or a pure function. Which
+ * storage (cache/storage.ts) is decided here, and only here: the local tier alone, or in front of
+ * the Redis tier when WIKIEDGE_REDIS_URL is set.
  */
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { Coalescer } from '../cache/coalescer.js';
-import { type PurgeMessage, type PurgeResult, type PurgeSiblings, applyLocalPurge, purgeEverywhere } from '../cache/purge.js';
+import type { PurgeSiblings } from '../cache/purge.js';
 import { RedisTier } from '../cache/redis-tier.js';
 import { redisTarget } from '../cache/redis/target.js';
+import { LocalStorage } from '../cache/local-storage.js';
+import type { Storage } from '../cache/storage.js';
+import { TieredStorage } from '../cache/tiered-storage.js';
 import { type CacheEntry, CacheStore } from '../cache/store.js';
 import type { Config } from '../config/config.js';
 import { AddressMatcher } from '../words/address-list.js';
@@ -37,9 +42,13 @@ export interface Gateway {
   readonly config: Config;
   readonly log: Logger;
   readonly upstream: Upstream;
+  /**
+   * This process's tiers, read directly only where nothing beyond the process is wanted: the
+   * fresh-hit short cut, a reload's hand-over, the stored representations, the tier metrics.
+   */
   readonly store: CacheStore;
-  /** The shared tier, when WIKIEDGE_REDIS_URL is set. */
-  readonly redis: RedisTier | undefined;
+  /** Lookup, fetch once across replicas, store, purge: the local tier, and Redis behind it when configured. */
+  readonly storage: Storage;
   /** The other workers of this replica (cluster mode), told of purges when there is no Redis. */
   readonly siblings: PurgeSiblings | undefined;
   readonly coalescer: Coalescer<CacheEntry>;
@@ -76,9 +85,6 @@ export interface Gateway {
   readonly follower: ChangeFollower | undefined;
   /** Purged pages confirmed changed before lists go (invalidation/purge-confirmation.ts). */
   readonly purgeConfirmations: PurgeConfirmations;
-  /** Apply a purge everywhere: Redis, this tier, the other replicas and workers. */
-  /** `onClientPath`: a client's answer waits for it (cache/purge.ts purgeEverywhere). */
-  readonly purge: (message: PurgeMessage, onClientPath?: boolean) => Promise<PurgeResult>;
 }
 
 export interface GatewayDeps {
@@ -132,40 +138,29 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
   late.invalidatedByModule = (modules) => changeMetrics.invalidatedByModule.inc({ module: moduleLabel(modules) });
   const compression = newRepresentations(config, log, store, registry);
   const sessionUsers = new SessionUsers();
+  const storageParts = { store, users: sessionUsers, siblings: deps.siblings, now, log };
   const redisAt = redisTarget(config);
-  const redis = redisAt
-    ? new RedisTier({
-        url: config.redisUrl,
-        target: redisAt,
-        timeoutMs: config.redisTimeoutMs,
-        lockMs: config.redisLockMs,
-        keyPrefix: config.redisKeyPrefix,
-        windows: { graceMs: config.graceSeconds * 1000, staleIfErrorMs: config.staleIfErrorSeconds * 1000 },
-        now,
-        log: log.child({ component: 'redis' }),
-        metrics: new RedisMetrics(registry),
-        onPurge: (message) => {
-          applyLocalPurge(store, message, sessionUsers);
-          // A session wrote whose user its replica did not know (steps/session-lifecycle.ts): this one
-          // knows, and applied it here; the user's entries in Redis and on the other replicas go too.
-          if (message.kind !== 'slot' || !message.wrote) return;
-          const user = sessionUsers.userOf(message.slot);
-          if (user !== undefined) void redis?.purge({ kind: 'user', user, slots: [...new Set([message.slot, ...sessionUsers.slots(user)])] });
-        },
-        // The channel was lost: purges and invalidations other replicas sent meanwhile never
-        // came. What this tier holds is no longer vouched for, as after a gap in the change
-        // signals: refreshed at its next use (from Redis when it holds a newer copy), still a
-        // fallback while the wiki fails.
-        onPurgesMissed: () => {
-          store.expireBefore(now());
-          log.warn({ redisSubscriber: 'resumed' }, 'purges sent while the redis channel was lost may have been missed: the local tier is refreshed at next use');
-        },
-      })
-    : undefined;
-  const purge = (message: PurgeMessage, onClientPath = false) => purgeEverywhere(store, redis, message, deps.siblings, sessionUsers, onClientPath);
+  const storage: Storage = redisAt
+    ? new TieredStorage(
+        storageParts,
+        (hooks) =>
+          new RedisTier({
+            url: config.redisUrl,
+            target: redisAt,
+            timeoutMs: config.redisTimeoutMs,
+            lockMs: config.redisLockMs,
+            keyPrefix: config.redisKeyPrefix,
+            windows: { graceMs: config.graceSeconds * 1000, staleIfErrorMs: config.staleIfErrorSeconds * 1000 },
+            now,
+            log: log.child({ component: 'redis' }),
+            metrics: new RedisMetrics(registry),
+            ...hooks,
+          }),
+      )
+    : new LocalStorage(storageParts);
   const changes = new ChangeSignals({
-    purge,
-    purgeHere: (message) => Promise.resolve({ purged: applyLocalPurge(store, message, sessionUsers) }),
+    purge: (message) => storage.purge(message),
+    purgeHere: (message) => Promise.resolve({ purged: storage.purgeHere(message) }),
     metrics: changeMetrics,
     log: log.child({ component: 'changes' }),
     now: () => Date.now(),
@@ -194,7 +189,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     apply: (list) => changes.apply(list),
     log: log.child({ component: 'purge-confirmation' }),
   });
-  const follower = config.rcFollow ? newFollower(config, log, upstream, redis, changes, changeMetrics, deps.siblings !== undefined) : undefined;
+  const follower = config.rcFollow ? newFollower(config, log, upstream, storage, changes, changeMetrics, deps.siblings !== undefined) : undefined;
   if (follower) changes.followWith(follower);
   const rules = identityRules({
     cookiePrefix: config.cookiePrefix,
@@ -210,7 +205,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     log,
     upstream,
     store,
-    redis,
+    storage,
     siblings: deps.siblings,
     coalescer: new Coalescer<CacheEntry>(config.coalesceWaitMs),
     registry,
@@ -241,7 +236,6 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     sessionUsers,
     follower,
     purgeConfirmations,
-    purge,
   };
 }
 
@@ -260,7 +254,7 @@ function newRepresentations(config: Config, log: Logger, store: CacheStore, regi
 }
 
 /**
- * The recentchanges follower: with Redis its cursor lives there and one replica follows at a
+ * The recentchanges follower: with a shared tier (Redis) its cursor lives there and one replica follows at a
  * time (a lease renewed every poll, taken over when its holder dies); without, the cursor lives
  * as long as the process, as its local tier does, and every worker of a cluster follows for
  * itself and applies what it reads to its own tier only (README "Invalidation": a known cost,
@@ -270,14 +264,14 @@ function newFollower(
   config: Config,
   log: Logger,
   upstream: Upstream,
-  redis: RedisTier | undefined,
+  storage: Storage,
   changes: ChangeSignals,
   metrics: ChangeSignalMetrics,
   inCluster: boolean,
 ): ChangeFollower {
   const leaseMs = Math.max(5_000, config.rcPollMs * 5);
-  const state = redis?.followerState;
-  const reach = !redis && inCluster ? 'here' : 'everywhere';
+  const state = storage.followerState;
+  const reach = !storage.shared && inCluster ? 'here' : 'everywhere';
   return new ChangeFollower({
     upstream,
     apiPath: config.apiPath,

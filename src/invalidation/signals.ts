@@ -2,7 +2,7 @@
  * MediaWiki's change signals, applied: CDN PURGEs (the public listener's PURGE route) and the
  * change follower (follower.ts) both end here, as Changes (changes.ts), which invalidate every
  * cached answer that depends on what they name, in both tiers, locally, in Redis and on every
- * other replica and worker (cache/purge.ts purgeEverywhere), and end the sessions of users whose
+ * other replica and worker (cache/storage.ts Storage.purge), and end the sessions of users whose
  * rights changed.
  *
  * It also says which TTL defaults apply: the long ones (WIKIEDGE_TTL_FOLLOWED_SECONDS,
@@ -34,9 +34,9 @@ export interface ChangeMetrics {
 export type Reach = 'everywhere' | 'here';
 
 export interface SignalsOptions {
-  /** Apply a purge everywhere (cache/purge.ts purgeEverywhere, bound to this gateway). */
+  /** Apply a purge everywhere (cache/storage.ts Storage.purge, the gateway's storage). */
   readonly purge: (message: PurgeMessage) => Promise<PurgeResult>;
-  /** Apply a purge to this process's local tier only (cache/purge.ts applyLocalPurge). */
+  /** Apply a purge to this process's local tier only (cache/storage.ts Storage.purgeHere). */
   readonly purgeHere: (message: PurgeMessage) => Promise<PurgeResult>;
   readonly metrics: ChangeMetrics;
   readonly log: Logger;

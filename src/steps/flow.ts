@@ -6,15 +6,16 @@
  *
  *   recv      recv.ts: parse the query as PHP will, decide identity, classify (pass or lookup)
  *   hash      the key: canonical query + identity slot + keyed headers (request.ts cacheKey)
- *   lookup    local LRU, then Redis when configured (a Redis hit fills the LRU: hit-shared), and
+ *   lookup    the storage (cache/storage.ts): the local LRU, then the shared tier when one is
+ *             configured (its hit fills the LRU: hit-shared), and
  *             what the entry's age means (lookupDecision): fresh → hit; in grace → stale and one
  *             background refresh; stale-if-error → kept as a fallback; dead → removed; none → miss
  *   coalesce  wait for an identical request already on its way in this process (bounded)
  *   admission a client whose budget of uncached requests is spent gets its stale entry, else
  *             429, before it takes a lock or leads a fetch (steps/admission.ts)
- *   fetch     across replicas, one takes the Redis lock and asks the wiki, the others poll Redis
- *             for its entry (bounded) and else ask themselves (askWiki: a turn at the wiki,
- *             the answer read and inspected)
+ *   fetch     across replicas, one asks the wiki, the others wait for its entry (bounded) and
+ *             else ask themselves (the storage's fetchOnce; askWiki: a turn at the wiki, the
+ *             answer read and inspected)
  *   store     what policy.ts allows (evaluateAnswer, then finalVerdict), where it allows, in its
  *             stored form (compressed once: http/codings.ts)
  *   deliver   deliver.ts: the representation the client's Accept-Encoding takes (406 when none,
@@ -26,7 +27,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { CacheEntry } from '../cache/entry.js';
-import { replacesLocal } from '../policy/freshness.js';
+import type { FetchMark, Led } from '../cache/storage.js';
 import { replyWithError } from './error-reply.js';
 import { ClientClosedError, GatewayError } from '../words/errors.js';
 import { type Coding, preferenceOf } from '../http/accept-encoding.js';
@@ -111,8 +112,8 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
   // --------------------------------------------------------------------------------- lookup
   let fallback: CacheEntry | undefined;
   if (!bypass) {
-    const found = await lookup(gw, tier, key);
-    const decision = lookupDecision(found && gw.store.freshness(found.entry));
+    const found = await gw.storage.lookup(tier, key);
+    const decision = lookupDecision(found && gw.storage.freshness(found.entry));
     switch (decision) {
       case 'hit':
         // A br client finding only gzip counts towards the entry's br (representations.ts).
@@ -125,7 +126,7 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
         fallback = found!.entry;
         break;
       case 'remove':
-        gw.store.delete(tier, key);
+        gw.storage.remove(tier, key);
         break;
       case 'miss':
         break;
@@ -159,7 +160,7 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
         () => undefined,
       ),
     );
-  let led: Led;
+  let led: Led<Fetched>;
   try {
     led = await work;
   } catch (err) {
@@ -211,30 +212,6 @@ export function lookupDecision(freshness: Freshness | undefined): LookupDecision
 }
 
 /**
- * Local tier first; on a local miss (or a local entry past its TTL) the Redis tier, whose entry
- * is taken when it is newer than the local one and fills the local tier.
- */
-async function lookup(gw: Gateway, tier: Tier, key: string): Promise<{ entry: CacheEntry; shared: boolean } | undefined> {
-  const local = gw.store.get(tier, key);
-  if (local && gw.store.freshness(local) === 'fresh') return { entry: local, shared: false };
-  // Noted before Redis is asked: its reply may have been read before an invalidation that this
-  // process applied while the reply was on its way (the same guard as a fetch's, fetchAndStore).
-  const mark = gw.store.invalidationMark();
-  const remote = gw.redis ? await gw.redis.get(tier, key) : undefined;
-  if (
-    remote &&
-    (!local || replacesLocal(remote, local, gw.now())) &&
-    gw.store.freshness(remote) !== 'dead' &&
-    !gw.store.invalidatedSince(remote, mark)
-  ) {
-    // Delivered as stored: the local copy counts a writer's clock ahead of ours from now (store.ts).
-    const copied = gw.store.set(tier, key, remote) ? gw.store.get(tier, key) : undefined;
-    return { entry: copied ?? remote, shared: true };
-  }
-  return local ? { entry: local, shared: false } : undefined;
-}
-
-/**
  * An identical request already on its way in this process: its stored entry, when it stored one
  * for this very key (which names the identity slot), else undefined (ask the wiki ourselves).
  * Bounded by WIKIEDGE_COALESCE_WAIT_MS.
@@ -246,15 +223,11 @@ async function coalesce(gw: Gateway, key: string): Promise<CacheEntry | undefine
   return pending;
 }
 
-/** What the leader of a miss ended with: its own fetch, or the entry another replica stored. */
-type Led = { readonly fetched: Fetched } | { readonly entry: CacheEntry };
-
 /**
- * Without Redis: fetch. With Redis: take the key's lock (SET NX PX); the winner fetches, stores
- * (locally and in Redis) and releases it; a loser polls Redis for the winner's fresh entry, at
- * most WIKIEDGE_COALESCE_WAIT_MS (and the lock's lifetime), then fetches itself. Redis failing
- * at any step means fetching right away. A session holder's bypass never waits for anyone, nor
- * does a fetch for the requester alone (`alone`).
+ * One fetch across replicas (the storage's fetchOnce: with Redis, the key's lock; the winner
+ * fetches and stores, a loser waits for its fresh entry at most WIKIEDGE_COALESCE_WAIT_MS, then
+ * fetches itself; the shared tier failing means fetching right away). A session holder's bypass
+ * never waits for anyone, nor does a fetch for the requester alone (`alone`).
  */
 async function fetchOnceAcrossReplicas(
   gw: Gateway,
@@ -264,28 +237,10 @@ async function fetchOnceAcrossReplicas(
   tier: Tier,
   alone: boolean,
   gone: AbortSignal,
-): Promise<Led> {
-  if (gw.redis && !alone) {
-    const lock = await gw.redis.lock(key, tier);
-    if (lock.kind === 'won') {
-      try {
-        return { fetched: await fetchAndStore(gw, request, api, key, tier, 'miss', gone) };
-      } finally {
-        void gw.redis.unlock(key, lock.token);
-      }
-    }
-    if (lock.kind === 'lost') {
-      gw.metrics.coalescedWaiters.inc();
-      const mark = gw.store.invalidationMark();
-      const waited = await gw.redis.waitForEntry(tier, key, (e) => gw.store.freshness(e) === 'fresh', gw.config.coalesceWaitMs);
-      // The winner's entry, unless this process applied an invalidation of it meanwhile (see lookup).
-      if (waited.entry && !gw.store.invalidatedSince(waited.entry, mark)) {
-        gw.store.set(tier, key, waited.entry);
-        return { entry: waited.entry };
-      }
-    }
-  }
-  return { fetched: await fetchAndStore(gw, request, api, key, tier, 'miss', gone) };
+): Promise<Led<Fetched>> {
+  const fetch = () => fetchAndStore(gw, request, api, key, tier, 'miss', gone);
+  if (alone) return { fetched: await fetch() };
+  return gw.storage.fetchOnce(tier, key, fetch, { waitMs: gw.config.coalesceWaitMs, waiting: () => gw.metrics.coalescedWaiters.inc() });
 }
 
 /**
@@ -295,20 +250,9 @@ async function fetchOnceAcrossReplicas(
  */
 function refreshInBackground(gw: Gateway, request: FastifyRequest, api: ApiRequest, key: string, tier: Tier): void {
   if (gw.coalescer.pending(key)) return;
-  const work = (async (): Promise<Fetched | undefined> => {
-    let token: string | undefined;
-    // An entry Redis will not hold is refreshed by whoever holds it (policy.ts mayLeaveTheProcess).
-    if (gw.redis && mayLeaveTheProcess(api)) {
-      const lock = await gw.redis.lock(key, tier);
-      if (lock.kind === 'lost') return undefined;
-      if (lock.kind === 'won') token = lock.token;
-    }
-    try {
-      return await fetchAndStore(gw, request, api, key, tier, 'refresh');
-    } finally {
-      if (token !== undefined) void gw.redis?.unlock(key, token);
-    }
-  })();
+  const refresh = () => fetchAndStore(gw, request, api, key, tier, 'refresh');
+  // An entry Redis will not hold is refreshed by whoever holds it (policy.ts mayLeaveTheProcess).
+  const work: Promise<Fetched | undefined> = mayLeaveTheProcess(api) ? gw.storage.refreshOnce(tier, key, refresh) : refresh();
   gw.coalescer.lead(key, () =>
     work.then(
       (f) => f?.stored,
@@ -366,8 +310,7 @@ async function fetchAndStore(
   });
   // Noted before the wiki is asked: an answer whose dependencies are invalidated meanwhile may
   // predate the change, and is not stored (cache/invalidation-log.ts, redis/invalidations.ts).
-  const mark = gw.store.invalidationMark();
-  const redisMark = gw.redis?.up ? await gw.redis.invalidationMark() : undefined;
+  const mark = await gw.storage.mark();
   // An answer carrying the wiki's clock is as old as the request for it (RFC 9111 §4.2.3,
   // response_delay): MediaWiki stamps curtimestamp before the module runs (includes/api/ApiMain.php
   // setupExecuteAction, addRequestedFields), and a slow module makes it older on arrival.
@@ -386,7 +329,7 @@ async function fetchAndStore(
   const { res } = fetched;
   const inspected = inspect(gw, fetched, api, headerString(headers['x-forwarded-for']) ?? '');
   const cookies = setCookies(gw, request, res.headers['set-cookie']);
-  await settleSession(gw, request.log as Logger, api.identity, { ended: cookies.sessionEnded, wrote: false });
+  await settleSession(gw.storage, gw.metrics, request.log as Logger, api.identity, { ended: cookies.sessionEnded, wrote: false });
   countApiError(gw, res.headers);
 
   const json = lazyJson(inspected.body, headerString(res.headers['content-type']));
@@ -413,7 +356,7 @@ async function fetchAndStore(
     : undefined;
   const slot = api.identity.kind === 'session' ? api.identity.slot : undefined;
   if (verdict.store && deps) {
-    const purgedMeanwhile = gw.store.invalidatedSince({ urlKey: api.urlKey, slot, modules: api.modules, deps: deps.tags }, mark);
+    const purgedMeanwhile = gw.storage.invalidatedSince({ urlKey: api.urlKey, slot, modules: api.modules, deps: deps.tags }, mark);
     verdict = dependencyVerdict(verdict, deps, purgedMeanwhile, gw.config.ttlClockSeconds, gw.now());
   }
   const clientHeaders = responseHeaders(res.headers, { probed: probe, perSession: api.identity.kind === 'session' });
@@ -438,7 +381,7 @@ async function fetchAndStore(
         deps: deps.tags,
         ...(deps.clock && { clock: true }),
       },
-      redisMark,
+      mark,
     );
     if (stored) storedAs = form;
     else notStored = 'too-large';
@@ -453,15 +396,12 @@ async function fetchAndStore(
 }
 
 /**
- * The local tier, then Redis (bounded by WIKIEDGE_REDIS_TIMEOUT_MS; awaited so a replica asked
- * next finds it) when its invalidations could be checked. Undefined when the local tier would not keep it (larger than the tier).
+ * The local tier, then the shared one (bounded by WIKIEDGE_REDIS_TIMEOUT_MS; awaited so a replica
+ * asked next finds it) when its invalidations could be checked (the storage's store).
+ * Undefined when the local tier would not keep it (larger than the tier).
  */
-async function store(gw: Gateway, tier: Tier, key: string, entry: CacheEntry, redisMark: number | undefined): Promise<CacheEntry | undefined> {
-  if (!gw.store.set(tier, key, entry)) return undefined;
-  // Redis down when the fetch began: the invalidations it took meanwhile cannot be checked, so
-  // the answer is not written there (the local tier's own mark guarded the set above).
-  if (gw.redis && redisMark !== undefined) await gw.redis.set(tier, key, entry, redisMark);
-  return entry;
+async function store(gw: Gateway, tier: Tier, key: string, entry: CacheEntry, mark: FetchMark): Promise<CacheEntry | undefined> {
+  return (await gw.storage.store(tier, key, entry, mark)) ? entry : undefined;
 }
 
 /** The parameters a posted form is read for: the modules it names, and the pages a write names. */
@@ -561,7 +501,7 @@ async function pass(
   const { res } = fetched;
   const inspected = inspect(gw, fetched, api, headerString(headers['x-forwarded-for']) ?? '');
   const cookies = setCookies(gw, request, res.headers['set-cookie']);
-  await settleSession(gw, request.log as Logger, api.identity, { ended: cookies.sessionEnded, wrote: wrote(request.method) });
+  await settleSession(gw.storage, gw.metrics, request.log as Logger, api.identity, { ended: cookies.sessionEnded, wrote: wrote(request.method) });
   countApiError(gw, res.headers);
   const json = lazyJson(inspected.body, headerString(res.headers['content-type']));
   noteSessionUser(gw, request, api, json, res.headers['set-cookie']);

@@ -87,5 +87,5 @@ async function settleStreamedSession(
   const lines = setCookie === undefined ? [] : Array.isArray(setCookie) ? setCookie : [setCookie];
   const ended =
     lines.length > 0 && normalizeSetCookies(lines, requestCookieNames(view.cookie), gw.cookieNames, Date.now()).sessionEnded;
-  await settleSession(gw, request.log as Logger, identity, { ended, wrote: wrote(request.method, target.rawQuery, target.rawPath) });
+  await settleSession(gw.storage, gw.metrics, request.log as Logger, identity, { ended, wrote: wrote(request.method, target.rawQuery, target.rawPath) });
 }

@@ -6,19 +6,22 @@
  *   to load) ends the session: its entries go;
  * - any request other than GET/HEAD by a session holder may change what the session sees (an
  *   edit, a preference, a watchlist change): its entries go too, and so do those of every other
- *   session of the same user the gateway knows of (policy/session-users.ts, and Redis'
- *   record of it with replicas). What one session writes, the user's others read: a preference
+ *   session of the same user the gateway knows of (policy/session-users.ts, and the shared
+ *   tier's record of it with replicas). What one session writes, the user's others read: a preference
  *   or a watchlist change shows in their userinfo and watchlist answers, and a password changed
  *   through Special:ChangeCredentials ends them at the wiki (SpecialChangeCredentials calls
  *   SessionManager::invalidateSessionsForUser; observed on 1.39: the other session's next
  *   userinfo is anonymous), so their cached private answers must not outlive them.
  *
- * Evicted locally, in Redis and, through the purge channel or IPC, on every other replica and
- * worker (cache/purge.ts), before the answer is sent, so the client's next read is fresh.
+ * Evicted locally, in the shared tier and, through its purge channel or IPC, on every other
+ * replica and worker (cache/storage.ts purge), before the answer is sent, so the client's next
+ * read is fresh.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
+import type { Storage } from '../cache/storage.js';
 import type { Gateway } from '../gateway/gateway.js';
+import type { Metrics } from '../observe/metrics.js';
 import type { Identity } from '../mediawiki/identity.js';
 import { sessionAfterAnswer } from '../policy/session-users.js';
 import { parameterName, redactSubpages } from '../http/redaction.js';
@@ -55,33 +58,27 @@ function carriesToken(rawQuery: string): boolean {
   return false;
 }
 
-export async function settleSession(gw: Gateway, log: Logger, identity: Identity, events: SessionEvents): Promise<void> {
+export async function settleSession(storage: Storage, metrics: Metrics, log: Logger, identity: Identity, events: SessionEvents): Promise<void> {
   if (identity.kind !== 'session' || (!events.ended && !events.wrote)) return;
-  const user = events.wrote ? await userOfSession(gw, identity.slot) : undefined;
-  const result = await gw.purge(
+  // Whose session it is, as an answer of the wiki said (userinfo, a login) to this process or,
+  // with a shared tier, to any replica; never from the client's own cookies (a `UserName` cookie
+  // names anyone). Unknown: only the session's own entries go, as before the user was learned.
+  const user = events.wrote ? await storage.userOfSession(identity.slot) : undefined;
+  const result = await storage.purge(
     user !== undefined
       ? { kind: 'user', user, slots: [identity.slot] }
       : // Unknown here: a sibling or replica that learned whose session it is ends the others.
         { kind: 'slot', slot: identity.slot, ...(events.wrote && { wrote: true }) },
     // The client's answer waits: bounded by WIKIEDGE_REDIS_TIMEOUT_MS (twice, with the lookup
     // of the session's user above), and the user's sessions are at most MAX_SESSIONS_PER_USER.
-    true,
+    { onClientPath: true },
   );
   if (!events.ended) return;
-  gw.metrics.cookie('logout_eviction', 'session');
+  metrics.cookie('logout_eviction', 'session');
   log.info(
     { evicted: result.purged, ...(result.redisPurged !== undefined && { redisEvicted: result.redisPurged }) },
     'session ended: its cache entries were evicted',
   );
-}
-
-/**
- * Whose session `slot` is, as an answer of the wiki said (userinfo, a login) to this process or,
- * with Redis, to any replica; never from the client's own cookies (a `UserName` cookie names
- * anyone). Unknown: only the session's own entries go, as before the user was learned.
- */
-async function userOfSession(gw: Gateway, slot: string): Promise<string | undefined> {
-  return gw.sessionUsers.userOf(slot) ?? (await gw.redis?.sessionUser(slot));
 }
 
 /**
@@ -98,16 +95,9 @@ export function learnSessionUser(
   requestSlot: string | undefined,
   named: string | undefined,
 ): void {
-  if (requestSlot !== undefined && named !== undefined) noteSessionUser(gw, requestSlot, named);
+  if (requestSlot !== undefined && named !== undefined) gw.storage.noteSession(requestSlot, named);
   if (setCookie === undefined) return;
   const lines = Array.isArray(setCookie) ? setCookie : [setCookie];
   const after = sessionAfterAnswer(headers, lines, gw.identityRules, gw.cookieNames.cookiePrefix, named, gw.now());
-  if (after && after.slot !== requestSlot) noteSessionUser(gw, after.slot, after.user);
-}
-
-function noteSessionUser(gw: Gateway, slot: string, user: string): void {
-  gw.sessionUsers.note(slot, user);
-  void gw.redis?.noteSession(user, slot);
-  // With Redis every worker and replica finds it there (su:, us:); without, the siblings are told.
-  if (!gw.redis) gw.siblings?.sessionUser?.(slot, user);
+  if (after && after.slot !== requestSlot) gw.storage.noteSession(after.slot, after.user);
 }

@@ -11,6 +11,9 @@ export const mainJs = path.resolve(import.meta.dirname, '../../dist/main.js');
 /** The built gateway exists (npm test builds it first); tests that spawn it run only then. */
 export const built = existsSync(mainJs);
 
+/** How long a spawned gateway may take to answer /healthz. */
+const START_WAIT_MS = 45_000;
+
 export interface SpawnedGateway {
   readonly child: ChildProcessWithoutNullStreams;
   readonly port: number;
@@ -42,12 +45,15 @@ export async function spawnGateway(upstream: string, env: Record<string, string>
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const adminUrl = `http://127.0.0.1:${adminPort}`;
-  // A deadline, not a count of tries: on a loaded 2-core machine a cluster's primary and workers
-  // take far longer than the 5 s that 200 tries of 25 ms gave (its healthz waits for them).
-  const deadline = Date.now() + 45_000;
+  // A deadline, not a count of tries: on a loaded machine a primary and its workers take seconds.
+  const deadline = Date.now() + START_WAIT_MS;
   for (;;) {
     if (await http(`${adminUrl}/healthz`).then((r) => r.status === 200, () => false)) break;
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the gateway did not come up within 45 s: ${stderr}`);
+    if (Date.now() > deadline || child.exitCode !== null) {
+      // The caller never gets a handle to stop it: stopped here, or it outlives the test run.
+      child.kill('SIGKILL');
+      throw new Error(`the gateway did not come up within ${START_WAIT_MS} ms: ${stderr}`);
+    }
     await new Promise((r) => setTimeout(r, 25));
   }
   return {

@@ -6,7 +6,7 @@
  *                             entry is already there (LOCK_LUA); deleted by its holder (only
  *                             while the token is still its own), else it expires
  *
- * What it guarantees (src/steps/flow.ts, fetchOnceAcrossReplicas): while every Redis call answers
+ * What it guarantees (src/cache/tiered-storage.ts fetchOnce, for src/steps/flow.ts fetchOnceAcrossReplicas): while every Redis call answers
  * within WIKIEDGE_REDIS_TIMEOUT_MS and a fetch takes less than the lock's lifetime, concurrent
  * identical misses on any number of replicas make one request to the wiki. The holder writes its
  * entry before it releases the lock, so a waiter that sees the lock gone sees the entry too, and
@@ -24,14 +24,12 @@ import type { Tier } from '../../words/outcomes.js';
 import type { RedisMetrics, RedisWaitOutcome } from '../../observe/metrics.js';
 import type { StaleWindows } from '../../policy/freshness.js';
 import type { CacheEntry } from '../store.js';
+import type { LockResult } from '../storage.js';
 import { type RedisConnection, sleep } from './connection.js';
 import { decodeFor } from './entries.js';
 import type { RedisKeys } from './keys.js';
 
-export type LockResult =
-  | { readonly kind: 'won'; readonly token: string }
-  | { readonly kind: 'lost' }
-  | { readonly kind: 'unavailable' };
+export type { LockResult } from '../storage.js';
 
 // KEYS[1] the lock, KEYS[2] the entry; ARGV[1] token, ARGV[2] the lock's PX, ARGV[3] the entry
 // PTTL above which the entry is still fresh for a while. Returns 1 won, 0 lost, 2 taken but

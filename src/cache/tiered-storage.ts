@@ -1,0 +1,189 @@
+/**
+ * The storage seam (cache/storage.ts) over this process's tiers (cache/store.ts) in front of a
+ * tier every replica shares (a SharedTier: cache/redis-tier.ts). What it adds to the local
+ * storage (cache/local-storage.ts):
+ *
+ * - lookup: on a local miss (or a local entry no longer fresh) the shared tier's entry, when it
+ *   replaces the local one, fills the local tier (X-Cache `hit-shared`);
+ * - fetchOnce / refreshOnce: the shared tier's lock per key; the winner fetches, stores (here
+ *   and there) and releases it; a loser waits for the winner's fresh entry (bounded), then
+ *   fetches itself; a background refresh that loses is left to the winner;
+ * - mark / store: the shared tier's own invalidation number, so that what a purge on another
+ *   replica overtook is not written there either (redis/invalidations.ts);
+ * - purge: the shared tier first, its channel carries it to every replica's local tier
+ *   (SharedTierHooks.onPurge); the siblings are told only when it could not carry it;
+ * - which sessions are whose, kept where every replica finds them.
+ *
+ * The shared tier failing (down, slow) never fails a call: lookups answer from the local tier,
+ * fetches go ahead alone, stores stay local (redis-tier.ts: every call is bounded, then down).
+ */
+import type { Logger } from 'pino';
+import type { Tier } from '../words/outcomes.js';
+import type { PurgeMessage } from '../words/purge-message.js';
+import { type Freshness, replacesLocal } from '../policy/freshness.js';
+import type { CacheEntry } from './entry.js';
+import type { Guarded } from './guards.js';
+import { type PurgeResult, type PurgeSiblings, type SessionBook, applyLocalPurge, purgeEverywhere } from './purge.js';
+import type { CacheStore } from './store.js';
+import type { FetchMark, FetchOnceOptions, Found, Led, PurgeOptions, SharedFollowerState, SharedTier, SharedTierHooks, Storage } from './storage.js';
+
+export interface TieredStorageOptions {
+  /** The in-process tiers, in front. */
+  readonly store: CacheStore;
+  /** Which sessions are whose, as this process learned it (policy/session-users.ts). */
+  readonly users: SessionBook;
+  /** The other workers of this replica (cluster mode), told when the shared tier cannot carry a purge. */
+  readonly siblings?: PurgeSiblings;
+  readonly now: () => number;
+  readonly log: Logger;
+}
+
+export class TieredStorage implements Storage {
+  readonly shared = true;
+  private readonly local: CacheStore;
+  private readonly tier: SharedTier;
+
+  /** `connect`: builds the shared tier, given what it must call back (purges heard, purges missed). */
+  constructor(
+    private readonly opts: TieredStorageOptions,
+    connect: (hooks: SharedTierHooks) => SharedTier,
+  ) {
+    this.local = opts.store;
+    this.tier = connect({
+      onPurge: (message) => this.heard(message),
+      // The channel was lost: purges and invalidations other replicas sent meanwhile never
+      // came. What this tier holds is no longer vouched for, as after a gap in the change
+      // signals: refreshed at its next use (from the shared tier when it holds a newer copy),
+      // still a fallback while the wiki fails.
+      onPurgesMissed: () => {
+        this.local.expireBefore(opts.now());
+        opts.log.warn({ redisSubscriber: 'resumed' }, 'purges sent while the redis channel was lost may have been missed: the local tier is refreshed at next use');
+      },
+    });
+  }
+
+  get followerState(): SharedFollowerState {
+    return this.tier.followerState;
+  }
+
+  /** Give the shared tier a moment to connect so the first requests already share; never wait longer. */
+  async open(maxWaitMs: number): Promise<void> {
+    if (!(await this.tier.ready(maxWaitMs))) {
+      this.opts.log.warn({ waitedMs: maxWaitMs }, 'redis not ready at start: starting without it, it is used as soon as it answers');
+    }
+    // A gap the change signals met before this process started still holds for what the shared tier keeps.
+    const staleBefore = this.tier.up ? await this.tier.staleBefore() : undefined;
+    if (staleBefore) this.local.expireBefore(staleBefore);
+  }
+
+  close(): Promise<void> {
+    return this.tier.close();
+  }
+
+  async lookup(tier: Tier, key: string): Promise<Found | undefined> {
+    const local = this.local.get(tier, key);
+    if (local && this.local.freshness(local) === 'fresh') return { entry: local, shared: false };
+    // Noted before the shared tier is asked: its reply may have been read before an invalidation
+    // that this process applied while the reply was on its way (the same guard as a fetch's).
+    const mark = this.local.invalidationMark();
+    const remote = await this.tier.get(tier, key);
+    if (
+      remote &&
+      (!local || replacesLocal(remote, local, this.opts.now())) &&
+      this.local.freshness(remote) !== 'dead' &&
+      !this.local.invalidatedSince(remote, mark)
+    ) {
+      // Delivered as stored: the local copy counts a writer's clock ahead of ours from now (store.ts).
+      const copied = this.local.set(tier, key, remote) ? this.local.get(tier, key) : undefined;
+      return { entry: copied ?? remote, shared: true };
+    }
+    return local ? { entry: local, shared: false } : undefined;
+  }
+
+  freshness(entry: CacheEntry): Freshness {
+    return this.local.freshness(entry);
+  }
+
+  remove(tier: Tier, key: string): void {
+    this.local.delete(tier, key);
+  }
+
+  async fetchOnce<T>(tier: Tier, key: string, fetch: () => Promise<T>, options: FetchOnceOptions): Promise<Led<T>> {
+    const lock = await this.tier.lock(key, tier);
+    if (lock.kind === 'won') {
+      try {
+        return { fetched: await fetch() };
+      } finally {
+        void this.tier.unlock(key, lock.token);
+      }
+    }
+    if (lock.kind === 'lost') {
+      options.waiting?.();
+      const mark = this.local.invalidationMark();
+      const waited = await this.tier.waitForEntry(tier, key, (e) => this.local.freshness(e) === 'fresh', options.waitMs);
+      // The winner's entry, unless this process applied an invalidation of it meanwhile (see lookup).
+      if (waited.entry && !this.local.invalidatedSince(waited.entry, mark)) {
+        this.local.set(tier, key, waited.entry);
+        return { entry: waited.entry };
+      }
+    }
+    return { fetched: await fetch() };
+  }
+
+  async refreshOnce<T>(tier: Tier, key: string, refresh: () => Promise<T>): Promise<T | undefined> {
+    const lock = await this.tier.lock(key, tier);
+    if (lock.kind === 'lost') return undefined;
+    try {
+      return await refresh();
+    } finally {
+      if (lock.kind === 'won') void this.tier.unlock(key, lock.token);
+    }
+  }
+
+  async mark(): Promise<FetchMark> {
+    const local = this.local.invalidationMark();
+    return { local, shared: this.tier.up ? await this.tier.invalidationMark() : undefined };
+  }
+
+  invalidatedSince(answer: Guarded, mark: FetchMark): boolean {
+    return this.local.invalidatedSince(answer, mark.local);
+  }
+
+  async store(tier: Tier, key: string, entry: CacheEntry, mark: FetchMark): Promise<boolean> {
+    if (this.local.invalidatedSince(entry, mark.local) || !this.local.set(tier, key, entry)) return false;
+    // The shared tier down when the fetch began: the invalidations it took meanwhile cannot be
+    // checked, so the answer is not written there (the local mark guarded the set above).
+    if (mark.shared !== undefined) await this.tier.set(tier, key, entry, mark.shared);
+    return true;
+  }
+
+  purge(message: PurgeMessage, options: PurgeOptions = {}): Promise<PurgeResult> {
+    const siblings = options.tellSiblings === false ? undefined : this.opts.siblings;
+    return purgeEverywhere(this.local, this.tier, message, siblings, this.opts.users, options.onClientPath);
+  }
+
+  purgeHere(message: PurgeMessage): number {
+    return applyLocalPurge(this.local, message, this.opts.users);
+  }
+
+  async userOfSession(slot: string): Promise<string | undefined> {
+    return this.opts.users.userOf(slot) ?? (await this.tier.sessionUser(slot));
+  }
+
+  noteSession(slot: string, user: string): void {
+    this.opts.users.note(slot, user);
+    // Every worker and replica finds it in the shared tier (su:, us:).
+    void this.tier.noteSession(user, slot);
+  }
+
+  /** A purge heard on the shared tier's channel (ours or another replica's). */
+  private heard(message: PurgeMessage): void {
+    const users = this.opts.users;
+    applyLocalPurge(this.local, message, users);
+    // A session wrote whose user its replica did not know (steps/session-lifecycle.ts): this one
+    // knows, and applied it here; the user's entries in the shared tier and on the other replicas go too.
+    if (message.kind !== 'slot' || !message.wrote) return;
+    const user = users.userOf(message.slot);
+    if (user !== undefined) void this.tier.purge({ kind: 'user', user, slots: [...new Set([message.slot, ...users.slots(user)])] });
+  }
+}
