@@ -70,6 +70,7 @@ async function runSingle(config: Config, log: Logger): Promise<void> {
   await listenAs(built.publicApp, { key: 'WIKIEDGE_PORT', host: config.host, port: config.port });
   await listenAs(built.adminApp, { key: 'WIKIEDGE_ADMIN_PORT', host: config.adminHost, port: config.adminPort });
   built.upstreamProbe.start();
+  built.learnNamespaces();
   log.info(
     { public: built.publicApp.server.address(), admin: built.adminApp.server.address() },
     'wikiedge listening',
@@ -95,6 +96,7 @@ async function runWorker(id: number): Promise<void> {
   const built = await build(config, log, { siblings: siblingsOverIpc() }, { admin: false });
   answerPrimary(built);
   await listenAs(built.publicApp, { key: 'WIKIEDGE_PORT', host: config.host, port: config.port });
+  built.learnNamespaces();
   exitOnSignal(log, built, () => handOverFinalMetrics(built.gateway, FINAL_METRICS_WAIT_MS));
 }
 

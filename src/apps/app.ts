@@ -38,6 +38,12 @@ export interface BuiltPublic {
   /** True from the moment close() is called: /readyz answers 503 from then on. */
   readonly shuttingDown: boolean;
   /**
+   * Ask the wiki for its namespaces now, retrying until it answers, then now and then
+   * (upstream/site-namespaces.ts): started once the process serves, beside the upstream probe, so
+   * that a gateway built in a test asks its stand-in nothing it did not ask for.
+   */
+  learnNamespaces(): void;
+  /**
    * Shut down without failing a request: /readyz turns 503, after WIKIEDGE_SHUTDOWN_DRAIN_MS
    * (answers saying `Connection: close`) the listener closes, in-flight requests finish within
    * WIKIEDGE_SHUTDOWN_GRACE_MS, then the admin listener, upstream sockets and Redis are closed.
@@ -85,18 +91,22 @@ export async function build(
   // gap it records (cache/tiered-storage.ts open); never wait longer.
   await gw.storage.open(SHARED_TIER_START_WAIT_MS);
   gw.follower?.start();
-  const stopLearningNamespaces = learnNamespaces({
-    upstream: gw.upstream,
-    apiPath: config.apiPath,
-    timeoutMs: config.upstreamResponseTimeoutMs,
-    log: log.child({ component: 'namespaces' }),
-    learned: (ns) => gw.changes.setNamespaces(ns),
-  });
+  let stopLearningNamespaces = () => {};
   const built: BuiltPublic = {
     gateway: gw,
     publicApp,
     get shuttingDown() {
       return state.shuttingDown;
+    },
+    learnNamespaces() {
+      stopLearningNamespaces();
+      stopLearningNamespaces = learnNamespaces({
+        upstream: gw.upstream,
+        apiPath: config.apiPath,
+        timeoutMs: config.upstreamResponseTimeoutMs,
+        log: log.child({ component: 'namespaces' }),
+        learned: (ns) => gw.changes.setNamespaces(ns),
+      });
     },
     async close() {
       state.shuttingDown = true;

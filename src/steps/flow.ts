@@ -327,13 +327,7 @@ async function fetchAndStore(
     gone,
   );
   const { res } = fetched;
-  const inspected = inspect(gw, fetched, api, headerString(headers['x-forwarded-for']) ?? '');
-  const cookies = setCookies(gw, request, res.headers['set-cookie']);
-  await settleSession(gw.storage, gw.metrics, request.log as Logger, api.identity, { ended: cookies.sessionEnded, wrote: false });
-  countApiError(gw, res.headers);
-
-  const json = lazyJson(inspected.body, headerString(res.headers['content-type']));
-  noteSessionUser(gw, request, api, json, res.headers['set-cookie']);
+  const { inspected, cookies, json } = await afterAnswer(gw, request, api, fetched, headers, false);
 
   // ---------------------------------------------------------------------------------- store
   // The long TTL defaults only where the change follower sees what the answer reads.
@@ -442,6 +436,24 @@ async function invalidateWrite(
   if (change) await gw.changes.apply([change]);
 }
 
+/**
+ * What every answer of the wiki goes through, whether it is to be stored (miss, refresh) or only
+ * relayed (pass), in this order: debuginfo stripped and the answer inspected (ask-wiki.ts), the
+ * Set-Cookie headers normalised, the session's end or write settled in both tiers
+ * (session-lifecycle.ts), the API error counted, and the session's user learned from answers
+ * that name it. The answer's JSON is parsed at most once, when something asks for it.
+ */
+async function afterAnswer(gw: Gateway, request: FastifyRequest, api: ApiRequest, fetched: WikiAnswer, headers: Record<string, string | string[]>, wroteNow: boolean) {
+  const { res } = fetched;
+  const inspected = inspect(gw, fetched, api, headerString(headers['x-forwarded-for']) ?? '');
+  const cookies = setCookies(gw, request, res.headers['set-cookie']);
+  await settleSession(gw.storage, gw.metrics, request.log as Logger, api.identity, { ended: cookies.sessionEnded, wrote: wroteNow });
+  countApiError(gw, res.headers);
+  const json = lazyJson(inspected.body, headerString(res.headers['content-type']));
+  noteSessionUser(gw, request, api, json, res.headers['set-cookie']);
+  return { inspected, cookies, json };
+}
+
 /** The answer's JSON, parsed once and only if asked (dependencies, a session's user). */
 function lazyJson(body: Buffer | NodeJS.ReadableStream, contentType: string | undefined): () => unknown {
   let parsed: { value: unknown } | undefined;
@@ -499,12 +511,7 @@ async function pass(
     gw.config.debuginfo === 'off' ? 0 : MAX_INSPECT_BYTES,
   );
   const { res } = fetched;
-  const inspected = inspect(gw, fetched, api, headerString(headers['x-forwarded-for']) ?? '');
-  const cookies = setCookies(gw, request, res.headers['set-cookie']);
-  await settleSession(gw.storage, gw.metrics, request.log as Logger, api.identity, { ended: cookies.sessionEnded, wrote: wrote(request.method) });
-  countApiError(gw, res.headers);
-  const json = lazyJson(inspected.body, headerString(res.headers['content-type']));
-  noteSessionUser(gw, request, api, json, res.headers['set-cookie']);
+  const { inspected, cookies, json } = await afterAnswer(gw, request, api, fetched, headers, wrote(request.method));
   await invalidateWrite(gw, request, api, form, res.statusCode, res.headers, json);
   const clientHeaders = responseHeaders(res.headers, { probed: false, perSession: false });
   // A body the gateway did not decode goes out with the wiki's own encoding.

@@ -22,7 +22,8 @@ describe.each([{ itemsInMain: false }, { itemsInMain: true }])('Wikibase entitie
     gw = await startGateway(wiki.url);
     await setWikiToggle(wiki.data, { cdn: [`127.0.0.1:${new URL(gw.url).port}`] });
     admin = await wikibaseLogin(wiki, 'admin');
-    // The gateway learns the wiki's entity namespaces at start (src/upstream/site-namespaces.ts).
+    // The gateway learns the wiki's entity namespaces once it serves (src/upstream/site-namespaces.ts).
+    gw.built.learnNamespaces();
     await until(
       async () => gw.built.gateway.changes.namespaces.entities?.get('item'),
       (ns) => ns === (itemsInMain ? 0 : 120),

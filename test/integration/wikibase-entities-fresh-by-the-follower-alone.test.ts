@@ -19,6 +19,7 @@ describe.each([{ itemsInMain: false }, { itemsInMain: true }])('the follower alo
     wiki = await startWikibaseWiki({ itemsInMain });
     gw = await startGateway(wiki.url, { WIKIEDGE_RC_FOLLOW: '1', WIKIEDGE_RC_POLL_MS: String(POLL_MS) });
     admin = await wikibaseLogin(wiki, 'admin');
+    gw.built.learnNamespaces();
     await until(
       async () => gw.built.gateway.changes.namespaces.entities?.get('item'),
       (ns) => ns === (itemsInMain ? 0 : 120),
