@@ -44,7 +44,14 @@ async function memoryChild(mode, file, budgetMb) {
   gc();
   const before = process.memoryUsage();
   const budget = Number(budgetMb) * MB;
-  const store = new CacheStore({ sharedMaxBytes: budget, sessionMaxBytes: 64 * MB, maxEntries: 10_000_000, graceMs: 0, staleIfErrorMs: 0, now: () => Date.now() });
+  const store = new CacheStore({
+    sharedMaxBytes: budget,
+    sessionMaxBytes: 64 * MB,
+    maxEntries: 10_000_000,
+    graceMs: 0,
+    staleIfErrorMs: 0,
+    now: () => Date.now(),
+  });
   // Enough rounds of the corpus to fill the budget twice over.
   const perRound = corpus.reduce((n, a, i) => n + entrySize(`${a.q}\nanon`, entryOf(a, forms[i], 0)), 0);
   const rounds = Math.ceil((2 * budget) / perRound);
@@ -59,10 +66,22 @@ async function memoryChild(mode, file, budgetMb) {
   const after = process.memoryUsage();
   const s = store.stats('shared');
   console.log(
-    JSON.stringify({ mode, corpus: corpus.length, offered, entries: s.entries, accountedMB: s.bytes / MB, bodyMB: s.bodyBytes / MB, identityMB: s.identityBytes / MB, slabMB: s.slabBytes / MB, rssMB: (after.rss - before.rss) / MB, heapMB: (after.heapUsed - before.heapUsed) / MB, storeSeconds, bySize }),
+    JSON.stringify({
+      mode,
+      corpus: corpus.length,
+      offered,
+      entries: s.entries,
+      accountedMB: s.bytes / MB,
+      bodyMB: s.bodyBytes / MB,
+      identityMB: s.identityBytes / MB,
+      slabMB: s.slabBytes / MB,
+      rssMB: (after.rss - before.rss) / MB,
+      heapMB: (after.heapUsed - before.heapUsed) / MB,
+      storeSeconds,
+      bySize,
+    }),
   );
 }
-
 
 const [mode, file, budgetMb] = process.argv.slice(2);
 await memoryChild(mode, file, budgetMb);

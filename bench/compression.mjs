@@ -52,8 +52,58 @@ function seedPages(data) {
   return pages.map(([title]) => title.replaceAll(' ', '_'));
 }
 
-const SIPROPS = ['general', 'namespaces', 'namespacealiases', 'specialpagealiases', 'magicwords', 'interwikimap', 'statistics', 'usergroups', 'libraries', 'extensions', 'fileextensions', 'rightsinfo', 'restrictions', 'languages', 'languagevariants', 'skins', 'extensiontags', 'functionhooks', 'showhooks', 'variables', 'protocols', 'defaultoptions', 'uploaddialog'];
-const AM_PREFIXES = ['action-', 'apihelp-query', 'apihelp-edit', 'right-', 'group-', 'tooltip-', 'prefs-', 'special', 'log', 'api-error', 'htmlform', 'upload', 'watch', 'block', 'edit', 'search', 'history', 'page', 'user', 'talk', 'recentchanges', 'category', 'file', 'import', 'export'];
+const SIPROPS = [
+  'general',
+  'namespaces',
+  'namespacealiases',
+  'specialpagealiases',
+  'magicwords',
+  'interwikimap',
+  'statistics',
+  'usergroups',
+  'libraries',
+  'extensions',
+  'fileextensions',
+  'rightsinfo',
+  'restrictions',
+  'languages',
+  'languagevariants',
+  'skins',
+  'extensiontags',
+  'functionhooks',
+  'showhooks',
+  'variables',
+  'protocols',
+  'defaultoptions',
+  'uploaddialog',
+];
+const AM_PREFIXES = [
+  'action-',
+  'apihelp-query',
+  'apihelp-edit',
+  'right-',
+  'group-',
+  'tooltip-',
+  'prefs-',
+  'special',
+  'log',
+  'api-error',
+  'htmlform',
+  'upload',
+  'watch',
+  'block',
+  'edit',
+  'search',
+  'history',
+  'page',
+  'user',
+  'talk',
+  'recentchanges',
+  'category',
+  'file',
+  'import',
+  'export',
+];
 
 /** Real answers of the wiki, asked directly (identity), with the headers it sent. */
 async function buildCorpus(wikiUrl, data) {
@@ -89,9 +139,13 @@ async function buildCorpus(wikiUrl, data) {
 function benchLevels(row, answers) {
   const bodies = answers.map((a) => a.body).filter((b) => b.length >= 1024);
   const total = bodies.reduce((n, b) => n + b.length, 0);
-  console.log(`\n## Compression levels: ${bodies.length} real answers from 1 KiB up (of ${answers.length}), ${fmt(total / bodies.length / 1024, 1)} KB on average`);
+  console.log(
+    `\n## Compression levels: ${bodies.length} real answers from 1 KiB up (of ${answers.length}), ${fmt(total / bodies.length / 1024, 1)} KB on average`,
+  );
   const br = (q) => (b) =>
-    brotliCompressSync(b, { params: { [constants.BROTLI_PARAM_QUALITY]: q, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT, [constants.BROTLI_PARAM_SIZE_HINT]: b.length } });
+    brotliCompressSync(b, {
+      params: { [constants.BROTLI_PARAM_QUALITY]: q, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT, [constants.BROTLI_PARAM_SIZE_HINT]: b.length },
+    });
   const candidates = [
     ...[1, 4, 5, 6, 9].map((l) => [`gzip level ${l}`, (b) => gzipSync(b, { level: l }), 3]),
     ...[4, 5, 6].map((q) => [`br quality ${q}`, br(q), 3]),
@@ -109,14 +163,23 @@ function benchLevels(row, answers) {
     const cpu = process.cpuUsage(t0);
     const us = (cpu.user + cpu.system) / reps;
     sizes[name] = bytes;
-    row('compression', `${name}: × smaller / µs of CPU per KB`, `${fmt(total / bytes)} / ${fmt(us / (total / 1024), 1)}`, `${fmt(us / bodies.length, 0)} µs per answer`);
+    row(
+      'compression',
+      `${name}: × smaller / µs of CPU per KB`,
+      `${fmt(total / bytes)} / ${fmt(us / (total / 1024), 1)}`,
+      `${fmt(us / bodies.length, 0)} µs per answer`,
+    );
   }
   const gz = bodies.map((b) => gzipSync(b, { level: 6 }));
   const t0 = process.cpuUsage();
   for (const g of gz) gunzipSync(g);
   const cpu = process.cpuUsage(t0);
   row('compression', 'gunzip (identity for a client without Accept-Encoding): µs per KB', fmt((cpu.user + cpu.system) / (total / 1024), 1));
-  row('compression', 'br 5 ÷ gzip 6 bytes; br 11 ÷ gzip 6', `${fmt(sizes['br quality 5'] / sizes['gzip level 6'])}; ${fmt(sizes['br quality 11'] / sizes['gzip level 6'])}`);
+  row(
+    'compression',
+    'br 5 ÷ gzip 6 bytes; br 11 ÷ gzip 6',
+    `${fmt(sizes['br quality 5'] / sizes['gzip level 6'])}; ${fmt(sizes['br quality 11'] / sizes['gzip level 6'])}`,
+  );
 }
 
 // ------------------------------------------------------------------------------------ memory
@@ -124,12 +187,15 @@ function benchLevels(row, answers) {
 /** Headers as the gateway stores them (http/forwarding.ts, policy.ts responseHeaders): no hop-by-hop, no Date. */
 function storedHeaders(h) {
   const out = {};
-  for (const [k, v] of Object.entries(h)) if (!['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length', 'x-request-id', 'host'].includes(k)) out[k] = v;
+  for (const [k, v] of Object.entries(h))
+    if (!['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length', 'x-request-id', 'host'].includes(k)) out[k] = v;
   return out;
 }
 
 async function benchMemory(row, answers) {
-  console.log('\n## Memory: entries of real api.php answers one 100 MB shared budget holds (a process of its own each, forced GC, MALLOC_MMAP_THRESHOLD_ as deployed)');
+  console.log(
+    '\n## Memory: entries of real api.php answers one 100 MB shared budget holds (a process of its own each, forced GC, MALLOC_MMAP_THRESHOLD_ as deployed)',
+  );
   const file = path.join(work, 'corpus.json');
   writeFileSync(file, JSON.stringify(answers.map((a) => ({ q: a.q, headers: storedHeaders(a.headers), body: a.body.toString('base64') }))));
   const run = (mode) =>
@@ -141,7 +207,10 @@ async function benchMemory(row, answers) {
     );
   const before = run('identity');
   const after = run('stored');
-  for (const [name, r] of [['as they are (before)', before], ['in their stored form (after)', after]])
+  for (const [name, r] of [
+    ['as they are (before)', before],
+    ['in their stored form (after)', after],
+  ])
     row(
       'compression',
       `100 MB budget, answers ${name}: entries held / RSS growth MB`,
@@ -152,7 +221,13 @@ async function benchMemory(row, answers) {
   for (const label of ['under 1 KiB', '1-4 KiB', '4-16 KiB', '16 KiB and up']) {
     const b = before.bySize[label];
     const a = after.bySize[label];
-    if (b && a) row('compression', `  answers ${label} (${b.n} of the corpus): bytes per entry before / after`, `${fmt(b.perEntry, 0)} / ${fmt(a.perEntry, 0)}`, `${fmt(b.perEntry / a.perEntry)}× as many per budget`);
+    if (b && a)
+      row(
+        'compression',
+        `  answers ${label} (${b.n} of the corpus): bytes per entry before / after`,
+        `${fmt(b.perEntry, 0)} / ${fmt(a.perEntry, 0)}`,
+        `${fmt(b.perEntry / a.perEntry)}× as many per budget`,
+      );
   }
 }
 
@@ -207,7 +282,20 @@ async function frontWithVarnish(wikiPort) {
     vcl,
     `vcl 4.1;\nbackend wiki { .host = "127.0.0.1"; .port = "${wikiPort}"; }\nsub vcl_recv { return (hash); }\nsub vcl_backend_response { set beresp.ttl = 60s; set beresp.do_gzip = true; return (deliver); }\n`,
   );
-  const child = startProcess('varnish-gzip', varnishd, [...(process.getuid?.() === 0 ? ['-j', 'none'] : []), '-F', '-a', `127.0.0.1:${port}`, '-T', `127.0.0.1:${admin}`, '-f', vcl, '-s', 'malloc,64m', '-n', path.join(work, 'varnish-gzip')]);
+  const child = startProcess('varnish-gzip', varnishd, [
+    ...(process.getuid?.() === 0 ? ['-j', 'none'] : []),
+    '-F',
+    '-a',
+    `127.0.0.1:${port}`,
+    '-T',
+    `127.0.0.1:${admin}`,
+    '-f',
+    vcl,
+    '-s',
+    'malloc,64m',
+    '-n',
+    path.join(work, 'varnish-gzip'),
+  ]);
   await waitFor(`http://127.0.0.1:${port}/w/api.php`, 200);
   return { url: `http://127.0.0.1:${port}`, child };
 }
@@ -216,7 +304,10 @@ async function benchWire(row, wikiUrl, titles) {
   console.log('\n## Bytes on the wire per hit (status line + headers + body), real answers');
   const gw = await gateway(wikiUrl, { WIKIEDGE_BROTLI_AFTER_HITS: '1' });
   const wikiPort = new URL(wikiUrl).port;
-  const fronts = [['nginx gzip on (level 6)', await frontWithNginx(wikiPort)], ['Varnish do_gzip', await frontWithVarnish(wikiPort)]];
+  const fronts = [
+    ['nginx gzip on (level 6)', await frontWithNginx(wikiPort)],
+    ['Varnish do_gzip', await frontWithVarnish(wikiPort)],
+  ];
   const targets = [
     ['siteinfo (general, json)', '/w/api.php?action=query&meta=siteinfo&format=json'],
     ['parse of a page (json)', `/w/api.php?action=parse&page=${encodeURIComponent(titles[Math.floor(titles.length / 2)])}&format=json`],
@@ -233,7 +324,12 @@ async function benchWire(row, wikiUrl, titles) {
     }
     const identity = await rawBytes(gw.url, target);
     const gzip = await rawBytes(gw.url, target, { 'Accept-Encoding': 'gzip, deflate' });
-    const cells = [`wiki direct ${direct.total} (${direct.coding})`, `wikiedge identity ${identity.total}`, `gzip ${gzip.total}`, `br ${viaBr.total} (${viaBr.coding})`];
+    const cells = [
+      `wiki direct ${direct.total} (${direct.coding})`,
+      `wikiedge identity ${identity.total}`,
+      `gzip ${gzip.total}`,
+      `br ${viaBr.total} (${viaBr.coding})`,
+    ];
     for (const [label, front] of fronts) {
       if (!front) continue;
       await rawBytes(front.url, target, br);
@@ -276,10 +372,20 @@ async function benchHits(row, answers) {
   }
   const pick = (test) => answers.find((a) => test(a.q));
   const chosen = [
-    ['siteinfo namespaces (json)', pick((q) => q === 'action=query&meta=siteinfo&siprop=namespaces&format=json'), '/w/api.php?action=query&meta=siteinfo&siprop=namespaces&format=json'],
-    ['parse of a page (json)', pick((q) => q.startsWith('action=parse') && q.endsWith('format=json') && !q.includes('formatversion')), '/w/api.php?action=parse&page=Bench&format=json'],
+    [
+      'siteinfo namespaces (json)',
+      pick((q) => q === 'action=query&meta=siteinfo&siprop=namespaces&format=json'),
+      '/w/api.php?action=query&meta=siteinfo&siprop=namespaces&format=json',
+    ],
+    [
+      'parse of a page (json)',
+      pick((q) => q.startsWith('action=parse') && q.endsWith('format=json') && !q.includes('formatversion')),
+      '/w/api.php?action=parse&page=Bench&format=json',
+    ],
   ];
-  console.log(`\n## Hits of compressed entries: wrk -t1 -c50 on CPU 1, gateway on CPU 0, ${ROUNDS} rounds with a fresh gateway each, the three kinds of client interleaved; medians`);
+  console.log(
+    `\n## Hits of compressed entries: wrk -t1 -c50 on CPU 1, gateway on CPU 0, ${ROUNDS} rounds with a fresh gateway each, the three kinds of client interleaved; medians`,
+  );
   for (const [name, a, target] of chosen) {
     if (!a) continue;
     const file = path.join(work, `answer-${name.replace(/\W+/g, '-')}.bin`);
@@ -329,7 +435,12 @@ export async function benchCompression(row, withWiki) {
   await withWiki(async (wikiUrl, data) => {
     console.log('\n## Compression: building the corpus (25 pages written into the throw-away wiki, then its answers)');
     const { answers, titles } = await buildCorpus(wikiUrl, data);
-    row('compression', 'corpus: real api.php answers', answers.length, `${fmt(answers.reduce((n, a) => n + a.body.length, 0) / MB, 2)} MB; median ${median(answers.map((a) => a.body.length))} B`);
+    row(
+      'compression',
+      'corpus: real api.php answers',
+      answers.length,
+      `${fmt(answers.reduce((n, a) => n + a.body.length, 0) / MB, 2)} MB; median ${median(answers.map((a) => a.body.length))} B`,
+    );
     if (PARTS.has('levels')) benchLevels(row, answers);
     if (PARTS.has('memory')) await benchMemory(row, answers);
     if (PARTS.has('wire')) await benchWire(row, wikiUrl, titles);

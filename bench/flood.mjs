@@ -79,7 +79,11 @@ async function sequential(urlOf, localAddress, untilMs, pauseMs) {
 }
 
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
-const statusText = (m) => [...m.entries()].sort((a, b) => a[0] - b[0]).map(([s, c]) => `${s || 'none'}×${c}`).join(' ');
+const statusText = (m) =>
+  [...m.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([s, c]) => `${s || 'none'}×${c}`)
+    .join(' ');
 
 /** The flood and the two clients against one gateway configuration; the wiki's log counts what reached it. */
 async function underFlood(wikiUrl, data, env, label, row) {
@@ -106,14 +110,24 @@ async function underFlood(wikiUrl, data, env, label, row) {
   const floodTotal = Number(/(\d+) requests in/.exec(floodOut)?.[1] ?? NaN);
   const floodRefused = parseWrk(floodOut).non2xx;
   const honestOk = h.statuses.get(200) ?? 0;
-  row('flood', `${label}: wiki served req/s`, fmt(served / seconds, 0), `the flood sent ${fmt(floodTotal / seconds, 0)}/s, ${fmt((100 * floodRefused) / floodTotal, 1)} % refused (429/503)`);
+  row(
+    'flood',
+    `${label}: wiki served req/s`,
+    fmt(served / seconds, 0),
+    `the flood sent ${fmt(floodTotal / seconds, 0)}/s, ${fmt((100 * floodRefused) / floodTotal, 1)} % refused (429/503)`,
+  );
   row(
     'flood',
     `${label}: honest client's misses p50 / p99 ms`,
     `${fmt(pct(h.latencies, 0.5), 1)} / ${fmt(pct(h.latencies, 0.99), 1)}`,
     `${honestOk} of ${h.latencies.length} answered 200 (${statusText(h.statuses)})`,
   );
-  row('flood', `${label}: hit p50 / p99 ms`, `${fmt(pct(r.latencies, 0.5), 2)} / ${fmt(pct(r.latencies, 0.99), 2)}`, `${r.latencies.length} hits, ${statusText(r.statuses)}`);
+  row(
+    'flood',
+    `${label}: hit p50 / p99 ms`,
+    `${fmt(pct(r.latencies, 0.5), 2)} / ${fmt(pct(r.latencies, 0.99), 2)}`,
+    `${r.latencies.length} hits, ${statusText(r.statuses)}`,
+  );
   return { served, honest: h, reader: r };
 }
 
@@ -132,8 +146,18 @@ export async function benchFlood(wikiUrl, data, row) {
     await stopProcess(gw.child);
     return { h, r };
   })();
-  row('flood', "no flood: honest client's misses p50 / p99 ms", `${fmt(pct(quiet.h.latencies, 0.5), 1)} / ${fmt(pct(quiet.h.latencies, 0.99), 1)}`, statusText(quiet.h.statuses));
-  row('flood', 'no flood: hit p50 / p99 ms', `${fmt(pct(quiet.r.latencies, 0.5), 2)} / ${fmt(pct(quiet.r.latencies, 0.99), 2)}`, `${quiet.r.latencies.length} hits`);
+  row(
+    'flood',
+    "no flood: honest client's misses p50 / p99 ms",
+    `${fmt(pct(quiet.h.latencies, 0.5), 1)} / ${fmt(pct(quiet.h.latencies, 0.99), 1)}`,
+    statusText(quiet.h.statuses),
+  );
+  row(
+    'flood',
+    'no flood: hit p50 / p99 ms',
+    `${fmt(pct(quiet.r.latencies, 0.5), 2)} / ${fmt(pct(quiet.r.latencies, 0.99), 2)}`,
+    `${quiet.r.latencies.length} hits`,
+  );
   await underFlood(wikiUrl, data, NO_LIMITS, 'every limit off, one flooding address', row);
   await underFlood(wikiUrl, data, {}, 'limits as shipped, one flooding address', row);
   await underFlood(wikiUrl, data, GLOBAL_GATE_ONLY, 'global gate only (a flood from many addresses)', row);

@@ -32,8 +32,12 @@ const pct = (sorted, p) => (sorted.length ? sorted[Math.min(sorted.length - 1, M
 export async function benchFollower(wikiUrl, data, record = () => undefined) {
   console.log(`\n## Follower: ${RATE} recentchanges rows/s for ${SECONDS} s written into the wiki's SQLite, poll ${POLL_MS} ms`);
   const db = path.join(data, 'db', 'wikiedge.sqlite');
-  const gw = await gateway(wikiUrl, { WIKIEDGE_RC_FOLLOW: 'true', WIKIEDGE_RC_POLL_MS: POLL_MS, WIKIEDGE_LOG_LEVEL: 'warn' }, process.env.BENCH_FOLLOWER_LOG ? { stdout: 'inherit' } : {});
-  const scrape = async () => (await (await request(`${gw.admin}/metrics`)).body.text());
+  const gw = await gateway(
+    wikiUrl,
+    { WIKIEDGE_RC_FOLLOW: 'true', WIKIEDGE_RC_POLL_MS: POLL_MS, WIKIEDGE_LOG_LEVEL: 'warn' },
+    process.env.BENCH_FOLLOWER_LOG ? { stdout: 'inherit' } : {},
+  );
+  const scrape = async () => await (await request(`${gw.admin}/metrics`)).body.text();
   const events = (m) => {
     let n = 0;
     for (const x of m.matchAll(/^wikiedge_change_events_total\{source="follower",type="[^"]*"\} (\d+)/gm)) n += Number(x[1]);
@@ -120,7 +124,9 @@ export async function benchFollower(wikiUrl, data, record = () => undefined) {
     lagGauge: metric(m1, /^wikiedge_change_follower_lag_seconds (\S+)/m),
   };
   console.log(`  rows written ${result.rows} in ${result.batches} batches (${result.committed} commits timed); follower events ${result.applied}`);
-  console.log(`  invalidation lag (commit → counted): p50 ${fmt(result.p50)} s, p99 ${fmt(result.p99)} s, max ${fmt(result.max)} s over ${result.measured} batches`);
+  console.log(
+    `  invalidation lag (commit → counted): p50 ${fmt(result.p50)} s, p99 ${fmt(result.p99)} s, max ${fmt(result.max)} s over ${result.measured} batches`,
+  );
   console.log(`  gateway CPU ${fmt(result.cpuPercent, 1)} % of one core over ${fmt(elapsed, 1)} s; polls ${polls}; gaps ${gaps}`);
   record('follower', 'invalidation lag p50 / p99 / max (s)', `${fmt(result.p50)} / ${fmt(result.p99)} / ${fmt(result.max)}`);
   record('follower', 'gateway CPU (% of one core)', fmt(result.cpuPercent, 1));

@@ -115,7 +115,9 @@ function ensurePages(wikiUrl, data) {
   );
   const dump = path.join(work, 'invalidation-pages.xml');
   writeFileSync(dump, `<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.11/" version="0.11" xml:lang="en">${pages.join('')}</mediawiki>`);
-  execFileSync('php', ['/usr/share/mediawiki/maintenance/importDump.php', '--conf', path.join(data, 'LocalSettings.php'), '--no-updates', '--quiet', dump], { stdio: 'ignore' });
+  execFileSync('php', ['/usr/share/mediawiki/maintenance/importDump.php', '--conf', path.join(data, 'LocalSettings.php'), '--no-updates', '--quiet', dump], {
+    stdio: 'ignore',
+  });
   console.log(`  (imported ${PAGES} pages in ${((Date.now() - t0) / 1000).toFixed(0)} s)`);
 }
 
@@ -151,7 +153,13 @@ async function editor(wikiUrl) {
   const token = (await call('GET', { action: 'query', meta: 'tokens' })).query.tokens.csrftoken;
   let n = 0;
   return async (i) => {
-    const r = await call('POST', { action: 'edit', title: TITLE(i), text: `Page ${i} of the invalidation bench, edit ${++n} at ${Date.now()}.`, bot: '1', token });
+    const r = await call('POST', {
+      action: 'edit',
+      title: TITLE(i),
+      text: `Page ${i} of the invalidation bench, edit ${++n} at ${Date.now()}.`,
+      bot: '1',
+      token,
+    });
     return r.edit?.newrevid;
   };
 }
@@ -342,7 +350,14 @@ export async function dependencyCost(record = () => undefined) {
   const noCookie = time((i) => (sink += i & 1));
   const cookie = time((i) => (sink += writerBypasses(cookies[i & 1]) ? 1 : i & 1));
   const store = (deps) => {
-    const s = new CacheStore({ sharedMaxBytes: 256 << 20, sessionMaxBytes: 16 << 20, maxEntries: 1e6, graceMs: 10_000, staleIfErrorMs: 300_000, now: Date.now });
+    const s = new CacheStore({
+      sharedMaxBytes: 256 << 20,
+      sessionMaxBytes: 16 << 20,
+      maxEntries: 1e6,
+      graceMs: 10_000,
+      staleIfErrorMs: 300_000,
+      now: Date.now,
+    });
     const body = Buffer.alloc(1024);
     const n = 100_000;
     const t = process.hrtime.bigint();

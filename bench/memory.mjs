@@ -49,7 +49,15 @@ function fill(store, count) {
     const urlKey = `/w/api.php?action=query&format=json&list=allpages&apfrom=${i}&aplimit=10`;
     const keyed = { treatAsUntrusted: undefined, forwardedProto: 'http', origin: undefined };
     store.set('shared', cacheKey(urlKey, { kind: 'anonymous', loginSuppressed: false }, keyed), {
-      status: 200, headers: answerHeaders(i), body, storedAt: Date.now(), ttlMs: 3_600_000, urlKey, modules: [fresh('query'), fresh('allpages')], slot: undefined, deps: [fresh('n:0')],
+      status: 200,
+      headers: answerHeaders(i),
+      body,
+      storedAt: Date.now(),
+      ttlMs: 3_600_000,
+      urlKey,
+      modules: [fresh('query'), fresh('allpages')],
+      slot: undefined,
+      deps: [fresh('n:0')],
     });
     payload += body.length;
   }
@@ -57,7 +65,12 @@ function fill(store, count) {
 }
 
 const options = (budget) => ({
-  sharedMaxBytes: budget, sessionMaxBytes: 64 * MB, maxEntries: 10_000_000, graceMs: 0, staleIfErrorMs: 0, now: () => Date.now(),
+  sharedMaxBytes: budget,
+  sessionMaxBytes: 64 * MB,
+  maxEntries: 10_000_000,
+  graceMs: 0,
+  staleIfErrorMs: 0,
+  now: () => Date.now(),
 });
 
 // A gateway that has served traffic has grown V8's young generation to its full size (new space
@@ -84,13 +97,15 @@ if (mode === 'fill') {
   gc();
   const after = process.memoryUsage();
   const s = store.stats('shared');
-  console.log(JSON.stringify({
-    entries: s.entries,
-    payloadMB: payload / MB,
-    rssMB: (after.rss - before.rss) / MB,
-    heapMB: (after.heapUsed - before.heapUsed) / MB,
-    bodyMemoryMB: s.slabBytes / MB,
-  }));
+  console.log(
+    JSON.stringify({
+      entries: s.entries,
+      payloadMB: payload / MB,
+      rssMB: (after.rss - before.rss) / MB,
+      heapMB: (after.heapUsed - before.heapUsed) / MB,
+      bodyMemoryMB: s.slabBytes / MB,
+    }),
+  );
 } else {
   const budget = Number(arg ?? 200) * MB;
   const store = new CacheStore(options(budget));
@@ -100,13 +115,15 @@ if (mode === 'fill') {
   gc();
   const after = process.memoryUsage();
   const s = store.stats('shared');
-  console.log(JSON.stringify({
-    budgetMB: budget / MB,
-    offered: 4 * fits,
-    entries: s.entries,
-    accountedMB: s.bytes / MB,
-    bodyMemoryMB: s.slabBytes / MB,
-    rssMB: (after.rss - before.rss) / MB,
-    heapMB: (after.heapUsed - before.heapUsed) / MB,
-  }));
+  console.log(
+    JSON.stringify({
+      budgetMB: budget / MB,
+      offered: 4 * fits,
+      entries: s.entries,
+      accountedMB: s.bytes / MB,
+      bodyMemoryMB: s.slabBytes / MB,
+      rssMB: (after.rss - before.rss) / MB,
+      heapMB: (after.heapUsed - before.heapUsed) / MB,
+    }),
+  );
 }

@@ -181,15 +181,37 @@ async function benchHit() {
   const ratio = (name, base) => median(results.get(name).map((r, i) => r.rps / results.get(base)[i].rps));
   for (const name of names) {
     const first = results.get(name)[0];
-    row('hit', `${name}: req/s (p50 / p99 ms)`, fmt(rps(name), 0), `${fmt(first.p50)} / ${fmt(first.p99)}  ×bare ${fmt(ratio(name, BARE))}  CPU ${fmt(cpu(name), 1)} µs/req (main thread ${fmt(mainCpu(name), 1)})`);
+    row(
+      'hit',
+      `${name}: req/s (p50 / p99 ms)`,
+      fmt(rps(name), 0),
+      `${fmt(first.p50)} / ${fmt(first.p99)}  ×bare ${fmt(ratio(name, BARE))}  CPU ${fmt(cpu(name), 1)} µs/req (main thread ${fmt(mainCpu(name), 1)})`,
+    );
     // Every round, so that the spread behind a median is on the page.
-    row('hit', `  rounds: req/s`, '', results.get(name).map((r) => fmt(r.rps, 0)).join(' · '));
+    row(
+      'hit',
+      `  rounds: req/s`,
+      '',
+      results
+        .get(name)
+        .map((r) => fmt(r.rps, 0))
+        .join(' · '),
+    );
   }
   for (const name of names.filter((n) => n !== BARE && n !== VARNISH && !n.startsWith('nginx'))) {
-    const perRound = (base) => results.get(name).map((r, i) => fmt(r.rps / results.get(base)[i].rps)).join(' · ');
+    const perRound = (base) =>
+      results
+        .get(name)
+        .map((r, i) => fmt(r.rps / results.get(base)[i].rps))
+        .join(' · ');
     row('hit', `${name} ÷ bare Fastify`, fmt(ratio(name, BARE)), `target ≥ 0.90 (rounds ${perRound(BARE)}; CPU per request: ${fmt(cpu(BARE) / cpu(name))})`);
     if (results.has(VARNISH))
-      row('hit', `${name} ÷ Varnish hit`, fmt(ratio(name, VARNISH)), `target ≥ 0.85 (rounds ${perRound(VARNISH)}; CPU per request: ${fmt(cpu(VARNISH) / cpu(name))})`);
+      row(
+        'hit',
+        `${name} ÷ Varnish hit`,
+        fmt(ratio(name, VARNISH)),
+        `target ≥ 0.85 (rounds ${perRound(VARNISH)}; CPU per request: ${fmt(cpu(VARNISH) / cpu(name))})`,
+      );
   }
   await stopProcess(fakeApi);
 }
@@ -262,7 +284,25 @@ http { access_log off; proxy_cache_path ${dir}/nginx-cache keys_zone=api:10m;
         vcl,
         `vcl 4.1;\nbackend wiki { .host = "127.0.0.1"; .port = "${upstreamPort}"; }\nsub vcl_recv { return (hash); }\nsub vcl_backend_response { set beresp.ttl = 60s; return (deliver); }\n`,
       );
-      const varnish = startProcess('varnish', 'varnishd', [...(process.getuid?.() === 0 ? ['-j', 'none'] : []), '-F', '-a', `127.0.0.1:${port}`, '-T', `127.0.0.1:${admin}`, '-f', vcl, '-s', 'malloc,64m', '-n', path.join(work, `varnish-${round}`)], { cpu: 0 });
+      const varnish = startProcess(
+        'varnish',
+        'varnishd',
+        [
+          ...(process.getuid?.() === 0 ? ['-j', 'none'] : []),
+          '-F',
+          '-a',
+          `127.0.0.1:${port}`,
+          '-T',
+          `127.0.0.1:${admin}`,
+          '-f',
+          vcl,
+          '-s',
+          'malloc,64m',
+          '-n',
+          path.join(work, `varnish-${round}`),
+        ],
+        { cpu: 0 },
+      );
       await waitFor(`http://127.0.0.1:${port}${q}`, 200);
       return { name: VARNISH, url: `http://127.0.0.1:${port}${q}`, pid: varnish.pid, child: varnish };
     });
@@ -322,8 +362,10 @@ async function benchZipf(wikiUrl, data) {
   // Steady state: an operator's cache is warm. Fill it once (1000 misses at the wiki's pace),
   // then measure; the cold fill is reported separately.
   const beforeFill = wikiLines(data).length;
-  const urls = Array.from({ length: 1000 }, (_, i) =>
-    `${gw.url}/w/api.php?action=query&list=allpages&format=json&aplimit=${1 + (i % 50)}&apfrom=${String.fromCharCode(65 + Math.floor(i / 50))}`);
+  const urls = Array.from(
+    { length: 1000 },
+    (_, i) => `${gw.url}/w/api.php?action=query&list=allpages&format=json&aplimit=${1 + (i % 50)}&apfrom=${String.fromCharCode(65 + Math.floor(i / 50))}`,
+  );
   for (let i = 0; i < urls.length; i += 8) {
     await Promise.all(urls.slice(i, i + 8).map((u) => request(u).then((r) => r.body.dump())));
   }
@@ -404,7 +446,12 @@ async function benchMiss(wikiUrl) {
   // 300 pairs a round: with 150, single rounds of one run read −0.46 and +1.16 ms.
   for (let round = 0; round < ROUNDS; round++) rounds.push(await paired(MISS_PAIRS));
   const mid = (k, side) => median(rounds.map((r) => r[side][k]));
-  row('miss', 'wiki direct p50 / p99 ms', `${fmt(mid('p50', 'direct'))} / ${fmt(mid('p99', 'direct'))}`, `after ${warmed} warm-up misses; ${ROUNDS} rounds of ${MISS_PAIRS} pairs, medians`);
+  row(
+    'miss',
+    'wiki direct p50 / p99 ms',
+    `${fmt(mid('p50', 'direct'))} / ${fmt(mid('p99', 'direct'))}`,
+    `after ${warmed} warm-up misses; ${ROUNDS} rounds of ${MISS_PAIRS} pairs, medians`,
+  );
   row('miss', 'through wikiedge (miss) p50 / p99 ms', `${fmt(mid('p50', 'via'))} / ${fmt(mid('p99', 'via'))}`);
   row('miss', '  rounds: added p50 ms', '', rounds.map((r) => fmt(r.via.p50 - r.direct.p50)).join(' · '));
   row(
@@ -426,14 +473,23 @@ function benchMemory() {
       }),
     );
   const fillRow = (n, r, how) =>
-    row('memory', `${n} entries${how}: body MB / RSS growth MB / heap growth MB`, `${fmt(r.payloadMB, 1)} / ${fmt(r.rssMB, 1)} / ${fmt(r.heapMB, 1)}`, `RSS ÷ body bytes ${fmt(r.rssMB / r.payloadMB)} (target ≤ 1.5)`);
+    row(
+      'memory',
+      `${n} entries${how}: body MB / RSS growth MB / heap growth MB`,
+      `${fmt(r.payloadMB, 1)} / ${fmt(r.rssMB, 1)} / ${fmt(r.heapMB, 1)}`,
+      `RSS ÷ body bytes ${fmt(r.rssMB / r.payloadMB)} (target ≤ 1.5)`,
+    );
   for (const n of [10_000, 100_000]) fillRow(n, run(['fill', String(n)]), '');
   // The same from a cold process: includes V8's young generation growing to full size.
   fillRow(100_000, run(['fill', '100000'], { BENCH_COLD_BASELINE: '1' }), ', cold baseline');
   // Larger answers: the per-entry cost is the same, the body bytes are not.
   fillRow(100_000, run(['fill', '100000', '4096']), ' of 4 KiB');
   fillRow(100_000, run(['fill', '100000', '16384']), ' of 16 KiB');
-  for (const [mb, distinct] of [[100, false], [256, false], [256, true]]) {
+  for (const [mb, distinct] of [
+    [100, false],
+    [256, false],
+    [256, true],
+  ]) {
     const r = run(['budget', String(mb), ...(distinct ? ['distinct'] : [])]);
     row(
       'memory',
@@ -444,7 +500,9 @@ function benchMemory() {
   }
 }
 
-console.log(`# wikiedge benchmarks ${new Date().toISOString()} · ${process.version} · ${(await import('node:os')).cpus().length} CPUs · ${SECONDS}s per wrk run`);
+console.log(
+  `# wikiedge benchmarks ${new Date().toISOString()} · ${process.version} · ${(await import('node:os')).cpus().length} CPUs · ${SECONDS}s per wrk run`,
+);
 // The invalidation and Wikibase sections send their requests themselves (undici), not with wrk.
 if ([...ONLY].some((s) => !['invalidation', 'wikibase', 'follower'].includes(s)) && !have('wrk')) {
   console.error('wrk is required (apt-get install wrk)');

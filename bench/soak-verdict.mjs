@@ -92,11 +92,7 @@ export function soakVerdict({
     `end ${fdEnd}, end of warm-up ${fdWarm} (+${fdAllowance} allowed); steady range ${Math.min(...steady.map(gatewayFds))}–${Math.max(...steady.map(gatewayFds))}`,
   );
   const idle = (s) => (s ? gatewayFds(s) : NaN);
-  check(
-    'fds back to idle after the load',
-    idle(idleAfter) <= idle(idleBefore),
-    `${idle(idleBefore)} before the load, ${idle(idleAfter)} after it`,
-  );
+  check('fds back to idle after the load', idle(idleAfter) <= idle(idleBefore), `${idle(idleBefore)} before the load, ${idle(idleAfter)} after it`);
 
   const table = statusTable(got, expected);
   const unexpected = Object.values(table).reduce((n, r) => n + r.unexpected, 0);

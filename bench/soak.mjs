@@ -145,7 +145,9 @@ if (!have('wrk')) {
   process.exit(1);
 }
 if (!process.env.SOAK_DIST) ensureBuilt();
-console.log(`# wikiedge soak ${new Date().toISOString()} · ${process.version} · ${SOAK_SECONDS} s at ~${RATE} req/s over ${CONNECTIONS} connections · warm-up ${warmupSeconds(SOAK_SECONDS)} s${MISS_COOKIE ? ' · misses with an unrelated cookie' : ''}`);
+console.log(
+  `# wikiedge soak ${new Date().toISOString()} · ${process.version} · ${SOAK_SECONDS} s at ~${RATE} req/s over ${CONNECTIONS} connections · warm-up ${warmupSeconds(SOAK_SECONDS)} s${MISS_COOKIE ? ' · misses with an unrelated cookie' : ''}`,
+);
 
 const upstreamPort = await freePort();
 startProcess('fake-mediawiki', process.execPath, [path.join(root, 'bench/servers/fake-mediawiki.mjs'), String(upstreamPort)], { cpu: 1 });
@@ -155,7 +157,14 @@ await waitFor(`http://127.0.0.1:${upstreamPort}/w/api.php`);
 const git = (...args) => execFileSync('git', args, { cwd: DIST, encoding: 'utf8' }).trim();
 let source = { dist: DIST };
 try {
-  source = { ...source, commit: git('rev-parse', 'HEAD'), uncommitted: git('status', '--porcelain', '--', '../src').split('\n').map((l) => l.trim()).filter(Boolean) };
+  source = {
+    ...source,
+    commit: git('rev-parse', 'HEAD'),
+    uncommitted: git('status', '--porcelain', '--', '../src')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean),
+  };
 } catch {
   /* not a git checkout: the dist path is all we know */
 }
@@ -172,7 +181,20 @@ await new Promise((r) => setTimeout(r, 5000)); // the readiness probe's keep-ali
 const idleBefore = procSample(pid, ports);
 
 const delayMs = Math.max(1, Math.round((CONNECTIONS * 1000) / RATE));
-const wrkArgs = ['-t1', `-c${CONNECTIONS}`, `-d${SOAK_SECONDS}s`, '--timeout', '5s', '--latency', '-s', path.join(root, 'bench/soak.lua'), gw.url, '--', String(delayMs), MISS_COOKIE ? 'misscookie' : ''];
+const wrkArgs = [
+  '-t1',
+  `-c${CONNECTIONS}`,
+  `-d${SOAK_SECONDS}s`,
+  '--timeout',
+  '5s',
+  '--latency',
+  '-s',
+  path.join(root, 'bench/soak.lua'),
+  gw.url,
+  '--',
+  String(delayMs),
+  MISS_COOKIE ? 'misscookie' : '',
+];
 const t0 = performance.now();
 const wrkChild = startProcess('wrk', 'wrk', wrkArgs, { cpu: 1, stdout: 'pipe' });
 let wrkOut = '';
@@ -263,8 +285,12 @@ console.log(`\n## Requests by kind (wrk ${fmt(wrkReport.rps, 0)} req/s, p50 ${fm
 console.log(`${'kind'.padEnd(10)} ${'expected'.padEnd(9)} ${'sent'.padStart(8)} ${'answered'.padStart(9)} ${'unexpected'.padStart(10)}  statuses`);
 for (const kind of new Set([...Object.keys(EXPECTED_STATUSES), ...Object.keys(verdict.table)])) {
   const row = verdict.table[kind] ?? { total: 0, byStatus: {}, unexpected: 0 };
-  const statuses = Object.entries(row.byStatus).map(([st, n]) => `${st}×${n}`).join(' ');
-  console.log(`${kind.padEnd(10)} ${(EXPECTED_STATUSES[kind] ?? ['-']).join(',').padEnd(9)} ${String(counts.sent[kind] ?? 0).padStart(8)} ${String(row.total).padStart(9)} ${String(row.unexpected).padStart(10)}  ${statuses}`);
+  const statuses = Object.entries(row.byStatus)
+    .map(([st, n]) => `${st}×${n}`)
+    .join(' ');
+  console.log(
+    `${kind.padEnd(10)} ${(EXPECTED_STATUSES[kind] ?? ['-']).join(',').padEnd(9)} ${String(counts.sent[kind] ?? 0).padStart(8)} ${String(row.total).padStart(9)} ${String(row.unexpected).padStart(10)}  ${statuses}`,
+  );
 }
 const se = wrkReport.socketErrors;
 console.log(`socket errors: connect ${se.connect}, read ${se.read}, write ${se.write}, timeout ${se.timeout}`);
@@ -272,13 +298,38 @@ console.log(`gateway log: ${log.warn} warn, ${log.error} error lines${log.exampl
 for (const line of log.examples.slice(0, 3)) console.log(`  ${line}`);
 const last = samples.at(-1)?.metrics ?? {};
 console.log(`gateway metrics at the end: requests ${JSON.stringify(last.requests)}, upstream requests ${last.upstream}, evictions ${last.evictions}`);
-console.log(`fds idle before the load ${idleBefore.fds} (${JSON.stringify(idleBefore)}), idle 8 s after it ${idleAfter?.fds ?? 'n/a'} (${JSON.stringify(idleAfter)})`);
+console.log(
+  `fds idle before the load ${idleBefore.fds} (${JSON.stringify(idleBefore)}), idle 8 s after it ${idleAfter?.fds ?? 'n/a'} (${JSON.stringify(idleAfter)})`,
+);
 
 console.log('\n## Checks');
 for (const c of verdict.checks) console.log(`${c.pass ? 'pass' : 'FAIL'}  ${c.name}: ${c.detail}`);
 writeFileSync(
   OUT,
-  JSON.stringify({ source, startedAt: new Date(Date.now() - ranSeconds * 1000).toISOString(), seconds: SOAK_SECONDS, ranSeconds, rate: RATE, connections: CONNECTIONS, delayMs, missCookie: MISS_COOKIE, gatewayEnv: GATEWAY_ENV, ports, idleBefore, idleAfter, wrk: wrkReport, wrkOutput: wrkOut, counts, log, verdict, samples }, null, 2),
+  JSON.stringify(
+    {
+      source,
+      startedAt: new Date(Date.now() - ranSeconds * 1000).toISOString(),
+      seconds: SOAK_SECONDS,
+      ranSeconds,
+      rate: RATE,
+      connections: CONNECTIONS,
+      delayMs,
+      missCookie: MISS_COOKIE,
+      gatewayEnv: GATEWAY_ENV,
+      ports,
+      idleBefore,
+      idleAfter,
+      wrk: wrkReport,
+      wrkOutput: wrkOut,
+      counts,
+      log,
+      verdict,
+      samples,
+    },
+    null,
+    2,
+  ),
 );
 console.log(`\nsamples: ${OUT}`);
 console.log(

@@ -99,7 +99,11 @@ function mix(items) {
     ['wbgetentities', 8, (id) => q({ action: 'wbgetentities', ids: id, props: 'labels' })],
     ['wbgetentities', 6, (id) => q({ action: 'wbgetentities', ids: id, props: 'labels|descriptions', languages: 'en' })],
     ['wbgetentities', 5, (id) => q({ action: 'wbgetentities', ids: id, props: 'claims' })],
-    ['wbgetentities', 4, (id, r) => q({ action: 'wbgetentities', ids: [id, next(id, 1), next(id, 2)].slice(0, 2 + Math.floor(r() * 2)).join('|'), props: 'labels' })],
+    [
+      'wbgetentities',
+      4,
+      (id, r) => q({ action: 'wbgetentities', ids: [id, next(id, 1), next(id, 2)].slice(0, 2 + Math.floor(r() * 2)).join('|'), props: 'labels' }),
+    ],
     ['wbgetclaims', 15, (id) => q({ action: 'wbgetclaims', entity: id })],
     ['wbformatvalue', 10, (id) => q({ action: 'wbformatvalue', datavalue: itemValue(id), generate: 'text/plain' })],
     ['wbformatentities', 8, (id) => q({ action: 'wbformatentities', ids: `${id}|P2` })],
@@ -137,7 +141,13 @@ async function client(wikiUrl) {
   };
   const loginToken = (await call('GET', { action: 'query', meta: 'tokens', type: 'login' })).query.tokens.logintoken;
   // clientlogin with the main password: setup.sh's bot password has no createeditmovepage grant (new items).
-  const login = await call('POST', { action: 'clientlogin', username: ADMIN.user, password: ADMIN.pass, logintoken: loginToken, loginreturnurl: `${wikiUrl}/` });
+  const login = await call('POST', {
+    action: 'clientlogin',
+    username: ADMIN.user,
+    password: ADMIN.pass,
+    logintoken: loginToken,
+    loginreturnurl: `${wikiUrl}/`,
+  });
   if (login.clientlogin?.status !== 'PASS') throw new Error(`bench editor: login failed: ${JSON.stringify(login)}`);
   const token = (await call('GET', { action: 'query', meta: 'tokens' })).query.tokens.csrftoken;
   return { call, post: (params) => call('POST', { ...params, token }) };
@@ -157,7 +167,11 @@ async function createItems(wiki) {
           labels: { en: { language: 'en', value: `Bench item ${i}` }, de: { language: 'de', value: `Testobjekt ${i}` } },
           descriptions: { en: { language: 'en', value: `item ${i} of the Wikibase bench` } },
           claims: [
-            { mainsnak: { snaktype: 'value', property: 'P2', datavalue: { value: { amount: `+${1000 + i}`, unit: '1' }, type: 'quantity' } }, type: 'statement', rank: 'normal' },
+            {
+              mainsnak: { snaktype: 'value', property: 'P2', datavalue: { value: { amount: `+${1000 + i}`, unit: '1' }, type: 'quantity' } },
+              type: 'statement',
+              rank: 'normal',
+            },
             { mainsnak: { snaktype: 'value', property: 'P1', datavalue: JSON.parse(itemValue(target)) }, type: 'statement', rank: 'normal' },
           ],
         };
@@ -214,7 +228,10 @@ export async function benchWikibase(record = () => undefined) {
   const data = given ?? path.join(mkdtempSync(path.join(tmpdir(), 'wikiedge-wbbench.')), 'wiki');
   const out = given
     ? `WIKI_URL=http://127.0.0.1:${readFileSync(path.join(data, 'port'), 'utf8').trim()}`
-    : execFileSync('bash', [path.join(root, 'scripts/wiki/setup.sh'), '--data', data, '--no-debug', '--wikibase', '--workers', '8'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    : execFileSync('bash', [path.join(root, 'scripts/wiki/setup.sh'), '--data', data, '--no-debug', '--wikibase', '--workers', '8'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
   const wikiUrl = /WIKI_URL=(\S+)/.exec(out)[1];
   const gws = [];
   try {
@@ -239,7 +256,17 @@ export async function benchWikibase(record = () => undefined) {
     execFileSync('bash', [path.join(root, 'scripts/wiki/toggle.sh'), data, `cdn=${gws.map((g) => new URL(g.url).host).join(',')}`, 'useCdn=true']);
     for (const g of gws) await untilFollowerUp(g.admin);
 
-    const stats = gws.map(() => ({ reads: 0, hits: 0, failed: 0, byKind: new Map(), stale: { entities: [], claims: [] }, tracked: 0, unresolved: 0, superseded: 0, polls: 0 }));
+    const stats = gws.map(() => ({
+      reads: 0,
+      hits: 0,
+      failed: 0,
+      byKind: new Map(),
+      stale: { entities: [], claims: [] },
+      tracked: 0,
+      unresolved: 0,
+      superseded: 0,
+      polls: 0,
+    }));
     let measuring = false;
     const sentBefore = await Promise.all(gws.map((g) => upstreamRequests(g.admin)));
     /**
@@ -296,7 +323,8 @@ export async function benchWikibase(record = () => undefined) {
           if (res && res.status === 200 && fresh(JSON.parse(res.text))) return into.push(Math.max(0, sent - at) / 1000);
           if (superseded()) return s.superseded++;
           if (Date.now() > at + STALE_CAP_S * 1000) {
-            if (s.unresolved++ < 2) console.log(`  (${gws[gi].name}: not fresh in ${STALE_CAP_S} s: ${p} -> ${res?.status} ${res?.cache} ${res?.text.slice(0, 160)})`);
+            if (s.unresolved++ < 2)
+              console.log(`  (${gws[gi].name}: not fresh in ${STALE_CAP_S} s: ${p} -> ${res?.status} ${res?.cache} ${res?.text.slice(0, 160)})`);
             return;
           }
           await sleep(Date.now() - at < 2_000 ? 50 : 250);
@@ -323,7 +351,9 @@ export async function benchWikibase(record = () => undefined) {
             if (!revid) throw new Error(JSON.stringify(res).slice(0, 200));
             counts.labels++;
             editMs.push(at - sent);
-            gws.forEach((_, gi) => track(gi, q({ action: 'wbgetentities', ids: id }), (j) => j.entities?.[id]?.lastrevid >= revid, at, stats[gi].stale.entities));
+            gws.forEach((_, gi) =>
+              track(gi, q({ action: 'wbgetentities', ids: id }), (j) => j.entities?.[id]?.lastrevid >= revid, at, stats[gi].stale.entities),
+            );
           } else {
             const guid = claims.get(id);
             const amount = `+${100000 + n}`;
@@ -357,7 +387,9 @@ export async function benchWikibase(record = () => undefined) {
     // Ordinary wikitext edits, one every 2 s, on Help: pages.
     const wikitext = (async () => {
       for (let n = 0; Date.now() < end; n++) {
-        const res = await wiki.post({ action: 'edit', title: `Help:Bench ${n % 20}`, text: `Help page ${n % 20}, edit ${n} at ${Date.now()}.`, bot: '1' }).catch(() => undefined);
+        const res = await wiki
+          .post({ action: 'edit', title: `Help:Bench ${n % 20}`, text: `Help page ${n % 20}, edit ${n} at ${Date.now()}.`, bot: '1' })
+          .catch(() => undefined);
         if (res?.edit?.result === 'Success') counts.wikitext++;
         await sleep(2000);
       }
@@ -394,8 +426,17 @@ export async function benchWikibase(record = () => undefined) {
       ['', ...results.map((r) => r.name)],
       ['mix reads/s per gateway', ...results.map((r) => fmt(r.readsPerSecond, 1))],
       ['share of reads from the cache', ...results.map((r) => fmt(100 * r.hitShare, 1) + ' %')],
-      ...kindNames.map((k) => [`  ${k}`, ...results.map((r) => { const v = r.byKind.get(k); return v ? `${fmt((100 * v.hits) / v.reads, 1)} % of ${v.reads}` : 'n/a'; })]),
-      ['requests for clients sent to the wiki (wikiedge_upstream_requests_total: misses and passes; not the follower, not PURGE confirmations)', ...results.map((r) => String(r.upstream))],
+      ...kindNames.map((k) => [
+        `  ${k}`,
+        ...results.map((r) => {
+          const v = r.byKind.get(k);
+          return v ? `${fmt((100 * v.hits) / v.reads, 1)} % of ${v.reads}` : 'n/a';
+        }),
+      ]),
+      [
+        'requests for clients sent to the wiki (wikiedge_upstream_requests_total: misses and passes; not the follower, not PURGE confirmations)',
+        ...results.map((r) => String(r.upstream)),
+      ],
       ['staleness s, wbgetentities: p50 / p99 / max (n)', ...results.map((r) => st(r.ent))],
       ['staleness s, wbgetclaims after wbsetclaimvalue', ...results.map((r) => st(r.clm))],
       ['tracked / not fresh in 30 s / superseded', ...results.map((r) => `${r.tracked} / ${r.unresolved} / ${r.superseded}`)],
@@ -404,7 +445,9 @@ export async function benchWikibase(record = () => undefined) {
     const widths = lines[0].map((_, c) => Math.max(...lines.map((l) => l[c].length)));
     for (const l of lines) console.log(`  ${l.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ')}`);
     const [a, b] = results;
-    console.log(`  ratio current / previous: hit share ${fmt(b.hitShare / a.hitShare, 2)}x, requests for clients to the wiki ${fmt(b.upstream / Math.max(1, a.upstream), 2)}x`);
+    console.log(
+      `  ratio current / previous: hit share ${fmt(b.hitShare / a.hitShare, 2)}x, requests for clients to the wiki ${fmt(b.upstream / Math.max(1, a.upstream), 2)}x`,
+    );
     for (const l of lines.slice(1)) record('wikibase', `${l[0].trim()} (${builds.map((x) => x.name).join(' · ')})`, l.slice(1).join(' · '));
     return results;
   } finally {

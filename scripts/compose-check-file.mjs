@@ -19,7 +19,12 @@ if (!composePath || !root || !knownKeysPath || !outPath) {
   process.exit(2);
 }
 const doc = parse(readFileSync(composePath, 'utf8'));
-const known = new Set(readFileSync(knownKeysPath, 'utf8').split('\n').map((s) => s.trim()).filter(Boolean));
+const known = new Set(
+  readFileSync(knownKeysPath, 'utf8')
+    .split('\n')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
 if (known.size < 10) {
   console.error(`only ${known.size} configuration keys in ${knownKeysPath}: not a list of the gateway's keys`);
   process.exit(2);

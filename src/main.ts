@@ -19,7 +19,16 @@ import { runPrimary } from './cluster/primary.js';
 import { configFromPrimary } from './cluster/worker-config.js';
 import { CLUSTER_WORKER_MARK } from './cluster/worker-env.js';
 import { answerPrimary, handOverFinalMetrics, siblingsOverIpc } from './cluster/worker-side.js';
-import { type Config, ConfigError, type ConfigSources, configFromSources, describeConfig, type LoadedConfig, loadConfigWithOrigins, readConfigSources } from './config/config.js';
+import {
+  type Config,
+  ConfigError,
+  type ConfigSources,
+  configFromSources,
+  describeConfig,
+  type LoadedConfig,
+  loadConfigWithOrigins,
+  readConfigSources,
+} from './config/config.js';
 import { ListenError, listenAs } from './apps/listen.js';
 import { createLogger } from './observe/logging.js';
 import { reopenAccessLogs } from './observe/access-log.js';
@@ -71,10 +80,7 @@ async function runSingle(config: Config, log: Logger): Promise<void> {
   await listenAs(built.adminApp, { key: 'WIKIEDGE_ADMIN_PORT', host: config.adminHost, port: config.adminPort });
   built.upstreamProbe.start();
   built.learnNamespaces();
-  log.info(
-    { public: built.publicApp.server.address(), admin: built.adminApp.server.address() },
-    'wikiedge listening',
-  );
+  log.info({ public: built.publicApp.server.address(), admin: built.adminApp.server.address() }, 'wikiedge listening');
   exitOnSignal(log, built);
 }
 

@@ -29,7 +29,7 @@ const general = {
   timezone: 'UTC',
   articlepath: '/w/index.php/$1',
   scriptpath: '/w',
-  legaltitlechars: " %!\"$&'()*,\\-.\\/0-9:;=?@A-Z\\\\^_`a-z~\\x80-\\xFF+",
+  legaltitlechars: ' %!"$&\'()*,\\-.\\/0-9:;=?@A-Z\\\\^_`a-z~\\x80-\\xFF+',
   thumblimits: [120, 150, 180, 200, 250, 300],
   imagelimits: [320, 640, 800, 1024, 1280, 2560].map((width) => ({ width, height: (width * 3) / 4 })),
 };
@@ -102,7 +102,9 @@ function apiAnswer(params, cookieHeader) {
   };
 }
 
-const page = Buffer.from(`<!DOCTYPE html>\n<html lang="en"><head><meta charset="UTF-8"/><title>LabWiki</title></head>\n<body>${'<p>Lorem ipsum dolor sit amet.</p>\n'.repeat(100)}</body></html>\n`);
+const page = Buffer.from(
+  `<!DOCTYPE html>\n<html lang="en"><head><meta charset="UTF-8"/><title>LabWiki</title></head>\n<body>${'<p>Lorem ipsum dolor sit amet.</p>\n'.repeat(100)}</body></html>\n`,
+);
 let answered = 0;
 
 const server = createServer((req, res) => {
@@ -114,7 +116,14 @@ const server = createServer((req, res) => {
       const common = { 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY' };
       if (++answered % 10 === 0) common.connection = 'close';
       if (url.pathname !== '/w/api.php') {
-        res.writeHead(200, { ...common, 'content-type': 'text/html; charset=UTF-8', vary: 'Accept-Encoding, Cookie', expires: EPOCH, 'cache-control': NOT_CACHEABLE, 'content-length': page.length });
+        res.writeHead(200, {
+          ...common,
+          'content-type': 'text/html; charset=UTF-8',
+          vary: 'Accept-Encoding, Cookie',
+          expires: EPOCH,
+          'cache-control': NOT_CACHEABLE,
+          'content-length': page.length,
+        });
         res.end(page);
         return;
       }

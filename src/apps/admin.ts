@@ -26,9 +26,7 @@ import type { ProbeResult, UpstreamState } from '../upstream/probe.js';
  * (the local tier serves; `wikiedge_redis_up` says so). The wiki is not asked: see
  * upstream/probe.ts for why, and /upstreamz for its health.
  */
-export type Readiness =
-  | { readonly ready: true }
-  | { readonly ready: false; readonly reason: 'shutting-down' | 'no-worker-listening' | 'not-listening' };
+export type Readiness = { readonly ready: true } | { readonly ready: false; readonly reason: 'shutting-down' | 'no-worker-listening' | 'not-listening' };
 
 /** /upstreamz: the background probe's last result (upstream/probe.ts). */
 export interface UpstreamHealth {
@@ -157,9 +155,7 @@ export function buildAdmin(log: Logger, backend: AdminBackend, options: AdminOpt
     const total = result.purged + (result.redisPurged ?? 0);
     logPurge(request.log as Logger, { source: 'admin', ...describePurge(message), ...result });
     // A worker that did not answer may still hold the entries: the caller should retry.
-    return reply
-      .code(result.missedWorkers ? 503 : 200)
-      .send(total === 0 ? { ...result, note: 'nothing matched: no entry was removed' } : result);
+    return reply.code(result.missedWorkers ? 503 : 200).send(total === 0 ? { ...result, note: 'nothing matched: no entry was removed' } : result);
   });
   return app;
 }
@@ -189,17 +185,12 @@ export function adminCacheWord(route: string | undefined, status: number): 'purg
  * - without it: the Host must be an IP literal or localhost (a rebound name is neither), and the
  *   body `application/json` (not a simple-request type: a cross-site browser must preflight).
  */
-export function adminRefusal(
-  headers: IncomingHttpHeaders,
-  token: string,
-): { status: number; reason: string } | undefined {
+export function adminRefusal(headers: IncomingHttpHeaders, token: string): { status: number; reason: string } | undefined {
   const host = headerString(headers.host) ?? '';
   const fetchSite = headerString(headers['sec-fetch-site']);
-  if (fetchSite !== undefined && fetchSite !== 'same-origin' && fetchSite !== 'none')
-    return { status: 403, reason: 'cross-site request (Sec-Fetch-Site)' };
+  if (fetchSite !== undefined && fetchSite !== 'same-origin' && fetchSite !== 'none') return { status: 403, reason: 'cross-site request (Sec-Fetch-Site)' };
   const origin = headerString(headers.origin);
-  if (origin !== undefined && originHost(origin) !== host.toLowerCase())
-    return { status: 403, reason: 'cross-origin request (Origin is not this host)' };
+  if (origin !== undefined && originHost(origin) !== host.toLowerCase()) return { status: 403, reason: 'cross-origin request (Origin is not this host)' };
   if (token) {
     const given = headerString(headers.authorization) ?? '';
     return bearerMatches(given, token) ? undefined : { status: 401, reason: 'Authorization: Bearer <WIKIEDGE_ADMIN_TOKEN> required' };

@@ -69,12 +69,7 @@ export interface BuildOptions {
 
 export async function build(config: Config, log: Logger, deps?: GatewayDeps): Promise<Built>;
 export async function build(config: Config, log: Logger, deps: GatewayDeps, options: { admin: false }): Promise<BuiltPublic>;
-export async function build(
-  config: Config,
-  log: Logger,
-  deps: GatewayDeps = {},
-  options: BuildOptions = {},
-): Promise<Built | BuiltPublic> {
+export async function build(config: Config, log: Logger, deps: GatewayDeps = {}, options: BuildOptions = {}): Promise<Built | BuiltPublic> {
   const gw = createGateway(config, log, deps);
   const publicApp = buildPublic(gw);
   const drain = new ConnectionDrain(publicApp.server);
@@ -85,7 +80,8 @@ export async function build(
     },
   };
   const probe = options.admin === false ? undefined : upstreamProbe(gw);
-  const adminApp = probe && buildAdmin(log, localAdmin(gw, state, probe), { token: config.adminToken, metricsToken: config.metricsToken, apiPath: config.apiPath });
+  const adminApp =
+    probe && buildAdmin(log, localAdmin(gw, state, probe), { token: config.adminToken, metricsToken: config.metricsToken, apiPath: config.apiPath });
   await Promise.all([publicApp.ready(), adminApp?.ready()]);
   // Give the shared tier a moment to connect so the first requests already share, and take the
   // gap it records (cache/tiered-storage.ts open); never wait longer.

@@ -4,13 +4,7 @@
  * The request's record is begun here and finished once (steps/request-record.ts): one metrics update
  * and one log line per request.
  */
-import Fastify, {
-  type FastifyBaseLogger,
-  LogController,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-} from 'fastify';
+import Fastify, { type FastifyBaseLogger, LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { createServer, type IncomingMessage, type ServerOptions } from 'node:http';
 import type { Logger } from 'pino';
 import { logPurge, type PurgeFacts } from '../observe/access-log.js';
@@ -211,12 +205,7 @@ async function purge(gw: Gateway, request: FastifyRequest, reply: FastifyReply, 
   }
   gw.metrics.purgeRequested(purged.source);
   logPurge(request.log as Logger, purged);
-  return reply
-    .code(200)
-    .header('content-type', 'application/json')
-    .header('x-cache', 'purge')
-    .header('x-request-id', request.id)
-    .send(result);
+  return reply.code(200).header('content-type', 'application/json').header('x-cache', 'purge').header('x-request-id', request.id).send(result);
 }
 
 /** Where the wiki's index.php, articles and uploads live, for PURGE URLs (purge-url.ts). */

@@ -144,10 +144,8 @@ class Reader {
 
 /** Encode an entry of `tier`. Throws EntryCodecError for values the format cannot carry. */
 export function encodeEntry(tier: Tier, entry: CacheEntry): Buffer {
-  if (!Number.isInteger(entry.status) || entry.status < 0 || entry.status > 0xffff)
-    throw new EntryCodecError('status out of range');
-  if (!Number.isInteger(entry.ttlMs) || entry.ttlMs < 0 || entry.ttlMs > 0xffffffff)
-    throw new EntryCodecError('ttlMs out of range');
+  if (!Number.isInteger(entry.status) || entry.status < 0 || entry.status > 0xffff) throw new EntryCodecError('status out of range');
+  if (!Number.isInteger(entry.ttlMs) || entry.ttlMs < 0 || entry.ttlMs > 0xffffffff) throw new EntryCodecError('ttlMs out of range');
   if (!Number.isFinite(entry.storedAt)) throw new EntryCodecError('storedAt is not finite');
   // Measure first, then write into one exact-size buffer.
   const strs: { s: string; n: number }[] = [];

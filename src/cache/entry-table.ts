@@ -222,7 +222,13 @@ export class EntryTable {
    * Fill record `r` (from allocate()) and link it: newest in the LRU, in its key's and its URL's
    * buckets. Its bytes are already written at `chunk`/`offset` ([key][URL apart][body][br]).
    */
-  insert(r: number, keyHash: number, urlKey: string, place: { chunk: number; offset: number; keyLen: number; urlLen: number; urlApart: boolean; bodyLen: number; brLen: number }, f: RecordFields): void {
+  insert(
+    r: number,
+    keyHash: number,
+    urlKey: string,
+    place: { chunk: number; offset: number; keyLen: number; urlLen: number; urlApart: boolean; bodyLen: number; brLen: number },
+    f: RecordFields,
+  ): void {
     const w = this.words;
     const base = r * WORDS;
     w[base + HASH] = keyHash;
@@ -233,7 +239,8 @@ export class EntryTable {
     w[base + BODY_LEN] = place.bodyLen;
     w[base + BR_LEN] = place.brLen;
     w[base + IDENTITY] = f.identityBytes;
-    w[base + STATUS_FLAGS] = (f.status & 0xffff) | ((FLAG_USED | (f.gzip ? FLAG_GZIP : 0) | (f.clock ? FLAG_CLOCK : 0) | (place.urlApart ? FLAG_URL_APART : 0)) << 16);
+    w[base + STATUS_FLAGS] =
+      (f.status & 0xffff) | ((FLAG_USED | (f.gzip ? FLAG_GZIP : 0) | (f.clock ? FLAG_CLOCK : 0) | (place.urlApart ? FLAG_URL_APART : 0)) << 16);
     this.floats[r * (WORDS / 2) + TTL_F] = f.ttlMs;
     this.floats[r * (WORDS / 2) + STORED_AT_F] = f.storedAt;
     this.count++;

@@ -21,7 +21,10 @@ export const HAND_OVER_CHUNK_BYTES = 4 * 1024 * 1024;
 export class HandOverChunks {
   private readonly entries: Iterator<[string, CacheEntry]>;
 
-  constructor(entries: Iterable<[string, CacheEntry]>, private readonly tier: Tier = 'shared') {
+  constructor(
+    entries: Iterable<[string, CacheEntry]>,
+    private readonly tier: Tier = 'shared',
+  ) {
     this.entries = entries[Symbol.iterator]();
   }
 

@@ -79,13 +79,18 @@ export class RedisTier {
     this.entries = new RedisEntries(this.connection, keys, { windows: opts.windows, now: opts.now, metrics });
     this.locks = new RedisLocks(this.connection, keys, { lockMs: opts.lockMs, windows: opts.windows, metrics });
     this.invalidations = new RedisInvalidations(this.connection, keys, Math.max(1_000, opts.timeoutMs * 20));
-    this.purges = new RedisPurges(this.connection, keys, {
-      keyPrefix: opts.keyPrefix,
-      timeoutMs: opts.timeoutMs,
-      log,
-      metrics,
-      onPurge: opts.onPurge,
-    }, this.invalidations);
+    this.purges = new RedisPurges(
+      this.connection,
+      keys,
+      {
+        keyPrefix: opts.keyPrefix,
+        timeoutMs: opts.timeoutMs,
+        log,
+        metrics,
+        onPurge: opts.onPurge,
+      },
+      this.invalidations,
+    );
     this.follower = new RedisFollowerState(this.connection, keys);
   }
 
@@ -148,12 +153,7 @@ export class RedisTier {
   }
 
   /** Having lost the lock: wait for the winner's entry, bounded (redis/locks.ts). */
-  waitForEntry(
-    tier: Tier,
-    key: string,
-    accept: (entry: CacheEntry) => boolean,
-    maxWaitMs: number,
-  ): Promise<{ outcome: RedisWaitOutcome; entry?: CacheEntry }> {
+  waitForEntry(tier: Tier, key: string, accept: (entry: CacheEntry) => boolean, maxWaitMs: number): Promise<{ outcome: RedisWaitOutcome; entry?: CacheEntry }> {
     return this.locks.waitForEntry(tier, key, accept, maxWaitMs);
   }
 

@@ -125,10 +125,7 @@ export interface Storage {
 }
 
 /** A lock on a key's fetch across replicas. */
-export type LockResult =
-  | { readonly kind: 'won'; readonly token: string }
-  | { readonly kind: 'lost' }
-  | { readonly kind: 'unavailable' };
+export type LockResult = { readonly kind: 'won'; readonly token: string } | { readonly kind: 'lost' } | { readonly kind: 'unavailable' };
 
 /**
  * What the tiered storage needs of the tier behind the local one (cache/redis-tier.ts is one).

@@ -222,7 +222,16 @@ export class CacheStore {
    * (bodies plus the arena's bounded waste); `identityBytes`: the same answers' own bytes (the
    * stored ones decoded), so that identityBytes ÷ bodyBytes is what compression saves.
    */
-  stats(tier: Tier): { entries: number; bytes: number; budget: number; bodyBytes: number; slabBytes: number; identityBytes: number; tableBytes: number; viewBytes: number } {
+  stats(tier: Tier): {
+    entries: number;
+    bytes: number;
+    budget: number;
+    bodyBytes: number;
+    slabBytes: number;
+    identityBytes: number;
+    tableBytes: number;
+    viewBytes: number;
+  } {
     const t = this.tiers[tier];
     const arena = t.arenaStats();
     return {

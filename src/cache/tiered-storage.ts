@@ -57,7 +57,10 @@ export class TieredStorage implements Storage {
       // still a fallback while the wiki fails.
       onPurgesMissed: () => {
         this.local.expireBefore(opts.now());
-        opts.log.warn({ redisSubscriber: 'resumed' }, 'purges sent while the redis channel was lost may have been missed: the local tier is refreshed at next use');
+        opts.log.warn(
+          { redisSubscriber: 'resumed' },
+          'purges sent while the redis channel was lost may have been missed: the local tier is refreshed at next use',
+        );
       },
     });
   }

@@ -92,11 +92,7 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
   let probe = newProbe(config(), probeMetrics, log);
   const metrics = new ClusterMetrics<Worker>((w) => asks.ask(w, { op: 'metrics' }, METRICS_ASK_MS), log, ownRegistry);
   const newPurges = () =>
-    new PurgeFanOut<Worker>(
-      (w, message, everywhere) => asks.ask(w, { op: 'purge', message, everywhere }, PURGE_ASK_MS),
-      usesRedis(config()),
-      log,
-    );
+    new PurgeFanOut<Worker>((w, message, everywhere) => asks.ask(w, { op: 'purge', message, everywhere }, PURGE_ASK_MS), usesRedis(config()), log);
   let purges = newPurges();
   /** Whose sessions are whose, as the workers learned them: for every worker, those to come too. */
   const sessionUsers = new SessionUsers();
@@ -110,13 +106,11 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
       else if (isFinalMetrics(m)) {
         metrics.keepFinal(worker, m.metrics);
         worker.send({ wikiedge: 'final-metrics-kept' } satisfies FinalMetricsKeptMessage);
-      }
-      else if (isSiblingsPurge(m)) {
+      } else if (isSiblingsPurge(m)) {
         const relayed = purges.relay(serving(), worker, m.message);
         const id = m.id;
         if (id !== undefined) void relayed.then(() => tell(worker, { wikiedge: 'siblings-purge-done', id } satisfies SiblingsPurgeDoneMessage));
-      }
-      else if (isSessionUser(m)) {
+      } else if (isSessionUser(m)) {
         // Kept for workers to come, and told to every other live one, a starting one too: noted
         // here before it is told, a pair is in the answer to a later ask if not heard (messages.ts).
         sessionUsers.note(m.slot, m.user);
@@ -202,10 +196,7 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
   await supervisor.start();
   await listenAs(admin, { key: 'WIKIEDGE_ADMIN_PORT', host: fixed.adminHost, port: fixed.adminPort });
   probe.start();
-  log.info(
-    { workers: supervisor.size, public: `${fixed.host}:${fixed.port}`, admin: admin.server.address() },
-    'wikiedge listening',
-  );
+  log.info({ workers: supervisor.size, public: `${fixed.host}:${fixed.port}`, admin: admin.server.address() }, 'wikiedge listening');
 
   /** The admin routes (apps/admin.ts), answered from what the primary knows and by the workers that listen now. */
   function adminBackend(): AdminBackend {

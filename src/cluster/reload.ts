@@ -70,7 +70,10 @@ export function reloadOnSighup(log: Logger, steps: ReloadSteps): void {
   let again = false;
 
   const reload = async (): Promise<void> => {
-    log.info({ signal: 'SIGHUP' }, 'reload: re-reading the configuration (the WIKIEDGE_CONFIG file and <KEY>_FILE secrets; the environment stays as it was at start)');
+    log.info(
+      { signal: 'SIGHUP' },
+      'reload: re-reading the configuration (the WIKIEDGE_CONFIG file and <KEY>_FILE secrets; the environment stays as it was at start)',
+    );
     let loaded: LoadedConfig;
     let sources: ConfigSources;
     try {

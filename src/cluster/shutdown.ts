@@ -22,11 +22,7 @@ export interface ShutdownState {
 }
 
 /** Install the SIGTERM and SIGINT handlers; the state says whether one has come. */
-export function shutDownOnSignals(
-  log: Logger,
-  config: Pick<Config, 'shutdownDrainMs' | 'shutdownGraceMs'>,
-  steps: ShutdownSteps,
-): ShutdownState {
+export function shutDownOnSignals(log: Logger, config: Pick<Config, 'shutdownDrainMs' | 'shutdownGraceMs'>, steps: ShutdownSteps): ShutdownState {
   const state = { shuttingDown: false };
   const shutdown = async (signal: string): Promise<void> => {
     if (state.shuttingDown) return;

@@ -265,10 +265,7 @@ export class Supervisor {
     const lived = this.now() - slot.startedAt;
     const restart = nextRestart(slot.quickDeaths, lived);
     slot.quickDeaths = restart.quickDeaths;
-    log.error(
-      { worker: worker.id, pid: worker.process.pid, code, signal, livedMs: lived, restartInMs: restart.delayMs },
-      'worker died: restarting it',
-    );
+    log.error({ worker: worker.id, pid: worker.process.pid, code, signal, livedMs: lived, restartInMs: restart.delayMs }, 'worker died: restarting it');
     slot.restart = setTimeout(() => {
       slot.restart = undefined;
       if (!slot.worker) void this.startSlot(slot);

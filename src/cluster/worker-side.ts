@@ -108,9 +108,7 @@ async function answer(gw: Gateway, ask: Ask, handOver: { chunks: HandOverChunks 
       // The leader purges Redis too; every other worker only its local tier (purge-fan-out.ts).
       // An admin purge is counted once, by the leader.
       if (ask.everywhere) gw.metrics.purgeRequested('admin');
-      return ask.everywhere
-        ? gw.storage.purge(ask.message, { tellSiblings: false })
-        : { purged: gw.storage.purgeHere(ask.message) };
+      return ask.everywhere ? gw.storage.purge(ask.message, { tellSiblings: false }) : { purged: gw.storage.purgeHere(ask.message) };
   }
 }
 

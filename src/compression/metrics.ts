@@ -99,7 +99,11 @@ export class CompressionMetrics {
     });
     const gauge = (name: string, help: string, pick: (s: { identityBytes: number; bodyBytes: number }) => number) =>
       tierGauge(registers, opts.tierStats, name, help, pick);
-    gauge('wikiedge_cache_identity_bytes', 'The stored answers decoded, by tier: over wikiedge_cache_stored_body_bytes, the stored compression ratio.', (s) => s.identityBytes);
+    gauge(
+      'wikiedge_cache_identity_bytes',
+      'The stored answers decoded, by tier: over wikiedge_cache_stored_body_bytes, the stored compression ratio.',
+      (s) => s.identityBytes,
+    );
     gauge('wikiedge_cache_stored_body_bytes', 'Stored answer bodies, every stored form (gzip, br, identity), by tier.', (s) => s.bodyBytes);
     const decodedBytes = opts.decodedBytes;
     new Gauge({

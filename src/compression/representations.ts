@@ -65,9 +65,7 @@ export class Representations {
 
   constructor(private readonly opts: RepresentationsOptions) {
     this.decoded =
-      opts.decodedMaxBytes > 0
-        ? new LRUCache<number, Buffer>({ maxSize: opts.decodedMaxBytes, sizeCalculation: (b) => Math.max(1, b.length) })
-        : undefined;
+      opts.decodedMaxBytes > 0 ? new LRUCache<number, Buffer>({ maxSize: opts.decodedMaxBytes, sizeCalculation: (b) => Math.max(1, b.length) }) : undefined;
   }
 
   get metrics(): CompressionMetrics {

@@ -222,7 +222,7 @@ export const FIELDS = {
     parse: int(0, 1_000_000),
     default: 20,
     unit: 'per-second',
-    doc: 'uncached requests (misses and passes) per second per client (a session, a user, or an anonymous address), a token bucket; past it a client asking in parallel gets 429 with `Retry-After`. A client in series (none of its other uncached requests under way, as MediaWiki\'s API etiquette asks of bots) is never refused. Hits, coalesced and stale answers are never limited. `0`: off',
+    doc: "uncached requests (misses and passes) per second per client (a session, a user, or an anonymous address), a token bucket; past it a client asking in parallel gets 429 with `Retry-After`. A client in series (none of its other uncached requests under way, as MediaWiki's API etiquette asks of bots) is never refused. Hits, coalesced and stale answers are never limited. `0`: off",
   }),
   clientMissBurst: field({
     env: 'WIKIEDGE_CLIENT_MISS_BURST',
@@ -301,7 +301,7 @@ export const FIELDS = {
     parse: bool,
     default: false,
     unit: 'boolean',
-    doc: "`true`: let the admin listener start on a non-loopback `WIKIEDGE_ADMIN_HOST` without `WIKIEDGE_ADMIN_TOKEN`, so that anyone who reaches it can purge the cache (only the browser checks of \"Purging\" stand in the way). For a network no one else is on; never beyond",
+    doc: '`true`: let the admin listener start on a non-loopback `WIKIEDGE_ADMIN_HOST` without `WIKIEDGE_ADMIN_TOKEN`, so that anyone who reaches it can purge the cache (only the browser checks of "Purging" stand in the way). For a network no one else is on; never beyond',
   }),
   metricsToken: field({
     env: 'WIKIEDGE_METRICS_TOKEN',
@@ -372,7 +372,7 @@ export const FIELDS = {
     parse: int(1, 86_400),
     default: 300,
     unit: 'seconds',
-    doc: 'per-session TTL when the wiki gives no `max-age`, while the change follower is healthy (a rights change or block of the user ends its sessions\' entries at once)',
+    doc: "per-session TTL when the wiki gives no `max-age`, while the change follower is healthy (a rights change or block of the user ends its sessions' entries at once)",
   }),
   ttlClockSeconds: field({
     env: 'WIKIEDGE_TTL_CLOCK_SECONDS',
@@ -435,7 +435,7 @@ export const FIELDS = {
     parse: int(0, 86_400),
     default: 10,
     unit: 'seconds',
-    doc: 'serve a shared entry stale this long past its TTL while one refresh runs (a session\'s entry never: its TTL bounds a logout made elsewhere)',
+    doc: "serve a shared entry stale this long past its TTL while one refresh runs (a session's entry never: its TTL bounds a logout made elsewhere)",
   }),
   staleIfErrorSeconds: field({
     env: 'WIKIEDGE_STALE_IF_ERROR_SECONDS',
@@ -529,7 +529,7 @@ export const FIELDS = {
     parse: redisCredential,
     default: '',
     unit: 'name',
-    doc: "the ACL user for the Redis data nodes (with `WIKIEDGE_REDIS_SENTINELS`, or with a `WIKIEDGE_REDIS_URL` that names none); empty: `default`",
+    doc: 'the ACL user for the Redis data nodes (with `WIKIEDGE_REDIS_SENTINELS`, or with a `WIKIEDGE_REDIS_URL` that names none); empty: `default`',
   }),
   redisPassword: field({
     env: 'WIKIEDGE_REDIS_PASSWORD',

@@ -61,12 +61,13 @@ export function jsonErrorPlace(text: string): JsonErrorPlace | undefined {
   const value = (): void => {
     ws();
     const c = text[i];
-    if (c === '{') return members('}', () => {
-      string();
-      ws();
-      expect(':');
-      value();
-    });
+    if (c === '{')
+      return members('}', () => {
+        string();
+        ws();
+        expect(':');
+        value();
+      });
     if (c === '[') return members(']', value);
     if (c === '"') return string();
     for (const literal of ['true', 'false', 'null']) {

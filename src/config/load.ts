@@ -81,7 +81,9 @@ function readFile(path: string): Raw {
     doc = path.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
   } catch (err) {
     // The yaml package says where itself ("… at line 2, column 1:" and a snippet): its first line.
-    const where = path.endsWith('.json') ? `not valid JSON ${describeJsonError(text)}` : `not valid YAML: ${(err as Error).message.split('\n', 1)[0]!.replace(/:$/, '')}`;
+    const where = path.endsWith('.json')
+      ? `not valid JSON ${describeJsonError(text)}`
+      : `not valid YAML: ${(err as Error).message.split('\n', 1)[0]!.replace(/:$/, '')}`;
     throw new ConfigError('WIKIEDGE_CONFIG', `${path} is ${where}`);
   }
   if (doc === null || doc === undefined) return {};
@@ -190,11 +192,16 @@ function checkRedisKeys(config: Config): void {
     );
   const sentinels = config.redisSentinels.length > 0;
   if (sentinels && !config.redisSentinelMaster)
-    throw new ConfigError(env('redisSentinelMaster'), `is required with ${env('redisSentinels')}: the name the Sentinels monitor the primary under (sentinel monitor <name> ...)`);
+    throw new ConfigError(
+      env('redisSentinelMaster'),
+      `is required with ${env('redisSentinels')}: the name the Sentinels monitor the primary under (sentinel monitor <name> ...)`,
+    );
   // Without Sentinels these would leave the gateway without Redis, or without TLS, unsaid. (A
   // password that nothing uses is harmless, and a secret mounted for every deployment alike.)
-  if (!sentinels && config.redisSentinelMaster) throw new ConfigError(env('redisSentinelMaster'), `is used only with ${env('redisSentinels')}, which is not set`);
-  if (config.redisUrl && config.redisTls) throw new ConfigError(env('redisTls'), `is used only with ${env('redisSentinels')}: with ${env('redisUrl')} say rediss:// instead`);
+  if (!sentinels && config.redisSentinelMaster)
+    throw new ConfigError(env('redisSentinelMaster'), `is used only with ${env('redisSentinels')}, which is not set`);
+  if (config.redisUrl && config.redisTls)
+    throw new ConfigError(env('redisTls'), `is used only with ${env('redisSentinels')}: with ${env('redisUrl')} say rediss:// instead`);
   if (config.redisUrl) {
     const url = new URL(config.redisUrl);
     if (config.redisPassword && (url.password || url.searchParams.has('password')))

@@ -101,10 +101,7 @@ export function upstreamUrl(v: unknown, key: string): URL {
     throw new ConfigError(key, 'must use http: or https:');
   }
   if (url.pathname !== '/' || url.search || url.hash || url.username || url.password) {
-    throw new ConfigError(
-      key,
-      'must be a bare origin such as http://wiki:80 (no path, query or credentials)',
-    );
+    throw new ConfigError(key, 'must be a bare origin such as http://wiki:80 (no path, query or credentials)');
   }
   return url;
 }
@@ -198,8 +195,7 @@ export function redisUrl(v: unknown, key: string): string {
   } catch {
     throw new ConfigError(key, 'must be a redis:// or rediss:// URL');
   }
-  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:')
-    throw new ConfigError(key, 'must be a redis:// or rediss:// URL');
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new ConfigError(key, 'must be a redis:// or rediss:// URL');
   if (!url.hostname) throw new ConfigError(key, 'must name a host');
   if (url.pathname !== '' && url.pathname !== '/' && !/^\/\d{1,2}$/.test(url.pathname))
     throw new ConfigError(key, 'may end only in a database number, e.g. /0');

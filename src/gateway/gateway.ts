@@ -285,9 +285,7 @@ function newFollower(
     now: () => Date.now(),
     log: log.child({ component: 'change-follower' }),
     metrics,
-    cursors: state
-      ? { load: async () => (await state.loadCursor()) as Cursor | undefined, save: (c) => state.saveCursor(c) }
-      : new MemoryCursorStore(),
+    cursors: state ? { load: async () => (await state.loadCursor()) as Cursor | undefined, save: (c) => state.saveCursor(c) } : new MemoryCursorStore(),
     lease: state ? { hold: () => state.holdLease(leaseMs), release: () => state.releaseLease() } : ALWAYS_LEADER,
     apply: async (list) => {
       await changes.apply(list, reach);

@@ -73,11 +73,7 @@ const brotliAsync = promisify(brotliDecompress);
  * Undo a Content-Encoding so the body can be inspected (debuginfo hides in compressed answers
  * too). The gateway asks the wiki for identity encoding; this handles a wiki that compresses anyway.
  */
-export async function decodeContent(
-  body: Buffer,
-  encoding: string | undefined,
-  limit: number,
-): Promise<Buffer> {
+export async function decodeContent(body: Buffer, encoding: string | undefined, limit: number): Promise<Buffer> {
   const coding = encoding?.trim().toLowerCase();
   if (!coding || coding === 'identity') return body;
   const opts = { maxOutputLength: limit };

@@ -30,15 +30,7 @@ const HOP_BY_HOP = new Set([
 ]);
 
 /** Headers a shared answer must not depend on: the gateway fetches the full identity-encoded body. */
-const NOT_FOR_SHARED_FETCH = new Set([
-  'accept-encoding',
-  'if-none-match',
-  'if-match',
-  'if-modified-since',
-  'if-unmodified-since',
-  'if-range',
-  'range',
-]);
+const NOT_FOR_SHARED_FETCH = new Set(['accept-encoding', 'if-none-match', 'if-match', 'if-modified-since', 'if-unmodified-since', 'if-range', 'range']);
 
 export interface ForwardContext {
   /** The TCP peer's address. */
@@ -123,10 +115,7 @@ export function connectionNamesHeaders(value: string | string[] | undefined): bo
 const VALID_FORWARDED_NAME = /^[a-z0-9-]+$/;
 
 /** The headers to send upstream for a client's request. */
-export function upstreamRequestHeaders(
-  raw: IncomingHttpHeaders,
-  ctx: ForwardContext,
-): Record<string, string | string[]> {
+export function upstreamRequestHeaders(raw: IncomingHttpHeaders, ctx: ForwardContext): Record<string, string | string[]> {
   // X-Forwarded-* named in Connection are dropped like any other: read them from the view too.
   const incoming = forwardedView(raw);
   const out: Record<string, string | string[]> = {};
@@ -162,10 +151,7 @@ export function upstreamRequestHeaders(
  * The effective X-Forwarded-Proto we send upstream: part of the cache key ($wgVaryOnXFP).
  * `incoming`: the forwarded view (forwardedView).
  */
-export function effectiveForwardedProto(
-  incoming: IncomingHttpHeaders,
-  ctx: Omit<ForwardContext, 'requestId' | 'sharedFetch'>,
-): string {
+export function effectiveForwardedProto(incoming: IncomingHttpHeaders, ctx: Omit<ForwardContext, 'requestId' | 'sharedFetch'>): string {
   const proto = ctx.peerTrusted ? headerString(incoming['x-forwarded-proto']) : undefined;
   return proto === 'https' || proto === 'http' ? proto : ctx.protocol;
 }

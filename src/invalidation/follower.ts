@@ -323,9 +323,7 @@ export class ChangeFollower {
     const since = this.lastVouched ?? this.startedAt;
     if (this.stalledGapTaken || now - since <= this.opts.gapAfterMs) return;
     this.stalledGapTaken = true;
-    await this.gap('stalled', now).catch((err: unknown) =>
-      this.opts.log.error({ err: String(err) }, 'change follower: the stalled gap could not be applied'),
-    );
+    await this.gap('stalled', now).catch((err: unknown) => this.opts.log.error({ err: String(err) }, 'change follower: the stalled gap could not be applied'));
   }
 
   private report(): void {

@@ -116,6 +116,9 @@ export class ChangeSignals {
   async expire(before: number, reason: GapReason, reach: Reach = 'everywhere'): Promise<void> {
     await (reach === 'here' ? this.opts.purgeHere : this.opts.purge)({ kind: 'expire', before });
     this.opts.metrics.invalidated('gap', 0);
-    this.opts.log.warn({ gap: reason, before: new Date(before).toISOString() }, 'change signals: everything cached before this instant is refreshed at its next use');
+    this.opts.log.warn(
+      { gap: reason, before: new Date(before).toISOString() },
+      'change signals: everything cached before this instant is refreshed at its next use',
+    );
   }
 }

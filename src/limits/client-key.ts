@@ -42,7 +42,10 @@ export function addressKey(address: string): string {
   if (isIP(plain) !== 6) return address;
   const groups = expandIpv6(plain);
   if (groups === undefined) return address;
-  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toString(16))
+    .join(':')}::/64`;
 }
 
 /** The eight 16-bit groups of an IPv6 address (an IPv4 tail becomes the last two). */

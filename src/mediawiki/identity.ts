@@ -158,11 +158,7 @@ export interface IdentityInput {
 
 export function isLoginSuppressed(input: Pick<IdentityInput, 'query' | 'treatAsUntrusted'>): boolean {
   // WebRequest::getVal() returns the default for arrays, so only string values count.
-  return (
-    input.treatAsUntrusted ||
-    phpStringParam(input.query, 'callback') !== undefined ||
-    phpStringParam(input.query, 'origin') === '*'
-  );
+  return input.treatAsUntrusted || phpStringParam(input.query, 'callback') !== undefined || phpStringParam(input.query, 'origin') === '*';
 }
 
 /** The credentials MediaWiki will read, as name/value pairs, or 'unsure'. */
@@ -303,11 +299,7 @@ export function mayCarryCredentials(headers: IncomingHttpHeaders, rules: Identit
  * `headers` must be what the wiki will receive (http/forwarding.ts forwardedView): a credential or a
  * Treat-as-Untrusted header that never reaches the wiki must not decide who is asking.
  */
-export function identityFromHeaders(
-  headers: IncomingHttpHeaders,
-  query: PhpArray,
-  rules: IdentityRules,
-): Identity {
+export function identityFromHeaders(headers: IncomingHttpHeaders, query: PhpArray, rules: IdentityRules): Identity {
   return identify({ ...credentialsIn(headers, rules), treatAsUntrusted: headers['treat-as-untrusted'] !== undefined, query }, rules);
 }
 

@@ -319,14 +319,7 @@ function registerVariable(state: ParseState, name: string, value: string): void 
 }
 
 /** The `is_array` loop of php_register_variable_ex(); `ip` is the position of the first '['. */
-function registerArray(
-  state: ParseState,
-  name: string,
-  s: number,
-  ip: number,
-  varName: string,
-  value: string,
-): void {
+function registerArray(state: ParseState, name: string, s: number, ip: number, varName: string, value: string): void {
   const len = name.length;
   let table = state.top;
   let index: string | null = varName;
@@ -393,14 +386,7 @@ function registerArray(
 }
 
 /** The `plain_var:` label of php_register_variable_ex(). */
-function plainVar(
-  state: ParseState,
-  table: PhpArray,
-  index: string | null,
-  value: string,
-  name: string,
-  s: number,
-): void {
+function plainVar(state: ParseState, table: PhpArray, index: string | null, value: string, name: string, s: number): void {
   if (index === null) {
     append(state, table, value);
     return;

@@ -42,7 +42,10 @@ export function requesterAddressForms(forwardedFor: string): string[] {
     const address = raw.trim();
     if (DOTTED_QUAD.test(address)) {
       // MediaWiki takes leading zeros (IPUtils::isIPv4) where Node does not.
-      const canonical = address.split('.').map((octet) => String(Number(octet))).join('.');
+      const canonical = address
+        .split('.')
+        .map((octet) => String(Number(octet)))
+        .join('.');
       if (!isIPv4(canonical) || canonical.startsWith('127.')) continue;
       forms.add(address);
       forms.add(canonical);

@@ -17,17 +17,7 @@ import type { CookieSet } from './identity.js';
 export type CookieEvent = 'dropped_deletion' | 'relayed_deletion' | 'session_started' | 'logout_eviction';
 
 /** Bounded label values for metrics: cookie names folded to what MediaWiki sets. */
-export type CookieLabel =
-  | 'session'
-  | 'Token'
-  | 'UserID'
-  | 'UserName'
-  | 'LoggedOut'
-  | 'forceHTTPS'
-  | 'sessionJwt'
-  | 'BPsession'
-  | 'credential'
-  | 'other';
+export type CookieLabel = 'session' | 'Token' | 'UserID' | 'UserName' | 'LoggedOut' | 'forceHTTPS' | 'sessionJwt' | 'BPsession' | 'credential' | 'other';
 
 export interface CookieOutcome {
   /** Set-Cookie lines to send to the client. */
@@ -83,12 +73,7 @@ export function cookieLabel(name: string, names: CookieNames): CookieLabel {
   return names.isCredential(name) ? 'credential' : 'other';
 }
 
-export function normalizeSetCookies(
-  lines: readonly string[],
-  sentCookieNames: ReadonlySet<string>,
-  names: CookieNames,
-  now: number,
-): CookieOutcome {
+export function normalizeSetCookies(lines: readonly string[], sentCookieNames: ReadonlySet<string>, names: CookieNames, now: number): CookieOutcome {
   const relay: string[] = [];
   const events: CookieOutcome['events'] = [];
   let sessionStarted = false;

@@ -204,7 +204,9 @@ export class AccessLog {
   request(f: AccessFacts): void {
     if (!this.enabled) return;
     if (this.format === 'combined') {
-      this.stream.write(this.combined(Date.now(), f.client, f.method, loggedUrl(f.target), f.httpVersion, f.status, f.bytesOut, f.referer, f.userAgent, f.disposition));
+      this.stream.write(
+        this.combined(Date.now(), f.client, f.method, loggedUrl(f.target), f.httpVersion, f.status, f.bytesOut, f.referer, f.userAgent, f.disposition),
+      );
       return;
     }
     const time = Date.now();
@@ -328,8 +330,7 @@ export class AccessLog {
     if (httpVersion !== undefined && protocol === undefined) return false;
     const uaLength = userAgent === undefined ? 0 : Math.min(userAgent.length, MAX_USER_AGENT_CHARS);
     const hostLength = host === undefined ? 0 : Math.min(host.length, MAX_HOST_CHARS);
-    const most =
-      HIT_LINE_FIXED_BYTES + this.afterTime.length + fragment.length + reqId.length + client.length + uaLength + hostLength + (referer?.length ?? 0);
+    const most = HIT_LINE_FIXED_BYTES + this.afterTime.length + fragment.length + reqId.length + client.length + uaLength + hostLength + (referer?.length ?? 0);
     const buf = lines.reserve(most);
     if (buf === null) return false;
     let at = putBytes(buf, lines.batchEnd, LINE_START);
@@ -385,9 +386,7 @@ export class AccessLog {
     httpVersion: string | undefined,
   ): string {
     const ua =
-      userAgent === undefined
-        ? ''
-        : `,"ua":${jsonString(userAgent.length > MAX_USER_AGENT_CHARS ? userAgent.slice(0, MAX_USER_AGENT_CHARS) : userAgent)}`;
+      userAgent === undefined ? '' : `,"ua":${jsonString(userAgent.length > MAX_USER_AGENT_CHARS ? userAgent.slice(0, MAX_USER_AGENT_CHARS) : userAgent)}`;
     const where =
       (host === undefined ? '' : `,"host":${jsonString(host.length > MAX_HOST_CHARS ? host.slice(0, MAX_HOST_CHARS) : host)}`) +
       (referer === undefined ? '' : `,"referer":${jsonString(loggedUrl(referer))}`) +
@@ -414,7 +413,8 @@ export function clfEscape(s: string): string {
   if (PLAIN.test(s)) return s;
   let out = '';
   for (const byte of Buffer.from(s, 'utf8')) {
-    out += byte >= 0x20 && byte <= 0x7e && byte !== 0x22 && byte !== 0x5c ? String.fromCharCode(byte) : `\\x${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+    out +=
+      byte >= 0x20 && byte <= 0x7e && byte !== 0x22 && byte !== 0x5c ? String.fromCharCode(byte) : `\\x${byte.toString(16).toUpperCase().padStart(2, '0')}`;
   }
   return out;
 }

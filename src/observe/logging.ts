@@ -18,10 +18,7 @@ export const REDACT_PATHS = HEADER_HOLDERS.flatMap((holder) =>
   CREDENTIAL_HEADERS.map((name) => (name.startsWith('[') ? `${holder}${name}` : `${holder}.${name}`)),
 );
 
-export function createLogger(
-  level: LogLevel,
-  opts: { pretty?: boolean; destination?: pino.DestinationStream } = {},
-): Logger {
+export function createLogger(level: LogLevel, opts: { pretty?: boolean; destination?: pino.DestinationStream } = {}): Logger {
   const options: pino.LoggerOptions = {
     level,
     base: { service: 'wikiedge' },

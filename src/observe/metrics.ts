@@ -19,17 +19,7 @@ export { moduleLabeller, UNKNOWN_MODULE } from '../mediawiki/module-labels.js';
 
 /** Redis operations, the `op` label of wikiedge_redis_errors_total. */
 export type RedisOp = 'get' | 'set' | 'lock' | 'unlock' | 'poll' | 'purge' | 'publish' | 'ping' | 'subscribe';
-export const REDIS_OPS: readonly RedisOp[] = [
-  'get',
-  'set',
-  'lock',
-  'unlock',
-  'poll',
-  'purge',
-  'publish',
-  'ping',
-  'subscribe',
-];
+export const REDIS_OPS: readonly RedisOp[] = ['get', 'set', 'lock', 'unlock', 'poll', 'purge', 'publish', 'ping', 'subscribe'];
 /** Lookups in the Redis tier: found (any freshness), not found, or Redis not usable (down, timeout, bad entry). */
 export type RedisLookup = 'hit' | 'miss' | 'unavailable';
 /** The cross-replica fetch lock: won (we fetch), lost (another replica fetches), unavailable. */
@@ -77,7 +67,7 @@ export class RedisMetrics {
     });
     this.waits = new Counter({
       name: 'wikiedge_redis_lock_waits_total',
-      help: "Replicas that lost the lock, by how the wait ended (entry, released, timeout, unavailable).",
+      help: 'Replicas that lost the lock, by how the wait ended (entry, released, timeout, unavailable).',
       labelNames: ['outcome'] as const,
       registers,
     });
@@ -222,7 +212,7 @@ export class Metrics {
     if (opts.collectDefaults !== false) collectNodeMetrics(registry);
     new Gauge({
       name: 'wikiedge_debuginfo_enabled',
-      help: '1 when the gateway reads the wiki\'s debuginfo (WIKIEDGE_DEBUGINFO strip or pass), 0 when it is off: the wikiedge_wiki_* metrics then stay empty.',
+      help: "1 when the gateway reads the wiki's debuginfo (WIKIEDGE_DEBUGINFO strip or pass), 0 when it is off: the wikiedge_wiki_* metrics then stay empty.",
       aggregator: 'max',
       registers,
     }).set(opts.debuginfoParsed === false ? 0 : 1);
@@ -420,8 +410,7 @@ export class Metrics {
  */
 function collectNodeMetrics(registry: Registry): void {
   collectDefaultMetrics({ register: registry });
-  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'])
-    registry.removeSingleMetric(name);
+  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
   eventLoopLag(registry);
 }
 
@@ -593,7 +582,7 @@ export class ChangeSignalMetrics {
     });
     this.followerGaps = new Counter({
       name: 'wikiedge_change_follower_gaps_total',
-      help: 'Times the follower could not vouch that it saw every change, by reason (cursor-lost, clock, rc-purged, behind: a poll ended further behind the wiki\'s clock than WIKIEDGE_RC_MAX_LAG_SECONDS, stalled); each makes everything cached before it refresh at its next use.',
+      help: "Times the follower could not vouch that it saw every change, by reason (cursor-lost, clock, rc-purged, behind: a poll ended further behind the wiki's clock than WIKIEDGE_RC_MAX_LAG_SECONDS, stalled); each makes everything cached before it refresh at its next use.",
       labelNames: ['reason'] as const,
       registers,
     });

@@ -17,9 +17,7 @@ import type { Metric, Registry } from 'prom-client';
 import { DISPOSITIONS, type Disposition } from '../words/outcomes.js';
 
 /** Seconds; the histogram's upper bounds (le), same as before the tally existed. */
-export const REQUEST_DURATION_BUCKETS = [
-  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10,
-] as const;
+export const REQUEST_DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10] as const;
 
 /** What prom-client's Registry reads from a metric's get() (the shape its own metrics return). */
 interface ExportedValue {
@@ -189,8 +187,8 @@ export function statusClassOf(status: number): string {
  * series count; status_class still says its class.
  */
 const STATUS_CODES = new Set([
-  200, 201, 202, 203, 204, 205, 206, 300, 301, 302, 303, 304, 307, 308, 400, 401, 402, 403, 404, 405, 406, 407, 408, 409,
-  410, 411, 412, 413, 414, 415, 416, 417, 421, 422, 425, 426, 428, 429, 431, 451, 499, 500, 501, 502, 503, 504, 505, 507, 508,
+  200, 201, 202, 203, 204, 205, 206, 300, 301, 302, 303, 304, 307, 308, 400, 401, 402, 403, 404, 405, 406, 407, 408, 409, 410, 411, 412, 413, 414, 415, 416,
+  417, 421, 422, 425, 426, 428, 429, 431, 451, 499, 500, 501, 502, 503, 504, 505, 507, 508,
 ]);
 
 export function codeLabel(status: number): string {

@@ -202,9 +202,12 @@ function requestTitles(query: PhpArray, action: string): string[] {
 }
 
 function requestPageIds(query: PhpArray): string[] {
-  return [...split(phpStringParam(query, 'pageids')), ...split(phpStringParam(query, 'pageid')), ...split(phpStringParam(query, 'fromid')), ...split(phpStringParam(query, 'toid'))].filter(
-    (id) => /^\d+$/.test(id),
-  );
+  return [
+    ...split(phpStringParam(query, 'pageids')),
+    ...split(phpStringParam(query, 'pageid')),
+    ...split(phpStringParam(query, 'fromid')),
+    ...split(phpStringParam(query, 'toid')),
+  ].filter((id) => /^\d+$/.test(id));
 }
 
 function addTitle(tags: Set<string>, text: unknown, ns: Namespaces): void {
@@ -297,8 +300,7 @@ function collectAnswerEntities(answer: unknown, tags: Set<string>, ns: Namespace
   const claims = a['claims'];
   if (claims && typeof claims === 'object')
     for (const list of Object.values(claims as Record<string, unknown>))
-      for (const claim of Array.isArray(list) ? list : [])
-        if (typeof claim?.id === 'string') addEntity(tags, entityOfGuid(claim.id), ns);
+      for (const claim of Array.isArray(list) ? list : []) if (typeof claim?.id === 'string') addEntity(tags, entityOfGuid(claim.id), ns);
   const formatted = a['wbformatentities'];
   if (formatted && typeof formatted === 'object') for (const key of Object.keys(formatted)) addEntity(tags, key, ns);
 }

@@ -20,7 +20,6 @@ import { parsePhpCookies } from '../mediawiki/php-input.js';
 import { redactQuery } from '../http/redaction.js';
 import { KEYED_VARY, SMAXAGE_PROBE } from './request.js';
 
-
 export interface UpstreamAnswer {
   readonly status: number;
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
@@ -32,9 +31,7 @@ export interface StoreDecision {
   readonly mode: CacheMode;
   readonly ttlMs: number;
 }
-export type ResponseVerdict =
-  | StoreDecision
-  | { readonly store: false; readonly reason: NoStoreReason; readonly mode: CacheMode };
+export type ResponseVerdict = StoreDecision | { readonly store: false; readonly reason: NoStoreReason; readonly mode: CacheMode };
 
 export interface TtlSettings {
   readonly ttlPublicSeconds: number;
@@ -95,13 +92,7 @@ function single(v: string | string[] | undefined): string | undefined {
  * Decide whether and where to store. `random` is injected (jitter) so tests are exact.
  * Size and debuginfo are checked by the caller, once the body is known.
  */
-export function evaluateAnswer(
-  answer: UpstreamAnswer,
-  requester: Identity,
-  rule: ModuleRule,
-  ttl: TtlSettings,
-  random: () => number,
-): ResponseVerdict {
+export function evaluateAnswer(answer: UpstreamAnswer, requester: Identity, rule: ModuleRule, ttl: TtlSettings, random: () => number): ResponseVerdict {
   const mode = inferMode(answer.headers);
   // Only complete successful answers; MediaWiki answers API errors with 200 + this header.
   if (answer.status !== 200) return { store: false, reason: 'status', mode };
@@ -111,12 +102,10 @@ export function evaluateAnswer(
   const cc = parseCacheControl(single(answer.headers['cache-control']));
   if (cc.has('no-store') || cc.has('no-cache')) return { store: false, reason: 'no-store', mode };
   // A Vary we cannot reproduce in the key (e.g. Accept-Language under an extension, or `*`).
-  for (const name of varyNames(answer.headers))
-    if (!KEYED_VARY.has(name)) return { store: false, reason: 'vary', mode };
+  for (const name of varyNames(answer.headers)) if (!KEYED_VARY.has(name)) return { store: false, reason: 'vary', mode };
 
   const cap = ttl.ttlMaxSeconds;
-  const jitter = (s: number): number =>
-    Math.max(1, Math.round(s * 1000 * (1 - ttl.ttlJitterRatio * random())));
+  const jitter = (s: number): number => Math.max(1, Math.round(s * 1000 * (1 - ttl.ttlJitterRatio * random())));
 
   if (requester.kind === 'session') {
     // Everything a session holder receives stays in that session's slot, whatever the mode:

@@ -62,10 +62,7 @@ export function modulesOf(query: PhpArray): string[] {
 const PASS_RULE: ModuleRule = { pass: true };
 
 /** The module rules that apply: those of the action, or of every query submodule it runs. */
-export function applicableRule(
-  modules: readonly string[],
-  operatorRules: Readonly<Record<string, ModuleRule>>,
-): ModuleRule {
+export function applicableRule(modules: readonly string[], operatorRules: Readonly<Record<string, ModuleRule>>): ModuleRule {
   const ruleOf = (name: string): ModuleRule | undefined =>
     Object.hasOwn(operatorRules, name) ? operatorRules[name] : passesByDefault(name) ? PASS_RULE : undefined;
   const named = modules.length > 1 ? modules.slice(1) : modules;
@@ -81,13 +78,7 @@ export function applicableRule(
   // dependsOn overrides the table only when every module named has one; the widest wins.
   const given = named.map((name) => ruleOf(name)?.dependsOn);
   const dependsOn =
-    given.length > 0 && given.every((d) => d !== undefined)
-      ? given.includes('any')
-        ? 'any'
-        : given.includes('pages')
-          ? 'pages'
-          : 'nothing'
-      : undefined;
+    given.length > 0 && given.every((d) => d !== undefined) ? (given.includes('any') ? 'any' : given.includes('pages') ? 'pages' : 'nothing') : undefined;
   return {
     pass,
     shareAnonymousPrivate,
@@ -108,9 +99,7 @@ export interface ApiRequestFacts {
   readonly rule: ModuleRule;
 }
 
-export type Classification =
-  | { readonly verdict: 'pass'; readonly reason: PassReason }
-  | { readonly verdict: 'lookup' };
+export type Classification = { readonly verdict: 'pass'; readonly reason: PassReason } | { readonly verdict: 'lookup' };
 
 export function classify(facts: ApiRequestFacts): Classification {
   // Only GET and HEAD are ever answered from the cache; POST carries logins and edits.

@@ -56,8 +56,7 @@ export async function askWiki(
   try {
     const started = gw.now();
     gw.metrics.upstreamRequests.inc({ reason });
-    const failed = (err: unknown): Error =>
-      upstreamRequest.signal?.aborted ? new ClientClosedError() : upstreamFailed(gw, err);
+    const failed = (err: unknown): Error => (upstreamRequest.signal?.aborted ? new ClientClosedError() : upstreamFailed(gw, err));
     let res: UpstreamResponse;
     try {
       res = await gw.upstream.request(upstreamRequest);
@@ -127,11 +126,9 @@ export interface Inspected {
  */
 export function inspect(gw: Gateway, answer: WikiAnswer, api: ApiRequest, forwardedFor: string): Inspected {
   const body = answer.body;
-  if (!Buffer.isBuffer(body))
-    return { body, debuginfoKept: false, echoesCredentials: false, holdsRequesterAddress: false };
+  if (!Buffer.isBuffer(body)) return { body, debuginfoKept: false, echoesCredentials: false, holdsRequesterAddress: false };
   const holdsRequesterAddress = echoesRequester(api.query) || mentionsAny(body, requesterAddressForms(forwardedFor));
-  if (!mayCarryDebuginfo(body))
-    return { body, debuginfoKept: false, echoesCredentials: echoes(body, api.credentialValues), holdsRequesterAddress };
+  if (!mayCarryDebuginfo(body)) return { body, debuginfoKept: false, echoesCredentials: echoes(body, api.credentialValues), holdsRequesterAddress };
   // `off` parses nothing, but an answer that may carry debuginfo (the requester's own cookies)
   // is still never stored: the cheap check above costs ~15 µs per 100 KB.
   if (gw.config.debuginfo === 'off') return { body, debuginfoKept: true, echoesCredentials: false, holdsRequesterAddress };
@@ -146,8 +143,7 @@ export function inspect(gw: Gateway, answer: WikiAnswer, api: ApiRequest, forwar
     gw.debuginfoMetrics.record(result.debuginfo, gw.moduleLabel(api.modules));
     warnDebugToolbarOnce(gw);
   }
-  if (gw.config.debuginfo === 'pass')
-    return { body, debuginfoKept: result.debuginfo !== undefined, echoesCredentials: false, holdsRequesterAddress };
+  if (gw.config.debuginfo === 'pass') return { body, debuginfoKept: result.debuginfo !== undefined, echoesCredentials: false, holdsRequesterAddress };
   if (result.format) gw.debuginfoMetrics.countStripped(result.format);
   // Fail closed: what carried debuginfo and still holds the request's credentials is never sent.
   if (echoes(result.body, api.credentialValues)) throw uncleanable(new DebuginfoStripError('a credential of the request is left'));
@@ -183,11 +179,7 @@ function warnDebugToolbarOnce(gw: Gateway): void {
 // ------------------------------------------------------------------------------- Set-Cookie
 
 /** Set-Cookie lines to relay (mediawiki/set-cookie.ts), and whether they ended the client's session. */
-export function setCookies(
-  gw: Gateway,
-  request: FastifyRequest,
-  raw: string | string[] | undefined,
-): { relay: string[]; sessionEnded: boolean } {
+export function setCookies(gw: Gateway, request: FastifyRequest, raw: string | string[] | undefined): { relay: string[]; sessionEnded: boolean } {
   if (raw === undefined) return { relay: [], sessionEnded: false };
   const lines = Array.isArray(raw) ? raw : [raw];
   const outcome = normalizeSetCookies(lines, requestCookieNames(request.headers.cookie), gw.cookieNames, Date.now());

@@ -52,10 +52,20 @@ export async function replyWithError(
 export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const refused = new GatewayError(
-    err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'wikiedge-client-timeout' : err.code === 'HPE_HEADER_OVERFLOW' ? 'wikiedge-headers-too-large' : 'wikiedge-bad-request',
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? 'wikiedge-client-timeout'
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? 'wikiedge-headers-too-large'
+        : 'wikiedge-bad-request',
   );
   const rendered = renderApiError(refused, {});
-  const headers = { ...rendered.headers, 'content-length': String(Buffer.byteLength(rendered.body)), 'x-cache': 'error', 'x-request-id': requestIdOf({}), connection: 'close' };
+  const headers = {
+    ...rendered.headers,
+    'content-length': String(Buffer.byteLength(rendered.body)),
+    'x-cache': 'error',
+    'x-request-id': requestIdOf({}),
+    connection: 'close',
+  };
   if (socket.writable) {
     let head = `HTTP/1.1 ${rendered.status} ${STATUS_CODES[rendered.status]!}\r\n`;
     for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`;

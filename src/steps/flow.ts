@@ -60,9 +60,7 @@ import { type ApiRequest, keyedHeadersOf, recv } from './recv.js';
 import { cacheKey, shouldProbe, upstreamTarget } from '../policy/request.js';
 
 /** What the steps decided for a request: what to deliver, and what the record notes. */
-type Delivery =
-  | ({ readonly kind: 'entry'; readonly entry: CacheEntry } & Outcome)
-  | ({ readonly kind: 'answer'; readonly answer: Answer } & Outcome);
+type Delivery = ({ readonly kind: 'entry'; readonly entry: CacheEntry } & Outcome) | ({ readonly kind: 'answer'; readonly answer: Answer } & Outcome);
 
 export async function serveApi(gw: Gateway, request: FastifyRequest, reply: FastifyReply, target: RequestTarget) {
   // ----------------------------------------------------------------------------------- recv
@@ -75,9 +73,7 @@ export async function serveApi(gw: Gateway, request: FastifyRequest, reply: Fast
   let delivery: Delivery;
   try {
     delivery =
-      classification.verdict === 'pass'
-        ? await pass(gw, request, reply, api, classification.reason)
-        : await lookupOrFetch(gw, request, reply, api, preference);
+      classification.verdict === 'pass' ? await pass(gw, request, reply, api, classification.reason) : await lookupOrFetch(gw, request, reply, api, preference);
   } catch (err) {
     // Counted as 499 by the record's close listener; no answer, no upstream failure.
     if (err instanceof ClientClosedError) return reply;
@@ -443,7 +439,14 @@ async function invalidateWrite(
  * (session-lifecycle.ts), the API error counted, and the session's user learned from answers
  * that name it. The answer's JSON is parsed at most once, when something asks for it.
  */
-async function afterAnswer(gw: Gateway, request: FastifyRequest, api: ApiRequest, fetched: WikiAnswer, headers: Record<string, string | string[]>, wroteNow: boolean) {
+async function afterAnswer(
+  gw: Gateway,
+  request: FastifyRequest,
+  api: ApiRequest,
+  fetched: WikiAnswer,
+  headers: Record<string, string | string[]>,
+  wroteNow: boolean,
+) {
   const { res } = fetched;
   const inspected = inspect(gw, fetched, api, headerString(headers['x-forwarded-for']) ?? '');
   const cookies = setCookies(gw, request, res.headers['set-cookie']);
@@ -481,13 +484,7 @@ function countApiError(gw: Gateway, headers: Readonly<Record<string, string | st
 
 // ------------------------------------------------------------------------------------- pass
 /** Not cacheable: forward as the client sent it; the answer still loses debuginfo and stray cookies. */
-async function pass(
-  gw: Gateway,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  api: ApiRequest,
-  passReason: PassReason,
-): Promise<Delivery> {
+async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyReply, api: ApiRequest, passReason: PassReason): Promise<Delivery> {
   const gone = clientGone(reply);
   const headers = upstreamRequestHeaders(request.headers, {
     peerAddress: request.socket.remoteAddress ?? '',

@@ -70,8 +70,7 @@ export function serveFreshHit(gw: Gateway, req: IncomingMessage, res: ServerResp
   const method = req.method;
   const url = req.url;
   // Absolute-form and long targets take the full path (which answers 414 past the limit).
-  if (method === undefined || url === undefined || url.charCodeAt(0) !== 0x2f || targetTooLong(url, gw.config.maxUrlBytes))
-    return false;
+  if (method === undefined || url === undefined || url.charCodeAt(0) !== 0x2f || targetTooLong(url, gw.config.maxUrlBytes)) return false;
   const recv = rememberedRecv(gw, method, req.headers, url);
   if (!recv || recv.classification.verdict !== 'lookup' || recv.api.identity.kind !== 'anonymous') return false;
   const api = recv.api;

@@ -19,12 +19,7 @@ import type { Logger } from 'pino';
 import { noteOutcome } from './request-record.js';
 import type { Gateway, RequestTarget } from '../gateway/gateway.js';
 
-export async function streamThrough(
-  gw: Gateway,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  target: RequestTarget,
-) {
+export async function streamThrough(gw: Gateway, request: FastifyRequest, reply: FastifyReply, target: RequestTarget) {
   noteOutcome(request, { disposition: 'pass' });
   const controller = new AbortController();
   reply.raw.once('close', () => {
@@ -71,12 +66,7 @@ export async function streamThrough(
 }
 
 /** Only requests that may carry credentials are looked at: the others have no session to settle. */
-async function settleStreamedSession(
-  gw: Gateway,
-  request: FastifyRequest,
-  target: RequestTarget,
-  setCookie: string | string[] | undefined,
-): Promise<void> {
+async function settleStreamedSession(gw: Gateway, request: FastifyRequest, target: RequestTarget, setCookie: string | string[] | undefined): Promise<void> {
   const view = forwardedView(request.headers);
   // A login through index.php (Special:UserLogin) sets the session and names its user.
   learnSessionUser(gw, view, setCookie, undefined, undefined);
@@ -85,7 +75,6 @@ async function settleStreamedSession(
   const identity = sessionIdentityFromHeaders(view, gw.identityRules);
   if (identity.kind !== 'session') return;
   const lines = setCookie === undefined ? [] : Array.isArray(setCookie) ? setCookie : [setCookie];
-  const ended =
-    lines.length > 0 && normalizeSetCookies(lines, requestCookieNames(view.cookie), gw.cookieNames, Date.now()).sessionEnded;
+  const ended = lines.length > 0 && normalizeSetCookies(lines, requestCookieNames(view.cookie), gw.cookieNames, Date.now()).sessionEnded;
   await settleSession(gw.storage, gw.metrics, request.log as Logger, identity, { ended, wrote: wrote(request.method, target.rawQuery, target.rawPath) });
 }

@@ -16,14 +16,7 @@ import type { Gateway } from '../gateway/gateway.js';
 import { type Identity, type IdentityRules, credentialValues, identityFromHeaders, mayCarryCredentials } from '../mediawiki/identity.js';
 import { type PhpArray, parsePhpQuery, phpStringParam, reachedMaxInputVars } from '../mediawiki/php-input.js';
 import { queryIsAmbiguous, type RequestTarget } from '../words/target.js';
-import {
-  applicableRule,
-  canonicalQuery,
-  classify,
-  type Classification,
-  type KeyedHeaders,
-  modulesOf,
-} from '../policy/request.js';
+import { applicableRule, canonicalQuery, classify, type Classification, type KeyedHeaders, modulesOf } from '../policy/request.js';
 
 /** A recognised api.php request: everything the later steps decide from. */
 export interface ApiRequest {
@@ -82,11 +75,7 @@ const recvMemo = new WeakMap<Gateway, RecvMemo>();
  */
 function memoSlot(method: string, h: IncomingHttpHeaders, rules: IdentityRules): 'GET' | 'HEAD' | undefined {
   if (method !== 'GET' && method !== 'HEAD') return undefined;
-  const plain =
-    !mayCarryCredentials(h, rules) &&
-    h['treat-as-untrusted'] === undefined &&
-    !connectionNamesHeaders(h.connection) &&
-    !headersAnnounceBody(h);
+  const plain = !mayCarryCredentials(h, rules) && h['treat-as-untrusted'] === undefined && !connectionNamesHeaders(h.connection) && !headersAnnounceBody(h);
   return plain ? method : undefined;
 }
 
@@ -163,12 +152,7 @@ export function recv(gw: Gateway, request: FastifyRequest, target: RequestTarget
  * The request headers a cache key accounts for (request.ts's KEYED_VARY), as the wiki will
  * receive them: `headers` is the forwarded view (http/forwarding.ts forwardedView).
  */
-export function keyedHeadersOf(
-  headers: IncomingHttpHeaders,
-  peerAddress: string | undefined,
-  peerTrusted: boolean,
-  query: PhpArray,
-): KeyedHeaders {
+export function keyedHeadersOf(headers: IncomingHttpHeaders, peerAddress: string | undefined, peerTrusted: boolean, query: PhpArray): KeyedHeaders {
   return {
     treatAsUntrusted: headerString(headers['treat-as-untrusted']),
     forwardedProto: effectiveForwardedProto(headers, { peerAddress: peerAddress ?? '', peerTrusted, protocol: 'http' }),

@@ -97,9 +97,7 @@ export function renderApiError(err: GatewayError, fmt: ErrorFormat): RenderedErr
       ? { errors: [{ code: err.code, text: err.message, module: 'main' }], docref: DOCREF }
       : { errors: [{ code: err.code, module: 'main', '*': err.message }], '*': DOCREF }
     : {
-        error: fv2
-          ? { code: err.code, info: err.message, docref: DOCREF }
-          : { code: err.code, info: err.message, '*': DOCREF },
+        error: fv2 ? { code: err.code, info: err.message, docref: DOCREF } : { code: err.code, info: err.message, '*': DOCREF },
       };
 
   if (fmt.format === 'xml' || fmt.format === 'xmlfm') {

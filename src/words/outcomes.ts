@@ -5,27 +5,8 @@
  */
 
 /** What happened to a request; the same words in `X-Cache`, logs and metrics. */
-export type Disposition =
-  | 'hit'
-  | 'hit-shared'
-  | 'stale'
-  | 'coalesced'
-  | 'miss'
-  | 'pass'
-  | 'bypass'
-  | 'error'
-  | 'purge';
-export const DISPOSITIONS: readonly Disposition[] = [
-  'hit',
-  'hit-shared',
-  'stale',
-  'coalesced',
-  'miss',
-  'pass',
-  'bypass',
-  'error',
-  'purge',
-];
+export type Disposition = 'hit' | 'hit-shared' | 'stale' | 'coalesced' | 'miss' | 'pass' | 'bypass' | 'error' | 'purge';
+export const DISPOSITIONS: readonly Disposition[] = ['hit', 'hit-shared', 'stale', 'coalesced', 'miss', 'pass', 'bypass', 'error', 'purge'];
 
 /**
  * The dispositions of answers that came from the cache, not from a request of this one to the
@@ -47,14 +28,7 @@ export type CacheMode = 'public' | 'anon-public-user-private' | 'private' | 'unk
 export const CACHE_MODES: readonly CacheMode[] = ['public', 'anon-public-user-private', 'private', 'unknown'];
 
 /** Why a request goes to the wiki without a lookup. */
-export type PassReason =
-  | 'method'
-  | 'not-canonical-path'
-  | 'ambiguous-query'
-  | 'array-params'
-  | 'request-body'
-  | 'credentials-unclear'
-  | 'module-rule';
+export type PassReason = 'method' | 'not-canonical-path' | 'ambiguous-query' | 'array-params' | 'request-body' | 'credentials-unclear' | 'module-rule';
 
 /** Why an answer was not stored. */
 export type NoStoreReason =

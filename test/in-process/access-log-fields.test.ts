@@ -138,7 +138,14 @@ describe('access log fields, behind a trusted proxy (the default: loopback)', ()
     );
     expect(r.text).toMatch(/^HTTP\/1\.1 200 /);
     const line = await waitForLine(gw, 'post-1');
-    expect(line).toMatchObject({ method: 'POST', url: '/w/api.php?format=json&token=[redacted]', module: 'logout', cache: 'pass', bytesIn: r.sent, bytesOut: r.received });
+    expect(line).toMatchObject({
+      method: 'POST',
+      url: '/w/api.php?format=json&token=[redacted]',
+      module: 'logout',
+      cache: 'pass',
+      bytesIn: r.sent,
+      bytesOut: r.received,
+    });
     expect(JSON.stringify(gw.logs)).not.toContain('SECRET-IN-QUERY');
   });
 
@@ -164,7 +171,11 @@ describe('access log fields, behind a trusted proxy (the default: loopback)', ()
     const before = await metric(gw, 'wikiedge_purge_requests_total{source="admin"}');
     const res = await http(`${gw.adminUrl}/purge?module=query%2Bsiteinfo`, { method: 'POST', headers: { 'content-type': 'application/json' } });
     expect(res.status).toBe(200);
-    expect(gw.logs.filter((l) => l['msg'] === 'purge' && l['source'] === 'admin').at(-1)).toMatchObject({ kind: 'module', what: 'siteinfo', purged: expect.any(Number) });
+    expect(gw.logs.filter((l) => l['msg'] === 'purge' && l['source'] === 'admin').at(-1)).toMatchObject({
+      kind: 'module',
+      what: 'siteinfo',
+      purged: expect.any(Number),
+    });
     expect((await metric(gw, 'wikiedge_purge_requests_total{source="admin"}')) - before).toBe(1);
   });
 });

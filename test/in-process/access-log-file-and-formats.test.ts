@@ -13,54 +13,61 @@ import { scratchDir } from '../support/scratch.js';
 
 function publicOrPrivate(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse): void {
   const pass = req.url?.includes('private=1') === true;
-  res.writeHead(200, { 'content-type': 'application/json', 'cache-control': pass ? 'private, must-revalidate, max-age=0' : 's-maxage=600, max-age=600, public' });
+  res.writeHead(200, {
+    'content-type': 'application/json',
+    'cache-control': pass ? 'private, must-revalidate, max-age=0' : 's-maxage=600, max-age=600, public',
+  });
   res.end('{"batchcomplete":true}');
 }
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 describe('WIKIEDGE_ACCESS_LOG_FILE', () => {
-  it.runIf(built)('SIGUSR1 reopens a moved log file with no line lost', async () => {
-    const fake = await startFakeUpstream(publicOrPrivate);
-    const dir = scratchDir('wikiedge-access-log-');
-    const file = path.join(dir, 'access.log');
-    const gw = await spawnGateway(fake.url, { WIKIEDGE_ACCESS_LOG_FILE: file });
-    try {
-      const ids: string[] = [];
-      let moved = false;
-      // Requests one after another, hits and misses, while the file is moved and reopened.
-      for (let i = 0; i < 120; i++) {
-        const id = `r-${i}-${randomUUID()}`;
-        ids.push(id);
-        const res = await http(`${gw.url}/w/api.php?action=query&meta=siteinfo&format=json&n=${i % 10}`, { headers: { 'x-request-id': id } });
-        expect(res.status).toBe(200);
-        if (i === 60) {
-          // As logrotate does: move the file, then signal (postrotate).
-          renameSync(file, `${file}.1`);
-          moved = true;
-          gw.child.kill('SIGUSR1');
+  it.runIf(built)(
+    'SIGUSR1 reopens a moved log file with no line lost',
+    async () => {
+      const fake = await startFakeUpstream(publicOrPrivate);
+      const dir = scratchDir('wikiedge-access-log-');
+      const file = path.join(dir, 'access.log');
+      const gw = await spawnGateway(fake.url, { WIKIEDGE_ACCESS_LOG_FILE: file });
+      try {
+        const ids: string[] = [];
+        let moved = false;
+        // Requests one after another, hits and misses, while the file is moved and reopened.
+        for (let i = 0; i < 120; i++) {
+          const id = `r-${i}-${randomUUID()}`;
+          ids.push(id);
+          const res = await http(`${gw.url}/w/api.php?action=query&meta=siteinfo&format=json&n=${i % 10}`, { headers: { 'x-request-id': id } });
+          expect(res.status).toBe(200);
+          if (i === 60) {
+            // As logrotate does: move the file, then signal (postrotate).
+            renameSync(file, `${file}.1`);
+            moved = true;
+            gw.child.kill('SIGUSR1');
+          }
         }
+        expect(moved).toBe(true);
+        await vi.waitFor(() => expect(gw.stdout()).toContain('access log reopened'), { timeout: 10_000 });
+        await vi.waitFor(() => expect(existsSync(file)).toBe(true), { timeout: 10_000 });
+        gw.child.kill('SIGTERM');
+        expect(await gw.exited).toBe(0);
+        const before = readFileSync(`${file}.1`, 'utf8').split('\n').filter(Boolean);
+        const after = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+        const logged = [...before, ...after].map((l) => (JSON.parse(l) as { reqId: string }).reqId);
+        // Every request once, in order, across the two files. Lines still held in the batch when
+        // the signal came go to the new file (LineBuffer.reopen): the split is near, not at, 61.
+        expect(logged).toEqual(ids);
+        expect(before.length).toBeGreaterThan(0);
+        expect(after.length).toBeGreaterThanOrEqual(120 - 61);
+        // Nothing of the access log on stdout, where the other lines still go.
+        expect(gw.stdout()).not.toContain('"msg":"request"');
+      } finally {
+        if (gw.child.exitCode === null) gw.child.kill('SIGKILL');
+        await fake.close();
       }
-      expect(moved).toBe(true);
-      await vi.waitFor(() => expect(gw.stdout()).toContain('access log reopened'), { timeout: 10_000 });
-      await vi.waitFor(() => expect(existsSync(file)).toBe(true), { timeout: 10_000 });
-      gw.child.kill('SIGTERM');
-      expect(await gw.exited).toBe(0);
-      const before = readFileSync(`${file}.1`, 'utf8').split('\n').filter(Boolean);
-      const after = readFileSync(file, 'utf8').split('\n').filter(Boolean);
-      const logged = [...before, ...after].map((l) => (JSON.parse(l) as { reqId: string }).reqId);
-      // Every request once, in order, across the two files. Lines still held in the batch when
-      // the signal came go to the new file (LineBuffer.reopen): the split is near, not at, 61.
-      expect(logged).toEqual(ids);
-      expect(before.length).toBeGreaterThan(0);
-      expect(after.length).toBeGreaterThanOrEqual(120 - 61);
-      // Nothing of the access log on stdout, where the other lines still go.
-      expect(gw.stdout()).not.toContain('"msg":"request"');
-    } finally {
-      if (gw.child.exitCode === null) gw.child.kill('SIGKILL');
-      await fake.close();
-    }
-  }, 60_000);
+    },
+    60_000,
+  );
 });
 
 describe('both log formats have every field', () => {

@@ -25,7 +25,10 @@ function run(args: string[]): { status: number | null; output: string } {
 }
 
 interface RulesFile {
-  groups: { name: string; rules: { alert?: string; record?: string; expr: string; for?: string; labels?: Record<string, string>; annotations?: Record<string, string> }[] }[];
+  groups: {
+    name: string;
+    rules: { alert?: string; record?: string; expr: string; for?: string; labels?: Record<string, string>; annotations?: Record<string, string> }[];
+  }[];
 }
 const rules = parse(readFileSync(RULES, 'utf8')) as RulesFile;
 const alerts = rules.groups.flatMap((g) => g.rules.filter((r) => r.alert !== undefined));

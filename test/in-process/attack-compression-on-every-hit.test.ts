@@ -15,7 +15,9 @@ import { request } from 'undici';
 /** A public answer of ~5 KB: compressed when stored, below the size a made coding is refused at. */
 const SMALL = JSON.stringify({ query: { general: { text: 'A small answer that compresses well. '.repeat(120) } } });
 /** A public answer of ~600 KB that compresses well: above the size a br upgrade is made for. */
-const LARGE = JSON.stringify({ query: { allmessages: Array.from({ length: 6000 }, (_, i) => ({ name: `message-${i}`, '*': `The text of message ${i}, as a wiki has thousands.` })) } });
+const LARGE = JSON.stringify({
+  query: { allmessages: Array.from({ length: 6000 }, (_, i) => ({ name: `message-${i}`, '*': `The text of message ${i}, as a wiki has thousands.` })) },
+});
 
 async function brInputBytes(gw: RunningGateway): Promise<number> {
   const res = await request(`${gw.adminUrl}/metrics`);

@@ -57,7 +57,9 @@ describe('an account that logs in again and again', () => {
     expect(local.length).toBeLessThanOrEqual(MAX_SESSIONS_PER_USER);
     // Redis is told without waiting: poll it.
     const list = redisKeys('wikiedge:').userSessions('Mallory');
-    await expect.poll(async () => Number((await redis.command(`SCARD ${list}`)).replace(/^:/, '').trim()), { timeout: 10_000 }).toBeLessThanOrEqual(MAX_SESSIONS_PER_USER);
+    await expect
+      .poll(async () => Number((await redis.command(`SCARD ${list}`)).replace(/^:/, '').trim()), { timeout: 10_000 })
+      .toBeLessThanOrEqual(MAX_SESSIONS_PER_USER);
     expect(Number((await redis.command(`SCARD ${list}`)).replace(/^:/, '').trim())).toBeGreaterThan(0);
 
     // A write of the newest session, with Redis stalled: the tight bound (the lookup of the

@@ -42,8 +42,14 @@ describe('the change follower applies every row once', () => {
       expect(f.gaps).toEqual([]);
       const counts = new Map<string, number>();
       for (const t of f.applied) counts.set(t, (counts.get(t) ?? 0) + 1);
-      expect([...counts].filter(([, n]) => n > 1), 'applied twice').toEqual([]);
-      expect(expected.filter((t) => !counts.has(t)), 'skipped').toEqual([]);
+      expect(
+        [...counts].filter(([, n]) => n > 1),
+        'applied twice',
+      ).toEqual([]);
+      expect(
+        expected.filter((t) => !counts.has(t)),
+        'skipped',
+      ).toEqual([]);
       expect(f.applied).toHaveLength(expected.length);
       // The burst itself in recentchanges' order.
       expect(f.applied.filter((t) => t.startsWith('Burst '))).toEqual(expected.slice(0, 900));

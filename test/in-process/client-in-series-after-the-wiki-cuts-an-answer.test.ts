@@ -14,7 +14,11 @@ const LIMITS = { WIKIEDGE_CLIENT_MISS_RATE: '1', WIKIEDGE_CLIENT_MISS_BURST: '1'
 describe('a client in series after the wiki cut one of its answers off', () => {
   for (const [name, env, path] of [
     ['a page streamed through (index.php)', {}, '/w/index.php?title=cut'],
-    ['a large api.php answer streamed (debuginfo off)', { WIKIEDGE_DEBUGINFO: 'off', WIKIEDGE_CACHE_MAX_ENTRY_BYTES: '1000' }, '/w/api.php?action=query&format=json&list=allpages&k=cut'],
+    [
+      'a large api.php answer streamed (debuginfo off)',
+      { WIKIEDGE_DEBUGINFO: 'off', WIKIEDGE_CACHE_MAX_ENTRY_BYTES: '1000' },
+      '/w/api.php?action=query&format=json&list=allpages&k=cut',
+    ],
   ] as const) {
     it(`${name}: its next requests are answered`, async () => {
       const fake = await startFakeUpstream((req, res) => {

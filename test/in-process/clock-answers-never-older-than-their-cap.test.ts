@@ -25,7 +25,9 @@ function clockWiki(state: { delayMs: number; down: boolean }) {
   return (req: IncomingMessage, res: ServerResponse) => {
     const time = wikiTime();
     const url = new URL(req.url ?? '/', 'http://wiki');
-    const body = url.searchParams.has('curtimestamp') ? { batchcomplete: true, curtimestamp: time } : { batchcomplete: true, query: { general: { sitename: 'Wiki', time } } };
+    const body = url.searchParams.has('curtimestamp')
+      ? { batchcomplete: true, curtimestamp: time }
+      : { batchcomplete: true, query: { general: { sitename: 'Wiki', time } } };
     setTimeout(() => {
       if (state.down) {
         res.writeHead(503, { 'content-type': 'text/plain' });

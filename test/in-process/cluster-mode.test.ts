@@ -39,8 +39,17 @@ async function startCluster(upstream: string, env: Record<string, string> = {}):
   const gw = await spawnGateway(upstream, { WIKIEDGE_WORKERS: '2', WIKIEDGE_LOG_HITS: 'false', ...env });
   const { child, exited, url: publicUrl, adminUrl } = gw;
   /** The complete JSON lines written so far (a line may still be on its way). */
-  const lines = () => gw.stdout().split('\n').slice(0, -1).filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
-  const listening = () => lines().filter((l) => l['msg'] === 'worker listening').map((l) => l['pid'] as number);
+  const lines = () =>
+    gw
+      .stdout()
+      .split('\n')
+      .slice(0, -1)
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  const listening = () =>
+    lines()
+      .filter((l) => l['msg'] === 'worker listening')
+      .map((l) => l['pid'] as number);
 
   const get = async (query: string): Promise<Served> => {
     const res = await http(`${publicUrl}/w/api.php?${query}`, { headers: { connection: 'close' } });
@@ -130,7 +139,10 @@ describe.runIf(built)('cluster mode (WIKIEDGE_WORKERS=2)', () => {
     await c.fromBothWorkers(q); // now cached in each worker
     expect(firstOfEachWorker(await c.fromBothWorkers(q)).map((a) => a.cache)).toEqual(['hit', 'hit']);
 
-    const purge = await http(`${c.adminUrl}/purge?prefix=${encodeURIComponent('/w/api.php?action=query')}`, { method: 'POST', headers: { 'content-type': 'application/json' } });
+    const purge = await http(`${c.adminUrl}/purge?prefix=${encodeURIComponent('/w/api.php?action=query')}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(purge.status).toBe(200);
     const result = JSON.parse(purge.body) as { purged: number; workers: number; missedWorkers: number };
     expect(result).toMatchObject({ workers: 2, missedWorkers: 0 });

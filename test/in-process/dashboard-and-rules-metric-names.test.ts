@@ -34,7 +34,11 @@ describe('the dashboard and the rules read only metrics the gateway exports', ()
       res.end('{}');
     });
     redis = await startRedis();
-    gw = await startGateway(fake.url, { WIKIEDGE_REDIS_URL: redis.url, WIKIEDGE_IDENTITY_SECRET: 'redis-tests-share-this-identity-secret', WIKIEDGE_RC_FOLLOW: 'true' });
+    gw = await startGateway(fake.url, {
+      WIKIEDGE_REDIS_URL: redis.url,
+      WIKIEDGE_IDENTITY_SECRET: 'redis-tests-share-this-identity-secret',
+      WIKIEDGE_RC_FOLLOW: 'true',
+    });
     await http(`${gw.apiUrl}?action=query&meta=siteinfo&format=json`);
     scrape = parseScrape((await http(`${gw.adminUrl}/metrics`)).body);
   });

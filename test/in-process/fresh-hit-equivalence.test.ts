@@ -141,7 +141,9 @@ describe('compressed entries: the fresh-hit path sends the representation the fu
       expect(headerOf(short, 'content-length')).toBe(String(short.body.length));
       expect(headerOf(short, 'vary')).toMatch(/Accept-Encoding/);
       const coding = headerOf(short, 'content-encoding');
-      expect(coding).toBe(acceptEncoding?.startsWith('gzip') && !acceptEncoding.includes('identity') ? 'gzip' : acceptEncoding === 'gzip, deflate, br' ? 'gzip' : undefined);
+      expect(coding).toBe(
+        acceptEncoding?.startsWith('gzip') && !acceptEncoding.includes('identity') ? 'gzip' : acceptEncoding === 'gzip, deflate, br' ? 'gzip' : undefined,
+      );
       // An encoded representation's strong ETag is weak (RFC 9110 §8.8.3).
       expect(headerOf(short, 'etag')).toBe(coding ? 'W/"v1"' : '"v1"');
     },

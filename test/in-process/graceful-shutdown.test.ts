@@ -20,9 +20,7 @@ describe('graceful shutdown', () => {
     });
     const gw = await spawnGateway(fake.url, { ...MANY_CLIENTS_FROM_LOOPBACK, WIKIEDGE_LOG_LEVEL: 'warn' });
     const { port, child, exited } = gw;
-    const inFlight = Array.from({ length: 20 }, (_, i) =>
-      http(`http://127.0.0.1:${port}/w/api.php?action=query&list=filearchive&format=json&n=${i}`),
-    );
+    const inFlight = Array.from({ length: 20 }, (_, i) => http(`http://127.0.0.1:${port}/w/api.php?action=query&list=filearchive&format=json&n=${i}`));
     await new Promise((r) => setTimeout(r, 200));
     child.kill('SIGTERM');
     const answers = await Promise.all(inFlight);
@@ -41,7 +39,13 @@ describe('graceful shutdown', () => {
     const gw = await spawnGateway(fake.url, { ...MANY_CLIENTS_FROM_LOOPBACK, WIKIEDGE_LOG_LEVEL: 'warn', WIKIEDGE_SHUTDOWN_DRAIN_MS: '1500' });
     const { port, adminPort, child, exited } = gw;
     for (let i = 0; i < 100; i++) {
-      if (await http(`${gw.adminUrl}/readyz`).then((r) => r.status === 200, () => false)) break;
+      if (
+        await http(`${gw.adminUrl}/readyz`).then(
+          (r) => r.status === 200,
+          () => false,
+        )
+      )
+        break;
       await new Promise((r) => setTimeout(r, 50));
     }
     const api = `http://127.0.0.1:${port}/w/api.php?action=query&meta=siteinfo&format=json`;

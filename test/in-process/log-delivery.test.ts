@@ -17,7 +17,12 @@ describe('log delivery', () => {
       res.end('{"batchcomplete":""}');
     });
     const gw = await spawnGateway(fake.url);
-    const lines = () => gw.stdout().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = () =>
+      gw
+        .stdout()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
 
     await http(`${gw.url}/w/api.php?action=query&meta=userinfo&format=json&n=lonely`, {
       headers: { 'x-request-id': 'lonely-request' },

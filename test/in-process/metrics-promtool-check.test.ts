@@ -39,7 +39,11 @@ async function traffic(url: string): Promise<void> {
   const q = `${url}/w/api.php?action=query&meta=siteinfo&format=json`;
   await http(q);
   await http(q);
-  await http(`${url}/w/api.php?action=query&meta=userinfo&format=json`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'action=logout' });
+  await http(`${url}/w/api.php?action=query&meta=userinfo&format=json`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'action=logout',
+  });
   await http(`${url}/w/api.php/%zz`);
   await http(q, { method: 'PURGE' });
 }
@@ -50,7 +54,15 @@ function expectClean(exposition: string): void {
   expect(r.status).toBe(0);
   const t = types(exposition);
   for (const [name, type] of t) if (type !== 'counter') expect(name, `${name} is a ${type}`).not.toMatch(/_total$/);
-  for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_eventloop_lag_p99_seconds', 'nodejs_heap_size_used_bytes', 'nodejs_gc_duration_seconds', 'nodejs_active_handles'])
+  for (const name of [
+    'process_cpu_seconds_total',
+    'process_resident_memory_bytes',
+    'nodejs_eventloop_lag_seconds',
+    'nodejs_eventloop_lag_p99_seconds',
+    'nodejs_heap_size_used_bytes',
+    'nodejs_gc_duration_seconds',
+    'nodejs_active_handles',
+  ])
     expect(t.has(name), name).toBe(true);
   expect([...t.keys()].filter((n) => /^wikiedge_(process|nodejs)_/.test(n))).toEqual([]);
 }
@@ -63,7 +75,11 @@ describe('GET /metrics of a single process, checked by promtool', () => {
     fake = await publicWiki();
     // With Redis and the change follower configured: every family the gateway can export.
     redis = await startRedis();
-    gw = await startGateway(fake.url, { WIKIEDGE_REDIS_URL: redis.url, WIKIEDGE_IDENTITY_SECRET: 'redis-tests-share-this-identity-secret', WIKIEDGE_RC_FOLLOW: 'true' });
+    gw = await startGateway(fake.url, {
+      WIKIEDGE_REDIS_URL: redis.url,
+      WIKIEDGE_IDENTITY_SECRET: 'redis-tests-share-this-identity-secret',
+      WIKIEDGE_RC_FOLLOW: 'true',
+    });
     await traffic(gw.url);
   });
   afterAll(async () => {

@@ -74,7 +74,14 @@ describe('npm start', () => {
     npmStart.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     npmStart.stdout.resume();
     const npmExited = new Promise<number | null>((resolve) => npmStart.on('exit', (code) => resolve(code)));
-    for (let i = 0; !(await http(`http://127.0.0.1:${adminPort}/healthz`).then((r) => r.status === 200, () => false)); i++) {
+    for (
+      let i = 0;
+      !(await http(`http://127.0.0.1:${adminPort}/healthz`).then(
+        (r) => r.status === 200,
+        () => false,
+      ));
+      i++
+    ) {
       if (i === 400 || npmStart.exitCode !== null) throw new Error(`npm start did not come up: ${stderr}`);
       await new Promise((r) => setTimeout(r, 25));
     }

@@ -7,7 +7,12 @@ import { rawBytes } from '../support/raw-socket.js';
 
 function parse(raw: string) {
   const [head, body] = raw.split('\r\n\r\n', 2) as [string, string];
-  const headers = new Map(head.split('\r\n').slice(1).map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+  const headers = new Map(
+    head
+      .split('\r\n')
+      .slice(1)
+      .map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+  );
   return { statusLine: head.split('\r\n')[0], headers, body: JSON.parse(body) as { error: { code: string; info: string } } };
 }
 

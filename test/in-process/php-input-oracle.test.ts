@@ -26,19 +26,127 @@ const fcOptions = { numRuns: RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS, markI
 // Node) reject raw bytes >= 0x80, controls and space, and `#` starts a fragment, so those arrive
 // only percent-encoded.
 const QUERY_PIECES = [
-  'a', 'b', 'x', 'action', '_', '-', '0', '1', '5', '9223372036854775807', '9223372036854775808', '.',
-  '[', ']', '[]', '][', '=', '==', '&', '&&', ';', ',', '+', '%', '%%', '~', '"', '\\', '|', '?', '/',
-  '%20', '%2e', '%2E', '%5b', '%5B', '%5d', '%5D', '%3d', '%26', '%2b', '%25', '%3b', '%2c', '%00',
-  '%61', '%41', '%zz', '%4', '%4g', '%g4', '%ff', '%c3%a9', '%09', '%0b', '%0d%0a', '%85', '%a0',
-  '__Host-', '__Secure-', '_.Host-', '..Host-', '_[Host-', 'Host-',
+  'a',
+  'b',
+  'x',
+  'action',
+  '_',
+  '-',
+  '0',
+  '1',
+  '5',
+  '9223372036854775807',
+  '9223372036854775808',
+  '.',
+  '[',
+  ']',
+  '[]',
+  '][',
+  '=',
+  '==',
+  '&',
+  '&&',
+  ';',
+  ',',
+  '+',
+  '%',
+  '%%',
+  '~',
+  '"',
+  '\\',
+  '|',
+  '?',
+  '/',
+  '%20',
+  '%2e',
+  '%2E',
+  '%5b',
+  '%5B',
+  '%5d',
+  '%5D',
+  '%3d',
+  '%26',
+  '%2b',
+  '%25',
+  '%3b',
+  '%2c',
+  '%00',
+  '%61',
+  '%41',
+  '%zz',
+  '%4',
+  '%4g',
+  '%g4',
+  '%ff',
+  '%c3%a9',
+  '%09',
+  '%0b',
+  '%0d%0a',
+  '%85',
+  '%a0',
+  '__Host-',
+  '__Secure-',
+  '_.Host-',
+  '..Host-',
+  '_[Host-',
+  'Host-',
 ] as const;
 
 // Pieces of a Cookie header value: anything but CR, LF and NUL can appear raw in a header.
 const COOKIE_PIECES = [
-  'a', 'b', 'x', 'session', '_', '-', '0', '1', '5', '05', '-3', '.', '[', ']', '[]', '][', '=', '==',
-  ';', ';;', '; ', ',', ', ', ' ', '  ', '\t', '+', '%', '"', '$', '%20', '%2e', '%5b', '%5d', '%3d',
-  '%3b', '%2b', '%00', '%41', '%zz', '%4', '%ff', '\x0b', '\x0c', '\x85', '\xa0', '\xe9', '\xff',
-  '__Host-', '__Secure-', '_.Host-', '..Host-', '_[Host-',
+  'a',
+  'b',
+  'x',
+  'session',
+  '_',
+  '-',
+  '0',
+  '1',
+  '5',
+  '05',
+  '-3',
+  '.',
+  '[',
+  ']',
+  '[]',
+  '][',
+  '=',
+  '==',
+  ';',
+  ';;',
+  '; ',
+  ',',
+  ', ',
+  ' ',
+  '  ',
+  '\t',
+  '+',
+  '%',
+  '"',
+  '$',
+  '%20',
+  '%2e',
+  '%5b',
+  '%5d',
+  '%3d',
+  '%3b',
+  '%2b',
+  '%00',
+  '%41',
+  '%zz',
+  '%4',
+  '%ff',
+  '\x0b',
+  '\x0c',
+  '\x85',
+  '\xa0',
+  '\xe9',
+  '\xff',
+  '__Host-',
+  '__Secure-',
+  '_.Host-',
+  '..Host-',
+  '_[Host-',
 ] as const;
 
 function pieces(alphabet: readonly string[], maxLength: number): fc.Arbitrary<string> {
@@ -53,10 +161,7 @@ function tokens(alphabet: readonly string[], separators: readonly string[], maxT
     .map((ts) => ts.map(([[n, v], sep]) => (v === undefined ? n : `${n}=${v}`) + sep).join(''));
 }
 
-const queryArb = fc.oneof(
-  { weight: 3, arbitrary: tokens(QUERY_PIECES, ['&', '&', '&&', ';'], 8) },
-  { weight: 1, arbitrary: pieces(QUERY_PIECES, 30) },
-);
+const queryArb = fc.oneof({ weight: 3, arbitrary: tokens(QUERY_PIECES, ['&', '&', '&&', ';'], 8) }, { weight: 1, arbitrary: pieces(QUERY_PIECES, 30) });
 
 /** Node (and so our gateway) trims optional whitespace around a header value. */
 function trimOws(s: string): string {
@@ -64,10 +169,7 @@ function trimOws(s: string): string {
 }
 
 const cookieArb = fc
-  .oneof(
-    { weight: 3, arbitrary: tokens(COOKIE_PIECES, [';', '; ', ';  ', ', ', ';;'], 8) },
-    { weight: 1, arbitrary: pieces(COOKIE_PIECES, 30) },
-  )
+  .oneof({ weight: 3, arbitrary: tokens(COOKIE_PIECES, [';', '; ', ';  ', ', ', ';;'], 8) }, { weight: 1, arbitrary: pieces(COOKIE_PIECES, 30) })
   .map(trimOws);
 
 /** Array-shaped names, to exercise nesting, appends, integer keys and unmatched brackets. */
@@ -173,14 +275,10 @@ describe('php-input against real PHP 8.2 (php -S)', () => {
   it('honours max_input_vars and max_input_nesting_level like PHP (set to 5 and 3)', async () => {
     const limits = { maxInputVars: 5, maxInputNestingLevel: 3 };
     await fc.assert(
-      fc.asyncProperty(
-        fc.oneof(tokens(QUERY_PIECES, ['&', '&&'], 10), arrayQueryArb),
-        cookieArb,
-        async (q, c) => {
-          await checkQuery(q, phpSmallLimits, limits);
-          await checkCookie(c, phpSmallLimits, limits);
-        },
-      ),
+      fc.asyncProperty(fc.oneof(tokens(QUERY_PIECES, ['&', '&&'], 10), arrayQueryArb), cookieArb, async (q, c) => {
+        await checkQuery(q, phpSmallLimits, limits);
+        await checkCookie(c, phpSmallLimits, limits);
+      }),
       { ...fcOptions, numRuns: Math.ceil(RUNS / 2) },
     );
   });
@@ -188,15 +286,7 @@ describe('php-input against real PHP 8.2 (php -S)', () => {
   it('stops after the default max_input_vars (1000) like PHP', async () => {
     // Empty-name GET tokens count (PHP counts before dropping them), empty tokens do not.
     const q1 = Array.from({ length: 1003 }, (_, i) => `v${i}=${i}`).join('&');
-    const q2 = [
-      '=x',
-      'a=1',
-      '&&',
-      '%00=y',
-      ...Array.from({ length: 997 }, (_, i) => `w${i}`),
-      'b=2',
-      'c=3',
-    ].join('&');
+    const q2 = ['=x', 'a=1', '&&', '%00=y', ...Array.from({ length: 997 }, (_, i) => `w${i}`), 'b=2', 'c=3'].join('&');
     for (const q of [q1, q2]) await checkQuery(q);
     // Cookie tokens with an empty (or whitespace-only) name are skipped before counting.
     const c1 = ['=x', ' ', ' =y', ...Array.from({ length: 1001 }, (_, i) => `c${i}=${i}`)].join('; ');
@@ -274,17 +364,8 @@ function nodeJoinedCookie(lines: readonly string[]): Promise<string> {
     server.listen(0, '127.0.0.1', () => {
       const addr = server.address();
       if (addr === null || typeof addr === 'string') return reject(new Error('no port'));
-      const head = [
-        'GET / HTTP/1.1',
-        'Host: x',
-        ...lines.map((l) => `Cookie: ${l}`),
-        'Connection: close',
-        '',
-        '',
-      ];
-      const sock = net.connect(addr.port, '127.0.0.1', () =>
-        sock.end(Buffer.from(head.join('\r\n'), 'latin1')),
-      );
+      const head = ['GET / HTTP/1.1', 'Host: x', ...lines.map((l) => `Cookie: ${l}`), 'Connection: close', '', ''];
+      const sock = net.connect(addr.port, '127.0.0.1', () => sock.end(Buffer.from(head.join('\r\n'), 'latin1')));
       sock.on('error', reject);
       sock.resume();
     });

@@ -36,12 +36,21 @@ describe('the module label of a POST', () => {
   }
 
   it('a urlencoded form: its action', async () => {
-    expect(await post('login', 'format=json', 'application/x-www-form-urlencoded', 'action=login&lgname=Bob&lgpassword=x&lgtoken=t')).toEqual({ log: 'login', metric: true });
-    expect(await post('query', '', 'application/x-www-form-urlencoded; charset=UTF-8', 'action=query&meta=tokens&format=json')).toEqual({ log: 'query+tokens', metric: true });
+    expect(await post('login', 'format=json', 'application/x-www-form-urlencoded', 'action=login&lgname=Bob&lgpassword=x&lgtoken=t')).toEqual({
+      log: 'login',
+      metric: true,
+    });
+    expect(await post('query', '', 'application/x-www-form-urlencoded; charset=UTF-8', 'action=query&meta=tokens&format=json')).toEqual({
+      log: 'query+tokens',
+      metric: true,
+    });
   });
 
   it('the form wins over the query string, which fills in what the form does not say', async () => {
-    expect(await post('edit', 'action=query&meta=siteinfo', 'application/x-www-form-urlencoded', 'action=edit&title=A&text=x&token=t')).toEqual({ log: 'edit', metric: true });
+    expect(await post('edit', 'action=query&meta=siteinfo', 'application/x-www-form-urlencoded', 'action=edit&title=A&text=x&token=t')).toEqual({
+      log: 'edit',
+      metric: true,
+    });
     expect(await post('logout', 'action=logout', 'application/x-www-form-urlencoded', 'token=t&format=json')).toEqual({ log: 'logout', metric: true });
   });
 

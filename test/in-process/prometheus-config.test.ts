@@ -14,8 +14,7 @@ const DASHBOARD = path.join(repoRoot, 'config/grafana/dashboards/wikiedge.json')
 
 const probe = spawnSync('promtool', ['--version'], { encoding: 'utf8' });
 const promtool = probe.status === 0 ? probe.stdout.split('\n')[0] : undefined;
-const SKIP_REASON =
-  'promtool is not on the PATH (Debian: apt-get install --no-install-recommends prometheus, ~19 MB download)';
+const SKIP_REASON = 'promtool is not on the PATH (Debian: apt-get install --no-install-recommends prometheus, ~19 MB download)';
 
 function run(args: string[]): { status: number | null; output: string } {
   const r = spawnSync('promtool', args, { encoding: 'utf8', cwd: repoRoot, timeout: 30_000 });

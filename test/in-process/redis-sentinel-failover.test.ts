@@ -53,7 +53,11 @@ describe.runIf(existsSync('/usr/bin/redis-server'))('two gateways sharing throug
         (r) => r.includes('3 usable Sentinels'),
         20_000,
       );
-      await until(() => s.call('SENTINEL', 'replicas', NAME) as Promise<unknown[]>, (r) => r.length === 1, 20_000);
+      await until(
+        () => s.call('SENTINEL', 'replicas', NAME) as Promise<unknown[]>,
+        (r) => r.length === 1,
+        20_000,
+      );
     } finally {
       s.disconnect();
     }
@@ -87,7 +91,10 @@ describe.runIf(existsSync('/usr/bin/redis-server'))('two gateways sharing throug
   };
 
   it('shares through the primary the Sentinels name: a miss on one is hit-shared on the other', async () => {
-    await until(async () => [await metric(a, 'wikiedge_redis_up'), await metric(b, 'wikiedge_redis_up')], (u) => u[0] === 1 && u[1] === 1);
+    await until(
+      async () => [await metric(a, 'wikiedge_redis_up'), await metric(b, 'wikiedge_redis_up')],
+      (u) => u[0] === 1 && u[1] === 1,
+    );
     expect(await shareOnce(a, b)).toBe('hit-shared');
     expect(await shareOnce(b, a)).toBe('hit-shared');
   });
@@ -100,11 +107,17 @@ describe.runIf(existsSync('/usr/bin/redis-server'))('two gateways sharing throug
     const p = await http(`${a.apiUrl}?action=query&format=json&${purged}`, { method: 'PURGE' });
     expect(p.status).toBe(200);
     // B heard the purge on the channel, and the replica has every write the primary acknowledged.
-    await until(() => metric(b, 'wikiedge_redis_purge_messages_total\\{kind="url"\\}'), (n) => (n ?? 0) >= 1);
+    await until(
+      () => metric(b, 'wikiedge_redis_purge_messages_total\\{kind="url"\\}'),
+      (n) => (n ?? 0) >= 1,
+    );
     const [pi, ri] = [await inspector(primary.port), await inspector(replica.port)];
     try {
       const offset = Number(/master_repl_offset:(\d+)/.exec(await pi.info('replication'))![1]);
-      await until(async () => Number(/slave_repl_offset:(\d+)/.exec(await ri.info('replication'))?.[1] ?? -1), (o) => o >= offset);
+      await until(
+        async () => Number(/slave_repl_offset:(\d+)/.exec(await ri.info('replication'))?.[1] ?? -1),
+        (o) => o >= offset,
+      );
     } finally {
       pi.disconnect();
       ri.disconnect();
@@ -127,7 +140,10 @@ describe.runIf(existsSync('/usr/bin/redis-server'))('two gateways sharing throug
         await sleep(10);
       }
     })();
-    await until(async () => requests, (n) => n >= 20);
+    await until(
+      async () => requests,
+      (n) => n >= 20,
+    );
 
     // The crash, and the Sentinels' switch to the replica, watched from the test.
     const t0 = Date.now();
@@ -136,7 +152,11 @@ describe.runIf(existsSync('/usr/bin/redis-server'))('two gateways sharing throug
     const watch = (async () => {
       const s = await inspector(sentinels[1]!.port);
       try {
-        await until(() => s.call('SENTINEL', 'get-master-addr-by-name', NAME) as Promise<string[]>, (r) => r[1] === String(replica.port), 30_000);
+        await until(
+          () => s.call('SENTINEL', 'get-master-addr-by-name', NAME) as Promise<string[]>,
+          (r) => r[1] === String(replica.port),
+          30_000,
+        );
         switchedMs = Date.now() - t0;
       } finally {
         s.disconnect();
@@ -144,16 +164,31 @@ describe.runIf(existsSync('/usr/bin/redis-server'))('two gateways sharing throug
     })();
 
     // Sharing is back: a new URL missed on A is hit-shared on B, and the other way round.
-    await until(() => shareOnce(a, b), (x) => x === 'hit-shared', 30_000).catch((err: unknown) => {
-      for (const [n, gw] of [['a', a], ['b', b]] as const) console.log(n, JSON.stringify(gw.logs.filter((l) => l['component'] === 'redis').map((l) => [l['time'], l['msg'], l['err'], l['op']])));
+    await until(
+      () => shareOnce(a, b),
+      (x) => x === 'hit-shared',
+      30_000,
+    ).catch((err: unknown) => {
+      for (const [n, gw] of [
+        ['a', a],
+        ['b', b],
+      ] as const)
+        console.log(n, JSON.stringify(gw.logs.filter((l) => l['component'] === 'redis').map((l) => [l['time'], l['msg'], l['err'], l['op']])));
       throw err;
     });
     const sharingBackMs = Date.now() - t0;
-    await until(() => shareOnce(b, a), (x) => x === 'hit-shared', 10_000);
+    await until(
+      () => shareOnce(b, a),
+      (x) => x === 'hit-shared',
+      10_000,
+    );
     await watch;
     // A little more load on the new primary, then stop.
     const after = requests;
-    await until(async () => requests, (n) => n >= after + 20);
+    await until(
+      async () => requests,
+      (n) => n >= after + 20,
+    );
     loading = false;
     await load;
 

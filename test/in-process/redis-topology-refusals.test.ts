@@ -60,7 +60,9 @@ describe.runIf(existsSync('/usr/bin/redis-server'))('a Redis that is not what th
   it('a URL that reaches a Sentinel (redis_mode:sentinel) names WIKIEDGE_REDIS_SENTINELS', async () => {
     const err = await refusal({ WIKIEDGE_REDIS_URL: `redis://${sentinel.address}` });
     expect(err.key).toBe('WIKIEDGE_REDIS_SENTINELS');
-    expect(err.message).toMatch(/^WIKIEDGE_REDIS_URL reaches a Redis Sentinel \(INFO says redis_mode:sentinel\).*WIKIEDGE_REDIS_SENTINELS.*WIKIEDGE_REDIS_SENTINEL_MASTER/);
+    expect(err.message).toMatch(
+      /^WIKIEDGE_REDIS_URL reaches a Redis Sentinel \(INFO says redis_mode:sentinel\).*WIKIEDGE_REDIS_SENTINELS.*WIKIEDGE_REDIS_SENTINEL_MASTER/,
+    );
   });
 
   it('a URL that reaches a replica (role:slave) says so, and names the primary and WIKIEDGE_REDIS_SENTINELS', async () => {
@@ -104,7 +106,17 @@ describe.runIf(existsSync('/usr/bin/redis-server'))('a Redis that is not what th
   /** dist/main.js with the URL of the cluster node: its exit code and stderr. */
   const run = async (env: Record<string, string> = {}) => {
     const child = spawn(process.execPath, [mainJs], {
-      env: { PATH: process.env['PATH'] ?? '', WIKIEDGE_UPSTREAM: fake.url, WIKIEDGE_HOST: '127.0.0.1', WIKIEDGE_PORT: '0', WIKIEDGE_ADMIN_PORT: '0', WIKIEDGE_LOG_LEVEL: 'silent', WIKIEDGE_REDIS_URL: `redis://${clusterNode.address}`, ...SECRET, ...env },
+      env: {
+        PATH: process.env['PATH'] ?? '',
+        WIKIEDGE_UPSTREAM: fake.url,
+        WIKIEDGE_HOST: '127.0.0.1',
+        WIKIEDGE_PORT: '0',
+        WIKIEDGE_ADMIN_PORT: '0',
+        WIKIEDGE_LOG_LEVEL: 'silent',
+        WIKIEDGE_REDIS_URL: `redis://${clusterNode.address}`,
+        ...SECRET,
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
@@ -114,16 +126,26 @@ describe.runIf(existsSync('/usr/bin/redis-server'))('a Redis that is not what th
     return { code, stderr };
   };
 
-  it.runIf(built)('a cluster (WIKIEDGE_WORKERS=2) exits 1 too: its workers refuse, and the primary stops', async () => {
-    const { code, stderr } = await run({ WIKIEDGE_WORKERS: '2' });
-    expect(code).toBe(1);
-    expect(stderr).toContain('WIKIEDGE_REDIS_URL reaches a Redis Cluster node (INFO says cluster_enabled:1)');
-  }, 45_000);
+  it.runIf(built)(
+    'a cluster (WIKIEDGE_WORKERS=2) exits 1 too: its workers refuse, and the primary stops',
+    async () => {
+      const { code, stderr } = await run({ WIKIEDGE_WORKERS: '2' });
+      expect(code).toBe(1);
+      expect(stderr).toContain('WIKIEDGE_REDIS_URL reaches a Redis Cluster node (INFO says cluster_enabled:1)');
+    },
+    45_000,
+  );
 
-  it.runIf(built)('the process exits 1 with the refusal as its one line on stderr', async () => {
-    const { code, stderr } = await run();
-    expect(code).toBe(1);
-    expect(stderr).toMatch(/^wikiedge: failed to start: WIKIEDGE_REDIS_URL reaches a Redis Cluster node \(INFO says cluster_enabled:1\): .*WIKIEDGE_REDIS_CLUSTER_NODES.*\n$/);
-    expect(stderr.split('\n')).toHaveLength(2);
-  }, 30_000);
+  it.runIf(built)(
+    'the process exits 1 with the refusal as its one line on stderr',
+    async () => {
+      const { code, stderr } = await run();
+      expect(code).toBe(1);
+      expect(stderr).toMatch(
+        /^wikiedge: failed to start: WIKIEDGE_REDIS_URL reaches a Redis Cluster node \(INFO says cluster_enabled:1\): .*WIKIEDGE_REDIS_CLUSTER_NODES.*\n$/,
+      );
+      expect(stderr.split('\n')).toHaveLength(2);
+    },
+    30_000,
+  );
 });

@@ -36,7 +36,12 @@ describe.runIf(built)('SIGHUP with a configuration it cannot apply', () => {
     ['an invalid value', 'workers: 2\ngraceSeconds: -1\n', 'WIKIEDGE_GRACE_SECONDS', 'WIKIEDGE_GRACE_SECONDS: must be an integer from 0 to 86400'],
     ['a file that is not YAML', 'graceSeconds: [1,\n', 'WIKIEDGE_CONFIG', 'is not valid YAML'],
     ['an unknown key', 'graceSecs: 5\n', 'graceSecs', 'graceSecs: is not a known configuration key'],
-    ['a listener’s address', 'workers: 2\ngraceSeconds: 5\nadminHost: 127.0.0.2\n', 'WIKIEDGE_ADMIN_HOST', 'WIKIEDGE_ADMIN_HOST cannot change without a restart'],
+    [
+      'a listener’s address',
+      'workers: 2\ngraceSeconds: 5\nadminHost: 127.0.0.2\n',
+      'WIKIEDGE_ADMIN_HOST',
+      'WIKIEDGE_ADMIN_HOST cannot change without a restart',
+    ],
     ['the number of workers', 'workers: 3\n', 'WIKIEDGE_WORKERS', 'WIKIEDGE_WORKERS cannot change without a restart'],
   ])('%s: one line naming the key; the same workers serve on', async (_what, content, key, words) => {
     writeFileSync(file, content);

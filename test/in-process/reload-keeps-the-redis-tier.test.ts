@@ -52,7 +52,12 @@ describe.runIf(built && existsSync('/usr/bin/redis-server'))('a reload with the 
     });
     redis = await startRedis();
     // A Redis call slower than its bound marks the tier down; on a busy machine 50 ms is not enough.
-    gw = await spawnGateway(fake.url, { WIKIEDGE_WORKERS: '2', WIKIEDGE_REDIS_URL: redis.url, WIKIEDGE_IDENTITY_SECRET: 'redis-tests-share-this-identity-secret', WIKIEDGE_REDIS_TIMEOUT_MS: '2000' });
+    gw = await spawnGateway(fake.url, {
+      WIKIEDGE_WORKERS: '2',
+      WIKIEDGE_REDIS_URL: redis.url,
+      WIKIEDGE_IDENTITY_SECRET: 'redis-tests-share-this-identity-secret',
+      WIKIEDGE_REDIS_TIMEOUT_MS: '2000',
+    });
     await untilLogged(gw, () => logged(gw, 'worker listening').length === 2);
   });
   afterAll(async () => {
@@ -74,8 +79,14 @@ describe.runIf(built && existsSync('/usr/bin/redis-server'))('a reload with the 
     // On failure: the answers in order, and what the workers said of Redis meanwhile.
     const why = () =>
       `answers: ${JSON.stringify(answers)}; lines: ${JSON.stringify(logLines(gw).filter((l) => /redis|handed over|worker|reload/.test(String(l['msg'])) || String(l['url'] ?? '').includes('t=reload')))}`;
-    expect(answers.some((a) => a === 'hit-shared' || a === 'coalesced'), why()).toBe(true);
-    expect(answers.every((a) => a === 'hit-shared' || a === 'hit' || a === 'coalesced'), why()).toBe(true);
+    expect(
+      answers.some((a) => a === 'hit-shared' || a === 'coalesced'),
+      why(),
+    ).toBe(true);
+    expect(
+      answers.every((a) => a === 'hit-shared' || a === 'hit' || a === 'coalesced'),
+      why(),
+    ).toBe(true);
     expect(fake.requests.filter((r) => r.url?.includes('t=reload'))).toHaveLength(1);
   });
 

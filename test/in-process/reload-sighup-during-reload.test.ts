@@ -30,7 +30,11 @@ describe.runIf(built)('SIGHUP during a reload', () => {
     // Two reloads of two workers each, one after the other: never more than one replacement at a time.
     expect(logged(gw, 'worker listening')).toHaveLength(6);
     expect(logged(gw, 'worker exited').map((l) => l['code'])).toEqual([0, 0, 0, 0]);
-    const order = gw.stdout().split('\n').filter((l) => /"msg":"(worker listening|worker exited)"/.test(l)).map((l) => (l.includes('worker listening') ? 'L' : 'X'));
+    const order = gw
+      .stdout()
+      .split('\n')
+      .filter((l) => /"msg":"(worker listening|worker exited)"/.test(l))
+      .map((l) => (l.includes('worker listening') ? 'L' : 'X'));
     expect(order.join('')).toBe('LLLXLXLXLX');
   });
 

@@ -38,10 +38,13 @@ function wiki(): Promise<FakeUpstream> {
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 's-maxage=60, max-age=60, public' });
       res.end('{"batchcomplete":true}');
     } else if (url.includes('kind=pass')) {
-      setTimeout(() => {
-        res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private, must-revalidate, max-age=0' });
-        res.end('{"batchcomplete":true}');
-      }, 5 + Math.floor(Math.random() * 20));
+      setTimeout(
+        () => {
+          res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private, must-revalidate, max-age=0' });
+          res.end('{"batchcomplete":true}');
+        },
+        5 + Math.floor(Math.random() * 20),
+      );
     } else {
       res.writeHead(200, { 'content-type': 'text/html' });
       res.write('<html>');
@@ -71,7 +74,13 @@ describe('SIGHUP reload under load', () => {
     fake = await wiki();
     gw = await spawnGateway(fake.url, { ...MANY_CLIENTS_FROM_LOOPBACK, WIKIEDGE_WORKERS: '2' });
     const g = gw;
-    const logs = () => g.stdout().split('\n').slice(0, -1).filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const logs = () =>
+      g
+        .stdout()
+        .split('\n')
+        .slice(0, -1)
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
     const logged = (msg: string) => logs().filter((l) => l['msg'] === msg);
     const until = async (check: () => boolean) => {
       while (!check()) {

@@ -25,7 +25,12 @@ describe('a write whose replica does not know the session`s user', () => {
         res.end(JSON.stringify({ url: req.url, at: Date.now() }));
       }),
     );
-    const env = { ...MANY_CLIENTS_FROM_LOOPBACK, WIKIEDGE_REDIS_URL: redis.url, WIKIEDGE_IDENTITY_SECRET: 'replicas-share-this-identity-secret', WIKIEDGE_TTL_SESSION_SECONDS: '600' };
+    const env = {
+      ...MANY_CLIENTS_FROM_LOOPBACK,
+      WIKIEDGE_REDIS_URL: redis.url,
+      WIKIEDGE_IDENTITY_SECRET: 'replicas-share-this-identity-secret',
+      WIKIEDGE_TTL_SESSION_SECONDS: '600',
+    };
     [knows, other] = await Promise.all([startGateway(fake.url, env), startGateway(fake.url, env)]);
   });
   afterAll(async () => {
@@ -35,7 +40,11 @@ describe('a write whose replica does not know the session`s user', () => {
   });
 
   const login = async (gw: RunningGateway) => {
-    const res = await http(`${gw.apiUrl}?action=clientlogin&format=json`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'username=Alice&password=x&logintoken=%2B%5C' });
+    const res = await http(`${gw.apiUrl}?action=clientlogin&format=json`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'username=Alice&password=x&logintoken=%2B%5C',
+    });
     return `${String((res.headers['set-cookie'] as string[])[0]).split(';')[0]}; wikiUserName=Alice`;
   };
 
@@ -46,12 +55,17 @@ describe('a write whose replica does not know the session`s user', () => {
     await expect.poll(async () => (await redis.command('KEYS wikiedge:su:*')).includes('su:')).toBe(true);
     // Nor its list of the user's sessions (Redis was down when they were learned, say).
     for (const pattern of ['wikiedge:su:*', 'wikiedge:us:*'])
-      for (const line of (await redis.command(`KEYS ${pattern}`)).split('\r\n').filter((l) => l.startsWith(pattern.slice(0, -1)))) await redis.command(`DEL ${line}`);
+      for (const line of (await redis.command(`KEYS ${pattern}`)).split('\r\n').filter((l) => l.startsWith(pattern.slice(0, -1))))
+        await redis.command(`DEL ${line}`);
     const q = `${other.apiUrl}?action=query&list=watchlistraw&format=json&r=${randomUUID()}`;
     await http(q.replace(other.apiUrl, knows.apiUrl), { headers: { cookie: bot } });
     expect(header(await http(q, { headers: { cookie: bot } }), 'x-cache')).toBe('hit-shared');
 
-    await http(`${other.apiUrl}?action=options&format=json`, { method: 'POST', headers: { cookie: browser, 'content-type': 'application/x-www-form-urlencoded' }, body: 'change=x%3D1&token=%2B%5C' });
+    await http(`${other.apiUrl}?action=options&format=json`, {
+      method: 'POST',
+      headers: { cookie: browser, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'change=x%3D1&token=%2B%5C',
+    });
 
     await expect.poll(async () => header(await http(q, { headers: { cookie: bot } }), 'x-cache'), { timeout: 5_000 }).toBe('miss');
   });

@@ -29,10 +29,13 @@ async function wiki(): Promise<FakeUpstream> {
       res.end('{"batchcomplete":true}');
     } else if (url.includes('kind=slow')) {
       // Headers not sent yet when SIGTERM arrives: the answer can still say Connection: close.
-      setTimeout(() => {
-        res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private, must-revalidate, max-age=0' });
-        res.end('{"batchcomplete":true}');
-      }, 20 + Math.floor(Math.random() * 60));
+      setTimeout(
+        () => {
+          res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private, must-revalidate, max-age=0' });
+          res.end('{"batchcomplete":true}');
+        },
+        20 + Math.floor(Math.random() * 60),
+      );
     } else {
       // index.php streamed through: headers reach the client before the body ends, so the
       // connection was promised keep-alive; the client's next request must still be answered.

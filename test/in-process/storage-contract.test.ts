@@ -63,7 +63,12 @@ const localAlone: Backend = {
 };
 
 /** The local tier in front of a tier built by `tier(namespace, hooks)`: Redis here, Redis Cluster next. */
-function tieredBackend(name: string, available: boolean, start: () => Promise<TestRedis>, tier: (server: TestRedis, namespace: string, hooks: SharedTierHooks) => SharedTier): Backend {
+function tieredBackend(
+  name: string,
+  available: boolean,
+  start: () => Promise<TestRedis>,
+  tier: (server: TestRedis, namespace: string, hooks: SharedTierHooks) => SharedTier,
+): Backend {
   let server: TestRedis | undefined;
   return {
     name,
@@ -78,7 +83,9 @@ function tieredBackend(name: string, available: boolean, start: () => Promise<Te
     namespace: () => `contract:${randomUUID()}:`,
     async replica(namespace) {
       const store = localStore();
-      const storage = new TieredStorage({ store, users: new SessionUsers(), now: Date.now, log: pino({ level: 'silent' }) }, (hooks) => tier(server!, namespace, hooks));
+      const storage = new TieredStorage({ store, users: new SessionUsers(), now: Date.now, log: pino({ level: 'silent' }) }, (hooks) =>
+        tier(server!, namespace, hooks),
+      );
       replicas.push(storage);
       await storage.open(5_000);
       return { store, storage };
@@ -90,19 +97,23 @@ function tieredBackend(name: string, available: boolean, start: () => Promise<Te
 
 const REDIS_SERVER = process.env['WIKIEDGE_TEST_REDIS_SERVER'] ?? '/usr/bin/redis-server';
 
-const localAndRedis = tieredBackend('local + Redis', existsSync(REDIS_SERVER), startRedis, (server, namespace, hooks) =>
-  new RedisTier({
-    url: server.url,
-    // Generous: a loaded machine must not mark the tier down in a case that expects it up.
-    timeoutMs: 2_000,
-    lockMs: 3_000,
-    keyPrefix: namespace,
-    windows: GRACE,
-    now: Date.now,
-    log: pino({ level: 'silent' }),
-    metrics: new RedisMetrics(new Registry()),
-    ...hooks,
-  }),
+const localAndRedis = tieredBackend(
+  'local + Redis',
+  existsSync(REDIS_SERVER),
+  startRedis,
+  (server, namespace, hooks) =>
+    new RedisTier({
+      url: server.url,
+      // Generous: a loaded machine must not mark the tier down in a case that expects it up.
+      timeoutMs: 2_000,
+      lockMs: 3_000,
+      keyPrefix: namespace,
+      windows: GRACE,
+      now: Date.now,
+      log: pino({ level: 'silent' }),
+      metrics: new RedisMetrics(new Registry()),
+      ...hooks,
+    }),
 );
 
 const BACKENDS: readonly Backend[] = [localAlone, localAndRedis];

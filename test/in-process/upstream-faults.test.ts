@@ -60,7 +60,12 @@ describe('upstream faults', () => {
       res.on('close', () => clearInterval(timer));
     });
     // A small pool: a leaked socket would exhaust it and make later requests queue forever.
-    gw = await startGateway(fake.url, { ...MANY_CLIENTS_FROM_LOOPBACK, WIKIEDGE_UPSTREAM_CONNECTIONS: '8', WIKIEDGE_UPSTREAM_MAX_CONCURRENCY: '64', WIKIEDGE_UPSTREAM_QUEUE_MAX: '2000' });
+    gw = await startGateway(fake.url, {
+      ...MANY_CLIENTS_FROM_LOOPBACK,
+      WIKIEDGE_UPSTREAM_CONNECTIONS: '8',
+      WIKIEDGE_UPSTREAM_MAX_CONCURRENCY: '64',
+      WIKIEDGE_UPSTREAM_QUEUE_MAX: '2000',
+    });
     const abortOne = async (i: number, path: string) => {
       const controller = new AbortController();
       const res = await request(`${gw!.url}${path}?n=${i}`, {
@@ -74,11 +79,7 @@ describe('upstream faults', () => {
     };
     const round = async (from: number) => {
       for (let batch = 0; batch < 5; batch++) {
-        await Promise.all(
-          Array.from({ length: 100 }, (_, i) =>
-            abortOne(from + batch * 100 + i, i % 2 ? '/w/index.php' : '/w/load.php').catch(() => {}),
-          ),
-        );
+        await Promise.all(Array.from({ length: 100 }, (_, i) => abortOne(from + batch * 100 + i, i % 2 ? '/w/index.php' : '/w/load.php').catch(() => {})));
       }
       // Let the aborts reach both ends.
       for (let i = 0; i < 40 && gw!.built.gateway.upstream.pool.stats.running > 0; i++) {

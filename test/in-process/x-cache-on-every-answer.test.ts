@@ -118,7 +118,15 @@ describe('X-Cache and X-Request-Id on every answer', () => {
     });
 
     it('pass: a POST, an answer the wiki made private, a page streamed through', async () => {
-      expectMarked(await http(`${gw.url}/w/api.php`, { method: 'POST', body: 'action=query&format=json', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 200, 'pass');
+      expectMarked(
+        await http(`${gw.url}/w/api.php`, {
+          method: 'POST',
+          body: 'action=query&format=json',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        }),
+        200,
+        'pass',
+      );
       expectMarked(await http(`${gw.url}/w/api.php?action=query&list=filearchive&format=json`), 200, 'pass');
       expectMarked(await http(`${gw.url}/w/index.php?title=Main_Page`), 200, 'pass');
     });

@@ -23,12 +23,23 @@ async function createUser(password: string): Promise<string> {
   const name = `Wikiedge session test ${randomUUID().slice(0, 8)}`;
   const api = `${wiki}/w/api.php`;
   const tokenRes = await fetch(`${api}?action=query&meta=tokens&type=createaccount&format=json`);
-  const cookie = tokenRes.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const cookie = tokenRes.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
   const token = ((await tokenRes.json()) as { query: { tokens: { createaccounttoken: string } } }).query.tokens.createaccounttoken;
   const res = await fetch(api, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-    body: new URLSearchParams({ action: 'createaccount', username: name, password, retype: password, createtoken: token, createreturnurl: `${wiki}/`, format: 'json' }),
+    body: new URLSearchParams({
+      action: 'createaccount',
+      username: name,
+      password,
+      retype: password,
+      createtoken: token,
+      createreturnurl: `${wiki}/`,
+      format: 'json',
+    }),
   });
   const body = (await res.json()) as { createaccount?: { status?: string } };
   if (body.createaccount?.status !== 'PASS') throw new Error(`createaccount failed: ${JSON.stringify(body)}`);
@@ -165,7 +176,10 @@ describe('a write by one session of a user refreshes the user`s other sessions',
     expect(cachedRead.body).toContain('vandalism');
     const tokens = await http(`${gw.apiUrl}?action=query&meta=tokens&type=rollback&format=json`, { headers: { cookie: admin } });
     const token = (JSON.parse(tokens.body) as { query: { tokens: { rollbacktoken: string } } }).query.tokens.rollbacktoken;
-    const rollback = await http(`${gw.url}/w/index.php?title=${encodeURIComponent(title)}&action=rollback&from=${encodeURIComponent(LAB_USER)}&token=${encodeURIComponent(token)}`, { headers: { cookie: admin } });
+    const rollback = await http(
+      `${gw.url}/w/index.php?title=${encodeURIComponent(title)}&action=rollback&from=${encodeURIComponent(LAB_USER)}&token=${encodeURIComponent(token)}`,
+      { headers: { cookie: admin } },
+    );
     expect(rollback.status).toBe(200);
     const after = await read();
     expect(header(after, 'x-cache')).not.toBe('hit');

@@ -40,31 +40,23 @@ describe('debuginfo never leaks, whatever the route or the copy', () => {
     });
   }
 
-  it.each([
-    'json',
-    'json&callback=cb',
-    'xml',
-    'php',
-    'jsonfm',
-    'rawfm',
-    'xmlfm',
-    'json&formatversion=2',
-    'jsonfm&wrappedhtml=1',
-    '',
-  ])('action=help&wrap=1&format=%s: the toolbar copy is stripped or the answer refused', async (format) => {
-    const target = `/w/api.php?action=help&wrap=1${format ? `&format=${format}` : ''}`;
-    // The premise: the wiki echoes the cookie in this answer.
-    const direct = await rawTarget(wiki, target, { headers: { cookie } });
-    expect(direct.body).toContain(secret);
-    const res = await rawTarget(gw.url, target, { headers: { cookie } });
-    if (res.status === 502) expect(header(res, 'mediawiki-api-error')).toBe('wikiedge-upstream-bad-response');
-    else {
-      expect(res.status).toBe(200);
-      expect(res.body).not.toContain(secret);
-      expect(res.body).not.toMatch(/config\.set\(\{(\\|&quot;|")*debugInfo/);
-    }
-    expectCacheClean();
-  });
+  it.each(['json', 'json&callback=cb', 'xml', 'php', 'jsonfm', 'rawfm', 'xmlfm', 'json&formatversion=2', 'jsonfm&wrappedhtml=1', ''])(
+    'action=help&wrap=1&format=%s: the toolbar copy is stripped or the answer refused',
+    async (format) => {
+      const target = `/w/api.php?action=help&wrap=1${format ? `&format=${format}` : ''}`;
+      // The premise: the wiki echoes the cookie in this answer.
+      const direct = await rawTarget(wiki, target, { headers: { cookie } });
+      expect(direct.body).toContain(secret);
+      const res = await rawTarget(gw.url, target, { headers: { cookie } });
+      if (res.status === 502) expect(header(res, 'mediawiki-api-error')).toBe('wikiedge-upstream-bad-response');
+      else {
+        expect(res.status).toBe(200);
+        expect(res.body).not.toContain(secret);
+        expect(res.body).not.toMatch(/config\.set\(\{(\\|&quot;|")*debugInfo/);
+      }
+      expectCacheClean();
+    },
+  );
 
   it.each([
     '/w/%61pi.php',

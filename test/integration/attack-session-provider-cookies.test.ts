@@ -68,23 +68,20 @@ describe('the credential net: a cookie that says session or token is never answe
   });
   afterAll(() => gw.close());
 
-  it.each([
-    'centralauth_Session=abc123',
-    'centralauth_Token=abc123',
-    'otherwiki_session=abc123',
-    'SSOsession=abc123',
-    'myAccessToken=abc123',
-  ])('%s: the shared entry is not served, and its answer is not shared', async (cookie) => {
-    const q = `${gw.apiUrl}?action=query&meta=siteinfo&uselang=content&format=json&requestid=${randomUUID()}`;
-    const anon = await http(q);
-    expect(header(anon, 'x-cache')).toBe('miss');
-    const shared = gw.built.gateway.store.stats('shared').entries;
-    const withCookie = await http(q, { headers: { cookie } });
-    expect(withCookie.status).toBe(200);
-    expect(header(withCookie, 'x-cache')).not.toMatch(/^hit/);
-    expect(gw.built.gateway.store.stats('shared').entries).toBe(shared);
-    expect(header(withCookie, 'cache-control') ?? '').not.toMatch(/public/);
-  });
+  it.each(['centralauth_Session=abc123', 'centralauth_Token=abc123', 'otherwiki_session=abc123', 'SSOsession=abc123', 'myAccessToken=abc123'])(
+    '%s: the shared entry is not served, and its answer is not shared',
+    async (cookie) => {
+      const q = `${gw.apiUrl}?action=query&meta=siteinfo&uselang=content&format=json&requestid=${randomUUID()}`;
+      const anon = await http(q);
+      expect(header(anon, 'x-cache')).toBe('miss');
+      const shared = gw.built.gateway.store.stats('shared').entries;
+      const withCookie = await http(q, { headers: { cookie } });
+      expect(withCookie.status).toBe(200);
+      expect(header(withCookie, 'x-cache')).not.toMatch(/^hit/);
+      expect(gw.built.gateway.store.stats('shared').entries).toBe(shared);
+      expect(header(withCookie, 'cache-control') ?? '').not.toMatch(/public/);
+    },
+  );
 
   it('harmless cookies ({prefix}mwuser-sessionId, ordinary ones) still get the shared entry', async () => {
     const q = `${gw.apiUrl}?action=query&meta=siteinfo&uselang=content&format=json&requestid=${randomUUID()}`;

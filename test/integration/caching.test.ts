@@ -3,22 +3,14 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
-import {
-  ADMIN_PASS,
-  ADMIN_USER,
-  LAB_USER,
-  LAB_USER_PASS,
-  loginCookies,
-  upstreamRequestCount,
-} from '../support/wiki.js';
+import { ADMIN_PASS, ADMIN_USER, LAB_USER, LAB_USER_PASS, loginCookies, upstreamRequestCount } from '../support/wiki.js';
 
 const wiki = inject('wikiUrl');
 const wikiData = inject('wikiData');
 
 /** A unique, harmless main-module parameter (MediaWiki echoes it back) so each test has its own keys. */
 const unique = () => `requestid=${randomUUID()}`;
-const reachedWiki = (id: string) =>
-  upstreamRequestCount(wikiData, (line) => line.includes(id.split('=')[1]!));
+const reachedWiki = (id: string) => upstreamRequestCount(wikiData, (line) => line.includes(id.split('=')[1]!));
 
 describe('caching against the real wiki', () => {
   let gw: RunningGateway;
@@ -26,14 +18,10 @@ describe('caching against the real wiki', () => {
   let user: string;
   beforeAll(async () => {
     gw = await startGateway(wiki);
-    [admin, user] = await Promise.all([
-      loginCookies(wiki, ADMIN_USER, ADMIN_PASS),
-      loginCookies(wiki, LAB_USER, LAB_USER_PASS),
-    ]);
+    [admin, user] = await Promise.all([loginCookies(wiki, ADMIN_USER, ADMIN_PASS), loginCookies(wiki, LAB_USER, LAB_USER_PASS)]);
   });
   afterAll(() => gw.close());
-  const api = (q: string, headers: Record<string, string> = {}, method = 'GET') =>
-    http(`${gw.apiUrl}?${q}`, { method, headers });
+  const api = (q: string, headers: Record<string, string> = {}, method = 'GET') => http(`${gw.apiUrl}?${q}`, { method, headers });
 
   it('anonymous wbavailablebadges: the second request is a hit and the wiki saw one request', async () => {
     const id = unique();
@@ -115,8 +103,7 @@ describe('caching against the real wiki', () => {
 
   it('error answers, Set-Cookie answers and POSTs are never stored', async () => {
     const id = unique();
-    for (let i = 0; i < 2; i++)
-      expect(header(await api(`action=nosuch&format=json&${id}`), 'x-cache')).toBe('pass');
+    for (let i = 0; i < 2; i++) expect(header(await api(`action=nosuch&format=json&${id}`), 'x-cache')).toBe('pass');
     // Stale credentials: the wiki deletes them (Set-Cookie), the deletions are relayed, nothing stored.
     const stale = { cookie: 'wikiUserID=1; wikiUserName=Admin; wikiToken=0000; forceHTTPS=true' };
     const withCookies = await api(`action=query&meta=siteinfo&format=json&maxage=60&smaxage=60&${id}`, stale);
@@ -145,9 +132,7 @@ describe('caching against the real wiki', () => {
 
   it('200 concurrent identical anonymous misses make exactly one upstream request', async () => {
     const id = unique();
-    const answers = await Promise.all(
-      Array.from({ length: 200 }, () => api(`action=query&meta=siteinfo&format=json&${id}`)),
-    );
+    const answers = await Promise.all(Array.from({ length: 200 }, () => api(`action=query&meta=siteinfo&format=json&${id}`)));
     expect(answers.every((a) => a.status === 200)).toBe(true);
     expect(new Set(answers.map((a) => a.body)).size).toBe(1);
     expect(await reachedWiki(id)).toBe(1);

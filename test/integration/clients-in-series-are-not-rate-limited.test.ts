@@ -53,7 +53,9 @@ describe('a client in series with the default budget of uncached requests', () =
 
   it(`mwclient reads ${READS} pages, each a private answer, without a refusal`, async () => {
     expect(READS).toBeGreaterThan(BURST);
-    const { stdout } = await promisify(execFile)(PYTHON, ['-c', MWCLIENT_READS, new URL(gw.url).host, `Series ${randomUUID()}`, String(READS)], { timeout: 120_000 });
+    const { stdout } = await promisify(execFile)(PYTHON, ['-c', MWCLIENT_READS, new URL(gw.url).host, `Series ${randomUUID()}`, String(READS)], {
+      timeout: 120_000,
+    });
     expect(JSON.parse(stdout)).toEqual({ done: READS, error: null });
   });
 

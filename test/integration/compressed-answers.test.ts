@@ -95,7 +95,11 @@ describe('compressed answers from the real wiki', () => {
       expect(h(again, 'content-encoding')).toBeUndefined();
 
       // HEAD: the GET's headers for the same Accept-Encoding, no body.
-      for (const [ae, got] of [[undefined, again], ['gzip', gzip], ['br', br]] as const) {
+      for (const [ae, got] of [
+        [undefined, again],
+        ['gzip', gzip],
+        ['br', br],
+      ] as const) {
         const head = await get(url, ae, 'HEAD');
         expect(head.wire.length).toBe(0);
         expect(described(head)).toEqual(described(got));

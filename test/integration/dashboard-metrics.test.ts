@@ -30,9 +30,7 @@ describe('the PromQL reader used by these tests', () => {
   });
 
   it('maps histogram sample names to their family only when the family is a histogram', () => {
-    const scrape = parseScrape(
-      '# TYPE h histogram\nh_bucket{le="1"} 0\nh_sum 0\nh_count 0\n# TYPE c_count counter\nc_count 1\n',
-    );
+    const scrape = parseScrape('# TYPE h histogram\nh_bucket{le="1"} 0\nh_sum 0\nh_count 0\n# TYPE c_count counter\nc_count 1\n');
     expect(familyOf(scrape, 'h_bucket')).toBe('h');
     expect(familyOf(scrape, 'h_count')).toBe('h');
     expect(familyOf(scrape, 'c_count')).toBe('c_count');
@@ -74,8 +72,7 @@ describe('every metric the dashboard reads is exported by the running gateway', 
     fwd = await startForwarder(wiki);
     redis = await startRedis();
     gw = await startGateway(fwd.url, { WIKIEDGE_REDIS_URL: redis.url, WIKIEDGE_IDENTITY_SECRET: 'redis-tests-share-this-identity-secret' });
-    const api = (q: string, headers: Record<string, string> = {}) =>
-      http(`${gw.apiUrl}?${q}`, { headers });
+    const api = (q: string, headers: Record<string, string> = {}) => http(`${gw.apiUrl}?${q}`, { headers });
     const id = randomUUID();
 
     // miss, then hit
@@ -83,14 +80,10 @@ describe('every metric the dashboard reads is exported by the running gateway', 
     expect(header(await api(badges), 'x-cache')).toBe('miss');
     expect(header(await api(badges), 'x-cache')).toBe('hit');
     // coalesced: concurrent identical misses
-    const many = await Promise.all(
-      Array.from({ length: 10 }, () => api(`action=wbavailablebadges&format=json&requestid=${id}c`)),
-    );
+    const many = await Promise.all(Array.from({ length: 10 }, () => api(`action=wbavailablebadges&format=json&requestid=${id}c`)));
     expect(many.map((r) => header(r, 'x-cache'))).toContain('coalesced');
     // pass (anonymous userinfo is private) and not stored
-    expect(header(await api(`action=query&meta=userinfo&format=json&requestid=${id}`), 'x-cache')).toBe(
-      'pass',
-    );
+    expect(header(await api(`action=query&meta=userinfo&format=json&requestid=${id}`), 'x-cache')).toBe('pass');
     // an API error
     const err = await api(`action=nosuch&format=json&requestid=${id}`);
     expect(header(err, 'mediawiki-api-error')).toBe('badvalue');
@@ -131,9 +124,7 @@ describe('every metric the dashboard reads is exported by the running gateway', 
   });
 
   it('the dashboard reads at least the core families', () => {
-    const names = new Set(
-      allExpressions(loadDashboard()).flatMap((e) => selectorsOf(e.expr).selectors.map((s) => s.name)),
-    );
+    const names = new Set(allExpressions(loadDashboard()).flatMap((e) => selectorsOf(e.expr).selectors.map((s) => s.name)));
     for (const family of [
       'wikiedge_requests_total',
       'wikiedge_request_duration_seconds_bucket',
@@ -184,8 +175,7 @@ describe('every metric the dashboard reads is exported by the running gateway', 
     const wrong: string[] = [];
     for (const { where, expr } of allExpressions(loadDashboard())) {
       const { selectors, groupingLabels } = selectorsOf(expr);
-      const labelsOf = (name: string) =>
-        new Set((scrape.samples.get(name) ?? []).flatMap((l) => Object.keys(l)));
+      const labelsOf = (name: string) => new Set((scrape.samples.get(name) ?? []).flatMap((l) => Object.keys(l)));
       const inExpr = new Set(selectors.flatMap((s) => [...labelsOf(s.name)]));
       for (const s of selectors) {
         const have = labelsOf(s.name);
@@ -199,8 +189,7 @@ describe('every metric the dashboard reads is exported by the running gateway', 
   it('the traffic shows in the families the panels read', () => {
     const has = (name: string, labels: Record<string, string>) =>
       (scrape.samples.get(name) ?? []).some((l) => Object.entries(labels).every(([k, v]) => l[k] === v));
-    for (const disposition of ['hit', 'miss', 'pass', 'coalesced', 'error'])
-      expect(has('wikiedge_requests_total', { disposition }), disposition).toBe(true);
+    for (const disposition of ['hit', 'miss', 'pass', 'coalesced', 'error']) expect(has('wikiedge_requests_total', { disposition }), disposition).toBe(true);
     expect(has('wikiedge_api_errors_total', { code: 'badvalue' })).toBe(true);
     expect(has('wikiedge_cookie_normalisations_total', { event: 'session_started' })).toBe(true);
     expect(has('wikiedge_cache_evictions_total', { reason: 'purge' })).toBe(true);

@@ -25,8 +25,7 @@ async function get(url: string, headers: Record<string, string> = {}): Promise<R
   const res = await request(url, { headers });
   const wire = Buffer.from(await res.body.arrayBuffer());
   const enc = String(res.headers['content-encoding'] ?? '');
-  const decoded =
-    enc === 'gzip' ? gunzipSync(wire) : enc === 'deflate' ? inflateSync(wire) : enc === 'br' ? brotliDecompressSync(wire) : wire;
+  const decoded = enc === 'gzip' ? gunzipSync(wire) : enc === 'deflate' ? inflateSync(wire) : enc === 'br' ? brotliDecompressSync(wire) : wire;
   return { status: res.statusCode, headers: res.headers, wire, body: decoded.toString('utf8') };
 }
 
@@ -59,8 +58,7 @@ function storedBodies(gw: RunningGateway): string[] {
   return bodies;
 }
 
-const leaks = (text: string, secret: string) =>
-  text.includes(secret) || /debuginfo/i.test(text) || text.includes(encodeURIComponent(secret));
+const leaks = (text: string, secret: string) => text.includes(secret) || /debuginfo/i.test(text) || text.includes(encodeURIComponent(secret));
 
 /** The formats MediaWiki 1.39 emits debuginfo in. `cacheable`: the gateway stores the answer (anonymous). */
 const FORMATS: { name: string; query: string; cacheable: boolean }[] = [
@@ -153,12 +151,8 @@ describe('debuginfo from the real wiki, WIKIEDGE_DEBUGINFO=strip (the default)',
     // hits are not the wiki's answers: they must not count again
     await get(`${gw.apiUrl}?action=wbavailablebadges&format=json&requestid=${id}-0`);
     expect((await metric(gw, 'wikiedge_wiki_processing_seconds_count')) - before).toBe(N);
-    expect(
-      (await metric(gw, 'wikiedge_wiki_processing_seconds_count', 'module="wbavailablebadges"')) > 0,
-    ).toBe(true);
-    expect(
-      (await metric(gw, 'wikiedge_debuginfo_stripped_total', 'format="json"')) - strippedBefore,
-    ).toBe(N);
+    expect((await metric(gw, 'wikiedge_wiki_processing_seconds_count', 'module="wbavailablebadges"')) > 0).toBe(true);
+    expect((await metric(gw, 'wikiedge_debuginfo_stripped_total', 'format="json"')) - strippedBefore).toBe(N);
     const text = await scrapeText(gw);
     expect(text).toMatch(/^wikiedge_wiki_sql_queries_count \d+/m);
     expect(text).toMatch(/^wikiedge_wiki_memory_bytes_count [1-9]\d*/m);

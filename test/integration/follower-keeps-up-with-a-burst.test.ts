@@ -92,7 +92,7 @@ describe('the change follower keeps up with a burst of 50,000 rows in the wiki',
     const after = (await http(`${gw.adminUrl}/metrics`)).body;
     const behindGaps = metric(after, /^wikiedge_change_follower_gaps_total\{reason="behind"\} (\d+)/m);
     console.log(`burst of ${BURST} rows inserted in ${insertMs} ms; fresh after ${polls} polls; behind gaps ${behindGaps}; samples ${samples.length}`);
-    if (process.env["DEBUG_BURST"]) console.log(JSON.stringify(samples), JSON.stringify(gw.logs.filter((l) => l["component"] === "change-follower")));
+    if (process.env['DEBUG_BURST']) console.log(JSON.stringify(samples), JSON.stringify(gw.logs.filter((l) => l['component'] === 'change-follower')));
     expect(fresh).toBe(true);
     expect(polls).toBeLessThanOrEqual(5);
     for (const s of samples) if (s.up === 1) expect(s.lag).toBeLessThanOrEqual(MAX_LAG_SECONDS);

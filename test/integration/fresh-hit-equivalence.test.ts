@@ -43,7 +43,7 @@ describe('fresh hits short path', () => {
     return target;
   }
 
-  it('answers a repeated anonymous request itself, with the full path\'s header lines and body', async () => {
+  it("answers a repeated anonymous request itself, with the full path's header lines and body", async () => {
     const target = await cached(`action=wbavailablebadges&format=json&requestid=${randomUUID()}`);
     served.fresh.length = 0;
     const short = await exchange(gw.url, 'GET', target);
@@ -95,7 +95,7 @@ describe('fresh hits short path', () => {
     expect(full.body.length).toBe(0);
   });
 
-  it('keeps the client\'s request id and logs the hit like the full path does', async () => {
+  it("keeps the client's request id and logs the hit like the full path does", async () => {
     const target = await cached(`action=wbavailablebadges&format=json&requestid=${randomUUID()}`);
     const short = await exchange(gw.url, 'GET', target, { 'X-Request-Id': 'edge-test-1' });
     const full = await exchange(gw.url, 'GET', target, { 'X-Request-Id': 'edge-test-2', Cookie: 'unrelated=1' });

@@ -33,7 +33,10 @@ describe('invalidation by the recentchanges follower', () => {
   beforeAll(async () => {
     gw = await startGateway(wiki, { WIKIEDGE_RC_FOLLOW: 'true', WIKIEDGE_RC_POLL_MS: String(POLL_MS) });
     admin = await loginCookies(wiki, ADMIN_USER, ADMIN_PASS);
-    await untilFresh(async () => (await http(`${gw.adminUrl}/metrics`)).body, (m) => /wikiedge_change_follower_up 1/.test(m));
+    await untilFresh(
+      async () => (await http(`${gw.adminUrl}/metrics`)).body,
+      (m) => /wikiedge_change_follower_up 1/.test(m),
+    );
   });
   afterAll(() => gw.close());
 
@@ -48,7 +51,10 @@ describe('invalidation by the recentchanges follower', () => {
     const stored = () => [...gw.built.gateway.store.entries('shared')];
     // Read until stored: a change the follower applies while the answer is on its way (any gap
     // it takes counts) leaves it unstored, `pass`, once.
-    await untilFresh(() => read(`action=query&prop=info&titles=${encodeURIComponent(title)}`), () => stored().some((e) => e.urlKey.includes(id)));
+    await untilFresh(
+      () => read(`action=query&prop=info&titles=${encodeURIComponent(title)}`),
+      () => stored().some((e) => e.urlKey.includes(id)),
+    );
     const entry = stored().find((e) => e.urlKey.includes(id));
     expect(entry?.ttlMs).toBeGreaterThan(600_000);
   });
@@ -65,7 +71,10 @@ describe('invalidation by the recentchanges follower', () => {
       [`action=parse&page=Main_Page&prop=text&x=${id}`, 'action=parse'],
     ] as const) {
       const entryOf = () => stored().find((e) => e.urlKey.includes(id) && e.urlKey.includes(marker));
-      await untilFresh(() => read(q), () => entryOf() !== undefined);
+      await untilFresh(
+        () => read(q),
+        () => entryOf() !== undefined,
+      );
       expect(entryOf()!.ttlMs, q).toBeLessThanOrEqual(60_000);
     }
   });
@@ -77,9 +86,15 @@ describe('invalidation by the recentchanges follower', () => {
     // Cached and a hit: the follower may see the page's creation after the first read and drop
     // that entry (it cannot tell an answer fetched after a change from one fetched before), so
     // read until the entry holds.
-    await untilFresh(() => read(q), (r) => r.body.includes('"content":"one"') && header(r, 'x-cache') === 'hit');
+    await untilFresh(
+      () => read(q),
+      (r) => r.body.includes('"content":"one"') && header(r, 'x-cache') === 'hit',
+    );
     await apiWrite(wiki, admin, { action: 'edit', title, text: 'two' });
-    const { ms } = await untilFresh(() => read(q), (r) => r.body.includes('"content":"two"'));
+    const { ms } = await untilFresh(
+      () => read(q),
+      (r) => r.body.includes('"content":"two"'),
+    );
     expect(ms).toBeLessThan(15_000);
   });
 
@@ -91,8 +106,14 @@ describe('invalidation by the recentchanges follower', () => {
     await read(q);
     await read(logs);
     await apiWrite(wiki, admin, { action: 'protect', title, protections: 'edit=sysop', expiry: 'infinite' });
-    await untilFresh(() => read(q), (r) => JSON.parse(r.body).query.pages[0].protection.length === 1);
-    await untilFresh(() => read(logs), (r) => JSON.parse(r.body).query.logevents.some((e: { title: string }) => e.title === title));
+    await untilFresh(
+      () => read(q),
+      (r) => JSON.parse(r.body).query.pages[0].protection.length === 1,
+    );
+    await untilFresh(
+      () => read(logs),
+      (r) => JSON.parse(r.body).query.logevents.some((e: { title: string }) => e.title === title),
+    );
   });
 
   it('a rights change of a user ends its sessions` cached answers, page answers included', async () => {
@@ -111,7 +132,10 @@ describe('invalidation by the recentchanges follower', () => {
         () => read(who, user),
         (r) => (JSON.parse(r.body).query.userinfo.groups as string[]).includes('bot') === adding,
       );
-      await untilFresh(() => read(page, user), (r) => header(r, 'x-cache') === 'miss');
+      await untilFresh(
+        () => read(page, user),
+        (r) => header(r, 'x-cache') === 'miss',
+      );
     } finally {
       await apiWrite(wiki, admin, { action: 'userrights', user: LAB_USER, [adding ? 'remove' : 'add']: 'bot', reason: 'wikiedge test' });
     }

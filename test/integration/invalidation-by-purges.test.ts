@@ -144,7 +144,8 @@ describe('invalidation by the PURGEs MediaWiki sends', () => {
     expect((await cached(q)).query.pages[0].protection).toEqual([]);
     const tokens = await http(`${gw.apiUrl}?action=query&meta=tokens&format=json`, { headers: { cookie: admin } });
     const form = new FormData();
-    for (const [name, value] of Object.entries({ action: 'protect', title, protections: 'edit=sysop', expiry: 'infinite', format: 'json' })) form.append(name, value);
+    for (const [name, value] of Object.entries({ action: 'protect', title, protections: 'edit=sysop', expiry: 'infinite', format: 'json' }))
+      form.append(name, value);
     form.append('token', JSON.parse(tokens.body).query.tokens.csrftoken as string);
     // Everything in the body, nothing in the query: the gateway must read the multipart form.
     const res = await fetch(gw.apiUrl, { method: 'POST', headers: { cookie: admin }, body: form });
@@ -182,7 +183,8 @@ describe('invalidation by the PURGEs MediaWiki sends', () => {
       await http(list);
       expect(header(await http(list), 'x-cache')).toBe('hit');
       const form = new FormData();
-      for (const [name, value] of Object.entries({ action: 'parse', text: 'long '.repeat(1000), contentmodel: 'wikitext', format: 'json' })) form.append(name, value);
+      for (const [name, value] of Object.entries({ action: 'parse', text: 'long '.repeat(1000), contentmodel: 'wikitext', format: 'json' }))
+        form.append(name, value);
       expect((await fetch(small.apiUrl, { method: 'POST', body: form })).status).toBe(200);
       const check = await http(`${small.apiUrl}?action=checktoken&type=csrf&token=x&format=json`, { method: 'POST' });
       expect(check.status).toBe(200);

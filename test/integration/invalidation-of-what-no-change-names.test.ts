@@ -38,7 +38,10 @@ describe('what no change signal names', () => {
    * `invalidated`), and read again.
    */
   const cached = async (q: string) => {
-    const hit = await until(() => read(q), (res) => header(res, 'x-cache') === 'hit');
+    const hit = await until(
+      () => read(q),
+      (res) => header(res, 'x-cache') === 'hit',
+    );
     return JSON.parse(hit.body);
   };
 
@@ -97,7 +100,10 @@ describe('what no change signal names', () => {
     await apiWrite(wiki, admin, { action: 'edit', title: template, text: 'version one' });
     await apiWrite(wiki, admin, { action: 'edit', title: page, text: `{{Rendered ${id}}}` });
     const t = encodeURIComponent(page);
-    const queries = [`action=query&prop=revisions&rvprop=content&rvparse=1&titles=${t}`, `action=query&prop=revisions&rvprop=content&rvexpandtemplates=1&titles=${t}`];
+    const queries = [
+      `action=query&prop=revisions&rvprop=content&rvparse=1&titles=${t}`,
+      `action=query&prop=revisions&rvprop=content&rvexpandtemplates=1&titles=${t}`,
+    ];
     for (const q of queries) expect(JSON.stringify(await cached(q))).toContain('version one');
     await apiWrite(wiki, admin, { action: 'edit', title: template, text: 'version two' });
     for (const q of queries) {
@@ -108,13 +114,17 @@ describe('what no change signal names', () => {
 
   it('a rights change reaches siteinfo`s members counted per group', async () => {
     const q = 'action=query&meta=siteinfo&siprop=usergroups&sinumberingroup=1';
-    const count = (body: { query: { usergroups: { name: string; number?: number }[] } }) => body.query.usergroups.find((g) => g.name === 'bureaucrat')?.number ?? 0;
+    const count = (body: { query: { usergroups: { name: string; number?: number }[] } }) =>
+      body.query.usergroups.find((g) => g.name === 'bureaucrat')?.number ?? 0;
     const before = count(await cached(q));
     const users = await http(`${wiki}/w/api.php?action=query&list=users&ususers=${LAB_USER}&usprop=groups&format=json&formatversion=2`);
     const was = (JSON.parse(users.body).query.users[0].groups as string[]).includes('bureaucrat');
     await apiWrite(wiki, admin, { action: 'userrights', user: LAB_USER, [was ? 'remove' : 'add']: 'bureaucrat', reason: 'wikiedge test' });
     try {
-      await until(async () => count(JSON.parse((await read(q)).body)), (n) => n === before + (was ? -1 : 1));
+      await until(
+        async () => count(JSON.parse((await read(q)).body)),
+        (n) => n === before + (was ? -1 : 1),
+      );
     } finally {
       await apiWrite(wiki, admin, { action: 'userrights', user: LAB_USER, [was ? 'add' : 'remove']: 'bureaucrat', reason: 'wikiedge test' });
     }

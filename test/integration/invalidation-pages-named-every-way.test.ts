@@ -20,20 +20,30 @@ describe('pages named every way an answer can name them', () => {
   beforeAll(async () => {
     gw = await startGateway(wiki, { WIKIEDGE_RC_FOLLOW: 'true', WIKIEDGE_RC_POLL_MS: '250' });
     admin = await loginCookies(wiki, ADMIN_USER, ADMIN_PASS);
-    await until(async () => (await http(`${gw.adminUrl}/metrics`)).body, (m) => /wikiedge_change_follower_up 1/.test(m));
+    await until(
+      async () => (await http(`${gw.adminUrl}/metrics`)).body,
+      (m) => /wikiedge_change_follower_up 1/.test(m),
+    );
   });
   afterAll(() => gw.close());
 
   const get = (q: string) => http(`${gw.apiUrl}?${q}&format=json&formatversion=2`);
   /** Cached: read until a hit (the follower may drop the first answer, fetched around a change). */
-  const cached = (q: string) => until(() => get(q), (r) => header(r, 'x-cache') === 'hit');
+  const cached = (q: string) =>
+    until(
+      () => get(q),
+      (r) => header(r, 'x-cache') === 'hit',
+    );
 
   it('a bare action=query&titles= of a missing page: its creation', async () => {
     const title = `Bare query ${randomUUID()}`;
     const q = `action=query&titles=${encodeURIComponent(title)}`;
     expect(JSON.parse((await cached(q)).body).query.pages[0].missing).toBe(true);
     await apiWrite(wiki, admin, { action: 'edit', title, text: 'now here' });
-    await until(() => get(q), (r) => JSON.parse(r.body).query.pages[0].missing === undefined);
+    await until(
+      () => get(q),
+      (r) => JSON.parse(r.body).query.pages[0].missing === undefined,
+    );
   });
 
   it('revids= of a deleted revision (badrevids): its undeletion', async () => {
@@ -44,7 +54,10 @@ describe('pages named every way an answer can name them', () => {
     const q = `action=query&revids=${edit.edit.newrevid}&prop=revisions&rvprop=ids`;
     expect(JSON.parse((await cached(q)).body).query.badrevids).toBeDefined();
     await apiWrite(wiki, admin, { action: 'undelete', title });
-    await until(() => get(q), (r) => JSON.parse(r.body).query.badrevids === undefined);
+    await until(
+      () => get(q),
+      (r) => JSON.parse(r.body).query.badrevids === undefined,
+    );
   });
 
   it('list=allredirects by the targets` namespace: a redirect made in another namespace', async () => {
@@ -53,7 +66,10 @@ describe('pages named every way an answer can name them', () => {
     await cached(q);
     const redirect = `Redirect to a user page ${randomUUID()}`;
     await apiWrite(wiki, admin, { action: 'edit', title: redirect, text: `#REDIRECT [[User:${ADMIN_USER}]]` });
-    await until(() => get(q), (r) => header(r, 'x-cache') !== 'hit');
+    await until(
+      () => get(q),
+      (r) => header(r, 'x-cache') !== 'hit',
+    );
   });
 
   it('prop=info&inprop=talkid: the talk page`s creation (recentchanges names the talk page only)', async () => {
@@ -64,7 +80,10 @@ describe('pages named every way an answer can name them', () => {
     const q = `action=query&prop=info&inprop=talkid&titles=${encodeURIComponent(title)}`;
     expect(JSON.parse((await cached(q)).body).query.pages[0].talkid).toBeUndefined();
     await apiWrite(wiki, admin, { action: 'edit', title: `Talk:${title}`, text: 'talk' });
-    await until(() => get(q), (r) => typeof JSON.parse(r.body).query.pages[0].talkid === 'number');
+    await until(
+      () => get(q),
+      (r) => typeof JSON.parse(r.body).query.pages[0].talkid === 'number',
+    );
   });
 
   it('action=purge by pageids through the gateway (no recentchanges row): the page`s answers at once', async () => {

@@ -38,8 +38,7 @@ const CACHEABLE: readonly (readonly [string, string])[][] = [
   ],
 ];
 
-const encodeName = (name: string) =>
-  [...name].map((c) => (Math.random() < 0.3 ? `%${c.charCodeAt(0).toString(16)}` : c)).join('');
+const encodeName = (name: string) => [...name].map((c) => (Math.random() < 0.3 ? `%${c.charCodeAt(0).toString(16)}` : c)).join('');
 
 /** The same URL as PHP sees it, spelled differently with random strings in it. */
 function variant(params: readonly (readonly [string, string])[]): string {
@@ -74,10 +73,7 @@ describe('metric label cardinality under random client input', () => {
   afterAll(() => gw?.close());
 
   it('a few thousand random requests leave few series, and no random string in any label', async () => {
-    const send = async (
-      path: string,
-      opts: { method?: string; headers?: Record<string, string>; body?: string } = {},
-    ) => {
+    const send = async (path: string, opts: { method?: string; headers?: Record<string, string>; body?: string } = {}) => {
       const res = await request(`${gw.url}${path}`, {
         method: (opts.method ?? 'GET') as 'GET',
         headers: opts.headers ?? {},
@@ -99,9 +95,7 @@ describe('metric label cardinality under random client input', () => {
       for (let i = 0; i < n; i++) jobs.push({ kind, run });
     };
     // Answered by the gateway itself.
-    add('hit', 2000, () =>
-      send(`${api}?${variant(pick(CACHEABLE))}`, { method: pick(['GET', 'GET', 'HEAD']), headers: randomHeaders() }),
-    );
+    add('hit', 2000, () => send(`${api}?${variant(pick(CACHEABLE))}`, { method: pick(['GET', 'GET', 'HEAD']), headers: randomHeaders() }));
     add('unrouted method', 200, () =>
       send(`${api}?action=${rnd()}`, {
         method: pick(['PROPFIND', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK', 'SEARCH', 'REPORT']),
@@ -109,18 +103,12 @@ describe('metric label cardinality under random client input', () => {
       }),
     );
     // Node's HTTP parser refuses unknown method tokens (400 before any route or hook: not counted).
-    add('unparsable method', 50, () =>
-      send(`${api}?action=${rnd()}`, { method: rnd().toUpperCase(), headers: randomHeaders() }),
-    );
+    add('unparsable method', 50, () => send(`${api}?action=${rnd()}`, { method: rnd().toUpperCase(), headers: randomHeaders() }));
     add('purge', 100, () => send(`${api}?action=${rnd()}&${rnd()}=${rnd()}`, { method: 'PURGE' }));
     // Answered by the wiki: capped.
     add('unknown action', 250, () => send(`${api}?action=${rnd()}&format=json&${rnd()}=${rnd()}`, { headers: randomHeaders() }));
-    add('unknown list', 150, () =>
-      send(`${api}?action=query&list=${rnd()}&format=json`, { headers: randomHeaders() }),
-    );
-    add('unknown submodules', 50, () =>
-      send(`${api}?action=query&prop=${rnd()}|${rnd()}&meta=${rnd()}&generator=${rnd()}&format=json`),
-    );
+    add('unknown list', 150, () => send(`${api}?action=query&list=${rnd()}&format=json`, { headers: randomHeaders() }));
+    add('unknown submodules', 50, () => send(`${api}?action=query&prop=${rnd()}|${rnd()}&meta=${rnd()}&generator=${rnd()}&format=json`));
     add('odd method', 50, () =>
       send(`${api}?action=${rnd()}&format=json`, {
         method: pick(['PUT', 'DELETE', 'PATCH', 'OPTIONS', 'POST']),
@@ -162,21 +150,17 @@ describe('metric label cardinality under random client input', () => {
     const hit = outcomes.get('hit')!;
     expect(hit.failed).toBe(0);
     expect(hit.hits / hit.n).toBeGreaterThan(0.95);
-    for (const kind of ['unknown action', 'unknown list', 'unknown submodules', 'purge'])
-      expect(outcomes.get(kind)!.failed, kind).toBe(0);
+    for (const kind of ['unknown action', 'unknown list', 'unknown submodules', 'purge']) expect(outcomes.get(kind)!.failed, kind).toBe(0);
 
     // onResponse runs just after the last byte went out: let the last ones land before scraping.
     await new Promise((r) => setTimeout(r, 200));
     const scrape = (await http(`${gw.adminUrl}/metrics`)).body;
-    const series = (family: string) =>
-      scrape.split('\n').filter((l) => l.startsWith(`${family}{`) || l.startsWith(`${family} `));
+    const series = (family: string) => scrape.split('\n').filter((l) => l.startsWith(`${family}{`) || l.startsWith(`${family} `));
     const requests = series('wikiedge_requests_total');
     const apiErrors = series('wikiedge_api_errors_total');
     const total = requests.reduce((s, l) => s + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
     // Every request that got an answer was counted.
-    const answered = [...outcomes]
-      .filter(([kind]) => kind !== 'unparsable method')
-      .reduce((s, [, o]) => s + o.n - o.failed, 0);
+    const answered = [...outcomes].filter(([kind]) => kind !== 'unparsable method').reduce((s, [, o]) => s + o.n - o.failed, 0);
     expect(total).toBe(answered + CACHEABLE.length); // + the warming requests
     expect(requests.length + apiErrors.length, [...requests, ...apiErrors].join('\n')).toBeLessThan(100);
     expect(apiErrors.length).toBeGreaterThan(0); // badvalue was seen: the family is not trivially empty
@@ -188,10 +172,7 @@ describe('metric label cardinality under random client input', () => {
     expect(requests.some((l) => l.includes('module="query+multiple"'))).toBe(true);
     expect(requests.some((l) => l.includes('method="other"'))).toBe(true);
     // And the wiki was spared: only the capped kinds reached it.
-    const upstream = series('wikiedge_upstream_requests_total').reduce(
-      (s, l) => s + Number(l.slice(l.lastIndexOf(' ') + 1)),
-      0,
-    );
+    const upstream = series('wikiedge_upstream_requests_total').reduce((s, l) => s + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
     expect(upstream).toBeLessThan(700);
   });
 });

@@ -47,7 +47,15 @@ describe('mwn read-modify-write after another user`s edit', () => {
     await apiWrite(wiki, admin, { action: 'edit', title, text: 'start' });
     const b = await bot(apiUrl);
     // The bot reads the page the way its edit() does (and so fills its session slot).
-    const readQuery = { action: 'query', titles: title, prop: 'revisions', rvprop: ['content', 'timestamp'], rvslots: 'main', formatversion: '2', curtimestamp: true };
+    const readQuery = {
+      action: 'query',
+      titles: title,
+      prop: 'revisions',
+      rvprop: ['content', 'timestamp'],
+      rvslots: 'main',
+      formatversion: '2',
+      curtimestamp: true,
+    };
     const first = await b.request(readQuery);
     expect(first.query?.pages?.[0]?.revisions?.[0]?.slots?.main?.content).toBe('start');
     // Another user edits, straight at the wiki.

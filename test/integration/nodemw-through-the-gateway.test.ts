@@ -53,7 +53,8 @@ async function readText(reader: NodemwBot, title: string): Promise<string> {
 }
 
 /** Requests for this page's anonymous read that reached the wiki. */
-const wikiReadsOf = (title: string) => upstreamRequestCount(data, (line) => line.includes(encodeURIComponent(title)) && line.includes('rvprop=content') && !line.includes('rand='));
+const wikiReadsOf = (title: string) =>
+  upstreamRequestCount(data, (line) => line.includes(encodeURIComponent(title)) && line.includes('rvprop=content') && !line.includes('rand='));
 
 async function scenario(base: string) {
   const title = `Nodemw ${randomUUID()}`;

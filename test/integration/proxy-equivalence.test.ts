@@ -19,8 +19,7 @@ const MEDIAWIKI_HEADERS = [
 
 function expectSameAnswer(viaGateway: TestResponse, direct: TestResponse): void {
   expect(viaGateway.status).toBe(direct.status);
-  for (const name of MEDIAWIKI_HEADERS)
-    expect.soft(header(viaGateway, name), name).toBe(header(direct, name));
+  for (const name of MEDIAWIKI_HEADERS) expect.soft(header(viaGateway, name), name).toBe(header(direct, name));
   expect(header(viaGateway, 'expires') === undefined).toBe(header(direct, 'expires') === undefined);
   expect(setCookieNames(viaGateway)).toEqual(setCookieNames(direct));
   expect(withoutVolatile(viaGateway.body)).toBe(withoutVolatile(direct.body));
@@ -35,10 +34,7 @@ describe('proxying api.php to the real wiki', () => {
   afterAll(() => gw.close());
 
   const both = (query: string, headers: Record<string, string> = {}, method = 'GET') =>
-    Promise.all([
-      http(`${gw.apiUrl}?${query}`, { method, headers }),
-      http(`${wiki}/w/api.php?${query}`, { method, headers }),
-    ]);
+    Promise.all([http(`${gw.apiUrl}?${query}`, { method, headers }), http(`${wiki}/w/api.php?${query}`, { method, headers })]);
 
   it('action=wbavailablebadges, format=json', async () => {
     const [a, b] = await both('action=wbavailablebadges&format=json');
@@ -68,10 +64,7 @@ describe('proxying api.php to the real wiki', () => {
   });
 
   it('meta=siteinfo, with and without maxage', async () => {
-    for (const q of [
-      'action=query&meta=siteinfo&format=json',
-      'action=query&meta=siteinfo&format=json&maxage=60&smaxage=60',
-    ]) {
+    for (const q of ['action=query&meta=siteinfo&format=json', 'action=query&meta=siteinfo&format=json&maxage=60&smaxage=60']) {
       const [a, b] = await both(q);
       expectSameAnswer(a, b);
     }
@@ -105,10 +98,7 @@ describe('proxying api.php to the real wiki', () => {
   });
 
   it('everything else is streamed through untouched (index.php)', async () => {
-    const [a, b] = await Promise.all([
-      http(`${gw.url}/w/index.php?title=Main_Page&action=raw`),
-      http(`${wiki}/w/index.php?title=Main_Page&action=raw`),
-    ]);
+    const [a, b] = await Promise.all([http(`${gw.url}/w/index.php?title=Main_Page&action=raw`), http(`${wiki}/w/index.php?title=Main_Page&action=raw`)]);
     expect(a.status).toBe(b.status);
     expect(a.body).toBe(b.body);
     expect(header(a, 'x-cache')).toBe('pass');

@@ -104,7 +104,10 @@ describe('a purge made while an answer is on its way is not undone by storing it
     await apiWrite(wiki, admin, { action: 'userrights', user: LAB_USER, [adding ? 'add' : 'remove']: 'bot', reason: 'wikiedge test' });
     try {
       // Whichever replica follows, B's entry goes once the follower reads the rights log row.
-      await until('B`s entry of the session evicted', async () => header(await http(`${b.apiUrl}?${page}`, { headers: { cookie: user } }), 'x-cache') !== 'hit');
+      await until(
+        'B`s entry of the session evicted',
+        async () => header(await http(`${b.apiUrl}?${page}`, { headers: { cookie: user } }), 'x-cache') !== 'hit',
+      );
     } finally {
       await apiWrite(wiki, admin, { action: 'userrights', user: LAB_USER, [adding ? 'remove' : 'add']: 'bot', reason: 'wikiedge test' });
     }

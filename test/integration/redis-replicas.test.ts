@@ -70,8 +70,7 @@ describe('two replicas sharing one Redis', () => {
     await redis?.stop();
   });
 
-  const get = (gw: RunningGateway, q: string, headers: Record<string, string> = {}) =>
-    http(`${gw.apiUrl}?${q}`, { headers });
+  const get = (gw: RunningGateway, q: string, headers: Record<string, string> = {}) => http(`${gw.apiUrl}?${q}`, { headers });
 
   it('starts with the tier up on both replicas', async () => {
     expect(await redisUp(a)).toBe(1);
@@ -135,10 +134,18 @@ describe('two replicas sharing one Redis', () => {
     const q = `action=query&meta=siteinfo&siprop=namespaces&format=json&${id}`;
     const fromWiki = await http(`${wiki}/w/api.php?${q}`);
     const urlKey = `/w/api.php?${canonicalQuery(parsePhpQuery(q))}`;
-    const key = cacheKey(urlKey, { kind: 'anonymous', loginSuppressed: false, carriesCredentials: false }, { forwardedProto: 'http', treatAsUntrusted: undefined, origin: undefined });
+    const key = cacheKey(
+      urlKey,
+      { kind: 'anonymous', loginSuppressed: false, carriesCredentials: false },
+      { forwardedProto: 'http', treatAsUntrusted: undefined, origin: undefined },
+    );
     const v3 = encodeEntry('shared', {
       status: 200,
-      headers: { 'content-type': 'application/json; charset=utf-8', vary: 'Accept-Encoding, Treat-as-Untrusted, Cookie', 'cache-control': 'private, must-revalidate, max-age=0' },
+      headers: {
+        'content-type': 'application/json; charset=utf-8',
+        vary: 'Accept-Encoding, Treat-as-Untrusted, Cookie',
+        'cache-control': 'private, must-revalidate, max-age=0',
+      },
       body: Buffer.from(fromWiki.body),
       storedAt: Date.now(),
       ttlMs: 60_000,
@@ -309,10 +316,7 @@ describe('two replicas sharing one Redis', () => {
     // The two steps of a miss, lookup (GET) then lock (SET NX), played in the losing order: B's
     // GET before A's SET, B's SET NX after A's unlock. A plain SET NX let B win and ask the wiki
     // again (seen once under load as two locks won, no Redis error).
-    const tiers = [0, 1].map(
-      () =>
-        bareRedisTier(redis.url, { timeoutMs: 1_000, lockMs: 3_000, windows: { graceMs: 10_000, staleIfErrorMs: 300_000 } }),
-    );
+    const tiers = [0, 1].map(() => bareRedisTier(redis.url, { timeoutMs: 1_000, lockMs: 3_000, windows: { graceMs: 10_000, staleIfErrorMs: 300_000 } }));
     const [tierA, tierB] = tiers as [RedisTier, RedisTier];
     try {
       expect(await tierA.ready(2_000)).toBe(true);
@@ -368,9 +372,7 @@ describe('two replicas sharing one Redis', () => {
     const id = unique();
     const q = `action=query&meta=siteinfo&format=json&${id}`;
     const before = await Promise.all([a, b].map(redisCounters));
-    const answers = await Promise.all(
-      Array.from({ length: 100 }, (_, i) => get(i % 2 === 0 ? a : b, q)),
-    );
+    const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => get(i % 2 === 0 ? a : b, q)));
     const after = await Promise.all([a, b].map(redisCounters));
     expect(answers.every((r) => r.status === 200)).toBe(true);
     expect(new Set(answers.map((r) => r.body)).size).toBe(1);
@@ -419,9 +421,7 @@ describe('two replicas sharing one Redis', () => {
     const id = unique();
     const started = performance.now();
     const answers = await Promise.all(
-      Array.from({ length: 40 }, (_, i) =>
-        get(i % 2 === 0 ? a : b, `action=query&meta=siteinfo&format=json&${id}&n=${i % 4}`),
-      ),
+      Array.from({ length: 40 }, (_, i) => get(i % 2 === 0 ? a : b, `action=query&meta=siteinfo&format=json&${id}&n=${i % 4}`)),
     );
     const elapsed = performance.now() - started;
     expect(answers.every((r) => r.status === 200)).toBe(true);

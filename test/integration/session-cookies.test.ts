@@ -20,9 +20,7 @@ describe('session cookies through the gateway', () => {
 
   it('20 concurrent anonymous requests that start sessions each get their own, never a shared one', async () => {
     const id = randomUUID();
-    const answers = await Promise.all(
-      Array.from({ length: 20 }, () => http(`${gw.apiUrl}?action=query&meta=tokens&type=login&format=json&requestid=${id}`)),
-    );
+    const answers = await Promise.all(Array.from({ length: 20 }, () => http(`${gw.apiUrl}?action=query&meta=tokens&type=login&format=json&requestid=${id}`)));
     const sessions = answers.map((a) => sessionCookieOf(a.headers['set-cookie']));
     expect(sessions.every((s) => s !== undefined)).toBe(true);
     expect(new Set(sessions).size).toBe(20);

@@ -46,11 +46,7 @@ describe('stale if error', () => {
   it('serves stale in the grace window while one background refresh runs', async () => {
     const forwarder = await startForwarder(inject('wikiUrl'));
     let clock = Date.now();
-    const g = await startGateway(
-      forwarder.url,
-      { WIKIEDGE_TTL_PUBLIC_SECONDS: '5', WIKIEDGE_GRACE_SECONDS: '30' },
-      { now: () => clock },
-    );
+    const g = await startGateway(forwarder.url, { WIKIEDGE_TTL_PUBLIC_SECONDS: '5', WIKIEDGE_GRACE_SECONDS: '30' }, { now: () => clock });
     try {
       const q = `${g.apiUrl}?action=query&meta=siteinfo&format=json&requestid=${randomUUID()}`;
       await http(q);
@@ -58,8 +54,7 @@ describe('stale if error', () => {
       const stale = await http(q);
       expect(header(stale, 'x-cache')).toBe('stale');
       // The refresh lands in the background; then it is a fresh hit again.
-      for (let i = 0; i < 100 && g.built.gateway.coalescer.size > 0; i++)
-        await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 100 && g.built.gateway.coalescer.size > 0; i++) await new Promise((r) => setTimeout(r, 20));
       const hit = await http(q);
       expect(header(hit, 'x-cache')).toBe('hit');
       expect(Number(header(hit, 'age'))).toBe(0);

@@ -1,13 +1,7 @@
 // Proves the integration harness itself: the wiki from scripts/wiki/setup.sh, its seed data, the
 // WikiedgeBadges test extension, the lab.json toggles, real logins and the upstream request log.
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import {
-  LAB_USER,
-  LAB_USER_PASS,
-  loginCookies,
-  setWikiToggle,
-  upstreamRequestCount,
-} from '../support/wiki.js';
+import { LAB_USER, LAB_USER_PASS, loginCookies, setWikiToggle, upstreamRequestCount } from '../support/wiki.js';
 
 const wikiUrl = inject('wikiUrl');
 const wikiData = inject('wikiData');

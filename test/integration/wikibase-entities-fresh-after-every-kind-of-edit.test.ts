@@ -11,7 +11,8 @@ import { setWikiToggle } from '../support/wiki.js';
 import { itemTitle, startWikibaseWiki, type WikibaseWiki, wbWrite, wikibaseLogin } from '../support/wikibase.js';
 import { until } from '../support/until.js';
 
-const datavalue = (id: string) => encodeURIComponent(JSON.stringify({ value: { 'entity-type': 'item', 'numeric-id': Number(id.slice(1)), id }, type: 'wikibase-entityid' }));
+const datavalue = (id: string) =>
+  encodeURIComponent(JSON.stringify({ value: { 'entity-type': 'item', 'numeric-id': Number(id.slice(1)), id }, type: 'wikibase-entityid' }));
 
 describe.each([{ itemsInMain: false }, { itemsInMain: true }])('Wikibase entities with items in the main namespace: $itemsInMain', ({ itemsInMain }) => {
   let wiki: WikibaseWiki;
@@ -44,7 +45,11 @@ describe.each([{ itemsInMain: false }, { itemsInMain: true }])('Wikibase entitie
     return JSON.parse(again.body);
   };
   const isHit = async (q: string) => header(await read(q), 'x-cache') === 'hit';
-  const through = { get wiki() { return { ...wiki, api: gw.apiUrl }; } };
+  const through = {
+    get wiki() {
+      return { ...wiki, api: gw.apiUrl };
+    },
+  };
 
   it('a label set straight at the wiki: the entity, its formatted forms and the search for the new label are fresh; other entities stay hits', async () => {
     const label = `Berlin ${Date.now()}`;

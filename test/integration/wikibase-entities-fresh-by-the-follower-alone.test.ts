@@ -65,9 +65,18 @@ describe.each([{ itemsInMain: false }, { itemsInMain: true }])('the follower alo
     const created = await wbWrite(wiki, admin, 'wbcreateclaim', { entity: 'Q7', property: 'P4', snaktype: 'value', value: '"F"' });
     const guid = (created.json['claim'] as { id: string }).id;
 
-    await until(() => json(entity), (a) => a.entities.Q7.labels.en.value === label);
-    await until(() => json(claims), (a) => JSON.stringify(a).includes(guid));
-    await until(() => json(search), (a) => a.search.some((s: { id: string }) => s.id === 'Q7'));
+    await until(
+      () => json(entity),
+      (a) => a.entities.Q7.labels.en.value === label,
+    );
+    await until(
+      () => json(claims),
+      (a) => JSON.stringify(a).includes(guid),
+    );
+    await until(
+      () => json(search),
+      (a) => a.search.some((s: { id: string }) => s.id === 'Q7'),
+    );
     // The figure, not an assertion (timings belong to the bench): poll interval + 1 s is the target.
     console.log(`follower alone (items in main: ${itemsInMain}): fresh ${Date.now() - started} ms after the edits began (poll ${POLL_MS} ms)`);
   });

@@ -64,7 +64,11 @@ function shapeOf(body: string): Case['shape'] {
   if (j['entities']) {
     const ents = j['entities'] as Record<string, Record<string, unknown>>;
     shape.entities = Object.fromEntries(Object.entries(ents).map(([k, v]) => [k, Object.keys(v).sort()]));
-    const red = Object.fromEntries(Object.entries(ents).filter(([, v]) => v['redirects']).map(([k, v]) => [k, v['redirects']]));
+    const red = Object.fromEntries(
+      Object.entries(ents)
+        .filter(([, v]) => v['redirects'])
+        .map(([k, v]) => [k, v['redirects']]),
+    );
     if (Object.keys(red).length) shape.redirects = red;
   }
   if (j['entity']) shape.entity = Object.keys(j['entity'] as object).sort();

@@ -11,9 +11,7 @@ export interface FakeUpstream {
   close(): Promise<void>;
 }
 
-export async function startFakeUpstream(
-  handler: (req: IncomingMessage, res: ServerResponse) => void,
-): Promise<FakeUpstream> {
+export async function startFakeUpstream(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<FakeUpstream> {
   const requests: IncomingMessage[] = [];
   const sockets = new Set<Socket>();
   const server = createServer((req, res) => {
@@ -94,7 +92,10 @@ export async function closedPort(): Promise<number> {
  * own each time (MediaWiki renews the session id at login, and sets `{prefix}UserName` with it);
  * every other request is answered by `otherwise`.
  */
-export function answerLoginsAs(user: string, otherwise: (req: IncomingMessage, res: ServerResponse) => void): (req: IncomingMessage, res: ServerResponse) => void {
+export function answerLoginsAs(
+  user: string,
+  otherwise: (req: IncomingMessage, res: ServerResponse) => void,
+): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     if (req.method !== 'POST' || !req.url?.includes('clientlogin')) return otherwise(req, res);
     res.writeHead(200, {

@@ -12,10 +12,7 @@ export interface GatewayOnFake {
 }
 
 /** Call inside `describe`: registers the block's beforeAll/afterAll and returns the pair. */
-export function gatewayOnFake(
-  answer: (req: IncomingMessage, res: ServerResponse) => void,
-  env: Record<string, string> = {},
-): GatewayOnFake {
+export function gatewayOnFake(answer: (req: IncomingMessage, res: ServerResponse) => void, env: Record<string, string> = {}): GatewayOnFake {
   const pair: { fake?: FakeUpstream; gw?: RunningGateway } = {};
   beforeAll(async () => {
     pair.fake = await startFakeUpstream(answer);

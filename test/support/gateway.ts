@@ -26,11 +26,7 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(
-  upstream: string,
-  env: Record<string, string> = {},
-  deps: GatewayDeps = {},
-): Promise<RunningGateway> {
+export async function startGateway(upstream: string, env: Record<string, string> = {}, deps: GatewayDeps = {}): Promise<RunningGateway> {
   const config = loadConfig({
     WIKIEDGE_UPSTREAM: upstream,
     WIKIEDGE_HOST: '127.0.0.1',

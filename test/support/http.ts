@@ -46,11 +46,7 @@ export function withoutVolatile(body: string): string {
  * Send a request target byte for byte (undici and URL objects resolve `/./` and `//` first).
  * Uses node:http, which leaves the path alone.
  */
-export function rawTarget(
-  base: string,
-  target: string,
-  opts: { method?: string; headers?: Record<string, string> } = {},
-): Promise<TestResponse> {
+export function rawTarget(base: string, target: string, opts: { method?: string; headers?: Record<string, string> } = {}): Promise<TestResponse> {
   const { hostname, port } = new URL(base);
   return new Promise((resolve, reject) => {
     const req = nodeRequest(

@@ -116,8 +116,7 @@ function dechunk(body: Buffer): Buffer {
 
 function parseResponse(raw: Buffer): PhpEchoResult {
   const headEnd = raw.indexOf('\r\n\r\n');
-  if (headEnd === -1)
-    throw new Error(`no HTTP response from php -S: ${JSON.stringify(raw.toString('latin1'))}`);
+  if (headEnd === -1) throw new Error(`no HTTP response from php -S: ${JSON.stringify(raw.toString('latin1'))}`);
   const head = raw.subarray(0, headEnd).toString('latin1');
   let body = raw.subarray(headEnd + 4);
   const status = head.slice(0, head.indexOf('\r\n'));

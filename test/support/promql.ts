@@ -54,27 +54,10 @@ export interface Selector {
   labels: string[];
 }
 
-const KEYWORDS = new Set([
-  'by',
-  'without',
-  'on',
-  'ignoring',
-  'group_left',
-  'group_right',
-  'bool',
-  'and',
-  'or',
-  'unless',
-  'offset',
-  'atan2',
-]);
+const KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'and', 'or', 'unless', 'offset', 'atan2']);
 const LABEL_LISTS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right']);
 
-type Token =
-  | { kind: 'ident'; text: string }
-  | { kind: 'matchers'; text: string }
-  | { kind: 'punct'; text: string }
-  | { kind: 'other' };
+type Token = { kind: 'ident'; text: string } | { kind: 'matchers'; text: string } | { kind: 'punct'; text: string } | { kind: 'other' };
 
 export function tokenize(expr: string): Token[] {
   const out: Token[] = [];
@@ -140,9 +123,7 @@ export function matchersOf(text: string): Matcher[] {
   const out: Matcher[] = [];
   let rest = text;
   while (rest.trim() !== '') {
-    const m = /^\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`)\s*,?/.exec(
-      rest,
-    );
+    const m = /^\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`)\s*,?/.exec(rest);
     if (!m) throw new Error(`unparsable matchers: {${text}}`);
     const quoted = m[3]!;
     const value = quoted.startsWith('`') ? quoted.slice(1, -1) : quoted.slice(1, -1).replace(/\\(.)/g, '$1');
@@ -245,9 +226,7 @@ export function recordedNames(file = RULES): Set<string> {
 
 /** The dashboard's constant variables (name -> value), as Grafana interpolates them. */
 export function dashboardConstants(d: Dashboard = loadDashboard()): Map<string, string> {
-  return new Map(
-    (d.templating?.list ?? []).filter((v) => v.type === 'constant').map((v) => [v.name, String(v.query ?? '')] as [string, string]),
-  );
+  return new Map((d.templating?.list ?? []).filter((v) => v.type === 'constant').map((v) => [v.name, String(v.query ?? '')] as [string, string]));
 }
 
 /** An expression with the dashboard's constants put in, `$var` and `${var}` alike. */

@@ -46,7 +46,21 @@ async function startProcess(args: (port: number) => string[]): Promise<RedisProc
 /** A redis-server without persistence, with `extra` arguments (`--replicaof`, `--cluster-enabled yes`, ...). */
 export function startServer(extra: string[] = []): Promise<RedisProcess> {
   const dir = scratchDir('wikiedge-redis-');
-  return startProcess((port) => ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--dir', dir, ...extra]);
+  return startProcess((port) => [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--daemonize',
+    'no',
+    '--dir',
+    dir,
+    ...extra,
+  ]);
 }
 
 export interface SentinelTiming {

@@ -65,11 +65,9 @@ export function rawCommand(port: number, line: string, timeoutMs = 1_000): Promi
 }
 
 function startProcess(port: number): ChildProcess {
-  const child = spawn(
-    REDIS_SERVER,
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   // Keep the pipes drained; the output is only wanted when something goes wrong.
   child.stdout?.resume();
   child.stderr?.resume();

@@ -41,7 +41,10 @@ export async function startReplicas(wiki: string): Promise<Replicas> {
       await redis.stop();
     },
   };
-  await until('both followers up', async () => (await metric(a, /^wikiedge_change_follower_up (\d+)/m)) === 1 && (await metric(b, /^wikiedge_change_follower_up (\d+)/m)) === 1);
+  await until(
+    'both followers up',
+    async () => (await metric(a, /^wikiedge_change_follower_up (\d+)/m)) === 1 && (await metric(b, /^wikiedge_change_follower_up (\d+)/m)) === 1,
+  );
   return replicas;
 }
 
@@ -66,7 +69,8 @@ export async function until(what: string, ready: () => Promise<boolean>, boundMs
  * after it returns. A poll that ended after now may have begun before; the next one did not.
  */
 export async function followerCaughtUp(replicas: readonly RunningGateway[]): Promise<void> {
-  const lastPoll = async () => Math.max(...(await Promise.all(replicas.map((r) => metric(r, /^wikiedge_change_follower_last_success_timestamp_seconds (\S+)/m)))));
+  const lastPoll = async () =>
+    Math.max(...(await Promise.all(replicas.map((r) => metric(r, /^wikiedge_change_follower_last_success_timestamp_seconds (\S+)/m)))));
   const now = Date.now() / 1000;
   await until('a poll ended after now', async () => (await lastPoll()) > now);
   const ended = await lastPoll();

@@ -48,7 +48,13 @@ export async function spawnGateway(upstream: string, env: Record<string, string>
   // A deadline, not a count of tries: on a loaded machine a primary and its workers take seconds.
   const deadline = Date.now() + START_WAIT_MS;
   for (;;) {
-    if (await http(`${adminUrl}/healthz`).then((r) => r.status === 200, () => false)) break;
+    if (
+      await http(`${adminUrl}/healthz`).then(
+        (r) => r.status === 200,
+        () => false,
+      )
+    )
+      break;
     if (Date.now() > deadline || child.exitCode !== null) {
       // The caller never gets a handle to stop it: stopped here, or it outlives the test run.
       child.kill('SIGKILL');

@@ -40,10 +40,7 @@ export async function upstreamRequests(wikiData: string): Promise<string[]> {
 }
 
 /** How many requests reached the wiki so far (optionally only lines matching `filter`). */
-export async function upstreamRequestCount(
-  wikiData: string,
-  filter?: (line: string) => boolean,
-): Promise<number> {
+export async function upstreamRequestCount(wikiData: string, filter?: (line: string) => boolean): Promise<number> {
   const lines = await upstreamRequests(wikiData);
   return filter ? lines.filter(filter).length : lines.length;
 }
@@ -178,8 +175,7 @@ export async function botPasswordLogin(baseUrl: string): Promise<Map<string, str
   const jar = new Map<string, string>();
   const tokenRes = await fetch(`${api}?action=query&meta=tokens&type=login&format=json`, { redirect: 'manual' });
   applySetCookies(jar, tokenRes.headers.getSetCookie());
-  const logintoken = ((await tokenRes.json()) as { query?: { tokens?: { logintoken?: string } } }).query?.tokens
-    ?.logintoken;
+  const logintoken = ((await tokenRes.json()) as { query?: { tokens?: { logintoken?: string } } }).query?.tokens?.logintoken;
   if (!logintoken) throw new Error(`no login token from ${api}`);
   const loginRes = await fetch(api, {
     method: 'POST',

@@ -38,7 +38,9 @@ export async function startWikibaseWiki(opts: { itemsInMain?: boolean; cdn?: str
   const data = await mkdtemp(path.join(os.tmpdir(), 'wikiedge-wikibase.'));
   const args = [
     path.join(repoRoot, 'scripts/wiki/setup.sh'),
-    '--data', data, '--no-debug',
+    '--data',
+    data,
+    '--no-debug',
     opts.itemsInMain ? '--wikibase-items-in-main' : '--wikibase',
     ...(opts.cdn ? ['--cdn', opts.cdn] : []),
   ];

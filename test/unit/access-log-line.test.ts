@@ -136,7 +136,14 @@ describe('the access log line', () => {
     logPurge(log, { source: 'http-purge', kind: 'url', what: '/w/api.php?action=query&token=x', purged: 3, redisPurged: 2 });
     logPurge(log, { source: 'admin', kind: 'all', purged: 10, workers: 2, missedWorkers: 0 });
     expect(parsed()).toEqual([
-      expect.objectContaining({ msg: 'purge', source: 'http-purge', kind: 'url', what: `/w/api.php?action=query&token=${REDACTED}`, purged: 3, redisPurged: 2 }),
+      expect.objectContaining({
+        msg: 'purge',
+        source: 'http-purge',
+        kind: 'url',
+        what: `/w/api.php?action=query&token=${REDACTED}`,
+        purged: 3,
+        redisPurged: 2,
+      }),
       expect.objectContaining({ msg: 'purge', source: 'admin', kind: 'all', purged: 10, workers: 2, missedWorkers: 0 }),
     ]);
   });

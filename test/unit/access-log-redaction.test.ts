@@ -10,12 +10,21 @@ describe('redacting credentials in the logged URL', () => {
     ['token=abc%2B%5C', `token=${REDACTED}`],
     ['action=edit&title=A&text=x&token=d3adb33f%2B%5C', `action=edit&title=A&text=x&token=${REDACTED}`],
     ['action=login&lgname=Bob&lgpassword=hunter2&lgtoken=123%2B%5C', `action=login&lgname=Bob&lgpassword=${REDACTED}&lgtoken=${REDACTED}`],
-    ['action=clientlogin&username=Bob&password=p&logintoken=t&loginreturnurl=http://x/', `action=clientlogin&username=Bob&password=${REDACTED}&logintoken=${REDACTED}&loginreturnurl=http://x/`],
+    [
+      'action=clientlogin&username=Bob&password=p&logintoken=t&loginreturnurl=http://x/',
+      `action=clientlogin&username=Bob&password=${REDACTED}&logintoken=${REDACTED}&loginreturnurl=http://x/`,
+    ],
     ['action=createaccount&password=p&retype=p&createtoken=t', `action=createaccount&password=${REDACTED}&retype=${REDACTED}&createtoken=${REDACTED}`],
     ['action=feedwatchlist&wlowner=Bob&wltoken=secret', `action=feedwatchlist&wlowner=Bob&wltoken=${REDACTED}`],
     ['csrftoken=a&centralauthtoken=b&OATHToken=c', `csrftoken=${REDACTED}&centralauthtoken=${REDACTED}&OATHToken=${REDACTED}`],
-    ['oauth_consumer_key=k&oauth_token=t&oauth_signature=s&oauth_nonce=n', `oauth_consumer_key=${REDACTED}&oauth_token=${REDACTED}&oauth_signature=${REDACTED}&oauth_nonce=${REDACTED}`],
-    ['access_token=a&api_key=b&client_secret=c&newpassword=d', `access_token=${REDACTED}&api_key=${REDACTED}&client_secret=${REDACTED}&newpassword=${REDACTED}`],
+    [
+      'oauth_consumer_key=k&oauth_token=t&oauth_signature=s&oauth_nonce=n',
+      `oauth_consumer_key=${REDACTED}&oauth_token=${REDACTED}&oauth_signature=${REDACTED}&oauth_nonce=${REDACTED}`,
+    ],
+    [
+      'access_token=a&api_key=b&client_secret=c&newpassword=d',
+      `access_token=${REDACTED}&api_key=${REDACTED}&client_secret=${REDACTED}&newpassword=${REDACTED}`,
+    ],
   ])('%s', (query, expected) => {
     expect(redactQuery(query)).toBe(expected);
   });

@@ -21,7 +21,15 @@ const entry = (i: number): CacheEntry => ({
 describe('hash collisions', () => {
   it('every key of a full bucket finds its own entry; one more is refused, never served another', () => {
     // Every key in one bucket.
-    const s = new CacheStore({ sharedMaxBytes: 1 << 20, sessionMaxBytes: 1 << 20, maxEntries: 1_000, graceMs: 0, staleIfErrorMs: 0, now: () => 2_000, hashKey: () => 7 });
+    const s = new CacheStore({
+      sharedMaxBytes: 1 << 20,
+      sessionMaxBytes: 1 << 20,
+      maxEntries: 1_000,
+      graceMs: 0,
+      staleIfErrorMs: 0,
+      now: () => 2_000,
+      hashKey: () => 7,
+    });
     for (let i = 0; i < MAX_KEY_CHAIN; i++) expect(s.set('shared', `/w/api.php?i=${i}\nanon`, entry(i))).toBe(true);
     expect(s.set('shared', `/w/api.php?i=99\nanon`, entry(99))).toBe(false);
     expect(s.get('shared', `/w/api.php?i=99\nanon`)).toBeUndefined();
@@ -35,7 +43,15 @@ describe('hash collisions', () => {
   });
 
   it('keys of equal hash and length are told apart by their bytes', () => {
-    const s = new CacheStore({ sharedMaxBytes: 1 << 20, sessionMaxBytes: 1 << 20, maxEntries: 1_000, graceMs: 0, staleIfErrorMs: 0, now: () => 2_000, hashKey: () => 1 });
+    const s = new CacheStore({
+      sharedMaxBytes: 1 << 20,
+      sessionMaxBytes: 1 << 20,
+      maxEntries: 1_000,
+      graceMs: 0,
+      staleIfErrorMs: 0,
+      now: () => 2_000,
+      hashKey: () => 1,
+    });
     s.set('shared', 'key-a', entry(1));
     s.set('shared', 'key-b', entry(2));
     expect(s.get('shared', 'key-a')!.body.toString()).toBe('{"i":1}');

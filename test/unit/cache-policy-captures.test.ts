@@ -23,21 +23,8 @@
  * max-age=0` and no Vary as 27, which stands for them here).
  */
 import { describe, expect, it } from 'vitest';
-import {
-  evaluateAnswer,
-  inferMode,
-  type ResponseVerdict,
-  type TtlSettings,
-  unprobedCacheHeaders,
-} from '../../src/policy/policy.js';
-import {
-  applicableRule,
-  type Classification,
-  classify,
-  modulesOf,
-  SMAXAGE_PROBE,
-  shouldProbe,
-} from '../../src/policy/request.js';
+import { evaluateAnswer, inferMode, type ResponseVerdict, type TtlSettings, unprobedCacheHeaders } from '../../src/policy/policy.js';
+import { applicableRule, type Classification, classify, modulesOf, SMAXAGE_PROBE, shouldProbe } from '../../src/policy/request.js';
 import type { ModuleRule } from '../../src/config/config.js';
 import { type Identity, identify, identityRules } from '../../src/mediawiki/identity.js';
 import { parsePhpQuery } from '../../src/mediawiki/php-input.js';
@@ -68,8 +55,7 @@ const COOKIE_REWRITE = 'private, max-age=0, s-maxage=0';
 const PROBED_PUBLIC = `s-maxage=${SMAXAGE_PROBE}, max-age=0, public`;
 
 // The capture's cookie names with dummy values (jar/admin.jar, jar/user.jar, jar/anon.jar).
-const ADMIN =
-  'wiki_session=adminsessionadminsessionadminsess; wikiUserName=Admin; wikiUserID=1; wikiToken=admintoken';
+const ADMIN = 'wiki_session=adminsessionadminsessionadminsess; wikiUserName=Admin; wikiUserID=1; wikiToken=admintoken';
 const USER = 'wiki_session=usersessionusersessionusersessi; wikiUserName=LabUser; wikiUserID=3';
 const ANON_SESSION = 'wiki_session=anonsessionanonsessionanonsessi';
 
@@ -539,10 +525,7 @@ describe('anonymous captures 01–39', () => {
         ['MediaWiki-Login-Suppressed', 'true'],
         ['Access-Control-Allow-Origin', '*'],
         ['Access-Control-Allow-Credentials', 'false'],
-        [
-          'Access-Control-Expose-Headers',
-          'MediaWiki-API-Error, Retry-After, X-Database-Lag, MediaWiki-Login-Suppressed',
-        ],
+        ['Access-Control-Expose-Headers', 'MediaWiki-API-Error, Retry-After, X-Database-Lag, MediaWiki-Login-Suppressed'],
         ['Vary', VARY_PUB],
         ['Expires', 'Fri, 20 Nov 2026 21:56:23 GMT'],
         ['Cache-Control', PUB60],
@@ -627,18 +610,9 @@ describe('anonymous captures 01–39', () => {
       probed: false,
       requester: 'session',
       answer: [
-        [
-          'Set-Cookie',
-          'wikiUserID=deleted; expires=Thu, 01 Jan 1970 00:00:01 GMT; Max-Age=0; path=/; HttpOnly',
-        ],
-        [
-          'Set-Cookie',
-          'wikiToken=deleted; expires=Thu, 01 Jan 1970 00:00:01 GMT; Max-Age=0; path=/; HttpOnly',
-        ],
-        [
-          'Set-Cookie',
-          'forceHTTPS=deleted; expires=Thu, 01 Jan 1970 00:00:01 GMT; Max-Age=0; path=/; HttpOnly',
-        ],
+        ['Set-Cookie', 'wikiUserID=deleted; expires=Thu, 01 Jan 1970 00:00:01 GMT; Max-Age=0; path=/; HttpOnly'],
+        ['Set-Cookie', 'wikiToken=deleted; expires=Thu, 01 Jan 1970 00:00:01 GMT; Max-Age=0; path=/; HttpOnly'],
+        ['Set-Cookie', 'forceHTTPS=deleted; expires=Thu, 01 Jan 1970 00:00:01 GMT; Max-Age=0; path=/; HttpOnly'],
         ['Vary', VARY_PUB],
         ['Expires', EPOCH],
         ['Cache-Control', COOKIE_REWRITE],
@@ -669,10 +643,7 @@ describe('anonymous captures 01–39', () => {
       probed: false,
       requester: 'session',
       answer: [
-        [
-          'Set-Cookie',
-          'wiki_session=deleted; expires=Thu, 01 Jan 1970 00:00:01 GMT; Max-Age=0; path=/; HttpOnly',
-        ],
+        ['Set-Cookie', 'wiki_session=deleted; expires=Thu, 01 Jan 1970 00:00:01 GMT; Max-Age=0; path=/; HttpOnly'],
         ['Vary', VARY_PUB],
         ['Expires', EPOCH],
         ['Cache-Control', COOKIE_REWRITE],
@@ -746,10 +717,7 @@ describe('anonymous captures 01–39', () => {
       probed: false,
       requester: 'session',
       answer: [
-        [
-          'Set-Cookie',
-          'forceHTTPS=deleted; expires=Thu, 01 Jan 1970 00:00:01 GMT; Max-Age=0; path=/; HttpOnly',
-        ],
+        ['Set-Cookie', 'forceHTTPS=deleted; expires=Thu, 01 Jan 1970 00:00:01 GMT; Max-Age=0; path=/; HttpOnly'],
         ['Vary', VARY_PUB],
         ['Expires', EPOCH],
         ['Cache-Control', COOKIE_REWRITE],
@@ -765,10 +733,7 @@ describe('anonymous captures 01–39', () => {
       probed: false,
       requester: 'session',
       answer: [
-        [
-          'Set-Cookie',
-          'wikiToken=deleted; expires=Thu, 01 Jan 1970 00:00:01 GMT; Max-Age=0; path=/; HttpOnly',
-        ],
+        ['Set-Cookie', 'wikiToken=deleted; expires=Thu, 01 Jan 1970 00:00:01 GMT; Max-Age=0; path=/; HttpOnly'],
         ['Vary', VARY_PUB],
         ['Expires', EPOCH],
         ['Cache-Control', COOKIE_REWRITE],
@@ -838,8 +803,7 @@ describe('logged-in captures 40–59', () => {
 
   it('43-admin-filearchive-allprops: private → session tier, session TTL', () => {
     const r = run({
-      query:
-        'action=query&list=filearchive&faprop=sha1%7Ctimestamp%7Cuser%7Csize%7Cdescription%7Cmime&format=json',
+      query: 'action=query&list=filearchive&faprop=sha1%7Ctimestamp%7Cuser%7Csize%7Cdescription%7Cmime&format=json',
       cookie: ADMIN,
       probed: true,
       requester: 'session',
@@ -1000,10 +964,7 @@ describe('logged-in captures 40–59', () => {
         ['MediaWiki-Login-Suppressed', 'true'],
         ['Access-Control-Allow-Origin', '*'],
         ['Access-Control-Allow-Credentials', 'false'],
-        [
-          'Access-Control-Expose-Headers',
-          'MediaWiki-API-Error, Retry-After, X-Database-Lag, MediaWiki-Login-Suppressed',
-        ],
+        ['Access-Control-Expose-Headers', 'MediaWiki-API-Error, Retry-After, X-Database-Lag, MediaWiki-Login-Suppressed'],
         ['Cache-Control', PRIV0],
       ],
     });
@@ -1050,14 +1011,8 @@ describe('logged-in captures 40–59', () => {
       probed: false,
       requester: 'session',
       answer: [
-        [
-          'Set-Cookie',
-          'wiki_session=deleted; expires=Thu, 01 Jan 1970 00:00:01 GMT; Max-Age=0; path=/; HttpOnly',
-        ],
-        [
-          'Set-Cookie',
-          'wikiUserID=deleted; expires=Thu, 01 Jan 1970 00:00:01 GMT; Max-Age=0; path=/; HttpOnly',
-        ],
+        ['Set-Cookie', 'wiki_session=deleted; expires=Thu, 01 Jan 1970 00:00:01 GMT; Max-Age=0; path=/; HttpOnly'],
+        ['Set-Cookie', 'wikiUserID=deleted; expires=Thu, 01 Jan 1970 00:00:01 GMT; Max-Age=0; path=/; HttpOnly'],
         ['Cache-Control', PRIV0],
       ],
     });
@@ -1154,22 +1109,10 @@ describe('CDN and module-max-age captures 70–83', () => {
   });
 
   for (const [name, setCookieLine] of [
-    [
-      '74-cdn-admin-create',
-      'Set-Cookie: UseDC=master; expires=Fri, 20 Nov 2026 21:55:43 GMT; Max-Age=10; path=/; HttpOnly',
-    ],
-    [
-      '74b-cdn-admin-edit',
-      'Set-Cookie: UseDC=master; expires=Fri, 20 Nov 2026 21:55:45 GMT; Max-Age=10; path=/; HttpOnly',
-    ],
-    [
-      '74c-cdn-admin-delete',
-      'Set-Cookie: UseDC=master; expires=Fri, 20 Nov 2026 21:55:46 GMT; Max-Age=10; path=/; HttpOnly',
-    ],
-    [
-      '74d-cdnservers-usecdn-false-create',
-      'Set-Cookie: UseDC=master; expires=Fri, 20 Nov 2026 21:55:48 GMT; Max-Age=10; path=/; HttpOnly',
-    ],
+    ['74-cdn-admin-create', 'Set-Cookie: UseDC=master; expires=Fri, 20 Nov 2026 21:55:43 GMT; Max-Age=10; path=/; HttpOnly'],
+    ['74b-cdn-admin-edit', 'Set-Cookie: UseDC=master; expires=Fri, 20 Nov 2026 21:55:45 GMT; Max-Age=10; path=/; HttpOnly'],
+    ['74c-cdn-admin-delete', 'Set-Cookie: UseDC=master; expires=Fri, 20 Nov 2026 21:55:46 GMT; Max-Age=10; path=/; HttpOnly'],
+    ['74d-cdnservers-usecdn-false-create', 'Set-Cookie: UseDC=master; expires=Fri, 20 Nov 2026 21:55:48 GMT; Max-Age=10; path=/; HttpOnly'],
   ] as const) {
     it(`${name}: a write is a POST → pass (method)`, () => {
       const r = run({
@@ -1278,10 +1221,7 @@ describe('constructed from the source rules', () => {
   it('maxage=60 without smaxage: the client gets `s-maxage=0, max-age=60, public` and Expires Unix 1', () => {
     // Unprobed MediaWiki: s-maxage=0 (param default), max-age=60 → not both 0 → public,
     // Expires = time() + min(0, 60) = 0 → Unix time 1.
-    const probed = unprobedCacheHeaders(
-      `s-maxage=${SMAXAGE_PROBE}, max-age=60, public`,
-      'Fri, 20 Nov 2026 21:56:19 GMT',
-    );
+    const probed = unprobedCacheHeaders(`s-maxage=${SMAXAGE_PROBE}, max-age=60, public`, 'Fri, 20 Nov 2026 21:56:19 GMT');
     expect(probed).toEqual({ cacheControl: 's-maxage=0, max-age=60, public', expires: EPOCH1 });
   });
 
@@ -1326,10 +1266,7 @@ describe('constructed from the source rules', () => {
       status: 200,
       headers: { vary: VARY_PUB, 'cache-control': 's-maxage=0, max-age=60, public' },
     };
-    const holder = identify(
-      { cookieHeader: ADMIN, credentialHeaderValues: [], treatAsUntrusted: false, query: new Map() },
-      RULES,
-    );
+    const holder = identify({ cookieHeader: ADMIN, credentialHeaderValues: [], treatAsUntrusted: false, query: new Map() }, RULES);
     const v = evaluateAnswer(answer, holder, {}, TTL, ZERO);
     expect(v).toMatchObject({ store: true, tier: 'session', ttlMs: 60_000 });
   });

@@ -70,7 +70,12 @@ describe('sessionCacheControl', () => {
 describe('requesterCacheControl: credentials never hear public', () => {
   it.each([
     ['anonymous: untouched', ANON, 's-maxage=60, max-age=60, public', undefined],
-    ['login-suppressed with a session (origin=*: ApiMain answers as anonymous, MediaWiki-Login-Suppressed: true): private', SUPPRESSED_WITH_SESSION, 's-maxage=60, max-age=60, public', 'private, must-revalidate, max-age=60'],
+    [
+      'login-suppressed with a session (origin=*: ApiMain answers as anonymous, MediaWiki-Login-Suppressed: true): private',
+      SUPPRESSED_WITH_SESSION,
+      's-maxage=60, max-age=60, public',
+      'private, must-revalidate, max-age=60',
+    ],
     ['login-suppressed with a session, private already', SUPPRESSED_WITH_SESSION, 'private, must-revalidate, max-age=0', 'private, must-revalidate, max-age=0'],
     ['login-suppressed with a session, no Cache-Control', SUPPRESSED_WITH_SESSION, undefined, 'private, must-revalidate, max-age=0'],
     ['a session holder passed a public answer', SESSION, 's-maxage=60, max-age=60, public', 'private, must-revalidate, max-age=60'],

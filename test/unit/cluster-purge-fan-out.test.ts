@@ -60,20 +60,22 @@ function fanOut(withRedis: boolean, answer: (w: W, everywhere: boolean) => Promi
   const asked: { worker: number; everywhere: boolean }[] = [];
   const warnings: { worker: number; msg: string }[] = [];
   const log = { warn: (o: { worker: number }, msg: string) => warnings.push({ worker: o.worker, msg }) } as unknown as Logger;
-  const purges = new PurgeFanOut<W>((w, m, everywhere) => {
-    expect(m).toBe(message);
-    asked.push({ worker: w.id, everywhere });
-    return answer(w, everywhere);
-  }, withRedis, log);
+  const purges = new PurgeFanOut<W>(
+    (w, m, everywhere) => {
+      expect(m).toBe(message);
+      asked.push({ worker: w.id, everywhere });
+      return answer(w, everywhere);
+    },
+    withRedis,
+    log,
+  );
   return { purges, asked, warnings };
 }
 
 describe('PurgeFanOut', () => {
   it('asks the leader to purge everywhere, and only once it answered the others their local tier', async () => {
     let leaderAnswers!: (r: PurgeResult) => void;
-    const f = fanOut(true, (w) =>
-      w.id === 1 ? new Promise<PurgeResult>((resolve) => (leaderAnswers = resolve)) : Promise.resolve({ purged: 1 }),
-    );
+    const f = fanOut(true, (w) => (w.id === 1 ? new Promise<PurgeResult>((resolve) => (leaderAnswers = resolve)) : Promise.resolve({ purged: 1 })));
     const result = f.purges.purge([{ id: 1 }, { id: 2 }, { id: 3 }], message);
     await new Promise((r) => setImmediate(r));
     expect(f.asked).toEqual([{ worker: 1, everywhere: true }]);

@@ -38,15 +38,13 @@ const wikiedge = services['wikiedge']!;
 const env = wikiedge.environment ?? {};
 const defaults = loadConfig({ WIKIEDGE_UPSTREAM: 'http://wiki' });
 
-
 const ipv4 = (a: string) => a.split('.').reduce((n, o) => n * 256 + Number(o), 0);
 function inCidr(ip: string, cidr: string): boolean {
   const [net, bits] = cidr.split('/') as [string, string];
   const size = 2 ** (32 - Number(bits));
   return Math.floor(ipv4(ip) / size) === Math.floor(ipv4(net) / size);
 }
-const cidrInside = (inner: string, outer: string) =>
-  inCidr(inner.split('/')[0]!, outer) && Number(inner.split('/')[1]) >= Number(outer.split('/')[1]);
+const cidrInside = (inner: string, outer: string) => inCidr(inner.split('/')[0]!, outer) && Number(inner.split('/')[1]) >= Number(outer.split('/')[1]);
 const networksOf = (s: string) => services[s]!.networks ?? [];
 const share = (a: string, b: string) => networksOf(a).some((n) => networksOf(b).includes(n));
 const wikiIpam = compose.networks['wiki']?.ipam?.config?.[0] ?? {};
@@ -68,14 +66,17 @@ describe('compose stack: services', () => {
     expect(share('wikiedge', url.hostname)).toBe(true);
     expect(services[url.hostname]!.ports ?? []).toEqual([]);
     for (const net of networksOf(url.hostname)) {
-      const members = Object.keys(services).filter((s) => networksOf(s).includes(net)).sort();
+      const members = Object.keys(services)
+        .filter((s) => networksOf(s).includes(net))
+        .sort();
       expect(members).toEqual(['redis', 'wikiedge']);
       expect(compose.networks[net]?.internal).toBe(true);
     }
     // With Redis the identity secret is required (config/load.ts): compose gives it as a file.
     expect(env['WIKIEDGE_IDENTITY_SECRET_FILE']).toMatch(/^\/run\/secrets\//);
     expect(
-      loadConfig({ WIKIEDGE_UPSTREAM: 'http://wiki', WIKIEDGE_REDIS_URL: env['WIKIEDGE_REDIS_URL'], WIKIEDGE_IDENTITY_SECRET: 'a-secret-as-the-file-holds' }).redisUrl,
+      loadConfig({ WIKIEDGE_UPSTREAM: 'http://wiki', WIKIEDGE_REDIS_URL: env['WIKIEDGE_REDIS_URL'], WIKIEDGE_IDENTITY_SECRET: 'a-secret-as-the-file-holds' })
+        .redisUrl,
     ).toBe(env['WIKIEDGE_REDIS_URL']);
   });
 
@@ -114,9 +115,7 @@ describe('compose stack: services', () => {
   });
 
   it('gives the gateway time to drain before SIGKILL', () => {
-    expect(Number.parseInt(wikiedge.stop_grace_period ?? '0', 10)).toBeGreaterThan(
-      (defaults.shutdownDrainMs + defaults.shutdownGraceMs) / 1000,
-    );
+    expect(Number.parseInt(wikiedge.stop_grace_period ?? '0', 10)).toBeGreaterThan((defaults.shutdownDrainMs + defaults.shutdownGraceMs) / 1000);
   });
 });
 
@@ -291,7 +290,9 @@ describe('compose stack: the wiki and the podman override', () => {
       }
     }
     // Every pulled image has a stand-in, except Grafana (no Debian package).
-    const pulled = Object.entries(services).filter(([, s]) => !s.build).map(([n]) => n);
+    const pulled = Object.entries(services)
+      .filter(([, s]) => !s.build)
+      .map(([n]) => n);
     expect(pulled.filter((n) => !override.services[n]?.image).sort()).toEqual(['grafana']);
   });
 });
@@ -329,7 +330,9 @@ describe('compose stack: the gateway hardened (Operations, round 2)', () => {
     expect(env['WIKIEDGE_ADMIN_TOKEN_FILE']).toBe('/run/secrets/wikiedge_admin_token');
     expect(env['WIKIEDGE_METRICS_TOKEN_FILE']).toBe('/run/secrets/wikiedge_metrics_token');
     expect(services['prometheus']!.secrets).toEqual(['wikiedge_metrics_token']);
-    expect(read('config/prometheus/prometheus.yml')).toMatch(/authorization:\s*\n\s*type: Bearer\s*\n\s*credentials_file: \/run\/secrets\/wikiedge_metrics_token/);
+    expect(read('config/prometheus/prometheus.yml')).toMatch(
+      /authorization:\s*\n\s*type: Bearer\s*\n\s*credentials_file: \/run\/secrets\/wikiedge_metrics_token/,
+    );
     expect(read('Dockerfile')).toMatch(/WIKIEDGE_ADMIN_TOKEN_FILE=\/run\/secrets\/wikiedge_admin_token/);
   });
 });

@@ -168,7 +168,17 @@ describe('the Redis codec carries the stored form', () => {
   });
 
   it('an entry as it is encodes as before, with one byte more (coding 0)', () => {
-    const e: CacheEntry = { status: 200, headers: { a: 'b' }, body: answer(900), storedAt: 5, ttlMs: 6, urlKey: '/w/api.php?x', modules: ['m'], slot: 's', deps: ['d'] };
+    const e: CacheEntry = {
+      status: 200,
+      headers: { a: 'b' },
+      body: answer(900),
+      storedAt: 5,
+      ttlMs: 6,
+      urlKey: '/w/api.php?x',
+      modules: ['m'],
+      slot: 's',
+      deps: ['d'],
+    };
     const v3 = encodeEntry('session', e);
     expect(v3[2]).toBe(3);
     expect(decodeEntry(v3).entry).toEqual(e);

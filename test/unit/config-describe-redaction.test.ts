@@ -17,7 +17,9 @@ describe('the logged configuration', () => {
   });
 
   it('logs the upstream as its origin and the Redis URL without its password', () => {
-    const d = describeConfig(loadConfig({ ...base, WIKIEDGE_REDIS_URL: 'redis://user:hunter2@redis:6379/1', WIKIEDGE_IDENTITY_SECRET: 'an-identity-secret-0123' }));
+    const d = describeConfig(
+      loadConfig({ ...base, WIKIEDGE_REDIS_URL: 'redis://user:hunter2@redis:6379/1', WIKIEDGE_IDENTITY_SECRET: 'an-identity-secret-0123' }),
+    );
     expect(d['upstream']).toBe('http://wiki:8080');
     expect(d['redisUrl']).toBe('redis://user:REDACTED@redis:6379/1');
   });

@@ -11,9 +11,7 @@ const base = { WIKIEDGE_UPSTREAM: 'http://127.0.0.1:8080' };
 const defaults = loadConfig(base);
 
 /** The reference's rows: environment name → default column. */
-const documentedDefault = new Map(
-  [...renderConfigReference().matchAll(/^\| `(WIKIEDGE_[A-Z_]+)` \| (.+?) \| /gm)].map((m) => [m[1]!, m[2]!]),
-);
+const documentedDefault = new Map([...renderConfigReference().matchAll(/^\| `(WIKIEDGE_[A-Z_]+)` \| (.+?) \| /gm)].map((m) => [m[1]!, m[2]!]));
 
 describe('the table of configuration keys', () => {
   it.each(FIELD_LIST.map(([key, field]) => [field.env, key]))('%s is WIKIEDGE_ + the file key %s in SNAKE_CASE', (env, key) => {

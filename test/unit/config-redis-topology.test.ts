@@ -40,8 +40,12 @@ describe('configuration of the way to Redis', () => {
   });
 
   it('the Sentinel form needs the master name, the name needs Sentinels, and both need the identity secret', () => {
-    expect(errorOf({ ...base, WIKIEDGE_REDIS_SENTINELS: 's1:26379' }).message).toMatch(/^WIKIEDGE_REDIS_SENTINEL_MASTER: is required with WIKIEDGE_REDIS_SENTINELS/);
-    expect(errorOf({ ...base, WIKIEDGE_REDIS_SENTINEL_MASTER: 'wikiedge' }).message).toMatch(/^WIKIEDGE_REDIS_SENTINEL_MASTER: is used only with WIKIEDGE_REDIS_SENTINELS/);
+    expect(errorOf({ ...base, WIKIEDGE_REDIS_SENTINELS: 's1:26379' }).message).toMatch(
+      /^WIKIEDGE_REDIS_SENTINEL_MASTER: is required with WIKIEDGE_REDIS_SENTINELS/,
+    );
+    expect(errorOf({ ...base, WIKIEDGE_REDIS_SENTINEL_MASTER: 'wikiedge' }).message).toMatch(
+      /^WIKIEDGE_REDIS_SENTINEL_MASTER: is used only with WIKIEDGE_REDIS_SENTINELS/,
+    );
     expect(errorOf({ ...sentinels, WIKIEDGE_IDENTITY_SECRET: '' }).message).toMatch(/^WIKIEDGE_IDENTITY_SECRET: is required with WIKIEDGE_REDIS_SENTINELS/);
   });
 
@@ -64,7 +68,9 @@ describe('configuration of the way to Redis', () => {
 
   it('each way is exclusive with the others', () => {
     const url = { WIKIEDGE_REDIS_URL: 'redis://127.0.0.1:6390' };
-    expect(errorOf({ ...sentinels, ...url }).message).toBe('WIKIEDGE_REDIS_SENTINELS: must not be set together with WIKIEDGE_REDIS_URL: Redis is reached one way');
+    expect(errorOf({ ...sentinels, ...url }).message).toBe(
+      'WIKIEDGE_REDIS_SENTINELS: must not be set together with WIKIEDGE_REDIS_URL: Redis is reached one way',
+    );
     expect(errorOf({ ...base, ...url, WIKIEDGE_REDIS_CLUSTER_NODES: 'n1:7000' }).message).toBe(
       'WIKIEDGE_REDIS_CLUSTER_NODES: must not be set together with WIKIEDGE_REDIS_URL: Redis is reached one way',
     );
@@ -74,7 +80,12 @@ describe('configuration of the way to Redis', () => {
   it('passwords and TLS: as the URL has them, secrets from _FILE, never in the described configuration', () => {
     const file = path.join(scratchDir('wikiedge-redis-secret-'), 'pw');
     writeFileSync(file, 'data-node-password\n');
-    const c = loadConfig({ ...sentinels, WIKIEDGE_REDIS_PASSWORD_FILE: file, WIKIEDGE_REDIS_SENTINEL_PASSWORD: 'sentinel-password', WIKIEDGE_REDIS_TLS: 'true' });
+    const c = loadConfig({
+      ...sentinels,
+      WIKIEDGE_REDIS_PASSWORD_FILE: file,
+      WIKIEDGE_REDIS_SENTINEL_PASSWORD: 'sentinel-password',
+      WIKIEDGE_REDIS_TLS: 'true',
+    });
     const target = redisTarget(c)!;
     expect(target).toMatchObject({ password: 'data-node-password', sentinelPassword: 'sentinel-password', tls: true });
     expect(targetOptions(target, {})).toMatchObject({

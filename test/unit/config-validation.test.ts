@@ -69,19 +69,11 @@ describe('configuration', () => {
     [{ ...base, WIKIEDGE_LOG_LEVEL: 'loud' }, 'WIKIEDGE_LOG_LEVEL', 'one of'],
     [{ ...base, WIKIEDGE_API_PATH: 'w/api.php' }, 'WIKIEDGE_API_PATH', 'normalised absolute path'],
     [{ ...base, WIKIEDGE_COOKIE_PREFIX: 'wiki.x' }, 'WIKIEDGE_COOKIE_PREFIX', 'A-Z'],
-    [
-      { ...base, WIKIEDGE_TRUSTED_PROXIES: '10.0.0.1,example.org' },
-      'WIKIEDGE_TRUSTED_PROXIES',
-      'IP addresses',
-    ],
+    [{ ...base, WIKIEDGE_TRUSTED_PROXIES: '10.0.0.1,example.org' }, 'WIKIEDGE_TRUSTED_PROXIES', 'IP addresses'],
     [{ ...base, WIKIEDGE_IDENTITY_SECRET: 'short' }, 'WIKIEDGE_IDENTITY_SECRET', 'at least 16'],
     [{ ...base, WIKIEDGE_MODULES: '{"query":{"ttl":5}}' }, 'WIKIEDGE_MODULES.query.ttl', 'not a known rule'],
     [{ ...base, WIKIEDGE_TTL_PUBLIC_SECONDS: '7200' }, 'WIKIEDGE_TTL_PUBLIC_SECONDS', 'must not exceed'],
-    [
-      { ...base, WIKIEDGE_CLIENT_HEADERS_TIMEOUT_MS: '70000' },
-      'WIKIEDGE_CLIENT_HEADERS_TIMEOUT_MS',
-      'must not exceed WIKIEDGE_CLIENT_REQUEST_TIMEOUT_MS',
-    ],
+    [{ ...base, WIKIEDGE_CLIENT_HEADERS_TIMEOUT_MS: '70000' }, 'WIKIEDGE_CLIENT_HEADERS_TIMEOUT_MS', 'must not exceed WIKIEDGE_CLIENT_REQUEST_TIMEOUT_MS'],
     [
       { ...base, WIKIEDGE_CACHE_MAX_ENTRY_BYTES: String(300 * 1024 * 1024) },
       'WIKIEDGE_CACHE_MAX_ENTRY_BYTES',
@@ -102,10 +94,7 @@ describe('configuration', () => {
   it('reads a YAML file named by WIKIEDGE_CONFIG; the environment overrides it', () => {
     const dir = scratchDir('wikiedge-config-');
     const file = path.join(dir, 'wikiedge.yaml');
-    writeFileSync(
-      file,
-      'upstream: http://wiki:80\nport: 9000\nmodules:\n  wbavailablebadges:\n    ttlSeconds: 120\n',
-    );
+    writeFileSync(file, 'upstream: http://wiki:80\nport: 9000\nmodules:\n  wbavailablebadges:\n    ttlSeconds: 120\n');
     const c = loadConfig({ WIKIEDGE_CONFIG: file, WIKIEDGE_PORT: '9001' });
     expect(c.upstream.origin).toBe('http://wiki');
     expect(c.port).toBe(9001);
@@ -158,9 +147,9 @@ describe('address lists, secrets from files, the admin token', () => {
     expect(errorOf({ ...base, WIKIEDGE_ADMIN_TOKEN_FILE: '/nonexistent/token' }).key).toBe('WIKIEDGE_ADMIN_TOKEN_FILE');
     const dir = scratchDir('wikiedge-secret-');
     writeFileSync(path.join(dir, 't'), 'a-token-read-from-a-file-0123');
-    expect(
-      errorOf({ ...base, WIKIEDGE_ADMIN_TOKEN_FILE: path.join(dir, 't'), WIKIEDGE_ADMIN_TOKEN: 'another-token-0123456789' }).key,
-    ).toBe('WIKIEDGE_ADMIN_TOKEN_FILE');
+    expect(errorOf({ ...base, WIKIEDGE_ADMIN_TOKEN_FILE: path.join(dir, 't'), WIKIEDGE_ADMIN_TOKEN: 'another-token-0123456789' }).key).toBe(
+      'WIKIEDGE_ADMIN_TOKEN_FILE',
+    );
   });
 
   it('an admin token shorter than 16 characters is refused', () => {

@@ -48,19 +48,14 @@ describe('DebuginfoMetrics.record', () => {
     // capture-61-siteinfo-fv1.json has no uselang: downgraded to anon-public-user-private
     expect(text).toContain('wikiedge_wiki_cache_mode_total{mode="anon-public-user-private"} 1');
     expect(text).toContain('wikiedge_wiki_cache_mode_total{mode="public"} 0');
-    expect(text).toContain(
-      'wikiedge_upstream_info{mw_version="1.39.17",php_engine="PHP",php_version="8.2.35"} 1',
-    );
+    expect(text).toContain('wikiedge_upstream_info{mw_version="1.39.17",php_engine="PHP",php_version="8.2.35"} 1');
     expect(text).toContain('wikiedge_debuginfo_stripped_total{format="json"} 1');
   });
 
   it('capture-60-filearchive-fv1.json (filearchive) counts the private cache mode', async () => {
     const registry = new Registry();
     const metrics = new DebuginfoMetrics(registry);
-    metrics.record(
-      stripDebuginfo(fixture('capture-60-filearchive-fv1.json'), 'application/json').debuginfo!,
-      'query+filearchive',
-    );
+    metrics.record(stripDebuginfo(fixture('capture-60-filearchive-fv1.json'), 'application/json').debuginfo!, 'query+filearchive');
     expect(await registry.metrics()).toContain('wikiedge_wiki_cache_mode_total{mode="private"} 1');
   });
 
@@ -70,14 +65,10 @@ describe('DebuginfoMetrics.record', () => {
     metrics.record({ mwVersion: '1.39.17', phpEngine: 'PHP', phpVersion: '8.2.35' }, 'query');
     metrics.record({ mwVersion: '1.39.18', phpEngine: 'PHP', phpVersion: '8.2.36' }, 'query');
     let series = await value(registry, 'wikiedge_upstream_info');
-    expect(series.map((s) => s.labels)).toEqual([
-      { mw_version: '1.39.18', php_engine: 'PHP', php_version: '8.2.36' },
-    ]);
+    expect(series.map((s) => s.labels)).toEqual([{ mw_version: '1.39.18', php_engine: 'PHP', php_version: '8.2.36' }]);
     metrics.record({ mwVersion: '<script>', phpEngine: 'P H P', phpVersion: 8 }, 'query');
     series = await value(registry, 'wikiedge_upstream_info');
-    expect(series.map((s) => s.labels)).toEqual([
-      { mw_version: 'unknown', php_engine: 'unknown', php_version: 'unknown' },
-    ]);
+    expect(series.map((s) => s.labels)).toEqual([{ mw_version: 'unknown', php_engine: 'unknown', php_version: 'unknown' }]);
   });
 
   it('folds log types and cache modes to closed sets', async () => {
@@ -85,14 +76,7 @@ describe('DebuginfoMetrics.record', () => {
     const metrics = new DebuginfoMetrics(registry);
     metrics.record(
       {
-        log: [
-          { type: 'warn' },
-          { type: 'deprecated' },
-          { type: 'x'.repeat(300) },
-          null,
-          'oops',
-          { type: 'log' },
-        ],
+        log: [{ type: 'warn' }, { type: 'deprecated' }, { type: 'x'.repeat(300) }, null, 'oops', { type: 'log' }],
         debugLog: [
           'ApiMain::setCacheMode: setting cache mode public',
           'ApiMain::setCacheMode: setting cache mode private',
@@ -149,9 +133,7 @@ describe('DebuginfoMetrics.record', () => {
       expect(text).toContain('wikiedge_wiki_cache_mode_total{mode="private"} 1');
       expect(text).toMatch(/wikiedge_wiki_included_files_sum [1-9][0-9]{2,}/);
       expect(text).toMatch(/wikiedge_wiki_sql_queries_sum [1-9]/);
-      expect(text).toContain(
-        'wikiedge_upstream_info{mw_version="1.39.17",php_engine="PHP",php_version="8.2.35"} 1',
-      );
+      expect(text).toContain('wikiedge_upstream_info{mw_version="1.39.17",php_engine="PHP",php_version="8.2.35"} 1');
     }
   });
 });

@@ -82,8 +82,7 @@ describe('parseFormattedSize', () => {
         const got = parseFormattedSize(text);
         const want = mediawikiRounded(data.sizes[k]!);
         if (got === undefined) unread.push(`${code}:${text}`);
-        else if (Math.abs(got - want) > 1e-6 * Math.max(1, want))
-          wrong.push(`${code}:${text}=${got}≠${want}`);
+        else if (Math.abs(got - want) > 1e-6 * Math.max(1, want)) wrong.push(`${code}:${text}=${got}≠${want}`);
         else read++;
       });
     }

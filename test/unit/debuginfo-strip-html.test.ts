@@ -24,9 +24,7 @@ describe('HTML pages: identical to the toolbar-off page but for request id and t
     const on = fixture(`filearchive-${name}.on.${ext}`);
     const r = stripDebuginfo(on, type);
     assertNoLeak(r.body);
-    expect(normalise(r.body.toString('utf8'))).toBe(
-      normalise(fixture(`filearchive-${name}.off.${ext}`).toString('utf8')),
-    );
+    expect(normalise(r.body.toString('utf8'))).toBe(normalise(fixture(`filearchive-${name}.off.${ext}`).toString('utf8')));
     expect(r.debuginfo).toMatchObject({ mwVersion: '1.39.17' });
   });
 });
@@ -40,9 +38,7 @@ describe('siteinfo', () => {
     assertNoLeak(r.body);
     const s = r.body.toString();
     expect(s).toContain('<pre class="api-pretty-content">{\n    "batchcomplete": "",\n');
-    expect(s).toContain(
-      '            "nofollowdomainexceptions": [\n                "mediawiki.org"\n            ]\n        }\n    }\n}</pre>',
-    );
+    expect(s).toContain('            "nofollowdomainexceptions": [\n                "mediawiki.org"\n            ]\n        }\n    }\n}</pre>');
     expect(s).not.toContain('"mediawiki.debug"');
     expect(r.debuginfo!['queries']).toEqual(expect.any(Array));
   });
@@ -63,8 +59,7 @@ describe('synthetic shapes', () => {
   });
 
   it('an API pretty page without the plain <pre> (a highlighter hook) fails closed', () => {
-    const input =
-      '<html><div class="api-pretty-header">x</div><div class="mw-highlight"><span>"debuginfo"</span></div></html>';
+    const input = '<html><div class="api-pretty-header">x</div><div class="mw-highlight"><span>"debuginfo"</span></div></html>';
     expect(() => stripDebuginfo(Buffer.from(input), HTML_TYPE)).toThrow(DebuginfoStripError);
   });
 });

@@ -56,9 +56,7 @@ describe('real captures (MediaWiki 1.39.17, $wgDebugToolbar = true)', () => {
       'memoryPeak',
       'includes',
     ]);
-    expect(info['log']).toEqual([
-      { msg: 'MWDebug output complete', type: 'log', caller: 'MWDebug::appendDebugInfoToApiResult' },
-    ]);
+    expect(info['log']).toEqual([{ msg: 'MWDebug output complete', type: 'log', caller: 'MWDebug::appendDebugInfoToApiResult' }]);
     expect((info['includes'] as unknown[]).length).toBeGreaterThan(900);
     expect(info['debugLog']).toContain('ApiMain::setCacheMode: setting cache mode anon-public-user-private');
   });
@@ -121,14 +119,12 @@ describe('only the top-level member goes', () => {
   });
 
   it('pretty-printed middle member: the comma and indentation before it go, nothing else', () => {
-    const input =
-      '{\n    "a": 1,\n    "debuginfo": {\n        "time": 1\n    },\n    "b": [\n        2\n    ]\n}';
+    const input = '{\n    "a": 1,\n    "debuginfo": {\n        "time": 1\n    },\n    "b": [\n        2\n    ]\n}';
     expect(strip(input).body.toString()).toBe('{\n    "a": 1,\n    "b": [\n        2\n    ]\n}');
   });
 
   it('a page title or value containing "debuginfo" is left alone (no parse result)', () => {
-    const input =
-      '{"batchcomplete":"","query":{"pages":{"1":{"title":"Debuginfo \\"debuginfo\\":{}"}},"x":"debuginfo"}}';
+    const input = '{"batchcomplete":"","query":{"pages":{"1":{"title":"Debuginfo \\"debuginfo\\":{}"}},"x":"debuginfo"}}';
     const r = strip(input);
     expect(r.body.toString()).toBe(input);
     expect(r.debuginfo).toBeUndefined();
@@ -198,9 +194,7 @@ describe('cost on a real ~95 KB answer (capture-61-siteinfo-fv1.json)', () => {
     const stripUs = time(() => stripDebuginfo(input, JSON_TYPE), 50);
     expect(mayCarryDebuginfo(off)).toBe(false);
     // generous bounds (shared CI machines); the measured figures are printed
-    console.log(
-      `mayCarryDebuginfo(97 KB, absent) ${mayUs.toFixed(1)} µs; stripDebuginfo(95 KB) ${stripUs.toFixed(0)} µs`,
-    );
+    console.log(`mayCarryDebuginfo(97 KB, absent) ${mayUs.toFixed(1)} µs; stripDebuginfo(95 KB) ${stripUs.toFixed(0)} µs`);
     expect(mayUs).toBeLessThan(500);
     expect(stripUs).toBeLessThan(20_000);
   });

@@ -42,19 +42,13 @@ describe('synthetic shapes', () => {
   });
 
   it('php: string lengths are bytes, so multi-byte text is skipped correctly', () => {
-    const input = 'a:2:{s:1:"t";s:10:"ü"debuginfo";s:9:"debuginfo";a:1:{s:4:"time";d:0.5;}}'.replace(
-      's:10:"ü"debuginfo"',
-      's:12:"ü"debuginfo"',
-    );
+    const input = 'a:2:{s:1:"t";s:10:"ü"debuginfo";s:9:"debuginfo";a:1:{s:4:"time";d:0.5;}}'.replace('s:10:"ü"debuginfo"', 's:12:"ü"debuginfo"');
     const r = stripDebuginfo(Buffer.from(input), PHP_TYPE);
     expect(r.body.toString()).toBe('a:1:{s:1:"t";s:12:"ü"debuginfo";}');
     expect(r.debuginfo).toEqual({ time: 0.5 });
   });
 
-  it.each([['php', 'a:1:{s:9:"debuginfo";a:1:{s:4:"time";d:0.5;}']] as const)(
-    'broken %s fails closed',
-    (_kind, text) => {
-      expect(() => stripDebuginfo(Buffer.from(text), PHP_TYPE)).toThrow(DebuginfoStripError);
-    },
-  );
+  it.each([['php', 'a:1:{s:9:"debuginfo";a:1:{s:4:"time";d:0.5;}']] as const)('broken %s fails closed', (_kind, text) => {
+    expect(() => stripDebuginfo(Buffer.from(text), PHP_TYPE)).toThrow(DebuginfoStripError);
+  });
 });

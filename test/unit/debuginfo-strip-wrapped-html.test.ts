@@ -17,9 +17,7 @@ describe('HTML pages: identical to the toolbar-off page but for request id and t
     const on = fixture(`filearchive-${name}.on.${ext}`);
     const r = stripDebuginfo(on, type);
     assertNoLeak(r.body);
-    expect(normalise(r.body.toString('utf8'))).toBe(
-      normalise(fixture(`filearchive-${name}.off.${ext}`).toString('utf8')),
-    );
+    expect(normalise(r.body.toString('utf8'))).toBe(normalise(fixture(`filearchive-${name}.off.${ext}`).toString('utf8')));
     expect(r.debuginfo).toMatchObject({ mwVersion: '1.39.17' });
   });
 });

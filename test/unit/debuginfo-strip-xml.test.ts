@@ -40,9 +40,7 @@ describe('siteinfo and opensearch', () => {
     expect(info).toMatchObject({ mwVersion: '1.39.17', phpEngine: 'PHP', phpVersion: '8.2.35' });
     expect(info['time']).toEqual(expect.any(Number));
     expect(info['memory']).toMatch(/^\d+(\.\d+)? MB$/);
-    expect(info['log']).toEqual([
-      { msg: 'MWDebug output complete', type: 'log', caller: 'MWDebug::appendDebugInfoToApiResult' },
-    ]);
+    expect(info['log']).toEqual([{ msg: 'MWDebug output complete', type: 'log', caller: 'MWDebug::appendDebugInfoToApiResult' }]);
     const queries = info['queries'] as Record<string, unknown>[];
     expect(queries[0]).toEqual({
       sql: expect.any(String),
@@ -54,9 +52,7 @@ describe('siteinfo and opensearch', () => {
       name: expect.stringMatching(/\.php$/),
       size: expect.any(String),
     });
-    expect((info['debugLog'] as string[])[0]).toMatch(
-      /^\n\nStart request GET \/w\/api\.php\?action=query&meta=siteinfo&format=xml\n/,
-    );
+    expect((info['debugLog'] as string[])[0]).toMatch(/^\n\nStart request GET \/w\/api\.php\?action=query&meta=siteinfo&format=xml\n/);
   });
 
   it('opensearch format=xml: the root is <SearchSuggestion>, the block is still its child', () => {
@@ -68,8 +64,7 @@ describe('siteinfo and opensearch', () => {
 
 describe('synthetic shapes', () => {
   it('xmlfm-style indentation: the element and its indentation go', () => {
-    const input =
-      '<?xml version="1.0"?>\n<api a="">\n  <query />\n  <debuginfo time="0.5" memory="1 MB">\n    <log />\n  </debuginfo>\n</api>';
+    const input = '<?xml version="1.0"?>\n<api a="">\n  <query />\n  <debuginfo time="0.5" memory="1 MB">\n    <log />\n  </debuginfo>\n</api>';
     const r = stripDebuginfo(Buffer.from(input), TYPES.xml);
     expect(r.body.toString()).toBe('<?xml version="1.0"?>\n<api a="">\n  <query />\n</api>');
     expect(r.debuginfo).toEqual({ time: 0.5, memory: '1 MB', log: [] });

@@ -27,7 +27,12 @@ function compactEntry(given: CacheEntry): CacheEntry {
 
 describe('entry compaction', () => {
   it('keeps every header and value, in order, with multi-values intact', () => {
-    const headers = { 'content-type': 'application/json', vary: 'Accept-Encoding, Cookie', link: ['<a>; rel=x', '<b>; rel=y'], expires: 'Thu, 01 Jan 1970 00:00:01 GMT' };
+    const headers = {
+      'content-type': 'application/json',
+      vary: 'Accept-Encoding, Cookie',
+      link: ['<a>; rel=x', '<b>; rel=y'],
+      expires: 'Thu, 01 Jan 1970 00:00:01 GMT',
+    };
     const compact = compactHeaders(headers);
     expect(compact).toEqual(headers);
     expect(Object.keys(compact)).toEqual(Object.keys(headers));

@@ -57,7 +57,14 @@ describe('a fetch without the client`s credentials (a shared entry, or its backg
 
 describe('header names with an underscore (PHP reads them as the dashed ones)', () => {
   it('never reach the wiki: X_Forwarded_Proto, Treat_as_Untrusted, X_Forwarded_For, and the dotted spellings PHP reads alike', () => {
-    const h = { 'x_forwarded_proto': 'https', 'treat_as_untrusted': '1', 'x_forwarded_for': '10.9.9.9', 'x.forwarded.proto': 'https', 'treat.as.untrusted': '1', 'accept-language': 'de' };
+    const h = {
+      x_forwarded_proto: 'https',
+      treat_as_untrusted: '1',
+      x_forwarded_for: '10.9.9.9',
+      'x.forwarded.proto': 'https',
+      'treat.as.untrusted': '1',
+      'accept-language': 'de',
+    };
     const sent = upstreamRequestHeaders(h, { peerAddress: '127.0.0.1', peerTrusted: false, protocol: 'http', requestId: 'r', sharedFetch: true });
     expect(Object.keys(sent).filter((name) => !/^[a-z0-9-]+$/.test(name))).toEqual([]);
     expect(sent['x-forwarded-proto']).toBe('http');

@@ -65,11 +65,7 @@ const COOKIE_TABLE: Array<[string, string, Verdict]> = [
   ['a space before `=` makes the name wiki_session_ (the net takes it)', 'wiki_session =abc', 'session'],
   ['leading spaces of a name are dropped', '   wiki_session=abc', 'session'],
   ['no space after `;`', 'foo=1;wiki_session=abc', 'session'],
-  [
-    'duplicates: the first wins, and a first `deleted` means absent',
-    'wiki_session=deleted; wiki_session=abc',
-    'anonymous',
-  ],
+  ['duplicates: the first wins, and a first `deleted` means absent', 'wiki_session=deleted; wiki_session=abc', 'anonymous'],
   ['duplicates: the first wins', 'wiki_session=abc; wiki_session=deleted', 'session'],
   ["'deleted' is absent", 'wiki_session=deleted', 'anonymous'],
   ['an empty value is absent', 'wiki_session=', 'anonymous'],
@@ -147,10 +143,7 @@ describe('Cookie header → verdict', () => {
       secret: SECRET,
       credentialHeaders: ['X-Remote-User'],
     });
-    const id = identify(
-      { cookieHeader: undefined, credentialHeaderValues: [undefined, 'alice'], treatAsUntrusted: false, query: new Map() },
-      rules,
-    );
+    const id = identify({ cookieHeader: undefined, credentialHeaderValues: [undefined, 'alice'], treatAsUntrusted: false, query: new Map() }, rules);
     expect(id.kind).toBe('session');
     expect(rules.credentialHeaders).toEqual(['authorization', 'x-remote-user']);
   });
@@ -205,38 +198,19 @@ const SUPPRESSION_TABLE: Array<[string, string, boolean, Verdict]> = [
   ['callback[a]=x: an array too', 'action=query&callback[a]=x', false, 'session'],
   ['origin=*', 'action=query&origin=*', false, 'suppressed'],
   ['origin=%2A decodes to *', 'action=query&origin=%2A', false, 'suppressed'],
-  [
-    'origin=https://a is credentialed CORS, not suppressed',
-    'action=query&origin=https://a',
-    false,
-    'session',
-  ],
+  ['origin=https://a is credentialed CORS, not suppressed', 'action=query&origin=https://a', false, 'session'],
   ['origin[]=*: an array', 'action=query&origin[]=*', false, 'session'],
   ['origin=** is not *', 'action=query&origin=**', false, 'session'],
   ['a Treat-as-Untrusted header', 'action=query', true, 'suppressed'],
   ['call.back is PHP`s call_back, not callback', 'action=query&call.back=x', false, 'session'],
-  [
-    'last duplicate wins in $_GET: origin=*&origin=https://a',
-    'action=query&origin=*&origin=https://a',
-    false,
-    'session',
-  ],
-  [
-    'last duplicate wins in $_GET: origin=https://a&origin=*',
-    'action=query&origin=https://a&origin=*',
-    false,
-    'suppressed',
-  ],
+  ['last duplicate wins in $_GET: origin=*&origin=https://a', 'action=query&origin=*&origin=https://a', false, 'session'],
+  ['last duplicate wins in $_GET: origin=https://a&origin=*', 'action=query&origin=https://a&origin=*', false, 'suppressed'],
 ];
 
 describe('login suppression (ApiMain::lacksSameOriginSecurity)', () => {
   it.each(SUPPRESSION_TABLE)('%s: %j → %s', (_what, query, treatAsUntrusted, expected) => {
-    expect(verdictOf(who({ cookie: 'wiki_session=abc; wikiToken=t', query, treatAsUntrusted }))).toBe(
-      expected,
-    );
-    expect(isLoginSuppressed({ query: parsePhpQuery(query), treatAsUntrusted })).toBe(
-      expected === 'suppressed',
-    );
+    expect(verdictOf(who({ cookie: 'wiki_session=abc; wikiToken=t', query, treatAsUntrusted }))).toBe(expected);
+    expect(isLoginSuppressed({ query: parsePhpQuery(query), treatAsUntrusted })).toBe(expected === 'suppressed');
   });
 
   it('suppression also wins over an array-shaped credential (MediaWiki never reads it)', () => {
@@ -265,23 +239,17 @@ describe('slot and variant', () => {
   });
 
   it('different sessions: different slots', () => {
-    expect(sessionOf({ cookie: 'wiki_session=s1' }).slot).not.toBe(
-      sessionOf({ cookie: 'wiki_session=s2' }).slot,
-    );
+    expect(sessionOf({ cookie: 'wiki_session=s1' }).slot).not.toBe(sessionOf({ cookie: 'wiki_session=s2' }).slot);
   });
 
   it('the value PHP decodes is what counts: %61bc is abc, but + stays + in cookies', () => {
     expect(sessionOf({ cookie: 'wiki_session=%61bc' })).toEqual(sessionOf({ cookie: 'wiki_session=abc' }));
     expect(sessionOf({ cookie: 'wiki.session=abc' })).toEqual(sessionOf({ cookie: 'wiki_session=abc' }));
-    expect(sessionOf({ cookie: 'wiki_session=a+b' }).slot).not.toBe(
-      sessionOf({ cookie: 'wiki_session=a%20b' }).slot,
-    );
+    expect(sessionOf({ cookie: 'wiki_session=a+b' }).slot).not.toBe(sessionOf({ cookie: 'wiki_session=a%20b' }).slot);
   });
 
   it('a duplicate later cookie changes nothing (first wins)', () => {
-    expect(sessionOf({ cookie: 'wiki_session=s1; wiki_session=s2' })).toEqual(
-      sessionOf({ cookie: 'wiki_session=s1' }),
-    );
+    expect(sessionOf({ cookie: 'wiki_session=s1; wiki_session=s2' })).toEqual(sessionOf({ cookie: 'wiki_session=s1' }));
   });
 
   it('raw cookie values never appear in the slot or variant', () => {
@@ -292,8 +260,7 @@ describe('slot and variant', () => {
       authorization: 'Bearer RAWAUTHVALUE',
     });
     for (const s of [id.slot, id.variant]) {
-      for (const raw of [session, token, 'RAWAUTHVALUE', 'wiki_session', 'wikiToken'])
-        expect(s).not.toContain(raw);
+      for (const raw of [session, token, 'RAWAUTHVALUE', 'wiki_session', 'wikiToken']) expect(s).not.toContain(raw);
       expect(s).toMatch(/^[A-Za-z0-9_-]{22}$/);
     }
   });
@@ -319,8 +286,6 @@ describe('slot and variant', () => {
 
   it('name/value framing: moving characters between name and value never collides', () => {
     // `wikiToken=ab` vs `forceHTTPS=ab`: same value, different credential.
-    expect(sessionOf({ cookie: 'wikiToken=ab' }).variant).not.toBe(
-      sessionOf({ cookie: 'forceHTTPS=ab' }).variant,
-    );
+    expect(sessionOf({ cookie: 'wikiToken=ab' }).variant).not.toBe(sessionOf({ cookie: 'forceHTTPS=ab' }).variant);
   });
 });

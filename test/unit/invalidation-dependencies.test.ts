@@ -36,7 +36,9 @@ describe('page modules depend on the pages the request names and, above all, the
   });
   it('parse of a page: the page, and the namespaces a rendering reads (templates, modules, messages)', () => {
     const answer = { parse: { title: 'Main Page', pageid: 1, text: {} } };
-    expect(deps('action=parse&page=main_page&format=json', answer).tags.toSorted()).toEqual(['i:1', 'n:10', 'n:8', 'n:828', 'p:Main Page', 'p:Main page'].sort());
+    expect(deps('action=parse&page=main_page&format=json', answer).tags.toSorted()).toEqual(
+      ['i:1', 'n:10', 'n:8', 'n:828', 'p:Main Page', 'p:Main page'].sort(),
+    );
   });
   it('compare: both sides', () => {
     const answer = { compare: { fromtitle: 'A', fromid: 1, totitle: 'B', toid: 2 } };
@@ -157,7 +159,10 @@ describe('what no change signal names', () => {
   });
   it('prop=revisions rendered or expanded: the namespaces a rendering reads; plain content not', () => {
     const answer = { query: { pages: [{ pageid: 3, ns: 0, title: 'G' }] } };
-    for (const p of ['rvparse=1', 'rvexpandtemplates=1']) expect(deps(`action=query&prop=revisions&rvprop=content&${p}&titles=G&format=json`, answer).tags).toEqual(expect.arrayContaining(['n:10', 'n:828', 'n:8']));
+    for (const p of ['rvparse=1', 'rvexpandtemplates=1'])
+      expect(deps(`action=query&prop=revisions&rvprop=content&${p}&titles=G&format=json`, answer).tags).toEqual(
+        expect.arrayContaining(['n:10', 'n:828', 'n:8']),
+      );
     expect(deps('action=query&prop=revisions&rvprop=content&titles=G&format=json', answer).tags).not.toContain('n:10');
   });
   it('an answer showing protections or blocks is kept no longer than the earliest expiry still to come', () => {
@@ -166,13 +171,22 @@ describe('what no change signal names', () => {
     const answer = {
       query: {
         pages: [
-          { pageid: 1, title: 'A', protection: [{ type: 'edit', level: 'sysop', expiry: 'infinity' }, { type: 'move', level: 'sysop', expiry: '2026-11-27T12:10:00Z' }] },
+          {
+            pageid: 1,
+            title: 'A',
+            protection: [
+              { type: 'edit', level: 'sysop', expiry: 'infinity' },
+              { type: 'move', level: 'sysop', expiry: '2026-11-27T12:10:00Z' },
+            ],
+          },
           { pageid: 2, title: 'B', protection: [{ type: 'edit', level: 'sysop', expiry: '2026-11-27T11:00:00Z' }] },
         ],
       },
     };
     // At the end of the expiry's second: MediaWiki still applies it during that second.
-    expect(dependenciesOf({ query, modules: modulesOf(query), override: undefined, answer: () => answer, now }).expiresAt).toBe(Date.parse('2026-11-27T12:10:01Z'));
+    expect(dependenciesOf({ query, modules: modulesOf(query), override: undefined, answer: () => answer, now }).expiresAt).toBe(
+      Date.parse('2026-11-27T12:10:01Z'),
+    );
     expect(earliestExpiry({ query: { users: [{ name: 'X', blockexpiry: '2026-11-27T12:00:30Z' }] } }, now)).toBe(now + 31_000);
     // An expiry in the current second still counts (the helper's sweep: userinfo showed a block
     // that ended in that second for the whole session TTL).

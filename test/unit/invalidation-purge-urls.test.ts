@@ -25,12 +25,15 @@ describe('purgedTitle', () => {
     expect(purgedTitle(url, PATHS)).toBe(title);
   });
 
-  it.each(['http://wiki/w/api.php?action=query', 'http://wiki/w/load.php?modules=x', 'http://wiki/w/images/deleted/x', 'http://wiki/wiki/', 'http://wiki/other'])(
-    '%s names no page',
-    (url) => {
-      expect(purgedTitle(url, PATHS)).toBeUndefined();
-    },
-  );
+  it.each([
+    'http://wiki/w/api.php?action=query',
+    'http://wiki/w/load.php?modules=x',
+    'http://wiki/w/images/deleted/x',
+    'http://wiki/wiki/',
+    'http://wiki/other',
+  ])('%s names no page', (url) => {
+    expect(purgedTitle(url, PATHS)).toBeUndefined();
+  });
 });
 
 describe('changes', () => {

@@ -30,7 +30,9 @@ describe('a write through the gateway', () => {
   });
 
   it('an edit by pageid: the namespace of the page the answer names', () => {
-    const c = changeFromWrite('edit', params({ action: 'edit', pageid: '9', token: 't' }), undefined, { edit: { result: 'Success', pageid: 9, title: 'Help:W4 2' } });
+    const c = changeFromWrite('edit', params({ action: 'edit', pageid: '9', token: 't' }), undefined, {
+      edit: { result: 'Success', pageid: 9, title: 'Help:W4 2' },
+    });
     expect(c?.tags).toEqual(expect.arrayContaining(['i:9', 'p:Help:W4 2', 'n:12']));
   });
 
@@ -49,8 +51,13 @@ describe('a write through the gateway', () => {
   });
 
   it('block, unblock, userrights: the user`s sessions end', () => {
-    expect(changeFromWrite('block', params({ action: 'block', user: 'Vandal', token: 't' }), undefined, { block: { user: 'Vandal', id: 3 } })?.users).toEqual(['Vandal']);
-    expect(changeFromWrite('userrights', params({ action: 'userrights', user: 'Bot', token: 't' }), undefined, { userrights: { user: 'Bot', added: ['bot'] } })?.users).toEqual(['Bot']);
+    expect(changeFromWrite('block', params({ action: 'block', user: 'Vandal', token: 't' }), undefined, { block: { user: 'Vandal', id: 3 } })?.users).toEqual([
+      'Vandal',
+    ]);
+    expect(
+      changeFromWrite('userrights', params({ action: 'userrights', user: 'Bot', token: 't' }), undefined, { userrights: { user: 'Bot', added: ['bot'] } })
+        ?.users,
+    ).toEqual(['Bot']);
   });
 
   it('a Wikibase write: the entity`s page, as a default repo and as items in the main namespace name it', () => {
@@ -59,7 +66,9 @@ describe('a write through the gateway', () => {
   });
 
   it('a read module given a token (checktoken, parse&token=) changes nothing: no cheap way to empty every list', () => {
-    expect(changeFromWrite('checktoken', params({ action: 'checktoken', type: 'csrf', token: 'x' }), undefined, { checktoken: { result: 'invalid' } })).toBeUndefined();
+    expect(
+      changeFromWrite('checktoken', params({ action: 'checktoken', type: 'csrf', token: 'x' }), undefined, { checktoken: { result: 'invalid' } }),
+    ).toBeUndefined();
     expect(changeFromWrite('parse', params({ action: 'parse', text: 'x', token: 'x' }))).toBeUndefined();
     expect(changeFromWrite('options', params({ action: 'options', token: 'x' }))).toBeUndefined();
   });

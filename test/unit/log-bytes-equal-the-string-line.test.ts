@@ -58,20 +58,29 @@ describe('a hit line written as bytes', () => {
     seconds: fc.oneof(fc.double({ min: 0, max: 100, noNaN: true }), fc.constantFrom(0, 0.000_000_4, 0.0015, 0.012, 1.5e-5, 12, -0.000_001)),
     client: fc.oneof(fc.constantFrom('127.0.0.1', '::1', '2001:db8::7', '::ffff:203.0.113.9', 'a"b'), fc.string({ maxLength: 40 })),
     userAgent: fc.option(
-      fc.oneof(fc.constantFrom('mwn/2.0', 'curl/8.5.0', 'Mozilla/5.0 (X11; Linux x86_64)', 'evil\n{"level":60}', 'é日\u2028'), fc.string({ maxLength: 300 }), fc.string({ minLength: 250, maxLength: 300, unit: 'grapheme-ascii' })),
+      fc.oneof(
+        fc.constantFrom('mwn/2.0', 'curl/8.5.0', 'Mozilla/5.0 (X11; Linux x86_64)', 'evil\n{"level":60}', 'é日\u2028'),
+        fc.string({ maxLength: 300 }),
+        fc.string({ minLength: 250, maxLength: 300, unit: 'grapheme-ascii' }),
+      ),
       { nil: undefined },
     ),
     bytesIn: fc.nat(),
     bytesOut: fc.nat(),
-    host: fc.option(fc.oneof(fc.constantFrom('wiki.example.org', 'localhost:8080', '[::1]:8080', 'é.example'), fc.string({ maxLength: 300 })), { nil: undefined }),
+    host: fc.option(fc.oneof(fc.constantFrom('wiki.example.org', 'localhost:8080', '[::1]:8080', 'é.example'), fc.string({ maxLength: 300 })), {
+      nil: undefined,
+    }),
     referer: fc.option(
-      fc.oneof(fc.constantFrom(
+      fc.oneof(
+        fc.constantFrom(
           'https://wiki.example.org/wiki/Main_Page',
           'https://x.example/?token=abc&a=1',
           'https://x.example/"q"',
           'https://wiki.example.org/wiki/Special:ConfirmEmail/0123456789abcdef0123',
           'https://wiki.example.org/wiki/Special:ResetPassword/0123456789abcdef0123456789abcdef',
-        ), fc.string({ maxLength: 80 })),
+        ),
+        fc.string({ maxLength: 80 }),
+      ),
       { nil: undefined },
     ),
     httpVersion: fc.constantFrom('1.1', '1.0', '2.0', undefined),
@@ -101,12 +110,31 @@ describe('a hit line written as bytes', () => {
     AccessLog.of(bytes.log).hit(parseTarget('/w/api.php?action=query&meta=siteinfo'), cell, 'r-1', 200, 0.00002, '127.0.0.1', 'curl/8', 80, 400);
     expect(writes).not.toHaveBeenCalled();
     // With the Host, a plain Referer and the protocol too (the json format's fields).
-    AccessLog.of(bytes.log).hit(parseTarget('/w/api.php?action=query&meta=siteinfo'), cell, 'r-0', 200, 0.00002, '127.0.0.1', 'curl/8', 80, 400, 'wiki.example.org', 'https://wiki.example.org/wiki/Main_Page', '1.1');
+    AccessLog.of(bytes.log).hit(
+      parseTarget('/w/api.php?action=query&meta=siteinfo'),
+      cell,
+      'r-0',
+      200,
+      0.00002,
+      '127.0.0.1',
+      'curl/8',
+      80,
+      400,
+      'wiki.example.org',
+      'https://wiki.example.org/wiki/Main_Page',
+      '1.1',
+    );
     expect(writes).not.toHaveBeenCalled();
     AccessLog.of(bytes.log).hit(parseTarget('/w/api.php?action=query&meta=siteinfo'), cell, 'r-2', 200, 0.00002, '127.0.0.1', 'bot "x"', 80, 400);
     expect(writes).toHaveBeenCalledTimes(1);
     writes.mockRestore();
-    expect(bytes.text().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { reqId: string }).reqId)).toEqual(['r-1', 'r-0', 'r-2']);
+    expect(
+      bytes
+        .text()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as { reqId: string }).reqId),
+    ).toEqual(['r-1', 'r-0', 'r-2']);
   });
 
   it('keeps every line whole and in order across batches, a refused value included', () => {

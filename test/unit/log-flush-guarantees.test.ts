@@ -57,11 +57,17 @@ describe('log flush guarantees', () => {
     for (let i = 0; i < 60; i++) log.info({ i }, line); // ~67 KiB: one full batch of 64 KiB, then a few lines held
     log.info({ i: 60 }, 'tail'); // held: less than a batch is left after the full ones
     await new Promise((r) => setTimeout(r, 30));
-    const early = onDisk().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { i: number }).i);
+    const early = onDisk()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { i: number }).i);
     expect(early.length).toBeGreaterThanOrEqual(20);
     expect(early).not.toContain(60);
     await new Promise((r) => setTimeout(r, 300));
-    const all = onDisk().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { i: number }).i);
+    const all = onDisk()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { i: number }).i);
     expect(all).toEqual(Array.from({ length: 61 }, (_, i) => i));
   });
 });

@@ -36,7 +36,7 @@ describe('log redaction', () => {
     expect(lines.join('')).toContain('application/json'); // the rest stays readable
   });
 
-  it('censors the headers an error carries, and its cause\'s', () => {
+  it("censors the headers an error carries, and its cause's", () => {
     const { log, lines } = capture();
     const cause = Object.assign(new Error('upstream said no'), { headers: credentials });
     const err = Object.assign(new Error('fetch failed', { cause }), { headers: credentials });

@@ -29,7 +29,9 @@ describe('module labels', () => {
     expect(of(q)).toBe(expected);
   });
   it('the dashboard`s Wikibase row lists every Wikibase module the table knows', () => {
-    expect(WIKIBASE_MODULE_NAMES).toEqual(expect.arrayContaining(['wbgetentities', 'wbsearchentities', 'query+wbsearch', 'query+entityterms', 'query+wbcontentlanguages']));
+    expect(WIKIBASE_MODULE_NAMES).toEqual(
+      expect.arrayContaining(['wbgetentities', 'wbsearchentities', 'query+wbsearch', 'query+entityterms', 'query+wbcontentlanguages']),
+    );
   });
   it('the dashboard`s Wikibase panels select exactly the Wikibase modules of the table', () => {
     const dashboard = JSON.parse(readFileSync(new URL('../../config/grafana/dashboards/wikiedge.json', import.meta.url), 'utf8')) as {

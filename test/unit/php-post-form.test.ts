@@ -56,11 +56,15 @@ describe('the modules a POST runs', () => {
     const quoted = multipart('a b;c', [{ name: 'action', value: 'edit' }]);
     expect(modules('multipart/form-data; boundary="a b;c"', quoted)).toEqual(['edit']);
     // LF line ends, as some clients send them; later duplicates win as in a query.
-    const lf = multipart('x', [
-      { name: 'action', value: 'query' },
-      { name: 'list', value: 'allpages' },
-      { name: 'list', value: 'search' },
-    ], '\n');
+    const lf = multipart(
+      'x',
+      [
+        { name: 'action', value: 'query' },
+        { name: 'list', value: 'allpages' },
+        { name: 'list', value: 'search' },
+      ],
+      '\n',
+    );
     expect(modules('Multipart/Form-Data; boundary=x', lf)).toEqual(['query', 'search']);
     // `action[]` is an array: not a string action, so MediaWiki's default (help).
     const array = multipart('x', [{ name: 'action[]', value: 'edit' }]);

@@ -56,11 +56,7 @@ const PHP_GET: Array<[string, string, Pairs]> = [
       ['x_y', '1'],
     ],
   ],
-  [
-    'names are url-decoded: %61ction is action, and the later duplicate wins',
-    'action=query&%61ction=edit',
-    [['action', 'edit']],
-  ],
+  ['names are url-decoded: %61ction is action, and the later duplicate wins', 'action=query&%61ction=edit', [['action', 'edit']]],
   [
     'GET duplicates: the LAST wins and keeps the FIRST position',
     'a=1&b=2&a=3',
@@ -360,11 +356,7 @@ const PHP_GET: Array<[string, string, Pairs]> = [
       ['_GET', '3'],
     ],
   ],
-  [
-    "brackets after an empty name are dropped; '_[' and '.[' both give '__'",
-    '[x]=1&[]=2&_[=3&.[=4',
-    [['__', '4']],
-  ],
+  ["brackets after an empty name are dropped; '_[' and '.[' both give '__'", '[x]=1&[]=2&_[=3&.[=4', [['__', '4']]],
   [
     "a query that starts with '?' (PHP's answer via parse_str(), the same php_default_treat_data; php -S itself would strip those '?'s)",
     '??a=1&?b=2',
@@ -421,9 +413,7 @@ describe('parsePhpQuery equals PHP 8.2 $_GET', () => {
       ['a', '1'],
       ['b', '2'],
     ]);
-    expect(toPairs(parsePhpQuery('a[x][y]=1&b[x]=2', { maxInputNestingLevel: 1 }))).toEqual([
-      ['b', [['x', '2']]],
-    ]);
+    expect(toPairs(parsePhpQuery('a[x][y]=1&b[x]=2', { maxInputNestingLevel: 1 }))).toEqual([['b', [['x', '2']]]]);
   });
 
   it('does bounded, linear work on hostile input', () => {

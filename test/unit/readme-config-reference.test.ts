@@ -14,7 +14,10 @@ function readmeTable(): string {
   if (start < 0) return '';
   let end = start;
   while (end < lines.length && lines[end]!.startsWith('|')) end++;
-  return lines.slice(start, end).map((l) => `${l}\n`).join('');
+  return lines
+    .slice(start, end)
+    .map((l) => `${l}\n`)
+    .join('');
 }
 
 describe('README configuration reference', () => {
@@ -30,8 +33,7 @@ describe('README configuration reference', () => {
   it('is the table generated from src/config/fields.ts, row for row', () => {
     expect(
       readmeTable(),
-      "README.md's configuration table differs from src/config/fields.ts; regenerate it with " +
-        '`npm run build && node scripts/config-reference.mjs --write`',
+      "README.md's configuration table differs from src/config/fields.ts; regenerate it with " + '`npm run build && node scripts/config-reference.mjs --write`',
     ).toBe(renderConfigReference());
   });
 });

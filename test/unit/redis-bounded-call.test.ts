@@ -43,9 +43,11 @@ describe('bounded Redis calls and the up/down state', () => {
   it('a call that fails resolves as failed (never throws), counts the error and marks the tier down once', async () => {
     const s = await upConnection();
     expect(await s.connection.call('set', () => Promise.reject(new Error('READONLY')))).toEqual({ ok: false });
-    expect(await s.connection.call('lock', () => {
-      throw new Error('thrown synchronously');
-    })).toEqual({ ok: false });
+    expect(
+      await s.connection.call('lock', () => {
+        throw new Error('thrown synchronously');
+      }),
+    ).toEqual({ ok: false });
     expect(s.connection.up).toBe(false);
     expect(await s.errors('set')).toBe(1);
     expect(await s.upGauge()).toBe(0);

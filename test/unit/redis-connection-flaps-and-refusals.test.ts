@@ -10,7 +10,15 @@ import { fakeRedisConnection } from '../support/redis.js';
 import { until } from '../support/until.js';
 
 const url: RedisTarget = { kind: 'url', url: 'redis://r:6379', username: '', password: '' };
-const sentinel: RedisTarget = { kind: 'sentinel', sentinels: [{ host: 's', port: 26379 }], name: 'main', username: '', password: '', sentinelPassword: '', tls: false };
+const sentinel: RedisTarget = {
+  kind: 'sentinel',
+  sentinels: [{ host: 's', port: 26379 }],
+  name: 'main',
+  username: '',
+  password: '',
+  sentinelPassword: '',
+  tls: false,
+};
 const info = (...lines: string[]) => ['# Server', 'redis_version:7.0.15', ...lines, ''].join('\r\n');
 
 let open: ReturnType<typeof fakeRedisConnection>[] = [];
@@ -43,8 +51,16 @@ describe('a client ioredis ended by itself', () => {
     expect(await s.up()).toBe(true);
     s.cmd.emit('close');
     s.cmd.end();
-    await until(async () => s.cmd.connects, (n) => n === 1, 5_000);
-    await until(async () => s.connection.up, (up) => up, 5_000);
+    await until(
+      async () => s.cmd.connects,
+      (n) => n === 1,
+      5_000,
+    );
+    await until(
+      async () => s.connection.up,
+      (up) => up,
+      5_000,
+    );
     await s.connection.close();
     s.sub.end();
     await sleep(1_500);
@@ -76,7 +92,7 @@ describe('the server reached, from its INFO', () => {
     expect(serverMismatch(sentinel, info('redis_mode:standalone', '# Replication', 'role:slave'))).toBeUndefined();
   });
 
-  it('a refusal prints as its message alone (main.ts prints a start failure\'s stack)', () => {
+  it("a refusal prints as its message alone (main.ts prints a start failure's stack)", () => {
     const r = serverMismatch(url, info('redis_mode:sentinel'))!;
     expect(r.stack).toBe(r.message);
     expect(r.name).toBe('RedisRefusal');

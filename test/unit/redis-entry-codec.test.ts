@@ -8,8 +8,7 @@ import { CODEC_VERSION, decodeEntry, encodeEntry, encodeEntryJson, EntryCodecErr
 import type { CacheEntry } from '../../src/cache/store.js';
 import { stripDebuginfo } from '../../src/mediawiki/debuginfo/strip.js';
 
-const fixture = (name: string) =>
-  readFileSync(path.resolve(import.meta.dirname, '../fixtures/debuginfo', name));
+const fixture = (name: string) => readFileSync(path.resolve(import.meta.dirname, '../fixtures/debuginfo', name));
 
 /** test/fixtures/debuginfo/capture-61-siteinfo-fv1.json (anonymous siteinfo, MediaWiki 1.39.17) as the gateway stores it: debuginfo stripped,
  * client-facing headers as clientHeadersFor() leaves them (probe undone: private cache headers). */
@@ -34,7 +33,7 @@ function siteinfoEntry(): CacheEntry {
     urlKey: '/w/api.php?action=query&format=json&meta=siteinfo',
     modules: ['query', 'siteinfo'],
     slot: undefined,
-  deps: ['p:Main Page', 'i:1', '*'],
+    deps: ['p:Main Page', 'i:1', '*'],
   };
 }
 

@@ -95,7 +95,17 @@ describe('the local store and a writer clock ahead of ours', () => {
   it('a copied entry stored "in the future" is fresh here for its ttl from now at most, then stale, then dead', () => {
     let now = 1_000_000;
     const store = new CacheStore({ sharedMaxBytes: 1 << 20, sessionMaxBytes: 1 << 20, maxEntries: 100, ...w, now: () => now });
-    const ahead: CacheEntry = { status: 200, headers: {}, body: Buffer.from('x'), storedAt: now + 3_600_000, ttlMs: 60_000, urlKey: '/w/api.php?a', modules: [], slot: undefined, deps: [] };
+    const ahead: CacheEntry = {
+      status: 200,
+      headers: {},
+      body: Buffer.from('x'),
+      storedAt: now + 3_600_000,
+      ttlMs: 60_000,
+      urlKey: '/w/api.php?a',
+      modules: [],
+      slot: undefined,
+      deps: [],
+    };
     expect(store.set('shared', 'k', ahead)).toBe(true);
     expect(store.freshness(store.get('shared', 'k')!)).toBe('fresh');
     now += 60_000;

@@ -45,7 +45,13 @@ describe("a reload's hand-over of the local tier", () => {
     expect([gz.coding, gz.identityBytes, gz.br?.toString()]).toEqual(['gzip', 999, 'br-form']);
     const plain = records.find((r) => r.key === keyOf(1))!.entry;
     expect(plain.body.toString()).toBe(entry(1).body.toString());
-    expect([plain.storedAt, plain.ttlMs, plain.deps, plain.modules, plain.headers]).toEqual([clock, 600_000, ['*', 'p:Page_1'], ['query', 'siteinfo'], entry(1).headers]);
+    expect([plain.storedAt, plain.ttlMs, plain.deps, plain.modules, plain.headers]).toEqual([
+      clock,
+      600_000,
+      ['*', 'p:Page_1'],
+      ['query', 'siteinfo'],
+      entry(1).headers,
+    ]);
     // Per-session entries stay behind.
     expect(records.some((r) => r.entry.slot !== undefined)).toBe(false);
   });
@@ -65,7 +71,11 @@ describe("a reload's hand-over of the local tier", () => {
     clock += 10;
     from.expireBefore(clock);
     from.set('shared', keyOf(1), entry(1, { storedAt: clock }));
-    expect(allChunks(from).flatMap((c) => handedOverEntries(c)).map((r) => r.key)).toEqual([keyOf(1)]);
+    expect(
+      allChunks(from)
+        .flatMap((c) => handedOverEntries(c))
+        .map((r) => r.key),
+    ).toEqual([keyOf(1)]);
   });
 
   it('skips an entry purged while the hand-over is under way', () => {

@@ -15,7 +15,11 @@ describe('reloadPlan', () => {
 
   it('lists the keys whose value changed, by value, not by spelling', () => {
     const before = load({ WIKIEDGE_MODULES: '{"parse":{"pass":true}}', WIKIEDGE_TRUSTED_PROXIES: '10.0.0.0/8' });
-    const after = load({ WIKIEDGE_MODULES: '{ "parse": { "pass": true } }', WIKIEDGE_TRUSTED_PROXIES: '10.0.0.0/8, 192.168.0.0/16', WIKIEDGE_LOG_HITS: 'false' });
+    const after = load({
+      WIKIEDGE_MODULES: '{ "parse": { "pass": true } }',
+      WIKIEDGE_TRUSTED_PROXIES: '10.0.0.0/8, 192.168.0.0/16',
+      WIKIEDGE_LOG_HITS: 'false',
+    });
     expect(reloadPlan(before, after)).toEqual({ changed: ['logHits', 'trustedProxies'] });
     expect(reloadPlan(load({ WIKIEDGE_UPSTREAM: 'http://wiki:80' }), load({ WIKIEDGE_UPSTREAM: 'http://wiki2:80' }))).toEqual({ changed: ['upstream'] });
   });

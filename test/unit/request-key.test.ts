@@ -32,10 +32,7 @@ const RULES = identityRules({
 });
 
 function sessionId(cookie: string): Identity {
-  return identify(
-    { cookieHeader: cookie, credentialHeaderValues: [], treatAsUntrusted: false, query: new Map() },
-    RULES,
-  );
+  return identify({ cookieHeader: cookie, credentialHeaderValues: [], treatAsUntrusted: false, query: new Map() }, RULES);
 }
 
 function key(rawQuery: string, identity: Identity = ANON, headers: KeyedHeaders = PLAIN): string {
@@ -104,9 +101,7 @@ describe('identities and keyed headers', () => {
   });
 
   it('one session, two credential sets (another wikiToken): different keys', () => {
-    expect(key(Q, sessionId('wiki_session=s1; wikiToken=a'))).not.toBe(
-      key(Q, sessionId('wiki_session=s1; wikiToken=b')),
-    );
+    expect(key(Q, sessionId('wiki_session=s1; wikiToken=a'))).not.toBe(key(Q, sessionId('wiki_session=s1; wikiToken=b')));
   });
 
   it('one session, same credentials: same key', () => {
@@ -131,9 +126,7 @@ describe('identities and keyed headers', () => {
 
   it('Origin (passed only when the request has an `origin` parameter): different keys', () => {
     const q = `${Q}&origin=https://a.example`;
-    expect(key(q, ANON, { ...PLAIN, origin: 'https://a.example' })).not.toBe(
-      key(q, ANON, { ...PLAIN, origin: 'https://b.example' }),
-    );
+    expect(key(q, ANON, { ...PLAIN, origin: 'https://a.example' })).not.toBe(key(q, ANON, { ...PLAIN, origin: 'https://b.example' }));
   });
 
   it('the key never carries a raw cookie value', () => {
@@ -175,15 +168,12 @@ describe('classify', () => {
       reason: 'not-canonical-path',
     });
   });
-  it.each([
-    'action=query&titles[]=A&titles[]=B',
-    'action=query&callback[]=x',
-    'action[x]=query',
-    'action=query&a[b][c]=1',
-    'action=query&a.b[]=1',
-  ])('array shape %j → pass (array-params)', (rawQuery) => {
-    expect(classify(facts({ rawQuery }))).toEqual({ verdict: 'pass', reason: 'array-params' });
-  });
+  it.each(['action=query&titles[]=A&titles[]=B', 'action=query&callback[]=x', 'action[x]=query', 'action=query&a[b][c]=1', 'action=query&a.b[]=1'])(
+    'array shape %j → pass (array-params)',
+    (rawQuery) => {
+      expect(classify(facts({ rawQuery }))).toEqual({ verdict: 'pass', reason: 'array-params' });
+    },
+  );
   it('`a[` is no array shape for PHP (it is `a_`): looked up', () => {
     expect(classify(facts({ rawQuery: 'action=query&a[=1' }))).toEqual({ verdict: 'lookup' });
   });
@@ -206,12 +196,7 @@ describe('classify', () => {
 
 describe('modulesOf / applicableRule', () => {
   it('action=query with list/prop/meta', () => {
-    expect(modulesOf(parsePhpQuery('action=query&list=filearchive|allpages&meta=siteinfo'))).toEqual([
-      'query',
-      'filearchive',
-      'allpages',
-      'siteinfo',
-    ]);
+    expect(modulesOf(parsePhpQuery('action=query&list=filearchive|allpages&meta=siteinfo'))).toEqual(['query', 'filearchive', 'allpages', 'siteinfo']);
   });
   it('no action is help', () => {
     expect(modulesOf(parsePhpQuery(''))).toEqual(['help']);
@@ -238,11 +223,7 @@ describe('modulesOf / applicableRule', () => {
   it('a multi-value starting with U+001F is split on U+001F (ParamValidator::explodeMultiValue)', () => {
     // BUG: modulesOf() splits on `|` only. MediaWiki runs filearchive AND allpages for this list, the
     // gateway sees one unknown module named "\x1ffilearchive\x1fallpages" (rules on either skipped).
-    expect(modulesOf(parsePhpQuery('action=query&list=%1Ffilearchive%1Fallpages'))).toEqual([
-      'query',
-      'filearchive',
-      'allpages',
-    ]);
+    expect(modulesOf(parsePhpQuery('action=query&list=%1Ffilearchive%1Fallpages'))).toEqual(['query', 'filearchive', 'allpages']);
   });
 });
 
@@ -274,9 +255,7 @@ describe('shouldProbe', () => {
 
 describe('upstreamTarget', () => {
   it('appends &smaxage=<probe>', () => {
-    expect(upstreamTarget(API, 'action=query&format=json', true)).toBe(
-      `/w/api.php?action=query&format=json&smaxage=${SMAXAGE_PROBE}`,
-    );
+    expect(upstreamTarget(API, 'action=query&format=json', true)).toBe(`/w/api.php?action=query&format=json&smaxage=${SMAXAGE_PROBE}`);
   });
   it('an empty query gets no stray `&`', () => {
     expect(upstreamTarget(API, '', true)).toBe(`/w/api.php?smaxage=${SMAXAGE_PROBE}`);

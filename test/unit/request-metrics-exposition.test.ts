@@ -60,7 +60,10 @@ async function viaTally(): Promise<string> {
 
 /** Series lines, sorted: the order of label sets is not part of the format. */
 function series(text: string): string[] {
-  return text.split('\n').filter((l) => l !== '').sort();
+  return text
+    .split('\n')
+    .filter((l) => l !== '')
+    .sort();
 }
 
 describe('request metrics exposition', () => {

@@ -23,7 +23,13 @@ describe('the token of an e-mail link, in the path or the title', () => {
   });
 
   it('leaves other titles and paths as received', () => {
-    for (const target of ['/wiki/Main_Page', '/w/index.php?title=Special:ConfirmEmail', '/wiki/Deadbeef/cafe', `/wiki/Page_${TOKEN}`, '/w/api.php?action=query&titles=ConfirmEmail'])
+    for (const target of [
+      '/wiki/Main_Page',
+      '/w/index.php?title=Special:ConfirmEmail',
+      '/wiki/Deadbeef/cafe',
+      `/wiki/Page_${TOKEN}`,
+      '/w/api.php?action=query&titles=ConfirmEmail',
+    ])
       expect(redactSubpages(target)).toBe(target);
   });
 });
@@ -41,7 +47,9 @@ describe('what may be written to Redis', () => {
   it('not an entry carrying tokens, nor one whose URL holds a secret parameter', () => {
     expect(mayLeaveTheProcess({ modules: ['query', 'userinfo'], urlKey: '/w/api.php?action=query&format=json&meta=userinfo' })).toBe(true);
     expect(mayLeaveTheProcess({ modules: ['query', 'userinfo', 'tokens'], urlKey: '/w/api.php?action=query&format=json&meta=userinfo%7Ctokens' })).toBe(false);
-    expect(mayLeaveTheProcess({ modules: ['query', 'watchlist'], urlKey: '/w/api.php?action=query&list=watchlist&wlowner=Admin&wltoken=Secret0123' })).toBe(false);
+    expect(mayLeaveTheProcess({ modules: ['query', 'watchlist'], urlKey: '/w/api.php?action=query&list=watchlist&wlowner=Admin&wltoken=Secret0123' })).toBe(
+      false,
+    );
     expect(mayLeaveTheProcess({ modules: ['feedwatchlist'], urlKey: '/w/api.php?action=feedwatchlist&wltoken%00=Secret0123' })).toBe(false);
   });
 });

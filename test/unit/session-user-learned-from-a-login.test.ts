@@ -35,7 +35,9 @@ describe('the session an answer leaves its client holding', () => {
 
   it('an answer that sets no credential cookie, or only deletes them (a logout), leaves nothing to learn', () => {
     expect(after('wiki_session=s0000000000000000000000000000000', ['UseDC=master; Max-Age=10; path=/'], 'LabUser')).toBeUndefined();
-    expect(after('wiki_session=s0000000000000000000000000000000', ['wiki_session=deleted; expires=Thu, 01 Jan 1970 00:00:01 GMT; Max-Age=0; path=/'], 'LabUser')).toBeUndefined();
+    expect(
+      after('wiki_session=s0000000000000000000000000000000', ['wiki_session=deleted; expires=Thu, 01 Jan 1970 00:00:01 GMT; Max-Age=0; path=/'], 'LabUser'),
+    ).toBeUndefined();
   });
 
   it('a session set with nobody named (an anonymous session for a login token): nothing learned', () => {

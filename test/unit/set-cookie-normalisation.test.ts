@@ -18,8 +18,7 @@ const NAMES = {
 /** `Date:` of captures 30–32 (Fri, 20 Nov 2026 21:55:24 GMT). */
 const NOW = Date.parse('Fri, 20 Nov 2026 21:55:24 GMT');
 
-const DEL = (name: string) =>
-  `${name}=deleted; expires=Thu, 01 Jan 1970 00:00:01 GMT; Max-Age=0; path=/; HttpOnly`;
+const DEL = (name: string) => `${name}=deleted; expires=Thu, 01 Jan 1970 00:00:01 GMT; Max-Age=0; path=/; HttpOnly`;
 
 function run(lines: string[], cookieHeader: string | undefined, now = NOW) {
   return normalizeSetCookies(lines, requestCookieNames(cookieHeader), NAMES, now);
@@ -34,9 +33,7 @@ describe('deletions', () => {
 
   it('wikiUserID=deleted is relayed when the client sent wikiUserID', () => {
     const out = run([DEL('wikiUserID')], 'wikiUserID=1');
-    expect(out.relay).toEqual([
-      'wikiUserID=deleted; expires=Thu, 01 Jan 1970 00:00:01 GMT; Max-Age=0; path=/; HttpOnly',
-    ]);
+    expect(out.relay).toEqual(['wikiUserID=deleted; expires=Thu, 01 Jan 1970 00:00:01 GMT; Max-Age=0; path=/; HttpOnly']);
     expect(out.events).toEqual([{ event: 'relayed_deletion', cookie: 'UserID' }]);
     expect(out.sessionEnded).toBe(false);
   });
@@ -67,10 +64,7 @@ describe('deletions', () => {
   });
 
   it('55-user-logout: wiki_session and wikiUserID deleted, both sent → relayed, sessionEnded', () => {
-    const out = run(
-      [DEL('wiki_session'), DEL('wikiUserID')],
-      'wiki_session=57nc4gmfmhrhs3au7q8hpmvtlrfbh6kv; wikiUserName=LabUser; wikiUserID=3',
-    );
+    const out = run([DEL('wiki_session'), DEL('wikiUserID')], 'wiki_session=57nc4gmfmhrhs3au7q8hpmvtlrfbh6kv; wikiUserName=LabUser; wikiUserID=3');
     expect(out.relay).toEqual([DEL('wiki_session'), DEL('wikiUserID')]);
     expect(out.sessionEnded).toBe(true);
   });
@@ -116,11 +110,7 @@ describe('sessions', () => {
       'wikiUserName=Admin; expires=Wed, 19 May 2027 21:55:25 GMT; Max-Age=15552000; path=/; HttpOnly',
       'wikiToken=8c2eb295675fa4f4da9a4e05a442ed7c; expires=Wed, 19 May 2027 21:55:25 GMT; Max-Age=15552000; path=/; HttpOnly',
     ];
-    const out = run(
-      lines,
-      'wiki_session=kgic1304sv87gff3949maoucsufjlv8s',
-      Date.parse('Fri, 20 Nov 2026 21:55:25 GMT'),
-    );
+    const out = run(lines, 'wiki_session=kgic1304sv87gff3949maoucsufjlv8s', Date.parse('Fri, 20 Nov 2026 21:55:25 GMT'));
     expect(out.relay).toEqual(lines);
     expect(out.sessionStarted).toBe(true);
     expect(out.events).toEqual([{ event: 'session_started', cookie: 'session' }]);
@@ -204,21 +194,17 @@ describe('labels are bounded', () => {
 
   it('any Set-Cookie line yields only labels of the closed set', () => {
     fc.assert(
-      fc.property(
-        fc.array(fc.string({ maxLength: 60 }), { maxLength: 5 }),
-        fc.string({ maxLength: 40 }),
-        (lines, cookie) => {
-          const out = run(lines, cookie);
-          for (const e of out.events) expect(ALLOWED.has(e.cookie)).toBe(true);
-          // Nothing is invented: every relayed line is one of the wiki's, in order.
-          let i = 0;
-          for (const l of out.relay) {
-            while (i < lines.length && lines[i] !== l) i++;
-            expect(i).toBeLessThan(lines.length);
-            i++;
-          }
-        },
-      ),
+      fc.property(fc.array(fc.string({ maxLength: 60 }), { maxLength: 5 }), fc.string({ maxLength: 40 }), (lines, cookie) => {
+        const out = run(lines, cookie);
+        for (const e of out.events) expect(ALLOWED.has(e.cookie)).toBe(true);
+        // Nothing is invented: every relayed line is one of the wiki's, in order.
+        let i = 0;
+        for (const l of out.relay) {
+          while (i < lines.length && lines[i] !== l) i++;
+          expect(i).toBeLessThan(lines.length);
+          i++;
+        }
+      }),
     );
   });
 });

@@ -27,7 +27,11 @@ const allKinds = {
 };
 
 const flat = {
-  samples: samples(600, (t) => (t < 60 ? 60_000 + t * 500 : 120_000 + (t % 20) * 100), () => 40),
+  samples: samples(
+    600,
+    (t) => (t < 60 ? 60_000 + t * 500 : 120_000 + (t % 20) * 100),
+    () => 40,
+  ),
   runSeconds: 600,
   got: allKinds,
   idleBefore: { fds: 22, admin: 1 },
@@ -51,22 +55,50 @@ describe('soak verdict', () => {
   });
 
   it('fails RSS that keeps growing after the warm-up by more than 10 %, and shows the trend', () => {
-    const v = soakVerdict({ ...flat, samples: samples(600, (t) => 100_000 + t * 50, () => 40) });
+    const v = soakVerdict({
+      ...flat,
+      samples: samples(
+        600,
+        (t) => 100_000 + t * 50,
+        () => 40,
+      ),
+    });
     expect(v.pass).toBe(false);
     expect(check(v, 'RSS flat after warm-up')?.pass).toBe(false);
     expect(v.rssTrend).toBeGreaterThan(1.1);
   });
 
   it('fails a bounded sawtooth wider than 10 % too (the criterion is max ÷ min), with a trend near 1', () => {
-    const v = soakVerdict({ ...flat, samples: samples(600, (t) => 150_000 + (t % 240) * 80, () => 40) });
+    const v = soakVerdict({
+      ...flat,
+      samples: samples(
+        600,
+        (t) => 150_000 + (t % 240) * 80,
+        () => 40,
+      ),
+    });
     expect(check(v, 'RSS flat after warm-up')?.pass).toBe(false);
     expect(v.rssTrend).toBeCloseTo(1, 1);
   });
 
   it('fails fd counts that keep rising after the warm-up; pool jitter within the allowance passes', () => {
-    const leaking = soakVerdict({ ...flat, samples: samples(600, () => 100_000, (t) => 40 + Math.floor(t / 60)) });
+    const leaking = soakVerdict({
+      ...flat,
+      samples: samples(
+        600,
+        () => 100_000,
+        (t) => 40 + Math.floor(t / 60),
+      ),
+    });
     expect(check(leaking, 'no fd growth under load')).toMatchObject({ pass: false });
-    const poolJitter = soakVerdict({ ...flat, samples: samples(600, () => 100_000, (t) => (t % 50 === 0 ? 47 : 40 + (t % 3))) });
+    const poolJitter = soakVerdict({
+      ...flat,
+      samples: samples(
+        600,
+        () => 100_000,
+        (t) => (t % 50 === 0 ? 47 : 40 + (t % 3)),
+      ),
+    });
     expect(poolJitter.pass).toBe(true);
   });
 
@@ -94,6 +126,15 @@ describe('soak verdict', () => {
     const v = soakVerdict({ ...flat, got: noPurge });
     expect(v.pass).toBe(false);
     expect(v.checks.find((c) => c.name === 'no errors')?.detail).toContain('no answers for: purge');
-    expect(soakVerdict({ ...flat, samples: samples(60, () => 1, () => 1) }).pass).toBe(false);
+    expect(
+      soakVerdict({
+        ...flat,
+        samples: samples(
+          60,
+          () => 1,
+          () => 1,
+        ),
+      }).pass,
+    ).toBe(false);
   });
 });

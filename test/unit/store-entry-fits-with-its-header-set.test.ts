@@ -25,7 +25,9 @@ describe('an entry and its header set', () => {
     const small = entry(0, 100);
     const set = headerSetSize(headers);
     // The table's own charge (its first buckets, store.ts stats) is part of the budget too.
-    const table = new CacheStore({ sharedMaxBytes: 1 << 20, sessionMaxBytes: 1 << 20, maxEntries: 100, graceMs: 0, staleIfErrorMs: 0, now: () => 1_000 }).stats('shared').tableBytes;
+    const table = new CacheStore({ sharedMaxBytes: 1 << 20, sessionMaxBytes: 1 << 20, maxEntries: 100, graceMs: 0, staleIfErrorMs: 0, now: () => 1_000 }).stats(
+      'shared',
+    ).tableBytes;
     const budget = entrySize('k0', small) + set + table + 50;
     const store = new CacheStore({ sharedMaxBytes: budget, sessionMaxBytes: 1 << 20, maxEntries: 100, graceMs: 0, staleIfErrorMs: 0, now: () => 1_000 });
     expect(store.set('shared', 'k0', small)).toBe(true);

@@ -47,7 +47,7 @@ describe('the store keeps its bodies in slabs', () => {
     expect(stats.slabBytes).toBeLessThanOrEqual(stats.bytes * 1.1 + 2 * 128 * 1024);
   });
 
-  it('the store keeps its own copy of what it is given: the caller\'s buffer can change, and one entry stored under several keys and tiers is tracked once per key', () => {
+  it("the store keeps its own copy of what it is given: the caller's buffer can change, and one entry stored under several keys and tiers is tracked once per key", () => {
     const s = new CacheStore({ sharedMaxBytes: 10_000_000, sessionMaxBytes: 10_000_000, maxEntries: 100, graceMs: 0, staleIfErrorMs: 0, now: () => 2_000 });
     const e = entry(1, 500);
     expect(s.set('shared', 'a', e)).toBe(true);
@@ -101,10 +101,20 @@ describe('records and slabs under any sequence of operations', () => {
   it('every key finds its own entry (fields, bytes), views already read never change, and purges find exactly theirs', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.integer({ min: 0, max: 4 }), fc.integer({ min: 0, max: 60 }), fc.integer({ min: 1, max: 3000 })), { minLength: 1, maxLength: 300 }),
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 4 }), fc.integer({ min: 0, max: 60 }), fc.integer({ min: 1, max: 3000 })), {
+          minLength: 1,
+          maxLength: 300,
+        }),
         (ops) => {
           // A small budget: eviction, record reuse and compaction all happen.
-          const s = new CacheStore({ sharedMaxBytes: 64 * 1024, sessionMaxBytes: 64 * 1024, maxEntries: 40, graceMs: 0, staleIfErrorMs: 0, now: () => 1_000_000 });
+          const s = new CacheStore({
+            sharedMaxBytes: 64 * 1024,
+            sessionMaxBytes: 64 * 1024,
+            maxEntries: 40,
+            graceMs: 0,
+            staleIfErrorMs: 0,
+            now: () => 1_000_000,
+          });
           const model = new Map<string, number>(); // key → id of what was stored last (if still held)
           const inFlight: [Buffer, number, number][] = [];
           let next = 0;
@@ -156,7 +166,7 @@ describe('records and slabs under any sequence of operations', () => {
     expect(s.get('shared', '')).toBeUndefined();
   });
 
-  it('entries() is read at once: a record freed and reused while a caller walks it never shows another session\'s entry', () => {
+  it("entries() is read at once: a record freed and reused while a caller walks it never shows another session's entry", () => {
     const s = new CacheStore({ sharedMaxBytes: 1 << 20, sessionMaxBytes: 1 << 20, maxEntries: 1_000, graceMs: 0, staleIfErrorMs: 0, now: () => 2_000 });
     s.set('session', '/w/api.php?a\nalice', { ...entry(1, 10, 'alice'), urlKey: '/w/api.php?a' });
     s.set('session', '/w/api.php?b\nbob', { ...entry(2, 10, 'bob'), urlKey: '/w/api.php?b' });

@@ -17,7 +17,8 @@ const entry = (i: number, bytes: number, slot?: string): CacheEntry => ({
   deps: [`p:${i % 10}`],
 });
 const budget = 4 << 20;
-const newStore = () => new CacheStore({ sharedMaxBytes: budget, sessionMaxBytes: budget, maxEntries: 1_000_000, graceMs: 0, staleIfErrorMs: 0, now: () => 2_000 });
+const newStore = () =>
+  new CacheStore({ sharedMaxBytes: budget, sessionMaxBytes: budget, maxEntries: 1_000_000, graceMs: 0, staleIfErrorMs: 0, now: () => 2_000 });
 
 describe('the table after a flood of small entries', () => {
   it('large entries evicting the small ones get the whole budget back', () => {

@@ -57,14 +57,18 @@ describe.each(LAYOUTS)('with $name', ({ ns, page }) => {
     const item = encodeURIComponent(JSON.stringify({ value: { 'entity-type': 'item', 'numeric-id': 2, id: 'Q2' }, type: 'wikibase-entityid' }));
     expect(deps(`action=wbformatvalue&datavalue=${item}&generate=text/html&format=json`, { result: 'city' }, ns)).toEqual([p('Q2')]);
     const quantity = encodeURIComponent(JSON.stringify({ value: { amount: '+5', unit: 'http://www.wikidata.org/entity/Q11573' }, type: 'quantity' }));
-    expect(deps(`action=wbformatvalue&datavalue=${quantity}&property=P2&format=json`, { result: '5 metre' }, ns).toSorted()).toEqual([p('P2'), p('Q11573')].toSorted());
+    expect(deps(`action=wbformatvalue&datavalue=${quantity}&property=P2&format=json`, { result: '5 metre' }, ns).toSorted()).toEqual(
+      [p('P2'), p('Q11573')].toSorted(),
+    );
   });
   it('wbformatvalue of a plain string depends on nothing but its TTL', () => {
     const s = encodeURIComponent(JSON.stringify({ value: 'x', type: 'string' }));
     expect(deps(`action=wbformatvalue&datavalue=${s}&format=json`, { result: 'x' }, ns)).toEqual([]);
   });
   it('wbformatentities: every id', () => {
-    expect(deps('action=wbformatentities&ids=Q1|P2&format=json', { wbformatentities: { Q1: 'Berlin', P2: 'population' } }, ns).toSorted()).toEqual([p('P2'), p('Q1')].toSorted());
+    expect(deps('action=wbformatentities&ids=Q1|P2&format=json', { wbformatentities: { Q1: 'Berlin', P2: 'population' } }, ns).toSorted()).toEqual(
+      [p('P2'), p('Q1')].toSorted(),
+    );
   });
   it('searches depend on their entity type`s terms, never on wikitext edits', () => {
     expect(deps('action=wbsearchentities&search=Ber&language=en&format=json', { search: [] }, ns)).toEqual(['t:item']);
@@ -82,8 +86,7 @@ describe.each(LAYOUTS)('with $name', ({ ns, page }) => {
   });
 
   describe('writes name their entities', () => {
-    const write = (action: string, params: Record<string, string>, answer: unknown) =>
-      changeFromWrite(action, (n) => params[n], ns, answer)!.tags;
+    const write = (action: string, params: Record<string, string>, answer: unknown) => changeFromWrite(action, (n) => params[n], ns, answer)!.tags;
     it('wbsetclaimvalue: the claim GUID`s entity, from the request and the answer', () => {
       const tags = write('wbsetclaimvalue', { claim: 'Q1$0E94672F-0999' }, { pageinfo: { lastrevid: 26 }, success: 1, claim: { id: 'Q1$0E94672F-0999' } });
       expect(tags).toContain(p('Q1'));
@@ -111,7 +114,10 @@ describe.each(LAYOUTS)('with $name', ({ ns, page }) => {
   });
 
   it('a recentchanges row of an entity page names the page and the entity type; a wikitext page does not', () => {
-    const item = changeFromRow({ type: 'edit', ns: page('Q1').startsWith('Item:') ? 120 : 0, title: page('Q1'), rcid: 1, timestamp: '2026-11-28T00:00:00Z' }, ns);
+    const item = changeFromRow(
+      { type: 'edit', ns: page('Q1').startsWith('Item:') ? 120 : 0, title: page('Q1'), rcid: 1, timestamp: '2026-11-28T00:00:00Z' },
+      ns,
+    );
     expect(item.tags).toEqual(expect.arrayContaining([p('Q1'), 't:item']));
     const text = changeFromRow({ type: 'edit', ns: 0, title: 'Berlin', rcid: 2, timestamp: '2026-11-28T00:00:00Z' }, ns);
     expect(text.tags).not.toContain('t:item');

@@ -301,10 +301,7 @@ export class RedisConnection {
     if (this.closed) return;
     this.subscribed = false;
     if (this.subState === 'up') {
-      this.opts.log.warn(
-        { redisSubscriber: 'down' },
-        'redis purge channel lost: purges by other replicas do not reach this one until it is back',
-      );
+      this.opts.log.warn({ redisSubscriber: 'down' }, 'redis purge channel lost: purges by other replicas do not reach this one until it is back');
     }
     this.subState = 'down';
   }
@@ -330,11 +327,7 @@ export class RedisConnection {
    * whose 50 ms timer fired had their reply read in that same turn; 17 of 45 bursts took the
    * tier down without it, 1 of 45 with it. (An idle process' GETs on that host: max 17 ms.)
    */
-  call<T>(
-    op: RedisOp,
-    fn: () => Promise<T>,
-    { timeoutMs = this.opts.timeoutMs, evenIfDown = false } = {},
-  ): Promise<Outcome<T>> {
+  call<T>(op: RedisOp, fn: () => Promise<T>, { timeoutMs = this.opts.timeoutMs, evenIfDown = false } = {}): Promise<Outcome<T>> {
     if (this.closed || (!evenIfDown && this.state !== 'up')) return Promise.resolve(FAILED);
     return new Promise((resolve) => {
       let settled = false;

@@ -155,8 +155,7 @@ async function askSentinel(
   client.on('error', (err: Error) => {
     if (/^(WRONGPASS|NOAUTH)/.test(err.message)) authError = err.message;
   });
-  const bounded = <T>(p: Promise<T>) =>
-    Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), timeoutMs).unref())]);
+  const bounded = <T>(p: Promise<T>) => Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), timeoutMs).unref())]);
   try {
     try {
       await bounded(client.connect());

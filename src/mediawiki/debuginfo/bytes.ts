@@ -27,7 +27,5 @@ export function bytesEqual(b: Buffer, start: number, end: number, word: Buffer):
 }
 
 export function splice(b: Buffer, start: number, end: number, insert?: Buffer): Buffer {
-  return insert
-    ? Buffer.concat([b.subarray(0, start), insert, b.subarray(end)])
-    : Buffer.concat([b.subarray(0, start), b.subarray(end)]);
+  return insert ? Buffer.concat([b.subarray(0, start), insert, b.subarray(end)]) : Buffer.concat([b.subarray(0, start), b.subarray(end)]);
 }

@@ -119,7 +119,5 @@ export function parseJsonObject(b: Buffer, start: number, end: number): Record<s
   } catch (err) {
     throw new DebuginfoStripError('debuginfo is not valid JSON', { cause: err });
   }
-  return v !== null && typeof v === 'object' && !Array.isArray(v)
-    ? (v as Record<string, unknown>)
-    : undefined;
+  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 }

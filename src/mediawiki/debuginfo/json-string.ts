@@ -20,18 +20,7 @@ export function phpJsonString(s: string, unescapedUnicode: boolean): string {
     if (c === 0x22) rep = '\\"';
     else if (c === 0x5c) rep = '\\\\';
     else if (c < 0x20) {
-      rep =
-        c === 0x08
-          ? '\\b'
-          : c === 0x0c
-            ? '\\f'
-            : c === 0x0a
-              ? '\\n'
-              : c === 0x0d
-                ? '\\r'
-                : c === 0x09
-                  ? '\\t'
-                  : '\\u' + c.toString(16).padStart(4, '0');
+      rep = c === 0x08 ? '\\b' : c === 0x0c ? '\\f' : c === 0x0a ? '\\n' : c === 0x0d ? '\\r' : c === 0x09 ? '\\t' : '\\u' + c.toString(16).padStart(4, '0');
     } else if (c === 0x2028 || c === 0x2029 || (!unescapedUnicode && c > 0x7e && c !== 0x7f)) {
       rep = '\\u' + c.toString(16).padStart(4, '0');
     }
@@ -47,12 +36,7 @@ export function phpJsonString(s: string, unescapedUnicode: boolean): string {
  * Rewrites the HTML held in the JSON string token [start, end) with `rewrite`, proving first that
  * re-encoding the untouched string gives back exactly the original token.
  */
-export function rewriteJsonStringHtml(
-  b: Buffer,
-  start: number,
-  end: number,
-  rewrite: (html: Buffer) => StripResult,
-): StripResult | undefined {
+export function rewriteJsonStringHtml(b: Buffer, start: number, end: number, rewrite: (html: Buffer) => StripResult): StripResult | undefined {
   const token = b.subarray(start, end);
   const text = JSON.parse(token.toString('utf8')) as unknown;
   if (typeof text !== 'string') return undefined;

@@ -10,11 +10,7 @@ export function stripJsonp(b: Buffer): StripResult {
   if (open === -1) fail('JSONP without "("', 4);
   for (let k = 4; k < open; k++) {
     const c = b[k]!;
-    const ok =
-      (c >= 0x30 && c <= 0x39) ||
-      (c >= 0x41 && c <= 0x5a) ||
-      (c >= 0x61 && c <= 0x7a) ||
-      '][.\'"_'.includes(String.fromCharCode(c));
+    const ok = (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || '][.\'"_'.includes(String.fromCharCode(c));
     if (!ok) fail('unexpected byte in JSONP callback', k);
   }
   if (b[b.length - 1] !== 0x29) fail('JSONP not closed by ")"', b.length - 1);

@@ -41,8 +41,7 @@ function phpValue(b: Buffer, i: number, build: boolean, depth: number): [unknown
       const semi = b.indexOf(0x3b, i + 2);
       if (semi === -1 || semi - i > 40) fail('bad serialized number', i);
       const text = b.toString('latin1', i + 2, semi);
-      const n =
-        text === 'INF' ? Infinity : text === '-INF' ? -Infinity : text === 'NAN' ? Number.NaN : Number(text);
+      const n = text === 'INF' ? Infinity : text === '-INF' ? -Infinity : text === 'NAN' ? Number.NaN : Number(text);
       if (text === '' || (Number.isNaN(n) && text !== 'NAN')) fail('bad serialized number', i);
       return [n, semi + 1];
     }
@@ -50,8 +49,7 @@ function phpValue(b: Buffer, i: number, build: boolean, depth: number): [unknown
       // s:3:"abc";  (length in bytes)
       const [len, colon] = phpInt(b, i + 2, 0x3a);
       const s = colon + 2;
-      if (b[colon + 1] !== QUOTE || b[s + len] !== QUOTE || b[s + len + 1] !== 0x3b)
-        fail('bad serialized string', i);
+      if (b[colon + 1] !== QUOTE || b[s + len] !== QUOTE || b[s + len + 1] !== 0x3b) fail('bad serialized string', i);
       return [build ? b.toString('utf8', s, s + len) : undefined, s + len + 2];
     }
     case 0x61: {
@@ -107,17 +105,12 @@ export function stripPhp(b: Buffer): StripResult {
     const keyStart = j;
     if (b[j] !== 0x69 && b[j] !== 0x73) fail('bad serialized array key', j);
     const [, afterKey] = phpValue(b, j, false, 1);
-    const isDebuginfo =
-      afterKey - keyStart === PHP_KEY.length &&
-      b.compare(PHP_KEY, 0, PHP_KEY.length, keyStart, afterKey) === 0;
+    const isDebuginfo = afterKey - keyStart === PHP_KEY.length && b.compare(PHP_KEY, 0, PHP_KEY.length, keyStart, afterKey) === 0;
     const [value, afterValue] = phpValue(b, afterKey, isDebuginfo, 1);
     if (isDebuginfo) {
       if (cut) fail('two debuginfo keys', keyStart);
       cut = [keyStart, afterValue];
-      debuginfo =
-        value !== null && typeof value === 'object' && !Array.isArray(value)
-          ? (value as Record<string, unknown>)
-          : undefined;
+      debuginfo = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
     }
     j = afterValue;
   }

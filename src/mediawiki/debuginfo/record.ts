@@ -151,8 +151,7 @@ export class DebuginfoMetrics {
       this.sqlQueries.observe(queries.length);
       let total = 0;
       for (const q of queries) {
-        const t =
-          q !== null && typeof q === 'object' ? num((q as Record<string, unknown>)['time']) : undefined;
+        const t = q !== null && typeof q === 'object' ? num((q as Record<string, unknown>)['time']) : undefined;
         if (t !== undefined) total += t;
       }
       this.sqlSeconds.observe(total);
@@ -168,11 +167,7 @@ export class DebuginfoMetrics {
       if (!Array.isArray(log)) return;
       const counts = new Map<LogType, number>();
       for (const entry of log) {
-        const type = foldLogType(
-          entry !== null && typeof entry === 'object'
-            ? (entry as Record<string, unknown>)['type']
-            : undefined,
-        );
+        const type = foldLogType(entry !== null && typeof entry === 'object' ? (entry as Record<string, unknown>)['type'] : undefined);
         counts.set(type, (counts.get(type) ?? 0) + 1);
       }
       for (const [type, n] of counts) this.logEntries.inc({ type }, n);

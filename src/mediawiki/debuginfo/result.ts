@@ -5,14 +5,7 @@
 
 /** Where the stripped block was found; used as the `format` label of `wikiedge_debuginfo_stripped_total`. */
 export type DebuginfoFormat = 'json' | 'jsonp' | 'xml' | 'php' | 'html' | 'wrappedhtml';
-export const DEBUGINFO_FORMATS: readonly DebuginfoFormat[] = [
-  'json',
-  'jsonp',
-  'xml',
-  'php',
-  'html',
-  'wrappedhtml',
-];
+export const DEBUGINFO_FORMATS: readonly DebuginfoFormat[] = ['json', 'jsonp', 'xml', 'php', 'html', 'wrappedhtml'];
 
 export interface StripResult {
   /** The answer without the block; the same Buffer when nothing was removed. */

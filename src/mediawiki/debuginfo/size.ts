@@ -15,9 +15,8 @@ import { UNITS } from './units.js';
 
 /** Code points of the digit zero of every decimal-digit script a MediaWiki digitTransformTable uses (and a few more). */
 const DIGIT_ZEROS = [
-  0x30, 0x660, 0x6f0, 0x7c0, 0x966, 0x9e6, 0xa66, 0xae6, 0xb66, 0xbe6, 0xc66, 0xce6, 0xd66, 0xde6, 0xe50,
-  0xed0, 0xf20, 0x1040, 0x1090, 0x17e0, 0x1810, 0x1946, 0x19d0, 0x1a80, 0x1a90, 0x1b50, 0x1bb0, 0x1c40,
-  0x1c50, 0xa8d0, 0xa900, 0xa9d0, 0xa9f0, 0xaa50, 0xabf0, 0xff10,
+  0x30, 0x660, 0x6f0, 0x7c0, 0x966, 0x9e6, 0xa66, 0xae6, 0xb66, 0xbe6, 0xc66, 0xce6, 0xd66, 0xde6, 0xe50, 0xed0, 0xf20, 0x1040, 0x1090, 0x17e0, 0x1810, 0x1946,
+  0x19d0, 0x1a80, 0x1a90, 0x1b50, 0x1bb0, 0x1c40, 0x1c50, 0xa8d0, 0xa900, 0xa9d0, 0xa9f0, 0xaa50, 0xabf0, 0xff10,
 ];
 const DIGITS: ReadonlyMap<string, number> = (() => {
   const m = new Map<string, number>();
@@ -76,11 +75,7 @@ export function parseFormattedSize(text: string): number | undefined {
  * separator groups thousands (followed by 3 digits); from MB up the value has at most 2 decimals,
  * so a last separator followed by 1-2 digits is the decimal mark.
  */
-function readNumber(
-  digits: number[],
-  seps: { at: number; char: string }[],
-  mayHaveDecimals: boolean,
-): number | undefined {
+function readNumber(digits: number[], seps: { at: number; char: string }[], mayHaveDecimals: boolean): number | undefined {
   let decimals = 0;
   let grouping = seps;
   const last = seps[seps.length - 1];

@@ -51,8 +51,7 @@ export function mayCarryDebuginfo(body: Buffer): boolean {
     i = body.indexOf(DEBUG, i);
     if (i === -1) return false;
     const c = body[i + 5];
-    if ((c === 0x69 || c === 0x49) && body[i + 6] === 0x6e && body[i + 7] === 0x66 && body[i + 8] === 0x6f)
-      return true;
+    if ((c === 0x69 || c === 0x49) && body[i + 6] === 0x6e && body[i + 7] === 0x66 && body[i + 8] === 0x6f) return true;
     i += 5;
   }
 }
@@ -112,7 +111,5 @@ function classify(contentType: string | undefined, body: Buffer): DebuginfoForma
   if (startsWith(body, i, '<!DOCTYPE html') || startsWith(body, i, '<html')) return 'html';
   if (startsWith(body, i, '<')) return 'xml';
   if (startsWith(body, i, 'a:')) return 'php';
-  throw new DebuginfoStripError(
-    `cannot tell the format of a body that mentions debuginfo (type ${mime || 'none'})`,
-  );
+  throw new DebuginfoStripError(`cannot tell the format of a body that mentions debuginfo (type ${mime || 'none'})`);
 }
