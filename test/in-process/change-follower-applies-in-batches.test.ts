@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PurgeMessage } from '../../src/cache/purge.js';
 import { APPLY_BATCH_ROWS } from '../../src/invalidation/follower.js';
 import { ChangeSignals } from '../../src/invalidation/signals.js';
-import { ChangeSignalMetrics } from '../../src/observe/metrics.js';
+import { ChangeSignalMetrics } from '../../src/observe/change-metrics.js';
 import { changeFromRow } from '../../src/policy/changes.js';
 import type { FakeUpstream } from '../support/fake-upstream.js';
 import { type FakeRecentChanges, followerOf, startFakeWiki } from '../support/fake-recentchanges.js';

@@ -13,7 +13,7 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import type { RecentChangeRow } from '../../src/policy/changes.js';
 import { ChangeFollower, type CursorStore, type GapReason, type Lease, MemoryCursorStore } from '../../src/invalidation/follower.js';
-import { ChangeSignalMetrics } from '../../src/observe/metrics.js';
+import { ChangeSignalMetrics } from '../../src/observe/change-metrics.js';
 import { Upstream } from '../../src/upstream/upstream.js';
 import { type FakeUpstream, startFakeUpstream } from './fake-upstream.js';
 
