@@ -101,7 +101,9 @@ describe('every metric the dashboard reads is exported by the running gateway', 
     } finally {
       await setWikiToggle(wikiData, { debug: false });
     }
-    // a change the wiki announces: a PURGE of a page URL (what $wgCdnServers sends)
+    // a change the wiki announces: a PURGE of a page URL (what $wgCdnServers sends), with an
+    // answer about that page cached first, so that it invalidates one (the by-module figures)
+    expect((await api(`action=query&prop=info&titles=Main_Page&format=json&requestid=${id}p`)).status).toBe(200);
     const page = await http(`${gw.url}/wiki/Main_Page`, { method: 'PURGE' });
     expect(page.status).toBe(200);
     // evictions
@@ -143,7 +145,7 @@ describe('every metric the dashboard reads is exported by the running gateway', 
       'wikiedge_upstream_info',
       // Standard Node.js names (no wikiedge_ prefix), the Redis tier, the change signals, admission.
       'process_cpu_seconds_total',
-      'nodejs_eventloop_lag_p99_seconds',
+      'wikiedge_event_loop_lag_seconds',
       'wikiedge_redis_up',
       'wikiedge_redis_lookups_total',
       'wikiedge_change_events_total',

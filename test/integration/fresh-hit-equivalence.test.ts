@@ -104,7 +104,7 @@ describe('fresh hits short path', () => {
     const line = (id: string) => {
       const found = gw.logs.find((l) => l['reqId'] === id && l['msg'] === 'request');
       expect(found).toBeDefined();
-      const { reqId: _id, time: _t, ms: _ms, pid: _p, hostname: _h, bytesIn: _in, ...rest } = found!;
+      const { reqId: _id, time: _t, timeIso: _ti, ms: _ms, pid: _p, hostname: _h, bytesIn: _in, ...rest } = found!;
       return rest;
     };
     expect(line('edge-test-1')).toEqual(line('edge-test-2'));
