@@ -119,6 +119,15 @@ describe.each([{ itemsInMain: false }, { itemsInMain: true }])('Wikibase entitie
     expect((await json('action=wbgetentities&ids=Q6&props=labels')).entities.Q6.labels.en.value).toBe(label);
   });
 
+  it('a redirect created straight at the wiki (wbcreateredirect): the redirected id answers with its target at once', async () => {
+    const created = await wbWrite(wiki, admin, 'wbeditentity', { new: 'item', data: '{}' });
+    const id = (created.json['entity'] as { id: string }).id;
+    expect((await cached(`action=wbgetentities&ids=${id}&props=labels`)).entities[id].redirects).toBeUndefined();
+    const redirected = await wbWrite(wiki, admin, 'wbcreateredirect', { from: id, to: 'Q3' });
+    expect(redirected.json['success']).toBe(1);
+    expect((await json(`action=wbgetentities&ids=${id}&props=labels`)).entities[id].redirects).toEqual({ from: id, to: 'Q3' });
+  });
+
   it('a deletion straight at the wiki: the entity reads as missing at once', async () => {
     const created = await wbWrite(wiki, admin, 'wbeditentity', { new: 'item', data: JSON.stringify({ labels: { en: { language: 'en', value: 'doomed' } } }) });
     const id = (created.json['entity'] as { id: string }).id;
@@ -132,7 +141,7 @@ describe.each([{ itemsInMain: false }, { itemsInMain: true }])('Wikibase entitie
     expect((await json(`action=wbgetentities&ids=${id}&props=labels`)).entities[id].missing).toBe('');
   });
 
-  it('wikitext edits of unrelated pages (Help:, since the main namespace may hold items) and an anonymous action=purge leave the Wikibase entries hits', async () => {
+  it('100 wikitext edits of unrelated pages (Help:, since the main namespace may hold items) and an anonymous action=purge leave the Wikibase entries hits', async () => {
     const queries = [
       'action=wbgetentities&ids=Q3&props=labels',
       'action=wbgetentities&ids=Q7|P1',
@@ -149,7 +158,7 @@ describe.each([{ itemsInMain: false }, { itemsInMain: true }])('Wikibase entitie
     ];
     for (const q of queries) await cached(q);
     const token = JSON.parse((await http(`${wiki.api}?action=query&meta=tokens&format=json`, { headers: { cookie: admin } })).body).query.tokens.csrftoken;
-    for (let i = 0; i < 20; i++) {
+    for (let i = 0; i < 100; i++) {
       const res = await http(wiki.api, {
         method: 'POST',
         headers: { cookie: admin, 'content-type': 'application/x-www-form-urlencoded' },
