@@ -40,10 +40,14 @@ describe('WIKIEDGE_ACCESS_LOG_FILE', () => {
           const res = await http(`${gw.url}/w/api.php?action=query&meta=siteinfo&format=json&n=${i % 10}`, { headers: { 'x-request-id': id } });
           expect(res.status).toBe(200);
           if (i === 60) {
-            // As logrotate does: move the file, then signal (postrotate).
+            // Lines reach the file in batches: wait until the first has, so the old file holds some.
+            await vi.waitFor(() => expect(existsSync(file) && readFileSync(file, 'utf8').length).toBeGreaterThan(0), { timeout: 10_000 });
+            // As logrotate does: move the file, then signal (postrotate), and go on once the
+            // gateway says it reopened (a signal and the next request race in its event loop).
             renameSync(file, `${file}.1`);
             moved = true;
             gw.child.kill('SIGUSR1');
+            await vi.waitFor(() => expect(gw.stdout()).toContain('access log reopened'), { timeout: 10_000 });
           }
         }
         expect(moved).toBe(true);
