@@ -27,7 +27,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { URLSearchParams, fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { ensureBuilt, fmt, gateway, root, stopProcess, wikiLines, withWiki, work } from './harness.mjs';
+import { ensureBuilt, fmt, gateway, prng, root, stopProcess, wikiLines, withWiki, work, zipf } from './harness.mjs';
 
 const SECONDS = Number(process.env.BENCH_INVALIDATION_SECONDS ?? 120);
 const PAGES = Number(process.env.BENCH_INVALIDATION_PAGES ?? 2000);
@@ -56,35 +56,6 @@ const CONFIGURATIONS = {
 };
 
 // ----------------------------------------------------------------------------------- workload
-/** mulberry32: the same sequence of pages every run. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** A Zipf(s=1) sampler over page indexes 0..n-1 (index 0 the most read). */
-function zipf(n, random) {
-  const cdf = new Float64Array(n);
-  let sum = 0;
-  for (let k = 0; k < n; k++) cdf[k] = sum += 1 / (k + 1);
-  return () => {
-    const u = random() * sum;
-    let lo = 0;
-    let hi = n - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (cdf[mid] < u) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
-}
 
 const readPath = (i) =>
   `/w/api.php?action=query&prop=revisions&rvprop=ids%7Ccontent&rvslots=main&titles=${encodeURIComponent(TITLE(i))}&format=json&formatversion=2`;

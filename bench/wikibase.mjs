@@ -34,7 +34,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { URLSearchParams, fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { ensureBuilt, fmt, gateway, root, stopProcess } from './harness.mjs';
+import { ensureBuilt, fmt, gateway, prng, root, stopProcess, zipf } from './harness.mjs';
 
 const SECONDS = Number(process.env.BENCH_WIKIBASE_SECONDS ?? 60);
 const ITEMS = Number(process.env.BENCH_WIKIBASE_ITEMS ?? 200);
@@ -55,35 +55,6 @@ const HIT = new Set(['hit', 'hit-shared', 'stale', 'coalesced']); // src/words/o
 const ADMIN = { user: process.env.WIKI_ADMIN_USER ?? 'Admin', pass: process.env.WIKI_ADMIN_PASS ?? 'Adm1n-Lab-Passw0rd!' }; // scripts/wiki/setup.sh's accounts
 
 // ----------------------------------------------------------------------------------- workload
-/** mulberry32: the same sequence every run. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** A Zipf(s=1) sampler over 0..n-1 (0 the most read). */
-function zipf(n, random) {
-  const cdf = new Float64Array(n);
-  let sum = 0;
-  for (let k = 0; k < n; k++) cdf[k] = sum += 1 / (k + 1);
-  return () => {
-    const u = random() * sum;
-    let lo = 0;
-    let hi = n - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (cdf[mid] < u) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
-}
 
 const q = (params) => `/w/api.php?${new URLSearchParams({ format: 'json', ...params }).toString()}`;
 const itemValue = (id) => JSON.stringify({ value: { 'entity-type': 'item', 'numeric-id': Number(id.slice(1)), id }, type: 'wikibase-entityid' });
