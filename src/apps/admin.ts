@@ -7,18 +7,17 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
-import Fastify, { type FastifyBaseLogger, LogController, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { describePurge, logPurge } from '../observe/access-log.js';
-import { canonicalQuery } from '../policy/request.js';
 import { answerClientError } from '../steps/error-reply.js';
 import { headerString } from '../http/forwarding.js';
 import { EVERY_PEER, requestIdOf } from '../words/request-id.js';
-import { parsePhpQuery } from '../mediawiki/php-input.js';
-import { isApiTarget, parseTarget } from '../words/target.js';
 import type { Logger } from 'pino';
 import type { PurgeMessage, PurgeResult } from '../cache/purge.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { ProbeResult, UpstreamState } from '../upstream/probe.js';
+import { type Inspection, localInspection, NOT_IN_A_CLUSTER, traceInputOf, urlKeyOf } from './admin-inspect.js';
+import { purgeMessageOf } from './admin-purge-request.js';
 
 /**
  * /readyz: whether this gateway can serve. Ready = listening, and not shutting down. The cache is
@@ -52,6 +51,8 @@ export interface AdminBackend {
   metrics(): Promise<{ readonly contentType: string; readonly body: string }>;
   /** Apply an admin purge wherever it must go (Redis, every local tier). */
   purge(message: PurgeMessage): Promise<AdminPurgeResult>;
+  /** GET /cache, /cache/stats, /config, POST /trace (apps/admin-inspect.ts); absent in a cluster primary: 501. */
+  readonly inspection?: Inspection | undefined;
 }
 
 export interface AdminOptions {
@@ -142,18 +143,66 @@ export function buildAdmin(log: Logger, backend: AdminBackend, options: AdminOpt
     return body;
   });
 
+  // Reading the cache, the configuration or a trace needs what a purge needs: the token (or,
+  // without one, a literal Host), and no browser's cross-site marks (adminRefusal).
+  const guarded = {
+    onRequest: (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+      const refusal = adminRefusal(request.headers, options.token, true);
+      if (!refusal) return done();
+      request.log.warn({ method: request.method, path: request.url.split('?')[0], refused: refusal.reason }, 'admin request refused');
+      if (refusal.status === 401) reply.header('www-authenticate', 'Bearer realm="wikiedge-admin"');
+      void reply.code(refusal.status).send({ error: refusal.reason });
+    },
+  };
+  const inspection = (reply: FastifyReply): Inspection | undefined => {
+    if (!backend.inspection) void reply.code(501).send({ error: NOT_IN_A_CLUSTER });
+    return backend.inspection;
+  };
+
+  app.get('/cache', guarded, async (request, reply) => {
+    const seen = inspection(reply);
+    if (!seen) return reply;
+    const urlKey = urlKeyOf((request.query as Record<string, unknown>)['url'], seen.apiPath);
+    if (typeof urlKey !== 'string') return reply.code(400).send(urlKey);
+    return seen.cache(urlKey);
+  });
+
+  app.get('/cache/stats', guarded, async (_request, reply) => {
+    const seen = inspection(reply);
+    return seen ? seen.stats() : reply;
+  });
+
+  app.get('/config', guarded, async (_request, reply) => {
+    const seen = inspection(reply);
+    return seen ? { config: seen.config() } : reply;
+  });
+
+  app.post('/trace', async (request, reply) => {
+    const seen = inspection(reply);
+    if (!seen) return reply;
+    const given = { ...(isObject(request.body) ? request.body : {}), ...(request.query as Record<string, unknown>) };
+    const input = traceInputOf(given);
+    if ('error' in input) return reply.code(400).send(input);
+    return seen.trace(input);
+  });
+
   /**
-   * Admin purges, from the query or a JSON body: `all=1`, `module=` (a MediaWiki module name, or
-   * the `module` label of the metrics: `query+siteinfo`), `prefix=` (of the URL key: the api.php
-   * path and the query sorted), or `url=` (an api.php URL or path in any parameter order).
+   * Admin purges, from the query or a JSON body: one of `all=1`, `module=`, `url=`, `prefix=`,
+   * `pattern=`, `title=`, `tag=` (apps/admin-purge-request.ts). What cannot be done is a 400 that
+   * says why; a purge that removed nothing a 200 that says so.
    */
   app.post('/purge', async (request, reply) => {
     const given = { ...(isObject(request.body) ? request.body : {}), ...(request.query as Record<string, unknown>) };
-    const message = purgeMessageOf(given, options.apiPath);
+    const seen = backend.inspection;
+    const message = purgeMessageOf(given, {
+      apiPath: options.apiPath,
+      ...(seen && { namespaces: seen.namespaces(), operatorModules: seen.operatorModules() }),
+    });
     if (typeof message === 'string') return reply.code(400).send({ error: message });
     const result = await backend.purge(message);
     const total = result.purged + (result.redisPurged ?? 0);
-    logPurge(request.log as Logger, { source: 'admin', ...describePurge(message), ...result });
+    const title = typeof given['title'] === 'string' ? given['title'] : undefined;
+    logPurge(request.log as Logger, { source: 'admin', ...(title !== undefined ? { kind: 'title', what: title } : describePurge(message)), ...result });
     // A worker that did not answer may still hold the entries: the caller should retry.
     return reply.code(result.missedWorkers ? 503 : 200).send(total === 0 ? { ...result, note: 'nothing matched: no entry was removed' } : result);
   });
@@ -185,7 +234,7 @@ export function adminCacheWord(route: string | undefined, status: number): 'purg
  * - without it: the Host must be an IP literal or localhost (a rebound name is neither), and the
  *   body `application/json` (not a simple-request type: a cross-site browser must preflight).
  */
-export function adminRefusal(headers: IncomingHttpHeaders, token: string): { status: number; reason: string } | undefined {
+export function adminRefusal(headers: IncomingHttpHeaders, token: string, reading = false): { status: number; reason: string } | undefined {
   const host = headerString(headers.host) ?? '';
   const fetchSite = headerString(headers['sec-fetch-site']);
   if (fetchSite !== undefined && fetchSite !== 'same-origin' && fetchSite !== 'none') return { status: 403, reason: 'cross-site request (Sec-Fetch-Site)' };
@@ -196,6 +245,9 @@ export function adminRefusal(headers: IncomingHttpHeaders, token: string): { sta
     return bearerMatches(given, token) ? undefined : { status: 401, reason: 'Authorization: Bearer <WIKIEDGE_ADMIN_TOKEN> required' };
   }
   if (!isLiteralHost(host)) return { status: 403, reason: 'Host must be an IP address or localhost (or set WIKIEDGE_ADMIN_TOKEN)' };
+  // A read changes nothing a cross-site page could want changed; what it could want is the answer,
+  // which a browser gives it only for its own origin: a rebound name, refused above.
+  if (reading) return undefined;
   const type = (headerString(headers['content-type']) ?? '').split(';', 1)[0]!.trim().toLowerCase();
   if (type !== 'application/json') return { status: 415, reason: 'Content-Type: application/json required' };
   return undefined;
@@ -227,30 +279,6 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** The purge a request asks for, or why it is not one. */
-export function purgeMessageOf(given: Record<string, unknown>, apiPath: string): PurgeMessage | string {
-  const text = (k: string) => (typeof given[k] === 'string' && given[k] !== '' ? (given[k] as string) : undefined);
-  if (given['all'] === '1' || given['all'] === true || given['all'] === 'true') return { kind: 'all' };
-  const module = text('module');
-  if (module !== undefined) {
-    // The metrics' label for a query submodule is `query+<name>` (its `+` arrives as a space when
-    // the query string was not percent-encoded): the same entries.
-    const label = /^query[+ ]/.exec(module);
-    const name = label ? module.slice(label[0].length) : module;
-    if (name === 'multiple' || name === 'other' || name === '') return `module=${module} is a folded metrics label, not one module`;
-    return { kind: 'module', module: name };
-  }
-  const prefix = text('prefix');
-  if (prefix !== undefined) return { kind: 'prefix', prefix };
-  const url = text('url');
-  if (url !== undefined) {
-    const target = parseTarget(url);
-    if (!isApiTarget(target, apiPath)) return `url= must be an api.php URL (${apiPath}?…)`;
-    return { kind: 'url', urlKey: `${apiPath}?${canonicalQuery(parsePhpQuery(target.rawQuery))}` };
-  }
-  return 'give one of all=1, module=, prefix= or url=';
-}
-
 /** What the single process's admin listener reads of its own state. */
 export interface LocalState {
   readonly shuttingDown: boolean;
@@ -259,8 +287,9 @@ export interface LocalState {
 }
 
 /** The single process's admin backend: its own gateway, and its own upstream probe. */
-export function localAdmin(gw: Gateway, state: LocalState, probe: UpstreamHealth): AdminBackend {
+export function localAdmin(gw: Gateway, state: LocalState, probe: UpstreamHealth, publicApp?: FastifyInstance): AdminBackend {
   return {
+    inspection: publicApp && localInspection(gw, publicApp),
     get shuttingDown() {
       return state.shuttingDown;
     },

@@ -81,7 +81,7 @@ export async function build(config: Config, log: Logger, deps: GatewayDeps = {},
   };
   const probe = options.admin === false ? undefined : upstreamProbe(gw);
   const adminApp =
-    probe && buildAdmin(log, localAdmin(gw, state, probe), { token: config.adminToken, metricsToken: config.metricsToken, apiPath: config.apiPath });
+    probe && buildAdmin(log, localAdmin(gw, state, probe, publicApp), { token: config.adminToken, metricsToken: config.metricsToken, apiPath: config.apiPath });
   await Promise.all([publicApp.ready(), adminApp?.ready()]);
   // Give the shared tier a moment to connect so the first requests already share, and take the
   // gap it records (cache/tiered-storage.ts open); never wait longer.

@@ -8,6 +8,7 @@
  */
 import type { CacheStore } from './store.js';
 import type { PurgeMessage } from '../words/purge-message.js';
+import { matchesUrlPattern, urlPrefixMatcher } from './url-match.js';
 
 export type { PurgeMessage } from '../words/purge-message.js';
 
@@ -46,8 +47,12 @@ export function applyLocalPurge(store: CacheStore, message: PurgeMessage, users?
     case 'module':
       return store.purgeModule(message.module);
     case 'prefix': {
-      const prefix = message.prefix;
-      return store.purgeWhere((e) => e.urlKey.startsWith(prefix));
+      const named = urlPrefixMatcher(message.prefix);
+      return store.purgeWhere((e) => named(e.urlKey));
+    }
+    case 'pattern': {
+      const pattern = message.pattern;
+      return store.purgeWhere((e) => matchesUrlPattern(pattern, e.urlKey));
     }
     case 'all':
       return store.flushAll();

@@ -13,7 +13,7 @@ import type { CacheEntry } from './entry.js';
 import { type Guarded, guardTags, moduleGuard, slotGuard, urlGuard } from './guards.js';
 import { type Freshness, freshnessAt, remainingKeepMs } from '../policy/freshness.js';
 import { InvalidationLog } from './invalidation-log.js';
-import { Tiered } from './tier.js';
+import { entrySize, Tiered } from './tier.js';
 
 export type { Freshness } from '../policy/freshness.js';
 
@@ -185,6 +185,30 @@ export class CacheStore {
   entries(tier: Tier): CacheEntry[] {
     const t = this.tiers[tier];
     return t.all().map((r) => t.entryOf(r));
+  }
+
+  /**
+   * Every variant of `urlKey` held here (every slot and keyed header, both tiers), stale ones
+   * too, their recency untouched (inspection: GET /cache on the admin listener). `bytes`: what
+   * the entry is charged against its tier's budget (tier.ts entrySize).
+   */
+  variants(urlKey: string): { readonly tier: Tier; readonly key: string; readonly entry: CacheEntry; readonly bytes: number }[] {
+    const out: { tier: Tier; key: string; entry: CacheEntry; bytes: number }[] = [];
+    for (const tier of ['shared', 'session'] as const) {
+      const t = this.tiers[tier];
+      for (const r of t.withUrl(urlKey)) {
+        const key = t.keyOf(r);
+        const entry = t.entryOf(r);
+        out.push({ tier, key, entry, bytes: entrySize(key, entry) });
+      }
+    }
+    return out;
+  }
+
+  /** The modules of every entry of a tier, one list per entry (inspection: GET /cache/stats), read without making views. */
+  modulesOfEntries(tier: Tier): (readonly string[])[] {
+    const t = this.tiers[tier];
+    return t.modulesOfRecords(t.all());
   }
 
   /**

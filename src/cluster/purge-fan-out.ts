@@ -2,10 +2,13 @@
  * A purge in a cluster reaches every worker, each holding its own local tier:
  *
  * - an admin POST /purge: one worker (the leader, the first listening) purges Redis, publishes
- *   on its channel and purges its local tier; only then every other worker purges its local
- *   tier. Redis goes first so that no worker refills its local tier from Redis after its own
- *   purge (cache/purge.ts), and once, so that Redis and its channel see one purge, not one per
- *   worker.
+ *   on its channel and purges its local tier, once, so that Redis and its channel see one purge,
+ *   not one per worker; every other worker purges its local tier. Without Redis the order does
+ *   not matter. With Redis the others purge both before the leader and after it: before, so that
+ *   the copies they hold are counted in the answer (the leader's message on the channel would
+ *   otherwise remove them unseen, and their purge after it find nothing: the answer under-counted
+ *   by every other worker's copies); after, so that a copy refilled from Redis between their
+ *   first purge and the leader's goes too, even if the channel did not carry the message.
  * - a worker's own purge (PURGE, a logout, a session holder's write) without Redis: it has
  *   applied it already and tells the primary (messages.ts's siblings-purge), which relays it to
  *   every other worker's local tier.
@@ -31,16 +34,23 @@ export class PurgeFanOut<W extends { readonly id: number }> {
     private readonly log: Logger,
   ) {}
 
-  /** An admin purge: the leader first (Redis), then every other worker. */
+  /** An admin purge: with Redis, every other worker, the leader (Redis), every other worker again; without, the leader and the others. */
   async purge(workers: readonly W[], message: PurgeMessage): Promise<AdminPurgeResult> {
     const [leader, ...others] = workers;
+    const before = this.withRedis ? await this.purgeLocally(others, message) : undefined;
     const led = leader && (await settled(this.askPurge(leader, message, true)));
     if (led?.status === 'rejected') this.missed(leader!, led.reason, 'purge: a worker did not answer');
-    const rest = await Promise.allSettled(others.map((w) => this.askPurge(w, message, false)));
-    rest.forEach((r, i) => {
-      if (r.status === 'rejected') this.missed(others[i]!, r.reason, 'purge: a worker did not answer');
+    const after = await this.purgeLocally(others, message);
+    return purgeOutcome(led, before ? after.map((r, i) => sumOf(before[i]!, r)) : after, this.withRedis);
+  }
+
+  /** Each worker's local tier, its answer or its failure. */
+  private async purgeLocally(workers: readonly W[], message: PurgeMessage): Promise<PromiseSettledResult<PurgeResult>[]> {
+    const answers = await Promise.allSettled(workers.map((w) => this.askPurge(w, message, false)));
+    answers.forEach((r, i) => {
+      if (r.status === 'rejected') this.missed(workers[i]!, r.reason, 'purge: a worker did not answer');
     });
-    return purgeOutcome(led, rest, this.withRedis);
+    return answers;
   }
 
   /**
@@ -85,6 +95,13 @@ export function purgeOutcome(
     workers: answered.length,
     missedWorkers: answers.length - answered.length,
   };
+}
+
+/** One worker's two answers as one: failed if either failed (its entries may still be there). */
+function sumOf(a: PromiseSettledResult<PurgeResult>, b: PromiseSettledResult<PurgeResult>): PromiseSettledResult<PurgeResult> {
+  if (a.status === 'rejected') return a;
+  if (b.status === 'rejected') return b;
+  return { status: 'fulfilled', value: { purged: a.value.purged + b.value.purged } };
 }
 
 function settled<T>(p: Promise<T>): Promise<PromiseSettledResult<T>> {

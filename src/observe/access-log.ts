@@ -446,6 +446,8 @@ export function describePurge(message: PurgeMessage): { readonly kind: string; r
       return { kind: 'module', what: message.module };
     case 'prefix':
       return { kind: 'prefix', what: message.prefix };
+    case 'pattern':
+      return { kind: 'pattern', what: message.pattern };
     case 'slot':
       return { kind: 'slot', what: message.slot };
     case 'user':

@@ -124,7 +124,7 @@ export class RedisMetrics {
 }
 
 /** The kinds of purge (cache/redis/purges.ts PurgeMessage). */
-const PURGE_KINDS = ['url', 'slot', 'module', 'prefix', 'all', 'tags', 'user', 'expire'] as const;
+const PURGE_KINDS = ['url', 'slot', 'module', 'prefix', 'pattern', 'all', 'tags', 'user', 'expire'] as const;
 
 /**
  * Who asked for a purge, the `source` label of wikiedge_purge_requests_total:

@@ -27,6 +27,7 @@ import type { PhpArray } from '../mediawiki/php-input.js';
 import { type PostedForm, requestData } from '../mediawiki/php-post.js';
 import type { RequestCell } from '../observe/request-metrics.js';
 import type { RequestTarget } from '../words/target.js';
+import { claimTrace, TRACE_HEADER, type Trace, traceApiRequest, traceDelivery, traceOutcome } from './trace.js';
 
 /** Per-request facts, read once when the request ends for its log line and metrics. */
 export interface RequestRecord {
@@ -42,6 +43,8 @@ export interface RequestRecord {
   errorCode: string | undefined;
   /** Counted and logged once, whether the response finished or the client went away first. */
   recorded: boolean;
+  /** The admin listener traces this request (steps/trace.ts): its steps are written there too. */
+  readonly trace: Trace | undefined;
 }
 
 declare module 'fastify' {
@@ -65,8 +68,9 @@ export interface Outcome {
  * malformed-URL 400) finish without an onResponse: counted here too, with their own status.
  */
 export function beginRecord(gw: Gateway, request: FastifyRequest, reply: FastifyReply): void {
+  const startedAt = gw.now();
   request.edge = {
-    startedAt: gw.now(),
+    startedAt,
     target: undefined,
     peerTrusted: gw.trusted.has(request.socket.remoteAddress),
     disposition: 'pass',
@@ -76,6 +80,8 @@ export function beginRecord(gw: Gateway, request: FastifyRequest, reply: Fastify
     upstreamMs: undefined,
     errorCode: undefined,
     recorded: false,
+    // Only a request carrying X-Wikiedge-Trace looks further (the header's name, never a guess of it).
+    trace: request.headers[TRACE_HEADER] === undefined ? undefined : claimTrace(gw, request, startedAt),
   };
   reply.raw.once('close', () => {
     if (request.edge.recorded) return;
@@ -85,8 +91,13 @@ export function beginRecord(gw: Gateway, request: FastifyRequest, reply: Fastify
 }
 
 export function noteTarget(request: FastifyRequest, target: RequestTarget, module?: string): void {
-  request.edge.target = target;
-  if (module !== undefined) request.edge.module = module;
+  const edge = request.edge;
+  edge.target = target;
+  if (module !== undefined) {
+    edge.module = module;
+    // The recv step of api.php names the modules, just before its lookup (steps/flow.ts).
+    if (edge.trace) traceApiRequest(edge.trace, request, target, module, edge.peerTrusted);
+  }
 }
 
 /** The parameters that name a request's modules (policy/request.ts modulesOf). */
@@ -110,6 +121,7 @@ export function noteOutcome(request: FastifyRequest, outcome: Outcome): void {
   edge.passReason = outcome.passReason;
   edge.notStored = outcome.notStored;
   edge.upstreamMs = outcome.upstreamMs;
+  if (edge.trace) traceOutcome(edge.trace, outcome);
 }
 
 export function noteError(request: FastifyRequest, code: string, upstreamMs?: number): void {
@@ -128,6 +140,7 @@ export function finishRecord(gw: Gateway, request: FastifyRequest, status: numbe
   if (!edge || edge.recorded) return;
   edge.recorded = true;
   if (errorCode) noteError(request, errorCode);
+  if (edge.trace) traceDelivery(edge.trace, status, edge.disposition, edge.errorCode);
   const raw = request.raw;
   const seconds = (gw.now() - edge.startedAt) / 1000;
   const io = connectionBytes(raw.socket);

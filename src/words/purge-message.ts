@@ -13,6 +13,8 @@ export type PurgeMessage =
   | { readonly kind: 'slot'; readonly slot: string; readonly wrote?: true }
   | { readonly kind: 'module'; readonly module: string }
   | { readonly kind: 'prefix'; readonly prefix: string }
+  /** Every URL key matching a glob whose only wildcard is `*` (words/url-pattern.ts). */
+  | { readonly kind: 'pattern'; readonly pattern: string }
   | { readonly kind: 'all' }
   /** A change: every entry depending on one of the tags (policy/dependencies.ts). */
   | { readonly kind: 'tags'; readonly tags: readonly string[] }

@@ -1,5 +1,5 @@
-// A purge in a cluster (src/cluster/purge-fan-out.ts): the leader purges Redis first, then every
-// other worker its local tier; the admin's answer counts what was removed and which workers did
+// A purge in a cluster (src/cluster/purge-fan-out.ts): the leader purges Redis once, every other
+// worker its local tier (with Redis before and after the leader); the admin's answer counts what was removed and which workers did
 // not answer. A worker's own purge is relayed to its siblings. Workers are plain objects.
 import type { Logger } from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -73,25 +73,48 @@ function fanOut(withRedis: boolean, answer: (w: W, everywhere: boolean) => Promi
 }
 
 describe('PurgeFanOut', () => {
-  it('asks the leader to purge everywhere, and only once it answered the others their local tier', async () => {
+  it('with Redis: the others purge their local tier before the leader (their copies counted), the leader everywhere, the others again after it', async () => {
     let leaderAnswers!: (r: PurgeResult) => void;
-    const f = fanOut(true, (w) => (w.id === 1 ? new Promise<PurgeResult>((resolve) => (leaderAnswers = resolve)) : Promise.resolve({ purged: 1 })));
+    let second = false;
+    const f = fanOut(true, (w) =>
+      w.id === 1 ? new Promise<PurgeResult>((resolve) => (leaderAnswers = resolve)) : Promise.resolve({ purged: second ? 1 : 3 }),
+    );
     const result = f.purges.purge([{ id: 1 }, { id: 2 }, { id: 3 }], message);
     await new Promise((r) => setImmediate(r));
-    expect(f.asked).toEqual([{ worker: 1, everywhere: true }]);
-    leaderAnswers({ purged: 2, redisPurged: 9 });
-    expect(await result).toEqual({ purged: 4, redisPurged: 9, workers: 3, missedWorkers: 0 });
     expect(f.asked).toEqual([
+      { worker: 2, everywhere: false },
+      { worker: 3, everywhere: false },
       { worker: 1, everywhere: true },
+    ]);
+    second = true;
+    leaderAnswers({ purged: 2, redisPurged: 9 });
+    // 2 (leader) + 3 + 3 (before) + 1 + 1 (copies refilled meanwhile, after)
+    expect(await result).toEqual({ purged: 10, redisPurged: 9, workers: 3, missedWorkers: 0 });
+    expect(f.asked.slice(3)).toEqual([
       { worker: 2, everywhere: false },
       { worker: 3, everywhere: false },
     ]);
   });
 
+  it('without Redis: the leader, then the others once', async () => {
+    const f = fanOut(false, () => Promise.resolve({ purged: 2 }));
+    expect(await f.purges.purge([{ id: 1 }, { id: 2 }], message)).toEqual({ purged: 4, workers: 2, missedWorkers: 0 });
+    expect(f.asked).toEqual([
+      { worker: 1, everywhere: true },
+      { worker: 2, everywhere: false },
+    ]);
+  });
+
   it('a leader that does not answer: the others are still asked, and the miss is logged', async () => {
     const f = fanOut(true, (w) => (w.id === 1 ? Promise.reject(new Error('worker 1: worker exited')) : Promise.resolve({ purged: 1 })));
-    expect(await f.purges.purge([{ id: 1 }, { id: 2 }], message)).toEqual({ purged: 1, redisPurged: null, workers: 1, missedWorkers: 1 });
+    expect(await f.purges.purge([{ id: 1 }, { id: 2 }], message)).toEqual({ purged: 2, redisPurged: null, workers: 1, missedWorkers: 1 });
     expect(f.warnings).toEqual([{ worker: 1, msg: 'purge: a worker did not answer' }]);
+  });
+
+  it('another worker that fails either of its two purges counts as missed', async () => {
+    let calls = 0;
+    const f = fanOut(true, (w) => (w.id === 2 && ++calls === 2 ? Promise.reject(new Error('worker 2: no answer')) : Promise.resolve({ purged: 1 })));
+    expect(await f.purges.purge([{ id: 1 }, { id: 2 }], message)).toEqual({ purged: 1, workers: 1, missedWorkers: 1 });
   });
 
   it('relays a worker’s own purge to every other worker’s local tier', async () => {

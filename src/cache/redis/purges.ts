@@ -19,6 +19,7 @@ import { type RedisKeys, globEscape } from './keys.js';
 import { GUARD_MS, type RedisInvalidations } from './invalidations.js';
 import { moduleGuard, slotGuard, urlGuard } from '../guards.js';
 import type { PurgeMessage } from '../../words/purge-message.js';
+import { redisGlobOf, urlPatternProblem, urlPrefixMatcher } from '../url-match.js';
 
 export type { PurgeMessage } from '../../words/purge-message.js';
 
@@ -70,6 +71,8 @@ export function parsePurgeMessage(text: string): PurgeMessage | undefined {
       return s('module') ? { kind: 'module', module: s('module')! } : undefined;
     case 'prefix':
       return s('prefix') !== undefined ? { kind: 'prefix', prefix: s('prefix')! } : undefined;
+    case 'pattern':
+      return s('pattern') !== undefined && urlPatternProblem(s('pattern')!) === undefined ? { kind: 'pattern', pattern: s('pattern')! } : undefined;
     case 'all':
       return { kind: 'all' };
     case 'tags': {
@@ -144,6 +147,9 @@ export class RedisPurges {
       case 'prefix':
         removed = (await this.invalidations.expire(0)) ? await this.purgePrefix(message.prefix) : null;
         break;
+      case 'pattern':
+        removed = (await this.invalidations.expire(0)) ? await this.purgeMatching(redisGlobOf(message.pattern)) : null;
+        break;
       case 'all':
         removed = (await this.invalidations.expire(0)) ? await this.purgeAll() : null;
         break;
@@ -217,10 +223,23 @@ export class RedisPurges {
     return r.ok ? Number(r.value) : null;
   }
 
-  /** SCAN over the URL index names (never KEYS), then purge what they index, 100 at a time. */
-  private async purgePrefix(prefix: string): Promise<number | null> {
+  /**
+   * SCAN over the URL index names (never KEYS), then purge what they index, 100 at a time. A
+   * prefix names keys whose query holds its parameters in any order (url-match.ts
+   * urlPrefixMatcher): the names of its path are scanned and the matcher picks among them.
+   */
+  private purgePrefix(prefix: string): Promise<number | null> {
+    const q = prefix.indexOf('?');
+    const named = urlPrefixMatcher(prefix);
+    return this.purgeMatching(`${globEscape(q === -1 ? prefix : prefix.slice(0, q + 1))}*`, named);
+  }
+
+  /** The URL index names matching a glob (url-match.ts redisGlobOf for an admin's pattern), and `named` when given. */
+  private async purgeMatching(urlGlob: string, named?: (urlKey: string) => boolean): Promise<number | null> {
     let n = 0;
-    const ok = await this.scan(`${globEscape(this.opts.keyPrefix)}u:${globEscape(prefix)}*`, async (keys) => {
+    const indexPrefix = `${this.opts.keyPrefix}u:`;
+    const ok = await this.scan(`${globEscape(this.opts.keyPrefix)}u:${urlGlob}`, async (found) => {
+      const keys = named ? found.filter((k) => named(k.slice(indexPrefix.length))) : found;
       for (let i = 0; i < keys.length; i += 100) {
         const removed = await this.purgeIndexes(keys.slice(i, i + 100));
         if (removed === null) return false;
