@@ -1,0 +1,62 @@
+// WIKIEDGE_WORKERS=2: an admin purge's answer counts every copy removed in every worker's local
+// tier (cluster/purge-fan-out.ts sums the workers' answers), and with Redis its copy there too.
+// With Redis the other worker's copies were removed by the leader's message on the purge channel
+// before it was asked, and answered 0: the fan-out asks it before the leader as well.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
+import { header, http } from '../support/http.js';
+import { startRedis, type TestRedis } from '../support/redis.js';
+import { built, spawnGateway, type SpawnedGateway } from '../support/spawned.js';
+import { ADMIN_TOKEN, adminPost } from '../support/admin.js';
+
+const QUERIES = ['action=query&prop=info&titles=A&format=json', 'action=query&prop=info&titles=B&format=json', 'action=query&prop=info&titles=C&format=json'];
+
+describe.runIf(built).each([
+  ['without Redis', false],
+  ['with Redis', true],
+])('admin purge counts in a cluster (%s)', (_name, withRedis) => {
+  let fake: FakeUpstream;
+  let redis: TestRedis | undefined;
+  let gw: SpawnedGateway;
+  beforeAll(async () => {
+    fake = await startFakeUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 's-maxage=600, max-age=600, public' });
+      res.end('{"batchcomplete":true}');
+    });
+    redis = withRedis ? await startRedis() : undefined;
+    gw = await spawnGateway(fake.url, {
+      WIKIEDGE_WORKERS: '2',
+      WIKIEDGE_ADMIN_TOKEN: ADMIN_TOKEN,
+      ...(redis && { WIKIEDGE_REDIS_URL: redis.url, WIKIEDGE_IDENTITY_SECRET: 'purge-count-tests-share-this-secret' }),
+    });
+  });
+  afterAll(async () => {
+    gw?.child.kill('SIGKILL');
+    await gw?.exited;
+    await fake?.close();
+    await redis?.stop();
+  });
+
+  it('the sum of the copies each worker held', async () => {
+    // A copy is made in a worker by its first answer of a URL that is not a hit of its own: a
+    // miss (it asked the wiki) or hit-shared (it copied Redis' entry). Each URL is asked on new
+    // connections until both workers have answered it.
+    const copies = new Set<string>();
+    for (const q of QUERIES) {
+      const workers = new Set<string>();
+      for (let i = 0; i < 200 && workers.size < 2; i++) {
+        const res = await http(`${gw.url}/w/api.php?${q}`, { headers: { connection: 'close' } });
+        const worker = (header(res, 'x-request-id') ?? '').split('-')[0]!;
+        const cache = header(res, 'x-cache');
+        if (cache === 'miss' || cache === 'hit-shared') copies.add(`${worker} ${q}`);
+        workers.add(worker);
+      }
+      expect(workers.size).toBe(2);
+    }
+    expect(copies.size).toBe(2 * QUERIES.length);
+
+    const res = await adminPost(gw.adminUrl, '/purge', { prefix: '/w/api.php?prop=info&action=query' });
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toEqual({ purged: copies.size, ...(withRedis && { redisPurged: QUERIES.length }), workers: 2, missedWorkers: 0 });
+  });
+});
