@@ -289,7 +289,7 @@ export const FIELDS = {
     default: '',
     unit: 'text',
     secret: true,
-    doc: 'when set (≥16 characters), every mutating admin request (`POST /purge`) needs `Authorization: Bearer <token>`; `/healthz`, `/readyz`, `/upstreamz` stay open, `/metrics` too unless `WIKIEDGE_METRICS_TOKEN` is set. Required when `WIKIEDGE_ADMIN_HOST` is not a loopback address (the gateway refuses to start without it, unless `WIKIEDGE_ADMIN_INSECURE_NO_TOKEN=true`)',
+    doc: 'when set (≥16 characters), every mutating admin request (`POST /purge`, `POST /trace`) and every read of the cache or the configuration (`/cache`, `/cache/stats`, `/config`) needs `Authorization: Bearer <token>`; `/healthz`, `/readyz`, `/upstreamz` stay open, `/metrics` too unless `WIKIEDGE_METRICS_TOKEN` is set. Required when `WIKIEDGE_ADMIN_HOST` is not a loopback address (the gateway refuses to start without it, unless `WIKIEDGE_ADMIN_INSECURE_NO_TOKEN=true`)',
   }),
   adminInsecureNoToken: field({
     env: 'WIKIEDGE_ADMIN_INSECURE_NO_TOKEN',
