@@ -13,7 +13,7 @@
  * routes answer 501 and say so.
  */
 import type { FastifyInstance } from 'fastify';
-import { countByModule, describeVariants, type VariantView } from '../cache/inspect.js';
+import { countByModule, describeVariants, localVariants, sharedVariants, type VariantView } from '../cache/inspect.js';
 import { FIELD_LIST } from '../config/fields.js';
 import { describeConfig } from '../config/render.js';
 import type { Gateway } from '../gateway/gateway.js';
@@ -28,7 +28,7 @@ export interface CacheView {
   /** The URL key the variants are filed under (the query canonically ordered). */
   readonly url: string;
   readonly variants: readonly VariantView[];
-  /** Said when a shared tier is configured: its copies are not listed here. */
+  /** Said when a shared tier is configured but could not be asked: its copies are not listed. */
   readonly sharedTier?: string;
   /** Said when nothing is held. */
   readonly note?: string;
@@ -53,7 +53,7 @@ export interface TraceView {
 /** What the inspection routes read; a single process has one (localInspection), a cluster primary none. */
 export interface Inspection {
   readonly apiPath: string;
-  cache(urlKey: string): CacheView;
+  cache(urlKey: string): Promise<CacheView>;
   stats(): unknown;
   config(): Record<string, string | unknown>;
   trace(input: TraceInput): Promise<TraceView>;
@@ -63,6 +63,9 @@ export interface Inspection {
   operatorModules(): readonly string[];
 }
 
+/** The most variants of one URL read from the shared tier for GET /cache (one GET each). */
+const MAX_SHARED_VARIANTS = 200;
+
 /** How long POST /trace waits for its request's record to finish after the answer came. */
 const TRACE_END_WAIT_MS = 10_000;
 
@@ -70,9 +73,11 @@ const TRACE_END_WAIT_MS = 10_000;
 export function localInspection(gw: Gateway, publicApp: FastifyInstance): Inspection {
   return {
     apiPath: gw.config.apiPath,
-    cache(urlKey) {
+    async cache(urlKey) {
+      const local = localVariants(gw.store.variants(urlKey));
+      const shared = gw.storage.shared && gw.storage.sharedVariants ? await gw.storage.sharedVariants(urlKey, MAX_SHARED_VARIANTS) : undefined;
       const variants = describeVariants(
-        gw.store.variants(urlKey),
+        [...local, ...sharedVariants(shared ?? [])],
         gw.now(),
         (e) => gw.store.freshness(e),
         (slot) => gw.sessionUsers.userOf(slot),
@@ -80,8 +85,8 @@ export function localInspection(gw: Gateway, publicApp: FastifyInstance): Inspec
       return {
         url: urlKey,
         variants,
-        ...(gw.storage.shared && { sharedTier: 'not listed: the variants shown are those of this process' }),
-        ...(variants.length === 0 && { note: 'nothing cached for this URL in this process' }),
+        ...(gw.storage.shared && shared === undefined && { sharedTier: 'not listed: the shared tier could not be asked' }),
+        ...(variants.length === 0 && { note: 'nothing cached for this URL' }),
       };
     },
     stats() {

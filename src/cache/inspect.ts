@@ -30,15 +30,15 @@ export interface VariantView {
   readonly identity: IdentityKind;
   /** A session's variants numbered 1, 2, … in this answer only: never the slot. */
   readonly session?: number;
-  /** The keyed request headers (policy/request.ts KEYED_FIELDS), null when absent. */
-  readonly keyedHeaders: Readonly<Record<string, string | null>>;
+  /** The keyed request headers (policy/request.ts KEYED_FIELDS), each null when absent; null for the shared tier, which keeps keys hashed. */
+  readonly keyedHeaders: Readonly<Record<string, string | null>> | null;
   readonly status: number;
   readonly freshness: Freshness;
   readonly ageSeconds: number;
   readonly ttlSeconds: number;
   /** Seconds until it is no longer fresh (0 once it is not). */
   readonly ttlLeftSeconds: number;
-  /** What it costs its tier's budget (tier.ts entrySize). */
+  /** Local: what it costs its tier's budget (tier.ts entrySize); shared: its encoded size there. */
   readonly bytes: number;
   /** The stored body (and br form) bytes. */
   readonly bodyBytes: number;
@@ -49,11 +49,30 @@ export interface VariantView {
   readonly clock: boolean;
 }
 
+/** A variant as held: where, in which part, whose session (the slot, read here only), its keyed headers when known. */
 export interface HeldVariant {
-  readonly tier: Tier;
-  readonly key: string;
+  readonly where: 'local' | 'shared';
+  readonly part: Tier;
+  readonly slot: string | undefined;
+  /** Null for the shared tier, which keeps its keys hashed. */
+  readonly keyedHeaders: Readonly<Record<string, string | null>> | null;
   readonly entry: CacheEntry;
   readonly bytes: number;
+}
+
+/** The local tier's variants of a URL (cache/store.ts variants), their slot and keyed headers read from their keys. */
+export function localVariants(
+  held: readonly { readonly tier: Tier; readonly key: string; readonly entry: CacheEntry; readonly bytes: number }[],
+): HeldVariant[] {
+  return held.map(({ tier, key, entry, bytes }) => {
+    const parts = keyParts(key);
+    return { where: 'local', part: tier, slot: parts.slot, keyedHeaders: parts.keyedHeaders, entry, bytes };
+  });
+}
+
+/** The shared tier's variants of a URL (storage.ts SharedVariant): the slot is the entry's own. */
+export function sharedVariants(held: readonly { readonly tier: Tier; readonly entry: CacheEntry; readonly bytes: number }[]): HeldVariant[] {
+  return held.map(({ tier, entry, bytes }) => ({ where: 'shared', part: tier, slot: entry.slot, keyedHeaders: null, entry, bytes }));
 }
 
 /**
@@ -74,8 +93,8 @@ export function keyParts(key: string): { readonly urlKey: string; readonly slot:
 }
 
 /**
- * Every variant the local tier holds for one URL, as shown: sessions numbered in the order met,
- * the same number for the same session within the answer.
+ * Every variant held for one URL, as shown: sessions numbered in the order met, the same number
+ * for the same session within the answer (its local and shared copies alike).
  */
 export function describeVariants(
   held: readonly HeldVariant[],
@@ -84,9 +103,7 @@ export function describeVariants(
   userOf: (slot: string) => string | undefined,
 ): VariantView[] {
   const sessions = new Map<string, number>();
-  return held.map(({ tier, key, entry, bytes }) => {
-    const parts = keyParts(key);
-    const slot = parts.slot;
+  return held.map(({ where, part, slot, keyedHeaders, entry, bytes }) => {
     let session: number | undefined;
     if (slot !== undefined) {
       session = sessions.get(slot) ?? sessions.size + 1;
@@ -94,11 +111,11 @@ export function describeVariants(
     }
     const br = entry.br;
     return {
-      tier: 'local',
-      part: tier,
+      tier: where,
+      part,
       identity: identityKind(slot === undefined ? 'anonymous' : 'session', slot === undefined ? undefined : userOf(slot)),
       ...(session !== undefined && { session }),
-      keyedHeaders: parts.keyedHeaders,
+      keyedHeaders,
       status: entry.status,
       freshness: freshness(entry),
       ageSeconds: ageSeconds(entry, now),

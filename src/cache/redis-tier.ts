@@ -117,6 +117,11 @@ export class RedisTier {
     return this.entries.set(tier, key, entry, mark);
   }
 
+  /** The entries filed under a URL key, for inspection (redis/entries.ts variants). */
+  variants(urlKey: string, limit: number): Promise<{ readonly tier: Tier; readonly entry: CacheEntry; readonly bytes: number }[] | undefined> {
+    return this.entries.variants(urlKey, limit);
+  }
+
   /** The invalidation number to note before a fetch (redis/invalidations.ts), undefined when unknown. */
   invalidationMark(): Promise<number | undefined> {
     return this.invalidations.mark();

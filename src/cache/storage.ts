@@ -122,6 +122,13 @@ export interface Storage {
   userOfSession(slot: string): Promise<string | undefined>;
   /** This process learned whose session `slot` is: every process of the gateway must know. */
   noteSession(slot: string, user: string): void;
+
+  /**
+   * What the shared tier holds for a URL key (GET /cache on the admin listener), at most `limit`
+   * entries; undefined without a shared tier or when it could not be asked. Optional: read-only,
+   * for operators.
+   */
+  sharedVariants?(urlKey: string, limit: number): Promise<readonly SharedVariant[] | undefined>;
 }
 
 /** A lock on a key's fetch across replicas. */
@@ -148,6 +155,16 @@ export interface SharedTier {
   waitForEntry(tier: Tier, key: string, accept: (entry: CacheEntry) => boolean, maxWaitMs: number): Promise<{ outcome: RedisWaitOutcome; entry?: CacheEntry }>;
   /** Entries removed; null when the purge could not be carried (down, or its publish failed). */
   purge(message: PurgeMessage, onClientPath?: boolean): Promise<number | null>;
+  /** The entries filed under a URL key, at most `limit` (inspection); undefined when it could not be asked. Optional: a backend without it is not listed. */
+  variants?(urlKey: string, limit: number): Promise<readonly SharedVariant[] | undefined>;
+}
+
+/** An entry of the shared tier as inspection shows it: its key is not kept there (hashed), its slot is. */
+export interface SharedVariant {
+  readonly tier: Tier;
+  readonly entry: CacheEntry;
+  /** Its encoded size in the shared tier. */
+  readonly bytes: number;
 }
 
 /** What the storage gives the shared tier it is built with: purges heard from every replica. */

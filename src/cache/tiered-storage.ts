@@ -25,7 +25,18 @@ import type { CacheEntry } from './entry.js';
 import type { Guarded } from './guards.js';
 import { type PurgeResult, type PurgeSiblings, type SessionBook, applyLocalPurge, purgeEverywhere } from './purge.js';
 import type { CacheStore } from './store.js';
-import type { FetchMark, FetchOnceOptions, Found, Led, PurgeOptions, SharedFollowerState, SharedTier, SharedTierHooks, Storage } from './storage.js';
+import type {
+  FetchMark,
+  FetchOnceOptions,
+  Found,
+  Led,
+  PurgeOptions,
+  SharedFollowerState,
+  SharedTier,
+  SharedTierHooks,
+  SharedVariant,
+  Storage,
+} from './storage.js';
 
 export interface TieredStorageOptions {
   /** The in-process tiers, in front. */
@@ -177,6 +188,11 @@ export class TieredStorage implements Storage {
     this.opts.users.note(slot, user);
     // Every worker and replica finds it in the shared tier (su:, us:).
     void this.tier.noteSession(user, slot);
+  }
+
+  /** What the shared tier holds for a URL key (inspection), when it can say. */
+  sharedVariants(urlKey: string, limit: number): Promise<readonly SharedVariant[] | undefined> {
+    return this.tier.variants ? this.tier.variants(urlKey, limit) : Promise.resolve(undefined);
   }
 
   /** A purge heard on the shared tier's channel (ours or another replica's). */

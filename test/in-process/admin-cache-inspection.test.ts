@@ -66,7 +66,7 @@ describe('GET /cache', () => {
   it('a URL with nothing cached: 200, no variant, and a note saying so', async () => {
     const res = await adminGet(t.gw.adminUrl, `/cache?url=${encodeURIComponent('/w/api.php?action=query&meta=siteinfo&t=never')}`);
     expect(res.status).toBe(200);
-    expect(JSON.parse(res.body)).toMatchObject({ variants: [], note: 'nothing cached for this URL in this process' });
+    expect(JSON.parse(res.body)).toMatchObject({ variants: [], note: 'nothing cached for this URL' });
   });
 
   it('no url=, or one that is not api.php: 400 saying why', async () => {

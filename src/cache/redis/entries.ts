@@ -104,6 +104,33 @@ export class RedisEntries {
   }
 
   /**
+   * Every entry filed under a URL key (its index set, entries.ts's `u:` membership), at most
+   * `limit` of them, with their encoded size: what GET /cache on the admin listener shows of the
+   * shared tier. Undefined when Redis could not be asked. One GET per entry (no MGET: the entries
+   * of one URL need not share a cluster slot).
+   */
+  async variants(urlKey: string, limit: number): Promise<{ readonly tier: Tier; readonly entry: CacheEntry; readonly bytes: number }[] | undefined> {
+    if (!this.connection.up) return undefined;
+    const members = await this.connection.call('get', () => this.cmd.smembers(this.keys.url(urlKey)));
+    if (!members.ok) return undefined;
+    const found = await Promise.all(
+      members.value.slice(0, limit).map((m) => this.connection.call('get', () => this.cmd.getBuffer(`${this.keys.entryPrefix}${m}`))),
+    );
+    const out: { tier: Tier; entry: CacheEntry; bytes: number }[] = [];
+    for (const r of found) {
+      if (!r.ok) return undefined;
+      if (r.value === null) continue;
+      try {
+        const d = decodeEntry(r.value);
+        out.push({ tier: d.tier, entry: d.entry, bytes: r.value.length });
+      } catch {
+        // Not an entry this version can read: not shown.
+      }
+    }
+    return out;
+  }
+
+  /**
    * Write an entry (and its index memberships: URL, session, modules, dependency tags) for every
    * replica, unless one of its tags was invalidated after `mark` (the number noted before the
    * fetch; undefined: unguarded). Resolves when done, refused or given up.

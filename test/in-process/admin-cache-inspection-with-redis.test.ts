@@ -1,0 +1,62 @@
+// GET /cache with a shared tier (Redis): the variants every replica shares are listed beside
+// this process's own, tier `shared`, the same session numbered alike in both tiers, and still
+// nothing that names a session.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
+import { type RunningGateway, startGateway } from '../support/gateway.js';
+import { ADMIN_TOKEN, adminGet, answerPublicOrSessionPrivate } from '../support/admin.js';
+import { http } from '../support/http.js';
+import { startRedis, type TestRedis } from '../support/redis.js';
+
+interface Variant {
+  tier: string;
+  part: string;
+  identity: string;
+  session?: number;
+  keyedHeaders: Record<string, string | null> | null;
+  bytes: number;
+  dependencies: string[];
+}
+
+describe('GET /cache with Redis', () => {
+  let fake: FakeUpstream;
+  let redis: TestRedis;
+  let gw: RunningGateway;
+  beforeAll(async () => {
+    fake = await startFakeUpstream(answerPublicOrSessionPrivate(new Map()));
+    redis = await startRedis();
+    gw = await startGateway(fake.url, {
+      WIKIEDGE_ADMIN_TOKEN: ADMIN_TOKEN,
+      WIKIEDGE_REDIS_URL: redis.url,
+      WIKIEDGE_IDENTITY_SECRET: 'inspection-tests-identity-secret-0123',
+    });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await fake?.close();
+    await redis?.stop();
+  });
+
+  it('lists the shared tier’s copies beside the local ones', async () => {
+    const q = 'action=query&prop=info&titles=Shared&format=json';
+    const cookie = 'wiki_session=ffffffffffffffffffffffffffffffff';
+    expect((await http(`${gw.apiUrl}?${q}`)).headers['x-cache']).toBe('miss');
+    expect((await http(`${gw.apiUrl}?${q}`, { headers: { cookie } })).headers['x-cache']).toBe('miss');
+
+    const res = await adminGet(gw.adminUrl, `/cache?url=${encodeURIComponent(`/w/api.php?${q}`)}`);
+    expect(res.status).toBe(200);
+    const { variants } = JSON.parse(res.body) as { variants: Variant[] };
+    const where = variants.map((v) => `${v.tier} ${v.identity}${v.session ? ` ${v.session}` : ''}`).sort();
+    // The session's copy in Redis is numbered as its local one: the same session.
+    expect(where).toEqual(['local anonymous', 'local session 1', 'shared anonymous', 'shared session 1']);
+    const shared = variants.find((v) => v.tier === 'shared' && v.identity === 'anonymous')!;
+    expect(shared.keyedHeaders).toBeNull();
+    expect(shared.bytes).toBeGreaterThan(0);
+    expect(shared.dependencies).toContain('p:Shared');
+    expect(res.body).not.toContain('ffffffffffffffff');
+    const slot = /\ns:([^\n]*):[^\n:]*\n/.exec(
+      gw.built.gateway.store.variants(`/w/api.php?action=query&format=json&prop=info&titles=Shared`).find((v) => v.tier === 'session')!.key,
+    )![1]!;
+    expect(res.body).not.toContain(slot);
+  });
+});
