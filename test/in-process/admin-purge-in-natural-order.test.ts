@@ -1,10 +1,13 @@
 // POST /purge by url= or prefix= typed in the order people write parameters: canonicalised as the
 // cache key is (cache/url-match.ts), so a natural-order prefix removes what it names instead of
 // matching nothing and answering 200.
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayOnFake } from '../support/gateway-on-fake.js';
 import { ADMIN_TOKEN, adminPost, answerPublicOrSessionPrivate } from '../support/admin.js';
 import { http } from '../support/http.js';
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
+import { type RunningGateway, startGateway } from '../support/gateway.js';
+import { startRedis, type TestRedis } from '../support/redis.js';
 
 describe('admin purges in natural parameter order', () => {
   const t = gatewayOnFake(answerPublicOrSessionPrivate(new Map()), { WIKIEDGE_ADMIN_TOKEN: ADMIN_TOKEN });
@@ -37,5 +40,35 @@ describe('admin purges in natural parameter order', () => {
     expect(await cache('action=query&meta=siteinfo&siprop=general&format=json')).toBe('miss');
     const res = await adminPost(t.gw.adminUrl, '/purge', { prefix: '/w/api.php?action=query&format=json&meta=site' });
     expect(JSON.parse(res.body)).toEqual({ purged: 1 });
+  });
+});
+
+describe('admin prefix purge in natural order, with Redis', () => {
+  let fake: FakeUpstream;
+  let redis: TestRedis;
+  let gw: RunningGateway;
+  beforeAll(async () => {
+    fake = await startFakeUpstream(answerPublicOrSessionPrivate(new Map()));
+    redis = await startRedis();
+    gw = await startGateway(fake.url, {
+      WIKIEDGE_ADMIN_TOKEN: ADMIN_TOKEN,
+      WIKIEDGE_REDIS_URL: redis.url,
+      WIKIEDGE_IDENTITY_SECRET: 'natural-order-tests-identity-secret',
+    });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await fake?.close();
+    await redis?.stop();
+  });
+
+  it('Redis’ copies of what the prefix names go too (its URL index names scanned, then matched as the local tier matches)', async () => {
+    const named = ['action=query&list=allpages&apfrom=A&format=json', 'action=query&list=allpages&apfrom=B&format=json'];
+    const other = 'action=query&list=allcategories&format=json';
+    for (const q of [...named, other]) expect((await http(`${gw.apiUrl}?${q}`)).headers['x-cache']).toBe('miss');
+    const res = await adminPost(gw.adminUrl, '/purge', { prefix: '/w/api.php?list=allpages&action=query' });
+    expect(JSON.parse(res.body)).toEqual({ purged: 2, redisPurged: 2 });
+    for (const q of named) expect((await http(`${gw.apiUrl}?${q}`)).headers['x-cache']).toBe('miss');
+    expect((await http(`${gw.apiUrl}?${other}`)).headers['x-cache']).toBe('hit');
   });
 });

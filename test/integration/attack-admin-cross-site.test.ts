@@ -85,7 +85,7 @@ describe('with WIKIEDGE_ADMIN_TOKEN', () => {
   });
 
   it('the answer says when nothing matched', async () => {
-    const res = await http(`${gw.adminUrl}/purge?module=nosuchmodule`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } });
+    const res = await http(`${gw.adminUrl}/purge?module=feedrecentchanges`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } });
     expect(JSON.parse(res.body)).toMatchObject({ purged: 0, note: expect.stringMatching(/nothing matched/) });
   });
 
