@@ -148,6 +148,6 @@ export function traceInputOf(given: Record<string, unknown>): TraceInput | { rea
   return { method, url, headers: headers as Record<string, string> };
 }
 
-/** Routes for a primary without inspection: 501, saying why. */
+/** The 501 of these routes on a cluster primary, saying why. */
 export const NOT_IN_A_CLUSTER =
   'not available with WIKIEDGE_WORKERS > 1: each worker holds its own local tier, and the primary asks them only for metrics and purges';

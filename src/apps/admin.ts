@@ -1,5 +1,7 @@
 /**
- * The admin listener: /healthz, /readyz, /metrics, POST /purge. One set of routes for both ways
+ * The admin listener: /healthz, /readyz, /upstreamz, /metrics, POST /purge (what it asks for:
+ * admin-purge-request.ts), and seeing into the cache: /cache, /cache/stats, /config, POST /trace
+ * (admin-inspect.ts). One set of routes for both ways
  * the gateway runs: a single process answers from its own gateway (localAdmin), a cluster primary
  * from its workers over IPC (cluster/primary.ts). The routes only parse, pick the status and log; what
  * they report comes from an AdminBackend.
