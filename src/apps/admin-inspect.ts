@@ -55,7 +55,7 @@ export interface Inspection {
   readonly apiPath: string;
   cache(urlKey: string): Promise<CacheView>;
   stats(): unknown;
-  config(): Record<string, string | unknown>;
+  config(): Record<string, unknown>;
   trace(input: TraceInput): Promise<TraceView>;
   /** The wiki's namespaces as learned (title purges). */
   namespaces(): Namespaces;
