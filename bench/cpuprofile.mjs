@@ -110,13 +110,20 @@ export function summarise(profile, { from = -Infinity, to = Infinity } = {}) {
   return { totalUs, idleUs, groups: sorted(groups), files, frames: sorted(frames) };
 }
 
-/** The summary as printed tables; per miss when `misses` is given. */
-export function printSummary(summary, { misses, top = 25, log = console.log } = {}) {
+/**
+ * The summary as printed tables, each figure a share of the busy time; per miss too when
+ * `misses` is given. The profiler samples on a wall-clock timer: a process that waits for a CPU
+ * (a busy host) has that wait charged to the frame it resumes in, so the busy time can exceed
+ * the CPU time. With `cpuUsPerMiss` (the process's CPU per miss from /proc, measured over the same
+ * window) the per-miss figures are each share of it; without, busy time ÷ misses.
+ */
+export function printSummary(summary, { misses, cpuUsPerMiss, top = 25, log = console.log } = {}) {
   const busy = summary.totalUs - summary.idleUs;
+  const perMissUs = cpuUsPerMiss ?? (misses ? busy / misses : undefined);
   const pct = (us) => `${((100 * us) / busy).toFixed(1).padStart(5)} %`;
-  const per = (us) => (misses ? `${(us / misses).toFixed(1).padStart(7)} µs/miss` : '');
+  const per = (us) => (perMissUs ? `${((us / busy) * perMissUs).toFixed(1).padStart(6)} µs` : '');
   log(
-    `  profile: ${(summary.totalUs / 1e6).toFixed(2)} s, busy ${(busy / 1e6).toFixed(2)} s${misses ? ` over ${misses} misses = ${(busy / misses).toFixed(1)} µs of CPU per miss` : ''} (idle ${(summary.idleUs / 1e6).toFixed(2)} s)`,
+    `  profile window: ${(summary.totalUs / 1e6).toFixed(2)} s, busy ${(busy / 1e6).toFixed(2)} s, idle ${(summary.idleUs / 1e6).toFixed(2)} s${misses ? `; ${misses} misses, busy ${(busy / misses).toFixed(1)} µs per miss` : ''}${cpuUsPerMiss ? `; per-miss figures below: share × ${cpuUsPerMiss.toFixed(1)} µs of CPU per miss (/proc)` : ''}`,
   );
   log('\n  | group | share of busy | per miss |\n  |---|---|---|');
   for (const [g, us] of summary.groups) log(`  | ${g} | ${pct(us)} | ${per(us)} |`);

@@ -348,5 +348,5 @@ async function profile(row, upstream, generator) {
     `  measured: ${fmt(measured.rps, 0)} misses/s, ${measured.requests} misses, ${fmt(measured.cpuUs, 1)} µs of CPU per miss (/proc, every thread), sampled every 250 µs\n  the profile: ${kept} (Chrome DevTools, Performance, "Load profile"; node bench/cpuprofile.mjs FILE summarises a whole one)`,
   );
   row('miss-throughput', 'profiled gateway: misses/s, CPU µs per miss', `${fmt(measured.rps, 0)}, ${fmt(measured.cpuUs, 1)}`, kept);
-  printSummary(summarise(JSON.parse(readFileSync(kept, 'utf8')), window), { misses: measured.requests });
+  printSummary(summarise(JSON.parse(readFileSync(kept, 'utf8')), window), { misses: measured.requests, cpuUsPerMiss: measured.cpuUs });
 }
