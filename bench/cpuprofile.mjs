@@ -134,6 +134,19 @@ export function printSummary(summary, { misses, cpuUsPerMiss, top = 25, log = co
   for (const [f, us] of summary.frames.slice(0, top)) log(`  | \`${f}\` | ${pct(us)} | ${per(us)} |`);
 }
 
+/** The groups of several profiles side by side: share of each one's busy time, and µs per miss. */
+export function printGroups(profiles, { log = console.log } = {}) {
+  const groups = [...new Set(profiles.flatMap((p) => p.summary.groups.map(([g]) => g)))];
+  const cell = (p, g) => {
+    const busy = p.summary.totalUs - p.summary.idleUs;
+    const us = p.summary.groups.find(([name]) => name === g)?.[1] ?? 0;
+    return `${((100 * us) / busy).toFixed(1)} % · ${((us / busy) * p.cpuUsPerMiss).toFixed(1)} µs`;
+  };
+  log(`  | group | ${profiles.map((p) => `${p.label}: share · per miss`).join(' | ')} |\n  |---|${profiles.map(() => '---|').join('')}`);
+  for (const g of groups) log(`  | ${g} | ${profiles.map((p) => cell(p, g)).join(' | ')} |`);
+  log(`  | all (CPU per miss, /proc) | ${profiles.map((p) => `${p.cpuUsPerMiss.toFixed(1)} µs`).join(' | ')} |`);
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [file, misses] = process.argv.slice(2);
   if (!file) {

@@ -24,8 +24,9 @@
 // that misses its pings), as the hit section does. Medians of BENCH_ROUNDS rounds, and the
 // medians of the per-round ratios gateway ÷ Varnish and gateway ÷ nginx.
 //
-// BENCH_PROFILE=1 then runs the gateway as deployed once more under `node --cpu-prof` for the
-// same warm-up and load, and prints where its CPU went (bench/cpuprofile.mjs).
+// BENCH_PROFILE=1 then runs the gateway as deployed, and again without compression at store,
+// under `node --cpu-prof` for the same warm-up and load, and prints where their CPU went
+// (bench/cpuprofile.mjs). BENCH_ROUNDS=0 BENCH_PROFILE=1: the profiles alone.
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { copyFileSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
@@ -33,7 +34,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'undici';
 import { startNginx, startVarnish, ensureCaches } from './caches.mjs';
-import { printSummary, summarise } from './cpuprofile.mjs';
+import { printGroups, printSummary, summarise } from './cpuprofile.mjs';
 import { SECONDS, fmt, freePort, gateway, parseWrk, root, startProcess, stopProcess, waitFor, work } from './harness.mjs';
 import { median, signalTree, treeCpuSeconds } from './proc.mjs';
 import { ANSWER_BYTES } from './servers/miss-api.mjs';
@@ -224,8 +225,8 @@ export async function benchMissThroughput(row, { baseline } = {}) {
       }
       console.log(`  round ${round + 1} of ${ROUNDS} done (load average ${fmt(os.loadavg()[0])})`);
     }
-    report(row, results, generator, baseline);
-    if (process.env.BENCH_PROFILE === '1') await profile(row, upstream, generator);
+    if (results.size > 0) report(row, results, generator, baseline);
+    if (process.env.BENCH_PROFILE === '1') await profiles(row, upstream, generator);
   } finally {
     await stopProcess(stand);
     if (mask) execFileSync('taskset', ['-a', '-p', mask, String(process.pid)], { stdio: 'ignore' });
@@ -314,39 +315,58 @@ function report(row, results, generator, baseline) {
 }
 
 /**
- * The gateway as deployed under `node --cpu-prof`, the same warm-up and load, then the summary of
- * the profile's samples taken while the measured load ran (bench/cpuprofile.mjs), per miss.
+ * BENCH_PROFILE=1: the gateway as deployed, then without compression at store, each under
+ * `node --cpu-prof` for the same warm-up and load; the first profile summarised in full, then the
+ * groups of both side by side (what compression at store adds, frame group by frame group).
  */
-async function profile(row, upstream, generator) {
+async function profiles(row, upstream, generator) {
   console.log(
     `\n### CPU profile of the gateway under misses (node --cpu-prof, ${WARMUP_SECONDS} s warm-up, then ${SECONDS} s of ${CONNECTIONS} connections profiled)`,
   );
-  const dir = path.join(work, 'profile');
+  const deployed = await profile(row, upstream, generator, GATEWAY, []);
+  if (!deployed) return;
+  printSummary(deployed.summary, { misses: deployed.requests, cpuUsPerMiss: deployed.cpuUs });
+  const plain = await profile(row, upstream, generator, NO_GZIP, ['--import', path.join(root, 'bench/no-store-gzip.mjs')]);
+  if (!plain) return;
+  console.log(`\n  the same groups, as deployed and without compression at store (the second profile: ${plain.file}):`);
+  printGroups([
+    { label: 'as deployed', summary: deployed.summary, cpuUsPerMiss: deployed.cpuUs },
+    { label: 'no compression at store', summary: plain.summary, cpuUsPerMiss: plain.cpuUs },
+  ]);
+}
+
+/**
+ * One gateway under `node --cpu-prof`: the warm-up, then the measured load; the summary of the
+ * profile's samples taken while the measured load ran (bench/cpuprofile.mjs), its misses, its
+ * CPU per miss from /proc over the same window; undefined when no profile was written.
+ */
+async function profile(row, upstream, generator, name, nodeArgs) {
+  const dir = path.join(work, `profile-${name.replace(/\W+/g, '')}`);
   mkdirSync(dir, { recursive: true });
-  const g = await gateway(upstream, MANY_CLIENTS, { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval', '250'] });
+  const g = await gateway(upstream, MANY_CLIENTS, { nodeArgs: [...nodeArgs, '--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval', '250'] });
   const nowUs = () => Number(process.hrtime.bigint() / 1000n);
   let measured;
   let window;
   try {
-    generator.load(g.url, WARMUP_SECONDS, `${run}-pw`);
+    generator.load(g.url, WARMUP_SECONDS, `${run}-${dir.length}-pw`);
     const before = treeCpuSeconds(g.child.pid);
     const from = nowUs();
-    measured = generator.load(g.url, SECONDS, `${run}-pt`);
+    measured = generator.load(g.url, SECONDS, `${run}-${dir.length}-pt`);
     window = { from, to: nowUs() };
     measured.cpuUs = ((treeCpuSeconds(g.child.pid) - before) * 1e6) / measured.requests;
   } finally {
     await stopProcess(g.child); // SIGTERM: the gateway drains and exits 0, and node writes the profile
   }
-  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
-  if (!file) {
-    console.log('  (no profile written)');
-    return;
+  const written = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+  if (!written) {
+    console.log(`  (${name}: no profile written)`);
+    return undefined;
   }
-  const kept = path.join(work, 'miss-gateway.cpuprofile');
-  copyFileSync(path.join(dir, file), kept);
+  const file = `${dir}.cpuprofile`;
+  copyFileSync(path.join(dir, written), file);
   console.log(
-    `  measured: ${fmt(measured.rps, 0)} misses/s, ${measured.requests} misses, ${fmt(measured.cpuUs, 1)} µs of CPU per miss (/proc, every thread), sampled every 250 µs\n  the profile: ${kept} (Chrome DevTools, Performance, "Load profile"; node bench/cpuprofile.mjs FILE summarises a whole one)`,
+    `  ${name}: ${fmt(measured.rps, 0)} misses/s, ${measured.requests} misses, ${fmt(measured.cpuUs, 1)} µs of CPU per miss (/proc, every thread), sampled every 250 µs\n  the profile: ${file} (Chrome DevTools, Performance, "Load profile"; node bench/cpuprofile.mjs FILE summarises a whole one)`,
   );
-  row('miss-throughput', 'profiled gateway: misses/s, CPU µs per miss', `${fmt(measured.rps, 0)}, ${fmt(measured.cpuUs, 1)}`, kept);
-  printSummary(summarise(JSON.parse(readFileSync(kept, 'utf8')), window), { misses: measured.requests, cpuUsPerMiss: measured.cpuUs });
+  row('miss-throughput', `profiled ${name}: misses/s, CPU µs per miss`, `${fmt(measured.rps, 0)}, ${fmt(measured.cpuUs, 1)}`, file);
+  return { summary: summarise(JSON.parse(readFileSync(file, 'utf8')), window), requests: measured.requests, cpuUs: measured.cpuUs, file };
 }
