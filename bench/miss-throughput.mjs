@@ -12,13 +12,13 @@
 //                session only;
 //   throughput   BENCH_SECONDS of misses on 16 connections (wrk with bench/miss-urls.lua or
 //                bench/miss-load.mjs, whichever measured faster at the start of the run), after
-//                BENCH_MISS_WARMUP_SECONDS (6) of the same
-//                (a new process's misses cost 3-4× more for its first thousands: V8 tiers up); misses per second, and CPU seconds per
-//                miss of the server's whole process tree (/proc, user + system).
+//                BENCH_MISS_WARMUP_SECONDS (6) of the same (a new process's misses cost several
+//                times more for its first thousands: V8 tiers up); misses per second, CPU seconds
+//                and minor page faults per miss of the server's whole process tree (/proc).
 //
 // The candidates: nginx, Varnish, the gateway as deployed (answers stored as gzip), the gateway
-// without compression at store (bench/no-store-gzip.mjs: no configuration key turns it off),
-// and with BENCH_BASELINE=<ref> the gateway built from that ref (bench/baseline.mjs). Fresh
+// without compression at store (bench/no-store-gzip.mjs: no configuration key turns it off), the
+// gateway with glibc's trim threshold raised (TRIM below), and with BENCH_BASELINE=<ref> the gateway built from that ref (bench/baseline.mjs). Fresh
 // processes every round; in a round they are measured one after another, in an order rotated
 // every round, the others stopped (SIGSTOP) meanwhile (not Varnish: its manager restarts a child
 // that misses its pings), as the hit section does. Medians of BENCH_ROUNDS rounds, and the
@@ -36,7 +36,7 @@ import { Client } from 'undici';
 import { startNginx, startVarnish, ensureCaches } from './caches.mjs';
 import { printGroups, printSummary, summarise } from './cpuprofile.mjs';
 import { SECONDS, fmt, freePort, gateway, parseWrk, root, startProcess, stopProcess, waitFor, work } from './harness.mjs';
-import { median, signalTree, treeCpuSeconds } from './proc.mjs';
+import { median, signalTree, treeCpuSeconds, treePageFaults } from './proc.mjs';
 import { ANSWER_BYTES } from './servers/miss-api.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -52,6 +52,14 @@ const NGINX = 'nginx proxy_cache';
 const VARNISH = 'Varnish 7.1';
 const GATEWAY = 'wikiedge (gzip at store, as deployed)';
 const NO_GZIP = 'wikiedge, no compression at store';
+/**
+ * As deployed, but for glibc's trim threshold. `npm start` and the image set
+ * MALLOC_MMAP_THRESHOLD_=131072, which also stops glibc from raising M_TRIM_THRESHOLD from its
+ * 128 KiB (mallopt(3)): memory freed at the top of the heap beyond that goes back to the kernel
+ * at once, and comes back page fault by page fault on the next allocation. A gzip at store
+ * allocates and frees ~256 KiB of deflate state per answer (zconf.h).
+ */
+const TRIM = 'wikiedge, MALLOC_TRIM_THRESHOLD_=64 MiB';
 const run = randomUUID().slice(0, 8);
 
 // ------------------------------------------------------------------------------ generators
@@ -114,12 +122,15 @@ async function startCandidates(upstreamPort, round, tools, baseline) {
       // Varnish's builtin VCL alone; storage the size of the gateway's shared budget (256 MiB).
       ...(await startVarnish({ upstreamPort, dir: path.join(work, `miss-varnish-${round}`), probe, storage: 'malloc,256m' })),
     }));
-  const gatewayStarter = (name, opts) => async () => {
-    const g = await gateway(upstream, MANY_CLIENTS, opts);
-    return { name, url: g.url, pid: g.child.pid, child: g.child };
-  };
+  const gatewayStarter =
+    (name, { env, ...opts }) =>
+    async () => {
+      const g = await gateway(upstream, { ...MANY_CLIENTS, ...env }, opts);
+      return { name, url: g.url, pid: g.child.pid, child: g.child };
+    };
   starters.push(gatewayStarter(GATEWAY, {}));
   starters.push(gatewayStarter(NO_GZIP, { nodeArgs: ['--import', path.join(root, 'bench/no-store-gzip.mjs')] }));
+  starters.push(gatewayStarter(TRIM, { env: { MALLOC_TRIM_THRESHOLD_: String(64 * 1024 * 1024) } }));
   if (baseline) starters.push(gatewayStarter(baselineName(baseline), { main: baseline.main }));
   const candidates = new Array(starters.length);
   for (let i = 0; i < starters.length; i++) {
@@ -176,9 +187,11 @@ async function measure(c, upstream, generator, round) {
   const anon = await sequential(c.url, upstream, `${prefix}-s`);
   const logged = await sequential(c.url, upstream, `${prefix}-l`, SESSION);
   const before = treeCpuSeconds(c.pid);
+  const faultsBefore = treePageFaults(c.pid);
   const load = generator.load(c.url, SECONDS, `${prefix}-t`);
   const cpuUs = ((treeCpuSeconds(c.pid) - before) * 1e6) / load.requests;
-  return { anon, logged, rps: load.rps, cpuUs, failed: load.non2xx };
+  const faults = (treePageFaults(c.pid) - faultsBefore) / load.requests;
+  return { anon, logged, rps: load.rps, cpuUs, faults, failed: load.non2xx };
 }
 
 // ------------------------------------------------------------------------------ the section
@@ -245,47 +258,28 @@ function report(row, results, generator, baseline) {
       .map((r) => fmt(f(r), d))
       .join(' · ');
   const table = [
-    '| | added p50 / p99 ms, sequential misses | logged-in (a pass for nginx and Varnish) added p50 / p99 ms | misses/s, 16 connections (rounds) | CPU µs per miss (process tree) |',
-    '|---|---|---|---|---|',
+    '| | added p50 / p99 ms, sequential misses | logged-in (a pass for nginx and Varnish) added p50 / p99 ms | misses/s, 16 connections (rounds) | CPU µs per miss (process tree) | minor page faults per miss |',
+    '|---|---|---|---|---|---|',
   ];
   for (const name of names) {
     const anon = `${fmt(mid(name, (r) => r.anon.p50))} / ${fmt(mid(name, (r) => r.anon.p99))}`;
     const logged = `${fmt(mid(name, (r) => r.logged.p50))} / ${fmt(mid(name, (r) => r.logged.p99))}`;
+    const rps = mid(name, (r) => r.rps);
+    const cpuUs = mid(name, (r) => r.cpuUs);
+    const faults = mid(name, (r) => r.faults);
     const failed = results.get(name).reduce((s, r) => s + r.failed, 0);
-    row('miss-throughput', `${name}: added p50 / p99 ms`, anon, `rounds p50 ${rounds(name, (r) => r.anon.p50)}; X-Cache ${results.get(name)[0].anon.xcache}`);
-    row(
-      'miss-throughput',
-      `  logged-in: added p50 / p99 ms`,
-      logged,
-      `rounds p50 ${rounds(name, (r) => r.logged.p50)}; X-Cache ${results.get(name)[0].logged.xcache}`,
-    );
+    const first = results.get(name)[0];
+    row('miss-throughput', `${name}: added p50 / p99 ms`, anon, `rounds p50 ${rounds(name, (r) => r.anon.p50)}; X-Cache ${first.anon.xcache}`);
+    row('miss-throughput', '  logged-in: added p50 / p99 ms', logged, `rounds p50 ${rounds(name, (r) => r.logged.p50)}; X-Cache ${first.logged.xcache}`);
     row(
       'miss-throughput',
       `  misses/s, ${CONNECTIONS} connections`,
-      fmt(
-        mid(name, (r) => r.rps),
-        0,
-      ),
+      fmt(rps, 0),
       `rounds ${rounds(name, (r) => r.rps, 0)}${failed ? `; ${failed} failed` : ''}`,
     );
-    row(
-      'miss-throughput',
-      `  CPU µs per miss`,
-      fmt(
-        mid(name, (r) => r.cpuUs),
-        1,
-      ),
-      `rounds ${rounds(name, (r) => r.cpuUs, 1)}`,
-    );
-    table.push(
-      `| ${name} | +${anon} | +${logged} | **${fmt(
-        mid(name, (r) => r.rps),
-        0,
-      )}** (${rounds(name, (r) => r.rps, 0)}) | ${fmt(
-        mid(name, (r) => r.cpuUs),
-        1,
-      )} |`,
-    );
+    row('miss-throughput', '  CPU µs per miss', fmt(cpuUs, 1), `rounds ${rounds(name, (r) => r.cpuUs, 1)}`);
+    row('miss-throughput', '  minor page faults per miss', fmt(faults, 1), `rounds ${rounds(name, (r) => r.faults, 1)}`);
+    table.push(`| ${name} | +${anon} | +${logged} | **${fmt(rps, 0)}** (${rounds(name, (r) => r.rps, 0)}) | ${fmt(cpuUs, 1)} | ${fmt(faults, 1)} |`);
   }
   const direct = median([...results.values()].flat().map((r) => r.anon.direct50));
   row(

@@ -9,6 +9,13 @@ export function treeCpuSeconds(pid) {
   return stats.filter((st) => tree.has(st.pid)).reduce((sum, st) => sum + st.cpu, 0);
 }
 
+/** Minor page faults so far of `pid` and its descendants: pages the kernel had to map (and zero) for them. */
+export function treePageFaults(pid) {
+  const stats = procStats();
+  const tree = treeOf(pid, stats);
+  return stats.filter((st) => tree.has(st.pid)).reduce((sum, st) => sum + st.minflt, 0);
+}
+
 /** Sends `signal` to `pid` and every process under it. */
 export function signalTree(pid, signal) {
   for (const member of treeOf(pid, procStats())) {
@@ -41,12 +48,15 @@ function treeOf(pid, stats) {
   return tree;
 }
 
-/** A /proc stat file's parent and CPU seconds (user + system, USER_HZ 100); undefined when gone. */
+/**
+ * A /proc stat file's parent, CPU seconds (user + system, USER_HZ 100) and minor page faults
+ * (proc(5): fields 4, 14, 15 and 10); undefined when gone.
+ */
 function statOf(file) {
   try {
     const stat = readFileSync(file, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { ppid: Number(fields[1]), cpu: (Number(fields[11]) + Number(fields[12])) / 100 };
+    return { ppid: Number(fields[1]), cpu: (Number(fields[11]) + Number(fields[12])) / 100, minflt: Number(fields[7]) };
   } catch {
     return undefined;
   }
