@@ -17,8 +17,8 @@
 //                and minor page faults per miss of the server's whole process tree (/proc).
 //
 // The candidates: nginx, Varnish, the gateway as deployed (answers stored as gzip), the gateway
-// without compression at store (bench/no-store-gzip.mjs: no configuration key turns it off), the
-// gateway with glibc's trim threshold raised (TRIM below), and with BENCH_BASELINE=<ref> the gateway built from that ref (bench/baseline.mjs). Fresh
+// without compression at store (bench/no-store-gzip.mjs: no configuration key turns it off), with
+// BENCH_MISS_TRIM=1 the gateway with glibc's trim threshold raised (TRIM below), and with BENCH_BASELINE=<ref> the gateway built from that ref (bench/baseline.mjs). Fresh
 // processes every round; in a round they are measured one after another, in an order rotated
 // every round, the others stopped (SIGSTOP) meanwhile (not Varnish: its manager restarts a child
 // that misses its pings), as the hit section does. Medians of BENCH_ROUNDS rounds, and the
@@ -130,7 +130,7 @@ async function startCandidates(upstreamPort, round, tools, baseline) {
     };
   starters.push(gatewayStarter(GATEWAY, {}));
   starters.push(gatewayStarter(NO_GZIP, { nodeArgs: ['--import', path.join(root, 'bench/no-store-gzip.mjs')] }));
-  starters.push(gatewayStarter(TRIM, { env: { MALLOC_TRIM_THRESHOLD_: String(64 * 1024 * 1024) } }));
+  if (process.env.BENCH_MISS_TRIM === '1') starters.push(gatewayStarter(TRIM, { env: { MALLOC_TRIM_THRESHOLD_: String(64 * 1024 * 1024) } }));
   if (baseline) starters.push(gatewayStarter(baselineName(baseline), { main: baseline.main }));
   const candidates = new Array(starters.length);
   for (let i = 0; i < starters.length; i++) {
