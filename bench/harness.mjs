@@ -33,40 +33,59 @@ export async function freePort() {
   return port;
 }
 
-/** Spawn a process (pinned to `cpu` with taskset, which execs it: the pid is the command's). */
+/**
+ * Spawn a process (pinned to `cpu` with taskset, which execs it: the pid is the command's), in a
+ * process group of its own: stopping it stops what it forked too (nginx's workers and cache
+ * manager, Varnish's child), and a Ctrl-C in the terminal reaches the bench alone, which then
+ * stops every group it started (the exit handler below).
+ */
 export function startProcess(name, cmd, args, { cpu, env, stdout = 'ignore' } = {}) {
   const full = cpu !== undefined ? ['taskset', ['-c', String(cpu), cmd, ...args]] : [cmd, args];
-  const child = spawn(full[0], full[1], { env: { ...process.env, ...env }, stdio: ['ignore', stdout, 'inherit'] });
+  const child = spawn(full[0], full[1], { env: { ...process.env, ...env }, stdio: ['ignore', stdout, 'inherit'], detached: true });
   started.push({ name, child });
   return child;
 }
 
-/** SIGTERM one started process and wait until it is gone (SIGKILL after 10 s), so the next one gets its CPU. */
+/** `signal` to the process group of `child` (startProcess made it a group's leader); false when it is gone. */
+function signalGroup(child, signal) {
+  try {
+    process.kill(-child.pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** SIGTERM one started process's group and wait until it is gone (SIGKILL after 10 s), so the next one gets its CPU. */
 export async function stopProcess(child) {
   const at = started.findIndex((s) => s.child === child);
   if (at >= 0) started.splice(at, 1);
-  if (child.exitCode !== null || child.signalCode !== null) return;
+  if (child.exitCode !== null || child.signalCode !== null) {
+    signalGroup(child, 'SIGKILL'); // what it forked may outlive it
+    return;
+  }
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  signalGroup(child, 'SIGTERM');
+  signalGroup(child, 'SIGCONT');
+  const killer = setTimeout(() => signalGroup(child, 'SIGKILL'), 10_000);
   await exited;
   clearTimeout(killer);
+  signalGroup(child, 'SIGKILL'); // a leader gone before its group: nothing of it stays
 }
 
-/** SIGTERM everything started here that still runs, newest first, and forget it. */
+/** SIGTERM every process group started here that still runs, newest first, and forget it. */
 export function stopAll() {
   for (const { child } of started.reverse()) {
-    if (child.exitCode !== null || child.signalCode !== null) continue;
-    child.kill('SIGTERM');
     // A candidate the hit section stopped (SIGSTOP) while another was measured takes its
     // SIGTERM only once continued.
-    child.kill('SIGCONT');
+    if (signalGroup(child, 'SIGTERM')) signalGroup(child, 'SIGCONT');
   }
   started.length = 0;
 }
 process.on('exit', stopAll);
 process.on('SIGINT', () => process.exit(130));
 process.on('SIGTERM', () => process.exit(143));
+process.on('SIGHUP', () => process.exit(129));
 
 export async function waitFor(url, tries = 100) {
   for (let i = 0; i < tries; i++) {
@@ -93,7 +112,8 @@ export function parseWrk(out) {
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
   const e = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
   const socketErrors = e ? { connect: +e[1], read: +e[2], write: +e[3], timeout: +e[4] } : { connect: 0, read: 0, write: 0, timeout: 0 };
-  return { rps, p50: pct(50), p99: pct(99), non2xx, socketErrors };
+  const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? NaN);
+  return { rps, requests, p50: pct(50), p99: pct(99), non2xx, socketErrors };
 }
 
 /** 2 s (or `seconds`) of the same requests, unmeasured (a bare URL would hit the wiki's front page through the gateway). */
@@ -112,10 +132,13 @@ export function wrk(url, { seconds = SECONDS, connections = 50, script, warmup =
 
 export const fmt = (n, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
 
-/** dist/main.js (or `main`) on CPU 0 (`cpu: null`: unpinned), on free loopback ports; resolves once its admin /healthz answers. */
-export async function gateway(upstream, extraEnv = {}, { stdout = 'ignore', main = path.join(root, 'dist/main.js'), cpu = 0 } = {}) {
+/**
+ * dist/main.js (or `main`) on CPU 0 (`cpu: null`: unpinned), on free loopback ports, node started
+ * with `nodeArgs` (`--cpu-prof`, a preload); resolves once its admin /healthz answers.
+ */
+export async function gateway(upstream, extraEnv = {}, { stdout = 'ignore', main = path.join(root, 'dist/main.js'), cpu = 0, nodeArgs = [] } = {}) {
   const [port, admin] = [await freePort(), await freePort()];
-  const child = startProcess('gateway', process.execPath, [main], {
+  const child = startProcess('gateway', process.execPath, [...nodeArgs, main], {
     cpu: cpu ?? undefined,
     stdout,
     env: {

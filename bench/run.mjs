@@ -14,9 +14,15 @@
 //                              so does `wikibase` (bench/wikibase.mjs: two builds side by side in
 //                              front of the stand-in Wikibase; BENCH_WIKIBASE_PREV names the other)
 //                              and `follower` (bench/follower.mjs, 60 s of 100 rows/s into recentchanges)
+//                              and `miss-throughput` (bench/miss-throughput.mjs: misses beside nginx
+//                              and Varnish in front of one instant stand-in; BENCH_PROFILE=1 adds a
+//                              CPU profile of the gateway's misses)
+//   BENCH_BASELINE=<git ref>   that ref's gateway, built in a temporary git worktree
+//                              (bench/baseline.mjs), measured beside this tree's in the same
+//                              interleaved rounds of the hit and miss-throughput sections
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { request } from 'undici';
 import {
@@ -42,6 +48,10 @@ import { benchCredentialNet, benchFlood } from './flood.mjs';
 import { benchInvalidation, dependencyCost } from './invalidation.mjs';
 import { benchWikibase } from './wikibase.mjs';
 import { benchFollower } from './follower.mjs';
+import { prepareBaseline } from './baseline.mjs';
+import { benchMissThroughput } from './miss-throughput.mjs';
+import { startNginx, startVarnish } from './caches.mjs';
+import { median, signalTree, threadCpuSeconds, treeCpuSeconds } from './proc.mjs';
 
 const ONLY = new Set((process.env.BENCH_ONLY ?? 'hit,cluster,zipf,coalesce,miss,flood,credential-net,memory').split(','));
 const rows = [];
@@ -61,61 +71,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const HIT_ROUNDS = Number(process.env.BENCH_HIT_ROUNDS ?? 5);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 6);
 
-/** CPU seconds (user + system) used so far by `pid` and its descendants (nginx and Varnish fork). */
-function treeCpuSeconds(pid) {
-  const stats = procStats();
-  const tree = treeOf(pid, stats);
-  return stats.filter((st) => tree.has(st.pid)).reduce((sum, st) => sum + st.cpu, 0);
-}
-
-/** Sends `signal` to `pid` and every process under it. */
-function signalTree(pid, signal) {
-  for (const member of treeOf(pid, procStats())) {
-    try {
-      process.kill(member, signal);
-    } catch {
-      /* gone */
-    }
-  }
-}
-
-/** Every process's pid, parent and CPU seconds, from /proc. */
-function procStats() {
-  const stats = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const st = statOf(`/proc/${entry}/stat`);
-    if (st) stats.push({ pid: Number(entry), ...st });
-  }
-  return stats;
-}
-
-/** `pid` and every process under it. */
-function treeOf(pid, stats) {
-  const tree = new Set([pid]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const st of stats) if (!tree.has(st.pid) && tree.has(st.ppid)) (tree.add(st.pid), (grew = true));
-  }
-  return tree;
-}
-
-/** A /proc stat file's parent and CPU seconds (user + system, USER_HZ 100); undefined when gone. */
-function statOf(file) {
-  try {
-    const stat = readFileSync(file, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { ppid: Number(fields[1]), cpu: (Number(fields[11]) + Number(fields[12])) / 100 };
-  } catch {
-    return undefined;
-  }
-}
-
-/** CPU seconds of one thread (its /proc task), 0 when it is gone. */
-function threadCpuSeconds(pid, tid) {
-  return statOf(`/proc/${pid}/task/${tid}/stat`)?.cpu ?? 0;
-}
-
 /**
  * wrk against `url`, plus the server's CPU time per measured request (less sensitive to a busy
  * neighbour than req/s), all its threads together, and its main thread's alone (the event loop).
@@ -130,9 +85,7 @@ function measure(url, pid, opts) {
   return { ...r, cpuUs: ((treeCpuSeconds(pid) - before) * 1e6) / requests, mainCpuUs: ((threadCpuSeconds(pid, pid) - mainBefore) * 1e6) / requests };
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-async function benchHit() {
+async function benchHit(baseline) {
   console.log(
     `\n## Hit path (300-byte answer, wrk -t1 -c50 on CPU 1, server on CPU 0; ${HIT_ROUNDS} rounds, each with fresh processes, measured interleaved; medians)`,
   );
@@ -145,7 +98,7 @@ async function benchHit() {
   // bare Fastify), so one process per candidate decides a ratio by the luck of its start.
   const results = new Map();
   for (let round = 0; round < HIT_ROUNDS; round++) {
-    const candidates = await startHitCandidates(upstreamPort, round);
+    const candidates = await startHitCandidates(upstreamPort, round, baseline);
     for (const c of candidates) await request(c.url).then((r) => r.body.dump()); // fill each cache
     // Interleaved, in an order rotated every round: a neighbour's load burst hits every
     // candidate alike, not one of them. Each candidate's history before its measurement is the
@@ -213,6 +166,20 @@ async function benchHit() {
         `target ≥ 0.85 (rounds ${perRound(VARNISH)}; CPU per request: ${fmt(cpu(VARNISH) / cpu(name))})`,
       );
   }
+  // BENCH_BASELINE: the hit ratios of this build and that one, and this one ÷ that one.
+  const before = baseline && names.find((n) => n.endsWith(`baseline ${baseline.label}`));
+  if (before) {
+    const perRound = results
+      .get(DEPLOYED)
+      .map((r, i) => fmt(r.rps / results.get(before)[i].rps))
+      .join(' · ');
+    row(
+      'hit',
+      `this build ÷ baseline ${baseline.label}, as deployed`,
+      fmt(ratio(DEPLOYED, before)),
+      `no regression: ≥ ~1 (rounds ${perRound}; CPU per request: ${fmt(cpu(before) / cpu(DEPLOYED))})`,
+    );
+  }
   await stopProcess(fakeApi);
 }
 const BARE = 'bare Fastify route';
@@ -226,7 +193,7 @@ const HIT_QUERY = '/w/api.php?action=query&list=filearchive&format=json&formatve
  * wiki, started in an order rotated every round as they are measured: no candidate is always
  * the first or the last process to start.
  */
-async function startHitCandidates(upstreamPort, round) {
+async function startHitCandidates(upstreamPort, round, baseline) {
   const upstream = `http://127.0.0.1:${upstreamPort}`;
   const q = HIT_QUERY;
   const starters = [];
@@ -236,8 +203,8 @@ async function startHitCandidates(upstreamPort, round) {
     await waitFor(`http://127.0.0.1:${barePort}/w/api.php`);
     return { name: BARE, url: `http://127.0.0.1:${barePort}${q}`, pid: bare.pid, child: bare };
   });
-  const gatewayStarter = (name, env) => async () => {
-    const g = await gateway(upstream, env);
+  const gatewayStarter = (name, env, opts) => async () => {
+    const g = await gateway(upstream, env, opts);
     return { name, url: `${g.url}${q}`, pid: g.child.pid, child: g.child };
   };
   // As deployed: the defaults (every hit counted in metrics and logged, WIKIEDGE_LOG_HITS).
@@ -252,59 +219,21 @@ async function startHitCandidates(upstreamPort, round) {
       return { name: `another build (${other})`, url: `${g.url}${q}`, pid: g.child.pid, child: g.child };
     });
   }
+  // BENCH_BASELINE: the same as deployed, built from that ref.
+  if (baseline) starters.push(gatewayStarter(`${DEPLOYED}, baseline ${baseline.label}`, {}, { main: baseline.main }));
   if (have('nginx')) {
     starters.push(async () => {
-      const port = await freePort();
-      const dir = path.join(work, `nginx-${round}`);
-      mkdirSync(dir, { recursive: true });
-      const conf = path.join(dir, 'nginx.conf');
-      writeFileSync(
-        conf,
-        `${process.getuid?.() === 0 ? 'user root;' : ''} worker_processes 1; daemon off; pid ${dir}/nginx.pid; error_log ${dir}/nginx-error.log;
-events { worker_connections 1024; }
-http { access_log off; proxy_cache_path ${dir}/nginx-cache keys_zone=api:10m;
-  upstream wiki { server 127.0.0.1:${upstreamPort}; keepalive 64; }
-  server { listen 127.0.0.1:${port};
-    location / { proxy_pass http://wiki; proxy_http_version 1.1; proxy_set_header Connection "";
-      proxy_cache api; proxy_cache_valid 200 1m; add_header X-Cache $upstream_cache_status; } } }`,
-      );
-      const nginx = startProcess('nginx', 'nginx', ['-c', conf, '-p', dir], { cpu: 0 });
-      await waitFor(`http://127.0.0.1:${port}${q}`);
-      return { name: 'nginx proxy_cache hit', url: `http://127.0.0.1:${port}${q}`, pid: nginx.pid, child: nginx };
+      const n = await startNginx({ upstreamPort, dir: path.join(work, `nginx-${round}`), probe: q });
+      return { name: 'nginx proxy_cache hit', url: `${n.url}${q}`, pid: n.pid, child: n.child };
     });
   } else if (round === 0) {
     console.log('  (nginx not installed: skipped; apt-get install nginx-light)');
   }
   if (have('varnishd')) {
     starters.push(async () => {
-      const port = await freePort();
-      const admin = await freePort();
-      const vcl = path.join(work, 'bench.vcl');
-      writeFileSync(
-        vcl,
-        `vcl 4.1;\nbackend wiki { .host = "127.0.0.1"; .port = "${upstreamPort}"; }\nsub vcl_recv { return (hash); }\nsub vcl_backend_response { set beresp.ttl = 60s; return (deliver); }\n`,
-      );
-      const varnish = startProcess(
-        'varnish',
-        'varnishd',
-        [
-          ...(process.getuid?.() === 0 ? ['-j', 'none'] : []),
-          '-F',
-          '-a',
-          `127.0.0.1:${port}`,
-          '-T',
-          `127.0.0.1:${admin}`,
-          '-f',
-          vcl,
-          '-s',
-          'malloc,64m',
-          '-n',
-          path.join(work, `varnish-${round}`),
-        ],
-        { cpu: 0 },
-      );
-      await waitFor(`http://127.0.0.1:${port}${q}`, 200);
-      return { name: VARNISH, url: `http://127.0.0.1:${port}${q}`, pid: varnish.pid, child: varnish };
+      const vcl = 'sub vcl_recv { return (hash); }\nsub vcl_backend_response { set beresp.ttl = 60s; return (deliver); }\n';
+      const v = await startVarnish({ upstreamPort, dir: path.join(work, `varnish-${round}`), probe: q, vcl });
+      return { name: VARNISH, url: `${v.url}${q}`, pid: v.pid, child: v.child };
     });
   } else if (round === 0) {
     console.log('  (varnish not installed: skipped; apt-get install varnish)');
@@ -504,12 +433,13 @@ console.log(
   `# wikiedge benchmarks ${new Date().toISOString()} · ${process.version} · ${(await import('node:os')).cpus().length} CPUs · ${SECONDS}s per wrk run`,
 );
 // The invalidation and Wikibase sections send their requests themselves (undici), not with wrk.
-if ([...ONLY].some((s) => !['invalidation', 'wikibase', 'follower'].includes(s)) && !have('wrk')) {
+if ([...ONLY].some((s) => !['invalidation', 'wikibase', 'follower', 'miss-throughput'].includes(s)) && !have('wrk')) {
   console.error('wrk is required (apt-get install wrk)');
   process.exit(1);
 }
 ensureBuilt();
-if (ONLY.has('hit')) await benchHit();
+const baseline = ONLY.has('hit') || ONLY.has('miss-throughput') ? prepareBaseline() : undefined;
+if (ONLY.has('hit')) await benchHit(baseline);
 if (ONLY.has('cluster')) await benchCluster();
 if (ONLY.has('zipf') || ONLY.has('coalesce') || ONLY.has('miss') || ONLY.has('flood') || ONLY.has('invalidation') || ONLY.has('follower')) {
   await withWiki(async (wikiUrl, data) => {
@@ -526,6 +456,7 @@ if (ONLY.has('invalidation')) await dependencyCost(record);
 if (ONLY.has('memory')) benchMemory();
 if (ONLY.has('compression')) await benchCompression(row, withWiki);
 if (ONLY.has('wikibase')) await benchWikibase(record);
+if (ONLY.has('miss-throughput')) await benchMissThroughput(row, { baseline });
 writeFileSync(path.join(work, 'results.json'), JSON.stringify(rows, null, 2));
 console.log(`\nresults: ${path.join(work, 'results.json')}`);
 stopAll();

@@ -1,0 +1,12 @@
+// Preloaded into the gateway (`node --import bench/no-store-gzip.mjs dist/main.js`) by the
+// miss-throughput section to measure a miss without compression at store: no configuration key
+// turns it off (src/config/fields.ts has only WIKIEDGE_BROTLI_AFTER_HITS, for br). src/http/codings.ts
+// storedForm keeps an answer as it is when gzip saves less than a tenth; this makes gzipSync
+// return its input unchanged, at no cost, so every answer is stored identity, as one that gzip
+// cannot shrink would be. Only for clients that do not ask for gzip (wrk and undici send no
+// Accept-Encoding): one that did would get the identity bytes labelled gzip.
+import { syncBuiltinESMExports } from 'node:module';
+import zlib from 'node:zlib';
+
+zlib.gzipSync = (input) => Buffer.from(input.buffer, input.byteOffset, input.byteLength);
+syncBuiltinESMExports();
