@@ -48,6 +48,8 @@ export interface Generation {
   inFlight: number;
   /** Called when inFlight reaches 0, while it is being retired. */
   idle: (() => void) | undefined;
+  /** Its close, once begun: a shutdown during a reload closes the old gateway once, not twice. */
+  closing?: Promise<void>;
 }
 
 /** The server settings a gateway's own server was given (apps/public-app.ts), applied to the front. */
@@ -165,7 +167,7 @@ export class Generations {
       clearTimeout(forceClose);
       this.drain.stop();
     }
-    await Promise.all(this.live().map((g) => g.built.retire()));
+    await Promise.all(this.live().map((g) => closeOnce(g)));
   }
 
   private serve(req: IncomingMessage, res: ServerResponse): void {
@@ -212,7 +214,7 @@ export class Generations {
       const late = await Promise.race([idle.then(() => false), sleep(graceMs, true, { ref: false })]);
       if (late) this.log.warn({ inFlight: old.inFlight, graceMs }, 'reload: the old gateway still had requests in flight past the grace period');
     }
-    await old.built.retire();
+    await closeOnce(old);
     const final = await old.built.gateway.registry.getMetricsAsJSON();
     // In one step: from now on a scrape counts it in the retired sums (metrics-aggregation.ts).
     this.metrics.keepFinal(old, final);
@@ -223,6 +225,11 @@ export class Generations {
 }
 
 /** Node reads these from the server per connection or request (maxHeaderSize too, though untyped). */
+function closeOnce(g: Generation): Promise<void> {
+  g.closing ??= g.built.retire();
+  return g.closing;
+}
+
 function takeSettings(front: Server, from: Server, keys: readonly string[] = SERVER_SETTINGS): void {
   const [to, source] = [front as unknown as Record<string, unknown>, from as unknown as Record<string, unknown>];
   for (const key of keys) to[key] = source[key];
