@@ -11,10 +11,11 @@
  *   (steps/fresh-hit.ts), else its Fastify router (`fastify.routing`), as the gateway's own
  *   server would.
  * - A reload (replace): build the next gateway from the new configuration (apps/app.ts build:
- *   its own upstream client, Redis connection, follower, metrics registry), make it current
- *   (from the next request on), hand it the old one's local tier (both tiers: same process, same
- *   identity secret), then retire the old one once what it still serves has been answered
- *   (within WIKIEDGE_SHUTDOWN_GRACE_MS) and fold its counters into the retired sums.
+ *   its own upstream client, Redis connection, follower, metrics registry), hand it the old
+ *   one's local tier while the old one serves (both tiers: same process, same identity secret),
+ *   make it current (from the next request on), then retire the old one once what it still
+ *   serves has been answered (within WIKIEDGE_SHUTDOWN_GRACE_MS) and fold its counters into the
+ *   retired sums.
  * - Meanwhile the two are siblings: a purge applied by either (a PURGE, a logout, a write on its
  *   way through) is applied by the other (cache/purge.ts PurgeSiblings), and so is what either
  *   learns of whose sessions are whose.
@@ -79,6 +80,8 @@ export class Generations {
   readonly drain: ConnectionDrain;
   private current!: Generation;
   private readonly draining = new Set<Generation>();
+  /** The next gateway while it takes the old one's local tier over, before it serves. */
+  private starting: Generation | undefined;
   private lastId = 0;
 
   private constructor(
@@ -107,9 +110,9 @@ export class Generations {
     return this.current.built;
   }
 
-  /** The generations that serve or still drain: the ones a scrape asks and a purge reaches. */
+  /** The generations that still drain, serve, or are about to serve: the ones a scrape asks and a purge reaches. */
   live(): Generation[] {
-    return [this.current, ...this.draining];
+    return [...this.draining, this.current, ...(this.starting ? [this.starting] : [])];
   }
 
   /** An admin purge: the current gateway's (with Redis, everywhere), and the local tier of those still draining. */
@@ -117,20 +120,28 @@ export class Generations {
     const gw = this.current.built.gateway;
     gw.metrics.purgeRequested('admin');
     const result = await gw.storage.purge(message);
-    for (const g of this.draining) g.built.gateway.storage.purgeHere(message);
+    for (const g of this.live()) if (g !== this.current) g.built.gateway.storage.purgeHere(message);
     return result;
   }
 
   /**
-   * A reload: the next gateway, built from `config`, serves from the next request on; the old
-   * one's local tier goes to it, and the old one is retired once it has answered what it holds.
-   * Throws (and nothing changes) if the next gateway cannot be built.
+   * A reload: the next gateway, built from `config`, takes the old one's local tier over while the
+   * old one serves (a purge or a session learned meanwhile reaches both: live()), then serves from
+   * the next request on; the old one is retired once it has answered what it holds. Throws (and
+   * nothing changes) if the next gateway cannot be built.
    */
   async replace(config: Config): Promise<{ readonly handedOver: HandOverCount; readonly ms: number }> {
     const t0 = performance.now();
     const next = await this.generation(config);
     const old = this.current;
-    for (const [slot, user] of old.built.gateway.sessionUsers.entries()) next.built.gateway.sessionUsers.note(slot, user);
+    this.starting = next;
+    let handedOver: HandOverCount;
+    try {
+      for (const [slot, user] of old.built.gateway.sessionUsers.entries()) next.built.gateway.sessionUsers.note(slot, user);
+      handedOver = await handOver(old, next);
+    } finally {
+      this.starting = undefined;
+    }
     this.draining.add(old);
     this.current = next;
     takeSettings(this.front, next.built.publicApp.server);
@@ -138,7 +149,6 @@ export class Generations {
     // counted once more in its wikiedge_client_connections_accepted_total.
     for (const socket of this.drain.sockets()) next.connections.emit('connection', socket);
     next.built.learnNamespaces();
-    const handedOver = await handOver(old, next);
     await this.retire(old, config.shutdownGraceMs);
     return { handedOver, ms: Math.round(performance.now() - t0) };
   }

@@ -75,8 +75,17 @@ export class ClusterMetrics<W extends { readonly id: number }> {
     });
   }
 
-  /** Ask every live worker for its figures; the sum of them and of the retired ones. */
-  async exposition(workers: readonly W[]): Promise<Exposition> {
+  /**
+   * Ask every live worker for its figures; the sum of them and of the retired ones. Summed in one
+   * order: the retired sums, then the workers oldest first (ids only grow, and the oldest retire
+   * first). Float addition rounds monotonically, so with the same order a sum never goes down
+   * while its terms do not, and folding the oldest worker into the retired sums computes the very
+   * same first addition; in another order a sum can come out a last bit lower (seen:
+   * nodejs_gc_duration_seconds_sum 0.08148100800067187 -> ...186 when a worker went from
+   * listening to draining), which Prometheus reads as a reset.
+   */
+  async exposition(unordered: readonly W[]): Promise<Exposition> {
+    const workers = [...unordered].sort((a, b) => a.id - b.id);
     await this.retiring;
     const answers = await Promise.allSettled(workers.map((w) => this.ask(w)));
     const own = this.own ? [await this.own.getMetricsAsJSON()] : [];

@@ -57,6 +57,7 @@ import {
   type SessionUsersMessage,
 } from './messages.js';
 import { SessionUsers } from '../policy/session-users.js';
+import { liveAdminOptions } from './admin-options.js';
 import { ClusterMetrics, METRICS_ASK_MS } from './metrics-aggregation.js';
 import { PURGE_ASK_MS, PurgeFanOut } from './purge-fan-out.js';
 import { reloadOnSighup, workersReplaced } from './reload.js';
@@ -134,17 +135,7 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
   /** Every worker that may hold cached entries: the slots' workers and the replaced ones still draining. */
   const serving = () => [...supervisor.listening(), ...supervisor.draining()];
 
-  const admin = buildAdmin(log, adminBackend(), {
-    get token() {
-      return config().adminToken;
-    },
-    get metricsToken() {
-      return config().metricsToken;
-    },
-    get apiPath() {
-      return config().apiPath;
-    },
-  });
+  const admin = buildAdmin(log, adminBackend(), liveAdminOptions(config));
   const state = shutDownOnSignals(
     log,
     {

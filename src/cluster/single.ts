@@ -19,6 +19,7 @@ import { listenAs } from '../apps/listen.js';
 import { type Config, type LoadedConfig, readConfigSources } from '../config/config.js';
 import { UpstreamProbeMetrics } from '../upstream/probe.js';
 import { type Generation, Generations } from './generations.js';
+import { liveAdminOptions } from './admin-options.js';
 import { ClusterMetrics } from './metrics-aggregation.js';
 import { reloadOnSighup } from './reload.js';
 import { newProbe } from './wiki-probe.js';
@@ -50,18 +51,7 @@ export async function runSingle(loaded: LoadedConfig, log: Logger): Promise<Sing
     metrics: () => metrics.exposition(gens.live()),
     purge: (message) => gens.purge(message),
   };
-  // Getters: a reload changes the tokens (from their _FILE secrets too) for the next request.
-  const admin = buildAdmin(log, backend, {
-    get token() {
-      return config().adminToken;
-    },
-    get metricsToken() {
-      return config().metricsToken;
-    },
-    get apiPath() {
-      return config().apiPath;
-    },
-  });
+  const admin = buildAdmin(log, backend, liveAdminOptions(config));
   await admin.ready();
 
   let next: LoadedConfig | undefined;

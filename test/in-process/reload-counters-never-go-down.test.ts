@@ -26,7 +26,7 @@ describe.runIf(built).each([
     await fake?.close();
   });
 
-  it('no counter goes down or vanishes between two scrapes', async () => {
+  it(`no counter goes down or vanishes between two scrapes (${_name})`, async () => {
     fake = await startFakeUpstream((req, res) => {
       const shared = (req.url ?? '').includes('kind=hit');
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': shared ? 's-maxage=60, public' : 'private, max-age=0' });

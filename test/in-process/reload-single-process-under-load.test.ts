@@ -8,64 +8,19 @@
 // client has gone on sending after it, however long a busy machine takes.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Client, request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { logged, untilLogged } from '../support/cluster-logs.js';
-import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
+import type { FakeUpstream } from '../support/fake-upstream.js';
 import { MANY_CLIENTS_FROM_LOOPBACK } from '../support/gateway.js';
 import { http } from '../support/http.js';
+import { hitPath, reloadWiki, startLoad } from '../support/reload-load.js';
 import { scratchDir } from '../support/scratch.js';
 import { built, type SpawnedGateway, spawnGateway } from '../support/spawned.js';
 
 const KEEP_ALIVE_CLIENTS = 12;
 const NEW_CONNECTION_CLIENTS = 4;
-/** Requests every client still sends once the reload has completed. */
-const AFTER_RELOAD = 20;
 const TOKEN_BEFORE = 'admin-token-before-0123456789';
 const TOKEN_AFTER = 'admin-token-after-0123456789';
-
-interface Outcomes {
-  statuses: Record<string, number>;
-  errors: Record<string, number>;
-}
-
-function count(o: Outcomes, status: number | undefined, error: string | undefined): void {
-  if (status !== undefined) o.statuses[status] = (o.statuses[status] ?? 0) + 1;
-  if (error !== undefined) o.errors[error] = (o.errors[error] ?? 0) + 1;
-}
-
-/** The wiki: shared answers (hits), private ones (passes), pages streamed through; it counts what it is asked, by kind and client. */
-function wiki(asked: Map<string, number>): Promise<FakeUpstream> {
-  return startFakeUpstream((req, res) => {
-    const url = req.url ?? '/';
-    const params = new URL(url, 'http://wiki').searchParams;
-    const asking = `${params.get('kind')} ${params.get('c')}`;
-    asked.set(asking, (asked.get(asking) ?? 0) + 1);
-    if (url.includes('kind=hit')) {
-      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 's-maxage=600, max-age=600, public' });
-      res.end('{"batchcomplete":true}');
-    } else if (url.includes('kind=pass')) {
-      setTimeout(
-        () => {
-          res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private, must-revalidate, max-age=0' });
-          res.end('{"batchcomplete":true}');
-        },
-        5 + Math.floor(Math.random() * 20),
-      );
-    } else {
-      res.writeHead(200, { 'content-type': 'text/html' });
-      res.write('<html>');
-      setTimeout(() => res.end('</html>'), 10);
-    }
-  });
-}
-
-const hitPath = (c: number) => `/w/api.php?action=query&meta=siteinfo&format=json&kind=hit&c=${c % 5}`;
-
-function pathFor(n: number, i: number): string {
-  const paths = [hitPath(n), `/w/api.php?action=query&list=filearchive&format=json&kind=pass&c=${n}`, `/w/index.php?title=Main_Page&kind=stream&c=${n}`];
-  return paths[i % paths.length]!;
-}
 
 describe('SIGHUP to the default deployment under load', () => {
   let fake: FakeUpstream | undefined;
@@ -77,7 +32,7 @@ describe('SIGHUP to the default deployment under load', () => {
 
   it.runIf(built)('answers every request 200, applies the file and the secret, keeps the cache and the connections', async () => {
     const asked = new Map<string, number>();
-    fake = await wiki(asked);
+    fake = await reloadWiki(asked);
     const dir = scratchDir('wikiedge-reload-single-');
     const file = path.join(dir, 'wikiedge.yaml');
     const tokenFile = path.join(dir, 'admin-token');
@@ -97,54 +52,12 @@ describe('SIGHUP to the default deployment under load', () => {
       expect((await http(`${g.url}${hitPath(c)}`)).headers['x-cache']).toBe('hit');
     }
 
-    const outcomes: Outcomes = { statuses: {}, errors: {} };
-    const phase = { reloaded: false, sentKeepAlive: 0 };
-    /** Connections each kept-alive client opened, and lost without asking. */
-    const connections = { opened: 0, lost: 0 };
-    const keepAlive = async (n: number) => {
-      const client = new Client(g.url, { keepAliveTimeout: 30_000 });
-      client.on('connect', () => connections.opened++);
-      client.on('disconnect', () => connections.lost++);
-      let after = 0;
-      try {
-        for (let i = n; after < AFTER_RELOAD; i++) {
-          if (phase.reloaded) after++;
-          try {
-            const res = await client.request({ method: 'GET', path: pathFor(n, i) });
-            await res.body.text();
-            count(outcomes, res.statusCode, undefined);
-          } catch (err) {
-            count(outcomes, undefined, (err as { code?: string }).code ?? (err as Error).name);
-          }
-          phase.sentKeepAlive++;
-        }
-      } finally {
-        client.removeAllListeners('disconnect');
-        await client.close();
-      }
-    };
-    const newConnections = async (n: number) => {
-      let after = 0;
-      for (let i = n; after < AFTER_RELOAD; i++) {
-        if (phase.reloaded) after++;
-        try {
-          const res = await request(`${g.url}${pathFor(n, i)}`, { headers: { connection: 'close' } });
-          await res.body.text();
-          count(outcomes, res.statusCode, undefined);
-        } catch (err) {
-          count(outcomes, undefined, (err as { code?: string }).code ?? (err as Error).name);
-        }
-      }
-    };
-    const load = Promise.all([
-      ...Array.from({ length: KEEP_ALIVE_CLIENTS }, (_, n) => keepAlive(n)),
-      ...Array.from({ length: NEW_CONNECTION_CLIENTS }, (_, n) => newConnections(KEEP_ALIVE_CLIENTS + n)),
-    ]);
-
-    await untilLogged(g, () => phase.sentKeepAlive >= 10 * KEEP_ALIVE_CLIENTS);
+    const { outcomes, phase, connections, done: load } = startLoad(g.url, { keepAlive: KEEP_ALIVE_CLIENTS, newConnections: NEW_CONNECTION_CLIENTS });
+    // Every client has asked for its hit path (each third request) before the snapshot below.
+    await untilLogged(g, () => Math.min(...phase.sentBy) >= 3);
     writeFileSync(file, 'maxUrlBytes: 4096\n');
     writeFileSync(tokenFile, `${TOKEN_AFTER}\n`);
-    // Every variant of the hit paths is cached by now (the load's clients send other headers than http()).
+    // Every variant of the hit paths is cached by now (the load's clients may send other headers than http()).
     const askedBefore = new Map(asked);
     g.child.kill('SIGHUP');
     await untilLogged(g, () => logged(g, 'reload complete').length === 1);
