@@ -2,33 +2,26 @@
  * `npm start` / `node dist/main.js`: answer a command-line option and exit (apps/cli.ts: --check,
  * --print-config, --help), or validate the configuration (a bad value exits 2 naming the key),
  * listen on the public and admin addresses (a port that cannot be bound exits 1 with one line
- * naming its key, apps/listen.ts), probe the wiki in the background, and shut down gracefully on
- * SIGTERM/SIGINT (apps/app.ts: /readyz 503, drain, finish in-flight requests within
- * WIKIEDGE_SHUTDOWN_GRACE_MS, close upstream sockets, exit 0).
+ * naming its key, apps/listen.ts), probe the wiki in the background, reload on SIGHUP
+ * (cluster/reload.ts), and shut down gracefully on SIGTERM/SIGINT (/readyz 503, drain, finish
+ * in-flight requests within WIKIEDGE_SHUTDOWN_GRACE_MS, close upstream sockets, exit 0).
  *
- * With WIKIEDGE_WORKERS > 1 this same file runs as the cluster primary (cluster/primary.ts: admin
- * listener, the upstream probe, workers' lifecycle, SIGHUP reload) and as each worker (the
- * gateway on the shared public port, without an admin listener, answering the primary over IPC,
- * running the configuration the primary hands it).
+ * WIKIEDGE_WORKERS=1 (the default) is one process (cluster/single.ts: its gateway replaced behind
+ * the same listening socket at a reload). With WIKIEDGE_WORKERS > 1 this same file runs as the
+ * cluster primary (cluster/primary.ts: admin listener, the upstream probe, workers' lifecycle,
+ * SIGHUP reload) and as each worker (the gateway on the shared public port, without an admin
+ * listener, answering the primary over IPC, running the configuration the primary hands it).
  */
 import cluster from 'node:cluster';
 import type { Logger } from 'pino';
-import { type BuiltPublic, build } from './apps/app.js';
+import { build } from './apps/app.js';
 import { parseCommand, runCommand } from './apps/cli.js';
 import { runPrimary } from './cluster/primary.js';
+import { runSingle } from './cluster/single.js';
 import { configFromPrimary } from './cluster/worker-config.js';
 import { CLUSTER_WORKER_MARK } from './cluster/worker-env.js';
 import { answerPrimary, handOverFinalMetrics, siblingsOverIpc } from './cluster/worker-side.js';
-import {
-  type Config,
-  ConfigError,
-  type ConfigSources,
-  configFromSources,
-  describeConfig,
-  type LoadedConfig,
-  loadConfigWithOrigins,
-  readConfigSources,
-} from './config/config.js';
+import { type Config, ConfigError, type ConfigSources, configFromSources, describeConfig, type LoadedConfig, readConfigSources } from './config/config.js';
 import { ListenError, listenAs } from './apps/listen.js';
 import { createLogger } from './observe/logging.js';
 import { reopenAccessLogs } from './observe/access-log.js';
@@ -56,7 +49,7 @@ async function main(): Promise<void> {
     return runPrimary(loaded, sources, log);
   }
   reopenOnSigusr1(log);
-  return runSingle(config, log);
+  exitOnSignal(log, await runSingle(loaded, log));
 }
 
 function configOrExit(): { loaded: LoadedConfig; sources: ConfigSources } {
@@ -70,18 +63,6 @@ function configOrExit(): { loaded: LoadedConfig; sources: ConfigSources } {
     }
     throw err;
   }
-}
-
-/** WIKIEDGE_WORKERS=1: one process, both listeners. */
-async function runSingle(config: Config, log: Logger): Promise<void> {
-  warnOnSighup(log);
-  const built = await build(config, log);
-  await listenAs(built.publicApp, { key: 'WIKIEDGE_PORT', host: config.host, port: config.port });
-  await listenAs(built.adminApp, { key: 'WIKIEDGE_ADMIN_PORT', host: config.adminHost, port: config.adminPort });
-  built.upstreamProbe.start();
-  built.learnNamespaces();
-  log.info({ public: built.publicApp.server.address(), admin: built.adminApp.server.address() }, 'wikiedge listening');
-  exitOnSignal(log, built);
 }
 
 /** A cluster worker: the configuration its primary validated, the public listener only. */
@@ -104,27 +85,6 @@ async function runWorker(id: number): Promise<void> {
   await listenAs(built.publicApp, { key: 'WIKIEDGE_PORT', host: config.host, port: config.port });
   built.learnNamespaces();
   exitOnSignal(log, built, () => handOverFinalMetrics(built.gateway, FINAL_METRICS_WAIT_MS));
-}
-
-/**
- * SIGHUP to a single process: it cannot reload without refusing connections (its listening
- * socket cannot be handed to a new process), so it changes nothing, says so, and says whether
- * the configuration as it is now would start. It never dies of it (Node's default for SIGHUP).
- */
-function warnOnSighup(log: Logger): void {
-  process.on('SIGHUP', () => {
-    let now: Record<string, unknown>;
-    try {
-      loadConfigWithOrigins(process.env);
-      now = { configuration: 'valid' };
-    } catch (err) {
-      now = err instanceof ConfigError ? { configuration: 'invalid', key: err.key, err: err.message } : { configuration: 'unreadable', err: String(err) };
-    }
-    log.warn(
-      { signal: 'SIGHUP', ...now },
-      'SIGHUP: a single process (WIKIEDGE_WORKERS=1) does not reload, nothing changed; restart it to apply a new configuration, or run WIKIEDGE_WORKERS=2 or more, whose SIGHUP replaces the workers one at a time',
-    );
-  });
 }
 
 /**
@@ -152,7 +112,7 @@ function forwardSigusr1ToWorkers(log: Logger): void {
  * SIGTERM or SIGINT: close (apps/app.ts), then exit 0; a second signal changes nothing. A cluster
  * worker hands its final metrics to the primary between the two (beforeExit).
  */
-function exitOnSignal(log: Logger, built: BuiltPublic, beforeExit?: () => Promise<void>): void {
+function exitOnSignal(log: Logger, built: { close(): Promise<void> }, beforeExit?: () => Promise<void>): void {
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;

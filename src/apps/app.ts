@@ -49,6 +49,12 @@ export interface BuiltPublic {
    * WIKIEDGE_SHUTDOWN_GRACE_MS, then the admin listener, upstream sockets and Redis are closed.
    */
   close(): Promise<void>;
+  /**
+   * Close what this gateway holds (the follower, upstream sockets, Redis) once nothing is in
+   * flight through it: a reload's old gateway, whose listening socket and connections serve on
+   * with the new one (cluster/single.ts). Its listener was never bound.
+   */
+  retire(): Promise<void>;
 }
 
 /** The single process: the gateway, its public listener and its admin listener. */
@@ -129,11 +135,18 @@ export async function build(config: Config, log: Logger, deps: GatewayDeps = {},
       }
       await adminApp?.close();
       await probe?.stop();
-      await gw.follower?.stop();
-      stopLearningNamespaces();
-      gw.purgeConfirmations.stop();
-      await Promise.all([gw.upstream.close(), gw.storage.close()]);
+      await closeGateway();
     },
+    async retire() {
+      await publicApp.close();
+      await closeGateway();
+    },
+  };
+  const closeGateway = async () => {
+    await gw.follower?.stop();
+    stopLearningNamespaces();
+    gw.purgeConfirmations.stop();
+    await Promise.all([gw.upstream.close(), gw.storage.close()]);
   };
   return adminApp && probe ? Object.assign(built, { adminApp, upstreamProbe: probe }) : built;
 }
@@ -188,7 +201,7 @@ function upstreamProbe(gw: Gateway): UpstreamProbe {
  * behind a load balancer that follows /readyz makes them vanishingly rare (no new connections
  * arrive by the time the listener closes).
  */
-class ConnectionDrain {
+export class ConnectionDrain {
   private readonly connections = new Map<Socket, { last: ServerResponse | undefined; quietSince?: QuietMark }>();
   private connectionClose = false;
   private timer: NodeJS.Timeout | undefined;
@@ -243,6 +256,11 @@ class ConnectionDrain {
 
   stop(): void {
     clearInterval(this.timer);
+  }
+
+  /** The client connections open now. */
+  sockets(): IterableIterator<Socket> {
+    return this.connections.keys();
   }
 
   private async acceptQueued(): Promise<void> {

@@ -14,6 +14,7 @@
  * Anything else is an error of one line and exit 2.
  */
 import { ConfigError, loadConfigWithOrigins, renderConfigHelp, renderEffectiveConfig } from '../config/config.js';
+import { restartOnlyVariables } from '../config/reload-keys.js';
 
 export type Command = 'serve' | 'check' | 'print-config' | 'help' | { readonly unknown: string };
 
@@ -51,11 +52,24 @@ export function usage(): string {
     '                   value came from, then exit; like nginx -T',
     '  --help, -h       this text',
     '',
-    'Signals: SIGTERM or SIGINT drain and exit 0. SIGHUP reloads with WIKIEDGE_WORKERS >= 2:',
-    'the WIKIEDGE_CONFIG file and <KEY>_FILE secrets are read again and the workers replaced one',
-    'at a time; a single process logs a warning and changes nothing (README, "Reload").',
+    'Signals: SIGTERM or SIGINT drain and exit 0. SIGUSR1 reopens WIKIEDGE_ACCESS_LOG_FILE.',
+    'SIGHUP reloads, refusing no connection and failing no request: the WIKIEDGE_CONFIG file and',
+    '<KEY>_FILE secrets are read again (the environment is the one given at start: a key set',
+    'there keeps its value until a restart) and every key is applied, the cache kept, except',
+    'these, which need a restart (a reload that changes one is refused):',
+    ...restartOnly(),
+    'An invalid configuration is refused with one error line naming the key, and the old one',
+    'keeps serving (README, "Reload").',
     '',
   ].join('\n');
+}
+
+/** The restart-only variables, three a line. */
+function restartOnly(): string[] {
+  const names = restartOnlyVariables();
+  const lines: string[] = [];
+  for (let i = 0; i < names.length; i += 3) lines.push(`  ${names.slice(i, i + 3).join(', ')}`);
+  return lines;
 }
 
 export interface Output {

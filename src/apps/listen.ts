@@ -4,6 +4,7 @@
  * use`), never a stack trace, as nginx says `bind() to 0.0.0.0:80 failed (98: Address already
  * in use)`. main.ts prints it and exits 1.
  */
+import { Server } from 'node:http';
 import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
@@ -43,10 +44,20 @@ function why(err: unknown): string {
   }
 }
 
-/** Fastify's listen(), failing with a ListenError. */
-export async function listenAs(app: FastifyInstance, spec: ListenerSpec): Promise<void> {
+/** Fastify's listen(), or a node:http server's, failing with a ListenError. */
+export async function listenAs(app: FastifyInstance | Server, spec: ListenerSpec): Promise<void> {
   try {
-    await app.listen({ host: spec.host, port: spec.port });
+    if (app instanceof Server) {
+      await new Promise<void>((resolve, reject) => {
+        app.once('error', reject);
+        app.listen({ host: spec.host, port: spec.port }, () => {
+          app.off('error', reject);
+          resolve();
+        });
+      });
+    } else {
+      await app.listen({ host: spec.host, port: spec.port });
+    }
   } catch (err) {
     throw new ListenError(spec, err);
   }

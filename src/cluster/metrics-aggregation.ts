@@ -43,6 +43,8 @@ export class ClusterMetrics<W extends { readonly id: number }> {
   private readonly last = new Map<W, MetricsJson>();
   /** Counters and histograms of workers that exited, so the sums never go down. */
   private retired: MetricsJson = [];
+  /** Workers retire() was called for: their answers are no longer taken. */
+  private readonly gone = new WeakSet<W>();
   /** Retirements run one after another, and a scrape waits for them. */
   private retiring: Promise<void> = Promise.resolve();
 
@@ -58,22 +60,45 @@ export class ClusterMetrics<W extends { readonly id: number }> {
     this.last.set(worker, figures);
   }
 
-  /** The worker exited: fold its last counters and histograms into the retired sums. */
+  /**
+   * The worker exited: fold its last counters and histograms into the retired sums. From this call
+   * on a scrape counts its figures exactly once: from `last` until the fold is done, from the
+   * retired sums after (both switched in one step), and an answer of it that arrives late is
+   * dropped (else a scrape in flight would count it twice, then once: a counter going down).
+   */
   retire(worker: W): void {
+    this.gone.add(worker);
     this.retiring = this.retiring.then(async () => {
       const last = this.last.get(worker);
-      this.last.delete(worker);
       if (last) this.retired = await foldRetired(this.retired, last);
+      this.last.delete(worker);
     });
   }
 
-  /** Ask every live worker for its figures; the sum of them and of the retired ones. */
-  async exposition(workers: readonly W[]): Promise<Exposition> {
+  /**
+   * Ask every live worker for its figures; the sum of them and of the retired ones. Summed in one
+   * order: the retired sums, then the workers oldest first (ids only grow, and the oldest retire
+   * first). Float addition rounds monotonically, so with the same order a sum never goes down
+   * while its terms do not, and folding the oldest worker into the retired sums computes the very
+   * same first addition; in another order a sum can come out a last bit lower (seen:
+   * nodejs_gc_duration_seconds_sum 0.08148100800067187 -> ...186 when a worker went from
+   * listening to draining), which Prometheus reads as a reset.
+   */
+  async exposition(unordered: readonly W[]): Promise<Exposition> {
+    const workers = [...unordered].sort((a, b) => a.id - b.id);
     await this.retiring;
     const answers = await Promise.allSettled(workers.map((w) => this.ask(w)));
-    const parts: MetricsJson[] = [this.retired, ...(this.own ? [await this.own.getMetricsAsJSON()] : [])];
+    const own = this.own ? [await this.own.getMetricsAsJSON()] : [];
+    // From here to the sum, no await: the retired sums and `last` are read in one state.
+    const parts: MetricsJson[] = [this.retired, ...own];
     answers.forEach((a, i) => {
       const worker = workers[i]!;
+      if (this.gone.has(worker)) {
+        // Retired meanwhile: counted from `last` until its fold is done, by the retired sums after.
+        const figures = this.last.get(worker);
+        if (figures) parts.push(figures);
+        return;
+      }
       if (a.status === 'fulfilled') this.last.set(worker, a.value);
       else this.log.warn({ worker: worker.id, err: String(a.reason) }, 'metrics: a worker did not answer, its last figures are used');
       // A worker that did not answer still counts with what it said last: sums must not drop.

@@ -57,9 +57,10 @@ import {
   type SessionUsersMessage,
 } from './messages.js';
 import { SessionUsers } from '../policy/session-users.js';
+import { liveAdminOptions } from './admin-options.js';
 import { ClusterMetrics, METRICS_ASK_MS } from './metrics-aggregation.js';
 import { PURGE_ASK_MS, PurgeFanOut } from './purge-fan-out.js';
-import { reloadOnSighup } from './reload.js';
+import { reloadOnSighup, workersReplaced } from './reload.js';
 import { SHUTDOWN_MARGIN_MS, shutDownOnSignals } from './shutdown.js';
 import { Supervisor } from './supervisor.js';
 import { handOverLocalTier } from './tier-hand-over.js';
@@ -67,9 +68,8 @@ import { WorkerConfig } from './worker-config.js';
 import { workerEnv } from './worker-env.js';
 import { type Config, type ConfigSources, type LoadedConfig, readConfigSources, usesRedis } from '../config/config.js';
 import { checkCanListen, listenAs } from '../apps/listen.js';
-import { checkModuleNamesOnceUp } from '../upstream/module-names.js';
-import { Upstream } from '../upstream/upstream.js';
-import { UpstreamProbe, UpstreamProbeMetrics } from '../upstream/probe.js';
+import { UpstreamProbeMetrics } from '../upstream/probe.js';
+import { newProbe } from './wiki-probe.js';
 
 /**
  * In the primary: fork the workers, serve the admin listener, probe the wiki, restart, reload
@@ -135,17 +135,7 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
   /** Every worker that may hold cached entries: the slots' workers and the replaced ones still draining. */
   const serving = () => [...supervisor.listening(), ...supervisor.draining()];
 
-  const admin = buildAdmin(log, adminBackend(), {
-    get token() {
-      return config().adminToken;
-    },
-    get metricsToken() {
-      return config().metricsToken;
-    },
-    get apiPath() {
-      return config().apiPath;
-    },
-  });
+  const admin = buildAdmin(log, adminBackend(), liveAdminOptions(config));
   const state = shutDownOnSignals(
     log,
     {
@@ -181,7 +171,8 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
       probe.start();
       retireLimitMs = Math.max(drainAndGrace(before), drainAndGrace(next.config)) + SHUTDOWN_MARGIN_MS;
     },
-    replaceWorkers: () => supervisor.replaceAll(retireLimitMs),
+    replacing: 'replacing the workers one at a time',
+    replace: async (changed) => workersReplaced(await supervisor.replaceAll(retireLimitMs), changed),
     get shuttingDown() {
       return state.shuttingDown;
     },
@@ -226,30 +217,4 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
 
 function drainAndGrace(config: Config): number {
   return config.shutdownDrainMs + config.shutdownGraceMs;
-}
-
-/** The primary's probe of the wiki, with a client of its own (one connection is enough). */
-function newProbe(config: Config, metrics: UpstreamProbeMetrics, log: Logger): UpstreamProbe & { readonly upstream: Upstream } {
-  const upstream = new Upstream({
-    origin: config.upstream,
-    connectTimeoutMs: config.upstreamConnectTimeoutMs,
-    responseTimeoutMs: config.upstreamResponseTimeoutMs,
-    connections: 1,
-  });
-  const probe = new UpstreamProbe({
-    upstream,
-    apiPath: config.apiPath,
-    intervalMs: config.upstreamProbeMs,
-    timeoutMs: config.upstreamProbeTimeoutMs,
-    metrics,
-    log: log.child({ component: 'upstream-probe' }),
-    onChange: checkModuleNamesOnceUp({
-      upstream,
-      apiPath: config.apiPath,
-      names: Object.keys(config.modules),
-      timeoutMs: config.upstreamResponseTimeoutMs,
-      log,
-    }),
-  });
-  return Object.assign(probe, { upstream });
 }

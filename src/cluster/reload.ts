@@ -1,6 +1,8 @@
 /**
- * SIGHUP to the primary: reload, as nginx and Varnish operators expect, without refusing or
- * failing a request.
+ * SIGHUP: reload, as nginx and Varnish operators expect, without refusing or failing a request,
+ * in either process model: a single process (WIKIEDGE_WORKERS=1, the default: single.ts builds a
+ * new gateway behind the same listening socket, generations.ts) or a cluster primary (its
+ * workers replaced one at a time, primary.ts).
  *
  * 1. Re-read the configuration's sources (config/load.ts): the file named by WIKIEDGE_CONFIG and
  *    the `<ENV>_FILE` secrets. The environment of a running process cannot change, so a key set
@@ -11,16 +13,18 @@
  *    or a systemd-managed file is edited; systemd's EnvironmentFile= and Docker's --env-file, in
  *    contrast, are read only when the process starts.
  * 2. Validate them as at start. Invalid, or changing a key that needs a restart (FIXED_ON_RELOAD:
- *    the bound listeners, the number of workers): one error line naming the key, and nothing
- *    changes.
- * 3. Replace the workers one at a time (supervisor.ts replaceAll): the new one listens before
- *    the old one drains, so capacity never drops. Workers started from now on, a crashed one's
- *    replacement included, run the new configuration (worker-config.ts).
+ *    the bound listeners, the number of workers, the log's format): one error line naming the
+ *    key, and nothing changes.
+ * 3. Put it to work (ReloadSteps.replace). A cluster replaces its workers one at a time
+ *    (supervisor.ts replaceAll): the new one listens before the old one drains, so capacity never
+ *    drops, and workers started from now on, a crashed one's replacement included, run the new
+ *    configuration (worker-config.ts). A single process makes a new gateway current from the next
+ *    request on and retires the old one once it has answered what it holds.
  *
- * What a reload keeps: the Redis tier (shared by the old and new workers alike), and each
- * worker's shared local entries, which the replaced worker hands to its replacement before it
- * drains (tier-hand-over.ts; at most HAND_OVER_LIMIT_MS a worker). What it loses: per-session
- * entries (minutes long; with Redis, refilled from there as `hit-shared`).
+ * What a reload keeps: the Redis tier, and the local tier: a replaced worker hands its shared
+ * entries to its replacement before it drains (tier-hand-over.ts; at most HAND_OVER_LIMIT_MS a
+ * worker; per-session entries are lost, with Redis refilled from there as `hit-shared`), a single
+ * process both tiers in memory. Counters never go down (metrics-aggregation.ts).
  *
  * One line at the start of a reload and one at its end; a SIGHUP during a reload runs one more
  * reload after it (the file may have changed again), a SIGHUP during shutdown is ignored.
@@ -28,10 +32,10 @@
 import type { Logger } from 'pino';
 import { type Config, ConfigError, type ConfigKey, type ConfigSources, configFromSources, type LoadedConfig } from '../config/config.js';
 import { FIELDS } from '../config/fields.js';
+import { FIXED_ON_RELOAD } from '../config/reload-keys.js';
 import type { ReplaceOutcome } from './supervisor.js';
 
-/** Keys a reload cannot change: the listeners are bound, and the workers counted, once. */
-export const FIXED_ON_RELOAD: readonly ConfigKey[] = ['host', 'port', 'adminHost', 'adminPort', 'workers'];
+export { FIXED_ON_RELOAD } from '../config/reload-keys.js';
 
 export interface ReloadSteps {
   /** Read the configuration's sources as they are now (I/O; throws ConfigError). */
@@ -40,9 +44,31 @@ export interface ReloadSteps {
   current(): LoadedConfig;
   /** Make a validated configuration the current one: the primary's, and every new worker's. */
   apply(loaded: LoadedConfig, sources: ConfigSources): void;
-  /** Replace every worker, one at a time. */
-  replaceWorkers(): Promise<ReplaceOutcome>;
+  /** What replace() does, for the log line before it: "replacing the workers one at a time". */
+  readonly replacing: string;
+  /** Put the applied configuration to work; says how it ended, as the line to log. */
+  replace(changed: readonly string[]): Promise<ReloadEnd>;
   readonly shuttingDown: boolean;
+}
+
+/** The last line of a reload. */
+export interface ReloadEnd {
+  readonly level: 'info' | 'error';
+  readonly fields: Record<string, unknown>;
+  readonly msg: string;
+}
+
+/** How a cluster's replacement of its workers ended (supervisor.ts replaceAll), as a line. */
+export function workersReplaced(outcome: ReplaceOutcome, changed: readonly string[]): ReloadEnd {
+  if (outcome.failed) {
+    return {
+      level: 'error',
+      fields: { ...outcome.failed, replaced: outcome.replaced, changed },
+      msg: 'reload stopped: a new worker exited before it listened; the workers not yet replaced keep the old configuration',
+    };
+  }
+  if (outcome.stopped) return { level: 'info', fields: { replaced: outcome.replaced }, msg: 'reload stopped: shutting down' };
+  return { level: 'info', fields: { replaced: outcome.replaced, changed }, msg: 'reload complete' };
 }
 
 /** What a reload from `before` to `after` changes, or the first fixed key it would change. Pure. */
@@ -64,7 +90,7 @@ function comparable(value: Config[ConfigKey]): string {
   return JSON.stringify(value);
 }
 
-/** Install the SIGHUP handler of the primary. */
+/** Install the SIGHUP handler (of the cluster primary, or of the single process). */
 export function reloadOnSighup(log: Logger, steps: ReloadSteps): void {
   let running = false;
   let again = false;
@@ -81,30 +107,21 @@ export function reloadOnSighup(log: Logger, steps: ReloadSteps): void {
       loaded = configFromSources(sources);
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      log.error({ key: err.key, err: err.message }, `reload refused, the workers keep the old configuration: ${err.message}`);
+      log.error({ key: err.key, err: err.message }, `reload refused, the old configuration keeps serving: ${err.message}`);
       return;
     }
     const plan = reloadPlan(steps.current(), loaded);
     if ('refused' in plan) {
       const env = FIELDS[plan.refused].env;
-      log.error({ key: env }, `reload refused, the workers keep the old configuration: ${env} cannot change without a restart`);
+      log.error({ key: env }, `reload refused, the old configuration keeps serving: ${env} cannot change without a restart`);
       return;
     }
     for (const warning of loaded.warnings) log.warn(warning);
     const changed = plan.changed.map((key) => FIELDS[key].env);
     steps.apply(loaded, sources);
-    log.info({ changed }, 'reload: configuration valid; replacing the workers one at a time');
-    const outcome = await steps.replaceWorkers();
-    if (outcome.failed) {
-      log.error(
-        { ...outcome.failed, replaced: outcome.replaced, changed },
-        'reload stopped: a new worker exited before it listened; the workers not yet replaced keep the old configuration',
-      );
-    } else if (outcome.stopped) {
-      log.info({ replaced: outcome.replaced }, 'reload stopped: shutting down');
-    } else {
-      log.info({ replaced: outcome.replaced, changed }, 'reload complete');
-    }
+    log.info({ changed }, `reload: configuration valid; ${steps.replacing}`);
+    const end = await steps.replace(changed);
+    log[end.level](end.fields, end.msg);
   };
 
   const onSighup = (): void => {

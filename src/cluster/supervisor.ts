@@ -144,12 +144,16 @@ export class Supervisor {
       slot.quickDeaths = 0;
       this.logListening(worker, slot);
       if (old && !old.isDead()) {
+        // Draining from now on, not from its SIGTERM: a worker that is neither a slot's nor
+        // draining is asked by no scrape, and its counts would vanish from the sums meanwhile.
+        this.retiring.add(old);
         await this.options.handOver?.(old, worker);
         // The new worker died during the hand-over: the slot keeps its old one (capacity never drops).
         if (worker.isDead() && !old.isDead() && !this.stopping) {
           clearTimeout(slot.restart);
           slot.restart = undefined;
           this.occupy(slot, old);
+          this.retiring.delete(old);
           slot.listening = true;
           const { code, signal } = await exit;
           return { replaced, failed: { slot: slot.index, code, signal } };

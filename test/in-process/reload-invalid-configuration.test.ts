@@ -52,7 +52,7 @@ describe.runIf(built)('SIGHUP with a configuration it cannot apply', () => {
     expect(line['level']).toBe(50);
     expect(line['key']).toBe(key);
     expect(String(line['msg'])).toContain(words);
-    expect(String(line['msg'])).toContain('the workers keep the old configuration');
+    expect(String(line['msg'])).toContain('the old configuration keeps serving');
     // No worker was started or stopped.
     expect(logged(gw, 'worker listening')).toHaveLength(2);
     expect(logged(gw, 'worker exited')).toHaveLength(0);

@@ -157,4 +157,19 @@ describe('ClusterMetrics', () => {
     c.metrics.retire(w2);
     expect((await c.scrape([w1]))('wikiedge_requests_total{cache="hit"}')).toBe(3);
   });
+
+  it('a worker that retires while a scrape waits for its answer is counted once: never twice, never dropped', async () => {
+    const c = cluster();
+    const [w1, w2] = [{ id: 1 }, { id: 2 }];
+    c.answers.set(w1, [requests(3)]);
+    c.answers.set(w2, [requests(5)]);
+    await c.scrape([w1, w2]);
+    // The scrape asks w2, which drains, hands over its final figures and exits before the answer is read.
+    const during = c.scrape([w1, w2]);
+    c.metrics.keepFinal(w2, [requests(8)]);
+    c.metrics.retire(w2);
+    expect((await during)('wikiedge_requests_total{cache="hit"}')).toBe(11);
+    expect((await c.scrape([w1]))('wikiedge_requests_total{cache="hit"}')).toBe(11);
+    expect((await c.scrape([w1]))('wikiedge_requests_total{cache="hit"}')).toBe(11);
+  });
 });

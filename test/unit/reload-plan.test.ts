@@ -40,7 +40,7 @@ describe('reloadPlan', () => {
     expect(reloadPlan(load(), load({ [env]: value, WIKIEDGE_GRACE_SECONDS: '5' }))).toEqual({ refused: key });
   });
 
-  it('fixes exactly the listeners and the number of workers', () => {
-    expect(FIXED_ON_RELOAD).toEqual(['host', 'port', 'adminHost', 'adminPort', 'workers']);
+  it('fixes exactly the listeners, the number of workers and the log format', () => {
+    expect(FIXED_ON_RELOAD).toEqual(['host', 'port', 'adminHost', 'adminPort', 'workers', 'logFormat']);
   });
 });
