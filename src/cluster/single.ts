@@ -15,6 +15,7 @@
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { type AdminBackend, buildAdmin } from '../apps/admin.js';
+import { localInspection } from '../apps/admin-inspect.js';
 import { listenAs } from '../apps/listen.js';
 import { type Config, type LoadedConfig, readConfigSources } from '../config/config.js';
 import { UpstreamProbeMetrics } from '../upstream/probe.js';
@@ -50,6 +51,11 @@ export async function runSingle(loaded: LoadedConfig, log: Logger): Promise<Sing
     upstream: () => ({ state: probe.state, last: probe.last }),
     metrics: () => metrics.exposition(gens.live()),
     purge: (message) => gens.purge(message),
+    // Asked per request, so /cache, /config and /trace always see the gateway current now.
+    get inspection() {
+      const { gateway, publicApp } = gens.gateway;
+      return localInspection(gateway, publicApp);
+    },
   };
   const admin = buildAdmin(log, backend, liveAdminOptions(config));
   await admin.ready();
