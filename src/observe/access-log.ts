@@ -129,13 +129,23 @@ export interface AccessLogOptions {
   readonly file: string;
 }
 
-/** The access-log files open in this process, for SIGUSR1. */
-const openFiles = new Set<LineBuffer>();
+/**
+ * The access-log files open in this process, by name, for SIGUSR1. One writer per name: a reload
+ * builds a new gateway (cluster/generations.ts) while the old one drains, and both append through
+ * the same batches, so lines stay whole and in order and a reload opens no second handle.
+ */
+const openFiles = new Map<string, LineBuffer>();
 
 /** SIGUSR1: every access-log file is closed and opened again by its name (LineBuffer.reopen). */
 export function reopenAccessLogs(): number {
-  for (const file of openFiles) file.reopen();
+  for (const file of openFiles.values()) file.reopen();
   return openFiles.size;
+}
+
+function fileDestination(name: string): LineBuffer {
+  let file = openFiles.get(name);
+  if (!file) openFiles.set(name, (file = batchedDestination(name)));
+  return file;
 }
 
 export class AccessLog {
@@ -184,9 +194,7 @@ export class AccessLog {
     const internals = log as unknown as PinoInternals;
     this.format = options.format;
     if (options.file !== '') {
-      const file = batchedDestination(options.file);
-      openFiles.add(file);
-      this.stream = file;
+      this.stream = fileDestination(options.file);
     } else {
       this.stream = internals[pino.symbols.streamSym];
     }
