@@ -128,9 +128,13 @@ export class RedisConnection {
     this.sub = connect(where, {
       ...targetOptions(target, base),
       connectionName: 'wikiedge-sub',
-      // The SUBSCRIBE is queued until connected, and replayed on every reconnect.
+      // The first SUBSCRIBE is queued until connected. After a reconnect subscriberUp sends it
+      // again itself: ioredis' own re-subscription (readyHandler in its
+      // built/redis/event_handler.js) leaves the promise of its SUBSCRIBE without a rejection
+      // handler, so a close() before the reply was an unhandled "Connection is closed." (test:
+      // redis-subscriber-closed-while-subscribing-again.test.ts).
       enableOfflineQueue: true,
-      autoResubscribe: true,
+      autoResubscribe: false,
       maxRetriesPerRequest: null,
     });
     this.sub.on('error', (err: Error) => {
@@ -277,9 +281,9 @@ export class RedisConnection {
     const resumed = this.subState === 'down';
     this.subState = 'up';
     if (resumed) {
-      // ioredis says 'ready' before it sends its own SUBSCRIBE again: what the local tier holds
-      // is marked unvouched once the channel surely hears again (a purge published between the
-      // two would be missed too). SUBSCRIBE twice is harmless.
+      // The channel is subscribed again here (ioredis' autoResubscribe is off, see the
+      // constructor): what the local tier holds is marked unvouched once the channel surely
+      // hears again (a purge published between 'ready' and the SUBSCRIBE would be missed too).
       const resubscribed = this.channel === undefined ? Promise.resolve() : this.sub.subscribe(this.channel);
       resubscribed.then(
         () => {
