@@ -1,8 +1,9 @@
 // The storage seam's contract (src/cache/storage.ts), one suite run against every backend, the
 // way undici runs one cache-store suite against its memory and SQLite stores: the local tier
-// alone, and the local tier in front of a real redis-server. A new backend (Redis Cluster) is
-// one more entry in BACKENDS; cases about a second replica or a shared tier that stops
-// answering run only where there is a shared tier.
+// alone, the local tier in front of a real redis-server, and in front of a real Redis Cluster
+// (3 masters, 3 replicas: test/support/redis-cluster.ts). A new backend is one more entry in
+// BACKENDS; cases about a second replica or a shared tier that stops answering run only where
+// there is a shared tier.
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import pino from 'pino';
@@ -17,7 +18,8 @@ import { TieredStorage } from '../../src/cache/tiered-storage.js';
 import { RedisMetrics } from '../../src/observe/metrics.js';
 import { SessionUsers } from '../../src/policy/session-users.js';
 import type { Tier } from '../../src/words/outcomes.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { startRedis } from '../support/redis.js';
+import { startCluster, type TestCluster } from '../support/redis-cluster.js';
 
 /** One process's storage, as gateway/gateway.ts builds it, and its local tier (to look at directly). */
 interface Replica {
@@ -62,14 +64,21 @@ const localAlone: Backend = {
   },
 };
 
-/** The local tier in front of a tier built by `tier(namespace, hooks)`: Redis here, Redis Cluster next. */
-function tieredBackend(
+/** What a shared backend's servers can be asked: to stop answering, to come back, to stop for good. */
+interface Servers {
+  kill(): Promise<void>;
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The local tier in front of a tier built by `tier(namespace, hooks)`: one Redis, or a Redis Cluster. */
+function tieredBackend<S extends Servers>(
   name: string,
   available: boolean,
-  start: () => Promise<TestRedis>,
-  tier: (server: TestRedis, namespace: string, hooks: SharedTierHooks) => SharedTier,
+  start: () => Promise<S>,
+  tier: (server: S, namespace: string, hooks: SharedTierHooks) => SharedTier,
 ): Backend {
-  let server: TestRedis | undefined;
+  let server: S | undefined;
   return {
     name,
     shared: true,
@@ -116,7 +125,31 @@ const localAndRedis = tieredBackend(
     }),
 );
 
-const BACKENDS: readonly Backend[] = [localAlone, localAndRedis];
+const tierOptions = (namespace: string, hooks: SharedTierHooks) => ({
+  // Generous: a loaded machine must not mark the tier down in a case that expects it up.
+  timeoutMs: 2_000,
+  lockMs: 3_000,
+  keyPrefix: namespace,
+  windows: GRACE,
+  now: Date.now,
+  log: pino({ level: 'silent' }),
+  metrics: new RedisMetrics(new Registry()),
+  ...hooks,
+});
+
+const localAndCluster = tieredBackend<TestCluster>(
+  'local + Redis Cluster',
+  existsSync(REDIS_SERVER),
+  () => startCluster(),
+  (cluster, namespace, hooks) =>
+    new RedisTier({
+      url: '',
+      target: { kind: 'cluster', nodes: cluster.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })), username: '', password: '', tls: false },
+      ...tierOptions(namespace, hooks),
+    }),
+);
+
+const BACKENDS: readonly Backend[] = [localAlone, localAndRedis, localAndCluster];
 
 const API = '/w/api.php';
 let urls = 0;
@@ -148,7 +181,7 @@ async function put(storage: Storage, tier: Tier, key: string, e: CacheEntry): Pr
 }
 
 describe.each(BACKENDS.map((b) => [b.name, b] as const))('storage contract: %s', (_name, backend) => {
-  beforeAll(() => backend.setUp(), 30_000);
+  beforeAll(() => backend.setUp(), 120_000);
   afterAll(async () => {
     await Promise.all(replicas.splice(0).map((s) => s.close()));
     await backend.tearDown();

@@ -18,6 +18,7 @@ import type { RedisConnection } from './connection.js';
 import { type RedisKeys, globEscape } from './keys.js';
 import { GUARD_MS, type RedisInvalidations } from './invalidations.js';
 import { moduleGuard, slotGuard, urlGuard } from '../guards.js';
+import { ClusterWrites } from './cluster-writes.js';
 import type { PurgeMessage } from '../../words/purge-message.js';
 
 export type { PurgeMessage } from '../../words/purge-message.js';
@@ -105,6 +106,8 @@ export class RedisPurges {
   /** Names this replica's messages on the channel. */
   private readonly id = randomBytes(6).toString('hex');
   private readonly purgeTimeoutMs: number;
+  /** On a Redis Cluster: sweeps in steps (cluster-writes.ts) instead of PURGE_LUA, SPUBLISH. */
+  private readonly clustered: ClusterWrites | undefined;
 
   constructor(
     private readonly connection: RedisConnection,
@@ -115,6 +118,7 @@ export class RedisPurges {
     this.purgeTimeoutMs = Math.max(1_000, opts.timeoutMs * 20);
     this.cmd = connection.cmd as RedisConnection['cmd'] & PurgeScript;
     this.cmd.defineCommand('wikiedgePurge', { lua: PURGE_LUA });
+    this.clustered = keys.cluster ? new ClusterWrites(connection.cmd, keys, GUARD_MS) : undefined;
     connection.subscribe(keys.channel, (text) => this.onMessage(text));
   }
 
@@ -131,12 +135,13 @@ export class RedisPurges {
     switch (message.kind) {
       case 'url':
         removed = await this.purgeIndexes([this.keys.url(message.urlKey)], [urlGuard(message.urlKey)], this.opts.timeoutMs);
+        if (removed !== null && this.clustered) await this.forgetUrl(message.urlKey);
         break;
       case 'slot':
         removed = await this.purgeIndexes([this.keys.slot(message.slot)], [slotGuard(message.slot)], this.opts.timeoutMs);
         break;
       case 'module':
-        removed = await this.purgeIndexes([this.keys.module(message.module)], [moduleGuard(message.module)]);
+        removed = await this.purgeIndexes(this.clustered?.moduleParts(message.module) ?? [this.keys.module(message.module)], [moduleGuard(message.module)]);
         break;
       // No guard tag names a prefix or everything: writes racing with them are refused as after
       // a gap, recorded before the scan (a fetch storing while the scan runs, behind its
@@ -164,7 +169,10 @@ export class RedisPurges {
     }
     if (removed === null) return null;
     for (const m of published) {
-      const sent = await this.connection.call('publish', () => this.cmd.publish(this.keys.channel, JSON.stringify({ ...m, from: this.id })));
+      const text = JSON.stringify({ ...m, from: this.id });
+      const sent = await this.connection.call('publish', () =>
+        this.clustered ? this.cmd.spublish(this.keys.channel, text) : this.cmd.publish(this.keys.channel, text),
+      );
       if (!sent.ok) return null;
     }
     return removed;
@@ -200,6 +208,11 @@ export class RedisPurges {
    */
   private async purgeIndexes(indexKeys: string[], guardTags: readonly string[] = [], timeoutMs = this.purgeTimeoutMs): Promise<number | null> {
     const guards = guardTags.map((tag) => this.keys.invalidatedAt(tag));
+    const writes = this.clustered;
+    if (writes) {
+      const r = await this.connection.call('purge', () => writes.sweep(indexKeys, guards), { timeoutMs });
+      return r.ok ? r.value : null;
+    }
     const r = await this.connection.call(
       'purge',
       () =>
@@ -217,8 +230,22 @@ export class RedisPurges {
     return r.ok ? Number(r.value) : null;
   }
 
-  /** SCAN over the URL index names (never KEYS), then purge what they index, 100 at a time. */
+  /** A purged URL leaves the cluster's URL register (cluster-writes.ts); a failure only leaves it there. */
+  private async forgetUrl(urlKey: string): Promise<void> {
+    const writes = this.clustered!;
+    await this.connection.call('purge', () => writes.forgetUrl(urlKey));
+  }
+
+  /**
+   * SCAN over the URL index names (never KEYS), then purge what they index, 100 at a time. On a
+   * cluster the URL keys come from the register instead (no SCAN of every node).
+   */
   private async purgePrefix(prefix: string): Promise<number | null> {
+    const writes = this.clustered;
+    if (writes) {
+      const urls = await this.connection.call('purge', () => writes.urlsWithPrefix(prefix), { timeoutMs: this.purgeTimeoutMs });
+      return urls.ok ? this.purgeIndexes(urls.value.map((u) => this.keys.url(u))) : null;
+    }
     let n = 0;
     const ok = await this.scan(`${globEscape(this.opts.keyPrefix)}u:${globEscape(prefix)}*`, async (keys) => {
       for (let i = 0; i < keys.length; i += 100) {
@@ -233,6 +260,13 @@ export class RedisPurges {
 
   /** Every entry and index set of this prefix (locks included: harmless). */
   private async purgeAll(): Promise<number | null> {
+    const writes = this.clustered;
+    const cluster = this.connection.cluster;
+    if (writes && cluster) {
+      const match = `${globEscape(this.opts.keyPrefix)}[eusmldr]:*`;
+      const r = await this.connection.call('purge', () => writes.removeAll(cluster, match), { timeoutMs: this.purgeTimeoutMs });
+      return r.ok ? r.value : null;
+    }
     let n = 0;
     const ok = await this.scan(`${globEscape(this.opts.keyPrefix)}[eusmld]:*`, async (keys) => {
       if (keys.length === 0) return true;

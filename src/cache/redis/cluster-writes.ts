@@ -1,0 +1,150 @@
+/**
+ * The shared tier's multi-key writes on a Redis Cluster, where one script may touch one slot only
+ * (keys.ts names what lives together). On one Redis, entries.ts, invalidations.ts and purges.ts do
+ * each of these in one script, atomically; here they are steps in an order that keeps the same
+ * promise: no replica keeps an answer fetched before an invalidation of one of its tags.
+ *
+ *   store       1. the entry joins its index sets (each a one-key script, any slot)
+ *               2. SET the entry (its own slot)
+ *               3. GET vseq: unchanged since the fetch's mark, nothing was invalidated; else GET
+ *                  the entry's guard tags (v:) and UNLINK the entry when one is above the mark
+ *   sweep       1. INCR vseq and SET the guard tags' v: to it (when the purge has guard tags)
+ *               2. SMEMBERS of every index set (part), UNLINK their entries, SREM what was read
+ *
+ * Why that is enough: a store whose step 3 read the tags before the sweep's step 1 wrote them did
+ * its steps 1 and 2 before that too, so the sweep's SMEMBERS finds the entry and removes it; a
+ * store whose step 3 came later sees the new number and removes its entry itself. SREM rather
+ * than DEL of a set, so that a membership added after the SMEMBERS (an answer fetched after the
+ * invalidation) stays for the next one.
+ *
+ * Commands of one step go out together (the cluster client pipelines them per node).
+ */
+import type { Redis } from 'ioredis';
+import type { RedisKeys } from './keys.js';
+import { INDEX_SHARDS, shardOf } from './keys.js';
+
+/** How many entries one step of a sweep removes at once. */
+const BATCH = 500;
+
+// KEYS[1] an index set; ARGV[1] the member, ARGV[2] px: it lives as long as its longest-lived member.
+const JOIN_LUA = `
+redis.call('SADD', KEYS[1], ARGV[1])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1`;
+
+interface JoinScript {
+  wikiedgeJoin(key: string, member: string, px: number): Promise<number>;
+}
+
+export interface ClusterStore {
+  readonly entryKey: string;
+  readonly payload: Buffer;
+  readonly px: number;
+  readonly member: string;
+  readonly urlKey: string;
+  readonly indexes: readonly string[];
+  /** The v: keys of its guard tags (and of the flush); empty: unguarded. */
+  readonly guards: readonly string[];
+  readonly mark: number | undefined;
+}
+
+export class ClusterWrites {
+  private readonly cmd: Redis & JoinScript;
+
+  constructor(
+    cmd: Redis,
+    private readonly keys: RedisKeys,
+    private readonly guardMs: number,
+  ) {
+    this.cmd = cmd as Redis & JoinScript;
+    this.cmd.defineCommand('wikiedgeJoin', { lua: JOIN_LUA, numberOfKeys: 1 });
+  }
+
+  /** The index sets an entry joins on a cluster: a module's and a tag's in the part of its member. */
+  indexSets(entry: { urlKey: string; slot: string | undefined; modules: readonly string[]; deps: readonly string[] }, member: string): string[] {
+    const part = shardOf(member);
+    const sets = [this.keys.url(entry.urlKey)];
+    if (entry.slot !== undefined) sets.push(this.keys.slot(entry.slot));
+    for (const m of new Set(entry.modules)) sets.push(this.keys.modulePart(m, part));
+    for (const tag of new Set(entry.deps)) sets.push(this.keys.depPart(tag, part));
+    return sets;
+  }
+
+  /** The URL register's part of `urlKey` (prefix purges read it). */
+  private register(urlKey: string): string {
+    return this.keys.urlRegister(shardOf(this.keys.member(urlKey)));
+  }
+
+  /** Steps 1 to 3 of a store (above); true when the entry stays. */
+  async store(s: ClusterStore): Promise<boolean> {
+    await Promise.all([...s.indexes.map((set) => this.cmd.wikiedgeJoin(set, s.member, s.px)), this.cmd.zadd(this.register(s.urlKey), 0, s.urlKey)]);
+    await this.cmd.set(s.entryKey, s.payload, 'PX', s.px);
+    if (s.mark === undefined) return true;
+    const seq = Number((await this.cmd.get(this.keys.invalidationSeq)) ?? 0);
+    if (seq === s.mark) return true;
+    const numbers = await Promise.all(s.guards.map((k) => this.cmd.get(k)));
+    if (numbers.every((v) => v === null || Number(v) <= s.mark!)) return true;
+    await this.cmd.unlink(s.entryKey);
+    return false;
+  }
+
+  /** Steps 1 and 2 of a sweep (above): the entries removed. */
+  async sweep(sets: readonly string[], guards: readonly string[]): Promise<number> {
+    if (guards.length > 0) {
+      const seq = await this.cmd.incr(this.keys.invalidationSeq);
+      await Promise.all(guards.map((k) => this.cmd.set(k, seq, 'PX', this.guardMs)));
+    }
+    const read = await Promise.all(sets.map((k) => this.cmd.smembers(k)));
+    const members = [...new Set(read.flat())];
+    let removed = 0;
+    for (let i = 0; i < members.length; i += BATCH) {
+      const gone = await Promise.all(members.slice(i, i + BATCH).map((m) => this.cmd.unlink(this.keys.entryOf(m))));
+      removed += gone.reduce((a, b) => a + b, 0);
+    }
+    await Promise.all(sets.map((k, i) => (read[i]!.length > 0 ? this.cmd.srem(k, ...read[i]!) : Promise.resolve(0))));
+    return removed;
+  }
+
+  /** Every part of a tag's index. */
+  depParts(tag: string): string[] {
+    return Array.from({ length: INDEX_SHARDS }, (_, n) => this.keys.depPart(tag, n));
+  }
+
+  /** Every part of a module's index. */
+  moduleParts(module: string): string[] {
+    return Array.from({ length: INDEX_SHARDS }, (_, n) => this.keys.modulePart(module, n));
+  }
+
+  /** A URL purged: out of the register. */
+  async forgetUrl(urlKey: string): Promise<void> {
+    await this.cmd.zrem(this.register(urlKey), urlKey);
+  }
+
+  /** The URL keys stored that start with `prefix`, read from the register by range (no SCAN), and forgotten. */
+  async urlsWithPrefix(prefix: string): Promise<string[]> {
+    const parts = Array.from({ length: INDEX_SHARDS }, (_, n) => this.keys.urlRegister(n));
+    // Every member has score 0, so the set is ordered by its bytes; URL keys are ASCII, and
+    // U+00FF encodes as C3 BF, above any of them.
+    const found = await Promise.all(parts.map((k) => this.cmd.zrangebylex(k, `[${prefix}`, `[${prefix}\u00ff`)));
+    await Promise.all(parts.map((k, i) => (found[i]!.length > 0 ? this.cmd.zrem(k, ...found[i]!) : Promise.resolve(0))));
+    return found.flat();
+  }
+
+  /**
+   * Every key of this prefix on every master (a purge of everything, an admin request): SCAN on
+   * each, then UNLINK one key at a time (a key per slot). The entries removed.
+   */
+  async removeAll(cluster: { nodes(role: 'master'): Redis[] }, match: string): Promise<number> {
+    let removed = 0;
+    for (const node of cluster.nodes('master')) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', match, 'COUNT', 1000);
+        cursor = next;
+        await Promise.all(keys.map((k) => this.cmd.unlink(k)));
+        removed += keys.filter((k) => k.startsWith(this.keys.entryPrefix)).length;
+      } while (cursor !== '0');
+    }
+    return removed;
+  }
+}
