@@ -44,7 +44,8 @@ async function startProcess(args: (port: number) => string[]): Promise<RedisProc
       const c = child;
       if (!c?.pid) return;
       child = undefined;
-      process.kill(c.pid, signal);
+      // Already gone by itself (SHUTDOWN NOSAVE): nothing to signal.
+      if (c.exitCode === null && c.signalCode === null) process.kill(c.pid, signal);
       await exited(c);
     },
     async restart() {
