@@ -224,7 +224,19 @@ describe.runIf(existsSync('/usr/bin/redis-server') && existsSync('/usr/bin/redis
     );
     expect(failures).toEqual([]);
     expect(crossed).toEqual([]);
-    for (const gw of [a, b]) expect(await metric(gw, 'wikiedge_redis_up')).toBe(1);
+    for (const gw of [a, b]) {
+      expect(await metric(gw, 'wikiedge_redis_up')).toBe(1);
+      // Each gateway saw the shard's new master (src/cache/redis/cluster-watch.ts), and sees
+      // every shard's master answer again.
+      expect(await metric(gw, 'wikiedge_redis_failovers_total')).toBeGreaterThanOrEqual(1);
+      expect(gw.logs.filter((l) => l['redis'] === 'failover').length).toBeGreaterThanOrEqual(1);
+      expect(await metric(gw, 'wikiedge_redis_topology_refreshes_total')).toBeGreaterThan(0);
+      await until(
+        async () => Promise.all(['0', '1', '2'].map((s) => metric(gw, `wikiedge_redis_shard_up\\{shard="${s}"\\}`))),
+        (up) => up.every((u) => u === 1),
+        20_000,
+      );
+    }
 
     // The purged entry did not come back: the first answer for it, on either gateway, is the
     // wiki's new version, never the purged one (from Redis or a local tier).

@@ -27,6 +27,7 @@
  */
 import { type Cluster, Redis, type RedisOptions } from 'ioredis';
 import { clusterClients } from './cluster-client.js';
+import { ClusterWatch } from './cluster-watch.js';
 import type { Logger } from 'pino';
 import type { RedisMetrics, RedisOp } from '../../observe/metrics.js';
 import { checkSentinels, RedisRefusal, serverMismatch } from './server-check.js';
@@ -79,6 +80,8 @@ export class RedisConnection {
   readonly cmd: Redis;
   /** The same client as `cmd` when the target is a Redis Cluster (its nodes, its slots). */
   readonly cluster: Cluster | undefined;
+  /** Per-shard health and failovers of a cluster, for the metrics. */
+  private readonly watch: ClusterWatch | undefined;
   private readonly sub: Redis;
   private state: State = 'starting';
   private subscribed = false;
@@ -115,6 +118,7 @@ export class RedisConnection {
     const connect = opts.connect ?? ((url, o) => (target.kind === 'url' ? new Redis(url, o) : new Redis(o)));
     const clustered = target.kind === 'cluster' ? clusterClients(target, base) : undefined;
     this.cluster = clustered?.cluster;
+    this.watch = this.cluster && new ClusterWatch(this.cluster, opts.metrics, opts.log, opts.timeoutMs);
     this.cmd =
       clustered?.cmd ??
       connect(where, {
@@ -387,6 +391,7 @@ export class RedisConnection {
     this.closed = true;
     if (this.probing) clearInterval(this.probing);
     if (this.sentinelChecks) clearInterval(this.sentinelChecks);
+    this.watch?.close();
     this.opts.metrics.up.set(0);
     const quit = (c: Redis) => (c.status === 'ready' ? c.quit().catch(() => undefined) : Promise.resolve());
     await Promise.race([Promise.all([quit(this.cmd), quit(this.sub)]), sleep(500)]);
