@@ -313,8 +313,10 @@ try {
   for (const t of tiers) results.push({ name: t.name, cost: await costs(t), hits: [], misses: [] });
   await rates(tiers[0]); // warm-up, not counted
   for (let k = 0; k < ROUNDS; k++) {
-    for (const [i, t] of tiers.entries()) {
-      const r = await rates(t);
+    // Each turn starts with another backend.
+    for (let j = 0; j < tiers.length; j++) {
+      const i = (j + k) % tiers.length;
+      const r = await rates(tiers[i]);
       results[i].hits.push(r.hit);
       results[i].misses.push(r.miss);
     }
