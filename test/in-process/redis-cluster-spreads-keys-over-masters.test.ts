@@ -2,7 +2,8 @@
 // sets spread over every master, a tag that every entry depends on has its index in parts on
 // every master (its invalidation does not land on one node), no call fails on the way (no MOVED
 // left unfollowed, no CROSSSLOT: src/cache/redis/keys.ts, cluster-writes.ts), and an invalidation
-// of that tag removes every entry from every master.
+// of that tag removes every entry from every master. The register of URL keys that prefix purges
+// read stays about as large as what is stored.
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -12,6 +13,16 @@ import { slotOf } from '../../src/cache/redis/shard-channel.js';
 import { RedisTier } from '../../src/cache/redis-tier.js';
 import { RedisMetrics } from '../../src/observe/metrics.js';
 import { startCluster, type TestCluster } from '../support/redis-cluster.js';
+import { inspector } from '../support/redis-topology.js';
+
+async function askNode(port: number, ...args: string[]): Promise<unknown> {
+  const c = await inspector(port);
+  try {
+    return await c.call(args[0]!, ...args.slice(1));
+  } finally {
+    c.disconnect();
+  }
+}
 
 let cluster: TestCluster;
 let tier: RedisTier;
@@ -94,4 +105,27 @@ it('entries and index parts land on every master, evenly, and one invalidation e
   const after = await Promise.all(keys.map((u) => tier.get('shared', `${u}\nanon\n-`)));
   expect(after.filter(Boolean)).toHaveLength(0);
   expect(await errors()).toBe(0);
+});
+
+it('the URL register (prefix purges) forgets URLs whose entries have all ended', async () => {
+  const k = redisKeys(PREFIX, true);
+  const registered = async () => {
+    let n = 0;
+    for (let part = 0; part < INDEX_SHARDS; part++) {
+      const port = await cluster.ownerOf(slotOf(k.urlRegisterEnds(part)));
+      n += Number(await askNode(port, 'ZCARD', k.urlRegisterEnds(part)));
+    }
+    return n;
+  };
+  const before = await registered();
+  // 40 URLs whose entries end within 300 ms, then 200 that live on: each store forgets up to 16 ended URLs of its part.
+  const mark = await tier.invalidationMark();
+  const shortLived = (u: string): CacheEntry => ({ ...entry(u), storedAt: Date.now() - 600_000 + 300 });
+  await Promise.all(Array.from({ length: 40 }, (_, i) => `/w/api.php?short=${i}`).map((u) => tier.set('shared', `${u}\nanon\n-`, shortLived(u), mark)));
+  expect(await registered()).toBe(before + 40);
+  await new Promise((r) => setTimeout(r, 400));
+  for (let i = 0; i < 200; i += 20) {
+    await Promise.all(Array.from({ length: 20 }, (_, j) => `/w/api.php?long=${i + j}`).map((u) => tier.set('shared', `${u}\nanon\n-`, entry(u), mark)));
+  }
+  expect(await registered()).toBe(before + 200);
 });

@@ -283,6 +283,32 @@ describe.each(BACKENDS.map((b) => [b.name, b] as const))('storage contract: %s',
     }
   });
 
+  it_('a prefix purge removes the URLs under the prefix only; a purge of everything removes the rest', async () => {
+    const ns = backend.namespace();
+    const { storage } = await backend.replica(ns);
+    const tag = `p${++urls}x`;
+    const under = [`${API}?action=parse&page=${tag}_A&format=json`, `${API}?action=parse&page=${tag}_B&format=json`];
+    const outside = newUrl();
+    for (const u of [...under, outside]) await put(storage, 'shared', keyOf(u), entry(u));
+    const result = await storage.purge({ kind: 'prefix', prefix: `${API}?action=parse&page=${tag}_` });
+    expect(result.purged).toBe(2);
+    for (const u of under) expect(await storage.lookup('shared', keyOf(u))).toBeUndefined();
+    expect(await storage.lookup('shared', keyOf(outside))).toBeDefined();
+    if (backend.shared) {
+      expect(result.redisPurged).toBe(2);
+      const { storage: fresh } = await backend.replica(ns);
+      for (const u of under) expect(await fresh.lookup('shared', keyOf(u))).toBeUndefined();
+      expect((await fresh.lookup('shared', keyOf(outside)))?.shared).toBe(true);
+    }
+    const all = await storage.purge({ kind: 'all' });
+    expect(all.purged).toBe(1);
+    if (backend.shared) {
+      expect(all.redisPurged).toBe(1);
+      const { storage: fresh } = await backend.replica(ns);
+      expect(await fresh.lookup('shared', keyOf(outside))).toBeUndefined();
+    }
+  });
+
   it_('an answer fetched before an invalidation is not stored after it', async () => {
     const ns = backend.namespace();
     const { storage } = await backend.replica(ns);

@@ -8,6 +8,7 @@
  *               2. SET the entry (its own slot)
  *               3. GET vseq: unchanged since the fetch's mark, nothing was invalidated; else GET
  *                  the entry's guard tags (v:) and UNLINK the entry when one is above the mark
+ *               (and its URL key joins the register prefix purges read, REGISTER_LUA)
  *   sweep       1. INCR vseq and SET the guard tags' v: to it (when the purge has guard tags)
  *               2. SMEMBERS of every index set (part), UNLINK their entries, SREM what was read
  *
@@ -32,8 +33,24 @@ redis.call('SADD', KEYS[1], ARGV[1])
 if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 1`;
 
+// KEYS[1] a part of the URL register (URL keys, all scores 0: read by range), KEYS[2] the same
+// URL keys scored by when their longest-lived entry ends; ARGV[1] the URL key, ARGV[2] that end
+// (ms), ARGV[3] now (ms). Up to 16 URL keys whose entries have all ended leave both at each
+// store, so the register stays about as large as what is stored.
+const REGISTER_LUA = `
+redis.call('ZADD', KEYS[1], 0, ARGV[1])
+local was = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if not was or tonumber(was) < tonumber(ARGV[2]) then redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1]) end
+local ended = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[3], 'LIMIT', 0, 16)
+for _, u in ipairs(ended) do
+  redis.call('ZREM', KEYS[1], u)
+  redis.call('ZREM', KEYS[2], u)
+end
+return #ended`;
+
 interface JoinScript {
   wikiedgeJoin(key: string, member: string, px: number): Promise<number>;
+  wikiedgeRegister(register: string, ends: string, urlKey: string, endMs: number, nowMs: number): Promise<number>;
 }
 
 export interface ClusterStore {
@@ -58,6 +75,7 @@ export class ClusterWrites {
   ) {
     this.cmd = cmd as Redis & JoinScript;
     this.cmd.defineCommand('wikiedgeJoin', { lua: JOIN_LUA, numberOfKeys: 1 });
+    this.cmd.defineCommand('wikiedgeRegister', { lua: REGISTER_LUA, numberOfKeys: 2 });
   }
 
   /** The index sets an entry joins on a cluster: a module's and a tag's in the part of its member. */
@@ -71,13 +89,17 @@ export class ClusterWrites {
   }
 
   /** The URL register's part of `urlKey` (prefix purges read it). */
-  private register(urlKey: string): string {
-    return this.keys.urlRegister(shardOf(this.keys.member(urlKey)));
+  private register(urlKey: string): [string, string] {
+    const part = shardOf(this.keys.member(urlKey));
+    return [this.keys.urlRegister(part), this.keys.urlRegisterEnds(part)];
   }
 
   /** Steps 1 to 3 of a store (above); true when the entry stays. */
   async store(s: ClusterStore): Promise<boolean> {
-    await Promise.all([...s.indexes.map((set) => this.cmd.wikiedgeJoin(set, s.member, s.px)), this.cmd.zadd(this.register(s.urlKey), 0, s.urlKey)]);
+    await Promise.all([
+      ...s.indexes.map((set) => this.cmd.wikiedgeJoin(set, s.member, s.px)),
+      this.cmd.wikiedgeRegister(...this.register(s.urlKey), s.urlKey, Date.now() + s.px, Date.now()),
+    ]);
     await this.cmd.set(s.entryKey, s.payload, 'PX', s.px);
     if (s.mark === undefined) return true;
     const seq = Number((await this.cmd.get(this.keys.invalidationSeq)) ?? 0);
@@ -117,7 +139,7 @@ export class ClusterWrites {
 
   /** A URL purged: out of the register. */
   async forgetUrl(urlKey: string): Promise<void> {
-    await this.cmd.zrem(this.register(urlKey), urlKey);
+    await Promise.all(this.register(urlKey).map((k) => this.cmd.zrem(k, urlKey)));
   }
 
   /** The URL keys stored that start with `prefix`, read from the register by range (no SCAN), and forgotten. */
@@ -126,7 +148,9 @@ export class ClusterWrites {
     // Every member has score 0, so the set is ordered by its bytes; URL keys are ASCII, and
     // U+00FF encodes as C3 BF, above any of them.
     const found = await Promise.all(parts.map((k) => this.cmd.zrangebylex(k, `[${prefix}`, `[${prefix}\u00ff`)));
-    await Promise.all(parts.map((k, i) => (found[i]!.length > 0 ? this.cmd.zrem(k, ...found[i]!) : Promise.resolve(0))));
+    await Promise.all(
+      parts.flatMap((k, i) => (found[i]!.length > 0 ? [this.cmd.zrem(k, ...found[i]!), this.cmd.zrem(this.keys.urlRegisterEnds(i), ...found[i]!)] : [])),
+    );
     return found.flat();
   }
 

@@ -27,7 +27,8 @@
  *   P d:{sha256(tag).n}         a tag's index, in INDEX_SHARDS parts by the member's hash, n the
  *   P m:{sha256(module).n}      part: a popular tag's or module's members spread over the masters
  *   P r:{n}                     the URL keys stored (a sorted set per part, all scores 0), read
- *                               by range for prefix purges instead of SCAN
+ *                               by range for prefix purges instead of SCAN; P x:{n} the same
+ *                               keys scored by when their entries end, to forget them then
  *   P {g}vseq, P {g}stale-before, P {g}v:*flush*, P {g}rc-cursor, P {g}rc-lease
  *                               the few global keys, together (one slot: EXPIRE_LUA's three)
  *   P purge                     the channel, sharded pub/sub (SPUBLISH/SSUBSCRIBE)
@@ -82,6 +83,8 @@ export function redisKeys(prefix: string, cluster = false) {
     depPart: (tag: string, n: number) => tagged('d', `${sha256(tag)}.${n}`),
     /** On a cluster: a part of the URL keys' register (prefix purges). */
     urlRegister: (n: number) => `${prefix}r:{${n}}`,
+    /** The same URL keys, scored by when their entries end (cluster-writes.ts REGISTER_LUA). */
+    urlRegisterEnds: (n: number) => `${prefix}x:{${n}}`,
     invalidatedAt: (tag: string) => (tag === FLUSH_TAG ? `${g}v:${sha256(tag)}` : `${prefix}v:${sha256(tag)}`),
     invalidationSeq: `${g}vseq`,
     userSessions: (user: string) => `${prefix}us:${sha256(user)}`,

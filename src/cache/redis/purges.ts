@@ -263,7 +263,7 @@ export class RedisPurges {
     const writes = this.clustered;
     const cluster = this.connection.cluster;
     if (writes && cluster) {
-      const match = `${globEscape(this.opts.keyPrefix)}[eusmldr]:*`;
+      const match = `${globEscape(this.opts.keyPrefix)}[eusmldrx]:*`;
       const r = await this.connection.call('purge', () => writes.removeAll(cluster, match), { timeoutMs: this.purgeTimeoutMs });
       return r.ok ? r.value : null;
     }

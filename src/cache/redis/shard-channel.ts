@@ -101,8 +101,9 @@ export class ShardChannel extends EventEmitter {
         (err: unknown) => this.emit('error', err instanceof Error ? err : new Error(String(err))),
       );
     });
-    // The slot moved away (a resharding, or this node demoted): Redis ends the subscription.
-    client.on('sunsubscribe', () => client.disconnect());
+    // The slot moved away (a resharding, or this node demoted): Redis ends the subscription
+    // with an unsolicited SUNSUBSCRIBE, which ioredis reports as 'moved' (its DataHandler).
+    client.on('moved', () => client.disconnect());
     client.on('end', () => {
       if (this.client !== client) return;
       this.client = undefined;
