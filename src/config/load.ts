@@ -150,7 +150,7 @@ function checkBetweenKeys(config: Config, origins: Readonly<Record<string, Origi
   if (usesRedis(config) && origins['identitySecret'] === 'default')
     throw new ConfigError(
       FIELDS.identitySecret.env,
-      `is required with ${config.redisUrl ? FIELDS.redisUrl.env : FIELDS.redisSentinels.env}: every replica sharing Redis must key sessions with the same secret (or WIKIEDGE_IDENTITY_SECRET_FILE)`,
+      `is required with ${(config.redisUrl ? FIELDS.redisUrl : config.redisClusterNodes.length > 0 ? FIELDS.redisClusterNodes : FIELDS.redisSentinels).env}: every replica sharing Redis must key sessions with the same secret (or WIKIEDGE_IDENTITY_SECRET_FILE)`,
     );
 }
 
