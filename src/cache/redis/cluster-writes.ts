@@ -5,7 +5,7 @@
  * promise: no replica keeps an answer fetched before an invalidation of one of its tags.
  *
  *   store       1. the entry joins its index sets (each a one-key script, any slot)
- *               2. SET the entry (its own slot)
+ *               2. SET the entry (its own slot), together with step 1: only both before step 3 matter
  *               3. GET vseq: unchanged since the fetch's mark, nothing was invalidated; else GET
  *                  the entry's guard tags (v:) and UNLINK the entry when one is above the mark
  *               (and its URL key joins the register prefix purges read, REGISTER_LUA)
@@ -63,6 +63,8 @@ export interface ClusterStore {
   /** The v: keys of its guard tags (and of the flush); empty: unguarded. */
   readonly guards: readonly string[];
   readonly mark: number | undefined;
+  /** The instant of the store (ms, the tier's clock): when the entry ends is now + px. */
+  readonly now: number;
 }
 
 export class ClusterWrites {
@@ -94,13 +96,13 @@ export class ClusterWrites {
     return [this.keys.urlRegister(part), this.keys.urlRegisterEnds(part)];
   }
 
-  /** Steps 1 to 3 of a store (above); true when the entry stays. */
+  /** Steps 1 to 3 of a store (above), in two round trips; true when the entry stays. */
   async store(s: ClusterStore): Promise<boolean> {
     await Promise.all([
       ...s.indexes.map((set) => this.cmd.wikiedgeJoin(set, s.member, s.px)),
-      this.cmd.wikiedgeRegister(...this.register(s.urlKey), s.urlKey, Date.now() + s.px, Date.now()),
+      this.cmd.wikiedgeRegister(...this.register(s.urlKey), s.urlKey, s.now + s.px, s.now),
+      this.cmd.set(s.entryKey, s.payload, 'PX', s.px),
     ]);
-    await this.cmd.set(s.entryKey, s.payload, 'PX', s.px);
     if (s.mark === undefined) return true;
     const seq = Number((await this.cmd.get(this.keys.invalidationSeq)) ?? 0);
     if (seq === s.mark) return true;
