@@ -6,15 +6,6 @@ import { defineConfig } from 'vitest/config';
 // test/integration/global-setup.ts.
 export default defineConfig({
   test: {
-    // One known stray rejection, ignored by its exact shape and nothing else: ioredis' "Connection
-    // is closed." when test/in-process/storage-contract.test.ts kills its redis-server on purpose
-    // ("the shared tier down"), seen in 2 of 3 CI runs with every assertion passing. Which client
-    // promise goes unhandled was not found yet (RedisConnection.call handles its own); until it
-    // is, the rule is narrow: any other unhandled error still fails the run.
-    onUnhandledError(error) {
-      const e = error as { message?: string; stack?: string };
-      return !(e?.message === 'Connection is closed.' && (e.stack ?? '').includes('ioredis'));
-    },
     // The JSON report feeds scripts/test-summary.mjs (one closing line for CI).
     reporters: ['default', ['json', { outputFile: 'test-results.json' }]],
     projects: [

@@ -65,7 +65,7 @@ export class RedisTier {
   private readonly follower: RedisFollowerState;
 
   constructor(opts: RedisTierOptions) {
-    const keys = redisKeys(opts.keyPrefix);
+    const keys = redisKeys(opts.keyPrefix, opts.target?.kind === 'cluster');
     const { metrics, log } = opts;
     this.connection = new RedisConnection({
       url: opts.url,

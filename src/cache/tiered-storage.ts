@@ -16,6 +16,9 @@
  *
  * The shared tier failing (down, slow) never fails a call: lookups answer from the local tier,
  * fetches go ahead alone, stores stay local (redis-tier.ts: every call is bounded, then down).
+ * A purge it could not carry (down, a shard failing over, the publish failed) is kept and carried
+ * once it answers again (up to MAX_OWED; past that, a gap instead), so that neither the shared
+ * tier nor the other replicas keep what it removed here: not lost silently, and logged.
  */
 import type { Logger } from 'pino';
 import type { Tier } from '../words/outcomes.js';
@@ -38,6 +41,11 @@ import type {
   Storage,
 } from './storage.js';
 
+/** Purges kept for the shared tier while it cannot carry them; past this many, a gap instead. */
+export const MAX_OWED = 1_000;
+/** How often the purges kept are tried again. */
+const OWED_RETRY_MS = 500;
+
 export interface TieredStorageOptions {
   /** The in-process tiers, in front. */
   readonly store: CacheStore;
@@ -53,6 +61,11 @@ export class TieredStorage implements Storage {
   readonly shared = true;
   private readonly local: CacheStore;
   private readonly tier: SharedTier;
+  /** Purges the shared tier could not carry, oldest first, and whether more were lost. */
+  private owed: PurgeMessage[] = [];
+  private owedOverflow = false;
+  private owedTimer: NodeJS.Timeout | undefined;
+  private carrying = false;
 
   /** `connect`: builds the shared tier, given what it must call back (purges heard, purges missed). */
   constructor(
@@ -91,6 +104,7 @@ export class TieredStorage implements Storage {
   }
 
   close(): Promise<void> {
+    if (this.owedTimer) clearInterval(this.owedTimer);
     return this.tier.close();
   }
 
@@ -171,9 +185,56 @@ export class TieredStorage implements Storage {
     return true;
   }
 
-  purge(message: PurgeMessage, options: PurgeOptions = {}): Promise<PurgeResult> {
+  async purge(message: PurgeMessage, options: PurgeOptions = {}): Promise<PurgeResult> {
     const siblings = options.tellSiblings === false ? undefined : this.opts.siblings;
-    return purgeEverywhere(this.local, this.tier, message, siblings, this.opts.users, options.onClientPath);
+    const result = await purgeEverywhere(this.local, this.tier, message, siblings, this.opts.users, options.onClientPath);
+    if (result.redisPurged === null) this.owe(message);
+    return result;
+  }
+
+  /** Keep a purge the shared tier could not carry, to carry it once it answers. */
+  private owe(message: PurgeMessage): void {
+    if (this.owed.length === 0 && !this.owedOverflow) {
+      this.opts.log.warn(
+        { redisPurge: 'owed', kind: message.kind },
+        'a purge could not reach the shared tier: it is carried there and to the other replicas once it answers',
+      );
+    }
+    if (this.owed.length < MAX_OWED) this.owed.push(message);
+    else this.owedOverflow = true;
+    this.owedTimer ??= setInterval(() => void this.carryOwed(), OWED_RETRY_MS);
+    this.owedTimer.unref();
+  }
+
+  /**
+   * The purges kept, in order, while the shared tier answers; past MAX_OWED of them, one gap
+   * instead (nothing stored before now is vouched for, on every replica).
+   */
+  private async carryOwed(): Promise<void> {
+    if (this.carrying || !this.tier.up) return;
+    this.carrying = true;
+    try {
+      if (this.owedOverflow) {
+        if ((await this.tier.purge({ kind: 'expire', before: this.opts.now() })) === null) return;
+        this.opts.log.warn(
+          { redisPurge: 'gap', owed: MAX_OWED },
+          'more purges than kept could not reach the shared tier: a gap instead, everything cached before now is refreshed at next use',
+        );
+        this.owedOverflow = false;
+        this.owed = [];
+      }
+      let carried = 0;
+      while (this.owed.length > 0) {
+        if ((await this.tier.purge(this.owed[0]!)) === null) return;
+        this.owed.shift();
+        carried++;
+      }
+      clearInterval(this.owedTimer);
+      this.owedTimer = undefined;
+      if (carried > 0) this.opts.log.info({ redisPurge: 'carried', carried }, 'the purges the shared tier missed were carried to it and to the other replicas');
+    } finally {
+      this.carrying = false;
+    }
   }
 
   purgeHere(message: PurgeMessage): number {

@@ -35,14 +35,14 @@ export const REDIS_FIELDS = {
     parse: hostPortList,
     default: [],
     unit: 'list',
-    doc: 'seed nodes of a Redis Cluster, `host:port,...`: reserved, **not supported in this version**: the gateway refuses to start with it (the shared tier needs one Redis or a Sentinel-managed primary)',
+    doc: 'seed nodes of a Redis Cluster, `host:port,...`: the shared tier on the cluster, its keys hash-tagged by slot, purges on sharded pub/sub; it follows failovers by itself (see "Redis Cluster"); instead of `WIKIEDGE_REDIS_URL`, with the same user, password and TLS keys as Sentinels',
   }),
   redisUsername: field({
     env: 'WIKIEDGE_REDIS_USERNAME',
     parse: redisCredential,
     default: '',
     unit: 'name',
-    doc: 'the ACL user for the Redis data nodes (with `WIKIEDGE_REDIS_SENTINELS`, or with a `WIKIEDGE_REDIS_URL` that names none); empty: `default`',
+    doc: 'the ACL user for the Redis data nodes (with `WIKIEDGE_REDIS_SENTINELS` or `WIKIEDGE_REDIS_CLUSTER_NODES`, or with a `WIKIEDGE_REDIS_URL` that names none); empty: `default`',
   }),
   redisPassword: field({
     env: 'WIKIEDGE_REDIS_PASSWORD',
@@ -50,7 +50,7 @@ export const REDIS_FIELDS = {
     default: '',
     unit: 'text',
     secret: true,
-    doc: 'the password for the Redis data nodes (with `WIKIEDGE_REDIS_SENTINELS`, or with a `WIKIEDGE_REDIS_URL` that holds none)',
+    doc: 'the password for the Redis data nodes (with `WIKIEDGE_REDIS_SENTINELS` or `WIKIEDGE_REDIS_CLUSTER_NODES`, or with a `WIKIEDGE_REDIS_URL` that holds none)',
   }),
   redisSentinelPassword: field({
     env: 'WIKIEDGE_REDIS_SENTINEL_PASSWORD',
@@ -65,7 +65,7 @@ export const REDIS_FIELDS = {
     parse: bool,
     default: false,
     unit: 'boolean',
-    doc: 'TLS to the Sentinels and the data nodes they name (with `WIKIEDGE_REDIS_SENTINELS`; a single URL says `rediss://` instead, and is refused with this key)',
+    doc: 'TLS to the Sentinels and the data nodes they name (with `WIKIEDGE_REDIS_SENTINELS`), or to every cluster node (with `WIKIEDGE_REDIS_CLUSTER_NODES`); a single URL says `rediss://` instead, and is refused with this key',
   }),
   redisTimeoutMs: field({
     env: 'WIKIEDGE_REDIS_TIMEOUT_MS',

@@ -509,8 +509,8 @@ export const NOT_ABOVE: readonly (readonly [NumericKey, NumericKey])[] = [
 export type ConfigKey = keyof Config;
 
 /** The shared Redis tier is configured, whichever way it is reached (a URL or Sentinels). */
-export function usesRedis(config: Pick<Config, 'redisUrl' | 'redisSentinels'>): boolean {
-  return config.redisUrl !== '' || config.redisSentinels.length > 0;
+export function usesRedis(config: Pick<Config, 'redisUrl' | 'redisSentinels' | 'redisClusterNodes'>): boolean {
+  return config.redisUrl !== '' || config.redisSentinels.length > 0 || config.redisClusterNodes.length > 0;
 }
 
 /** The table as a list, in its order: the order of loading, the README, --help and --print-config. */

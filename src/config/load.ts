@@ -150,7 +150,7 @@ function checkBetweenKeys(config: Config, origins: Readonly<Record<string, Origi
   if (usesRedis(config) && origins['identitySecret'] === 'default')
     throw new ConfigError(
       FIELDS.identitySecret.env,
-      `is required with ${config.redisUrl ? FIELDS.redisUrl.env : FIELDS.redisSentinels.env}: every replica sharing Redis must key sessions with the same secret (or WIKIEDGE_IDENTITY_SECRET_FILE)`,
+      `is required with ${(config.redisUrl ? FIELDS.redisUrl : config.redisClusterNodes.length > 0 ? FIELDS.redisClusterNodes : FIELDS.redisSentinels).env}: every replica sharing Redis must key sessions with the same secret (or WIKIEDGE_IDENTITY_SECRET_FILE)`,
     );
 }
 
@@ -177,19 +177,13 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /**
- * One way to reach Redis (a URL, Sentinels, or a cluster's seed nodes, which this version
- * refuses), and the keys that only mean something with one of them. --check says so too: nothing
+ * One way to reach Redis (a URL, Sentinels, or a cluster's seed nodes), and the keys that only mean something with one of them. --check says so too: nothing
  * here connects anywhere (what the server turns out to be is checked at start, redis/connection.ts).
  */
 function checkRedisKeys(config: Config): void {
   const env = (key: ConfigKey) => FIELDS[key].env;
   const ways = (['redisUrl', 'redisSentinels', 'redisClusterNodes'] as const).filter((k) => config[k].length > 0);
   if (ways.length > 1) throw new ConfigError(env(ways[1]!), `must not be set together with ${env(ways[0]!)}: Redis is reached one way`);
-  if (config.redisClusterNodes.length > 0)
-    throw new ConfigError(
-      env('redisClusterNodes'),
-      `Redis Cluster is not supported by the shared tier in this version (its entries, index sets and purge scripts assume one keyspace); use ${env('redisUrl')} (one Redis) or ${env('redisSentinels')} with ${env('redisSentinelMaster')} (a primary with replicas)`,
-    );
   const sentinels = config.redisSentinels.length > 0;
   if (sentinels && !config.redisSentinelMaster)
     throw new ConfigError(
@@ -201,7 +195,10 @@ function checkRedisKeys(config: Config): void {
   if (!sentinels && config.redisSentinelMaster)
     throw new ConfigError(env('redisSentinelMaster'), `is used only with ${env('redisSentinels')}, which is not set`);
   if (config.redisUrl && config.redisTls)
-    throw new ConfigError(env('redisTls'), `is used only with ${env('redisSentinels')}: with ${env('redisUrl')} say rediss:// instead`);
+    throw new ConfigError(
+      env('redisTls'),
+      `is used only with ${env('redisSentinels')} or ${env('redisClusterNodes')}: with ${env('redisUrl')} say rediss:// instead`,
+    );
   if (config.redisUrl) {
     const url = new URL(config.redisUrl);
     if (config.redisPassword && (url.password || url.searchParams.has('password')))

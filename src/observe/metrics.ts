@@ -39,6 +39,10 @@ export class RedisMetrics {
   readonly channelResumed: Counter;
   readonly failovers: Counter;
   readonly downs: Counter;
+  /** Redis Cluster only (cache/redis/cluster-watch.ts): `shard` is an index, '0' to '15', or 'other'. */
+  readonly shardUp: Gauge<'shard'>;
+  readonly shardErrors: Counter<'shard'>;
+  readonly topologyRefreshes: Counter;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -96,13 +100,30 @@ export class RedisMetrics {
     });
     this.failovers = new Counter({
       name: 'wikiedge_redis_failovers_total',
-      help: 'Times the tier came back on another primary than the one it used before (WIKIEDGE_REDIS_SENTINELS: a Sentinel failover), as this process saw it.',
+      help: 'Times the tier came back on another primary than the one it used before (WIKIEDGE_REDIS_SENTINELS: a Sentinel failover; WIKIEDGE_REDIS_CLUSTER_NODES: a shard whose master changed), as this process saw it.',
       registers,
     });
     // A flapping tier can be up at every scrape: the gauge alone would not show it.
     this.downs = new Counter({
       name: 'wikiedge_redis_down_total',
       help: 'Times the shared Redis tier went from up to down (a failed call, three timeouts in a row, a lost connection).',
+      registers,
+    });
+    this.shardUp = new Gauge({
+      name: 'wikiedge_redis_shard_up',
+      help: 'Redis Cluster: 1 while the master of a shard answers PING, by shard (an index by the first slot it owns, stable across failovers).',
+      labelNames: ['shard'] as const,
+      registers,
+    });
+    this.shardErrors = new Counter({
+      name: 'wikiedge_redis_shard_errors_total',
+      help: 'Redis Cluster: errors of the connection to a node, by the shard it serves.',
+      labelNames: ['shard'] as const,
+      registers,
+    });
+    this.topologyRefreshes = new Counter({
+      name: 'wikiedge_redis_topology_refreshes_total',
+      help: 'Redis Cluster: times the slot map was read again (periodically, after MOVED, after a node failed).',
       registers,
     });
     for (const kind of PURGE_KINDS) this.purgeMessages.inc({ kind }, 0);

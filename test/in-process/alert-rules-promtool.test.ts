@@ -61,6 +61,7 @@ describe('alert rules', () => {
       'WikiedgeMemoryNearBudgets',
       'WikiedgeRedisDown',
       'WikiedgeRedisFlapping',
+      'WikiedgeRedisShardDown',
       'WikiedgeTargetDown',
       'WikiedgeUpstreamDown',
     ]);

@@ -16,6 +16,19 @@ describe.runIf(built)('--check', () => {
     expect(run).toMatchObject({ status: 0, stdout: 'wikiedge: configuration OK\n', stderr: '' });
   });
 
+  it('connects to nothing for a Redis Cluster either (its seed nodes need not exist), and wants the shared identity secret', () => {
+    // Ports 1 and 2 on loopback: nothing listens there; a connection attempt would only fail later.
+    const run = runCli(['--check'], { ...env, WIKIEDGE_REDIS_CLUSTER_NODES: '127.0.0.1:1,127.0.0.1:2', WIKIEDGE_REDIS_TLS: 'true' });
+    expect(run).toMatchObject({ status: 2, stdout: '' });
+    expect(run.stderr).toMatch(/^wikiedge: invalid configuration: WIKIEDGE_IDENTITY_SECRET: is required with WIKIEDGE_REDIS_CLUSTER_NODES: /);
+    const secret = { WIKIEDGE_IDENTITY_SECRET: 'cluster-replicas-share-this-identity-secret' };
+    expect(runCli(['--check'], { ...env, ...secret, WIKIEDGE_REDIS_CLUSTER_NODES: '127.0.0.1:1,127.0.0.1:2', WIKIEDGE_REDIS_TLS: 'true' })).toMatchObject({
+      status: 0,
+      stdout: 'wikiedge: configuration OK\n',
+      stderr: '',
+    });
+  });
+
   it('names the key and the rule, and exits 2, for an invalid one', () => {
     const run = runCli(['--check'], { ...env, WIKIEDGE_TTL_MAX_SECONDS: 'forever' });
     expect(run.status).toBe(2);

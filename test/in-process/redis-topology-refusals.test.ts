@@ -49,12 +49,12 @@ describe.runIf(existsSync('/usr/bin/redis-server'))('a Redis that is not what th
     return err!;
   };
 
-  it('a URL that reaches a cluster node (cluster_enabled:1) names WIKIEDGE_REDIS_CLUSTER_NODES, and says cluster support is not in this version', async () => {
+  it('a URL that reaches a cluster node (cluster_enabled:1) names WIKIEDGE_REDIS_CLUSTER_NODES, to be used instead', async () => {
     const err = await refusal({ WIKIEDGE_REDIS_URL: `redis://${clusterNode.address}` });
     expect(err.name).toBe('RedisRefusal');
     expect(err.key).toBe('WIKIEDGE_REDIS_CLUSTER_NODES');
     expect(err.message).toMatch(/^WIKIEDGE_REDIS_URL reaches a Redis Cluster node \(INFO says cluster_enabled:1\)/);
-    expect(err.message).toMatch(/does not support Redis Cluster in this version/);
+    expect(err.message).toMatch(/list the cluster's nodes in WIKIEDGE_REDIS_CLUSTER_NODES instead/);
   });
 
   it('a URL that reaches a Sentinel (redis_mode:sentinel) names WIKIEDGE_REDIS_SENTINELS', async () => {

@@ -1,8 +1,9 @@
 // The storage seam's contract (src/cache/storage.ts), one suite run against every backend, the
 // way undici runs one cache-store suite against its memory and SQLite stores: the local tier
-// alone, and the local tier in front of a real redis-server. A new backend (Redis Cluster) is
-// one more entry in BACKENDS; cases about a second replica or a shared tier that stops
-// answering run only where there is a shared tier.
+// alone, the local tier in front of a real redis-server, and in front of a real Redis Cluster
+// (3 masters, 3 replicas: test/support/redis-cluster.ts). A new backend is one more entry in
+// BACKENDS; cases about a second replica or a shared tier that stops answering run only where
+// there is a shared tier.
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import pino from 'pino';
@@ -17,7 +18,8 @@ import { TieredStorage } from '../../src/cache/tiered-storage.js';
 import { RedisMetrics } from '../../src/observe/metrics.js';
 import { SessionUsers } from '../../src/policy/session-users.js';
 import type { Tier } from '../../src/words/outcomes.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { startRedis } from '../support/redis.js';
+import { startCluster, type TestCluster } from '../support/redis-cluster.js';
 
 /** One process's storage, as gateway/gateway.ts builds it, and its local tier (to look at directly). */
 interface Replica {
@@ -62,14 +64,21 @@ const localAlone: Backend = {
   },
 };
 
-/** The local tier in front of a tier built by `tier(namespace, hooks)`: Redis here, Redis Cluster next. */
-function tieredBackend(
+/** What a shared backend's servers can be asked: to stop answering, to come back, to stop for good. */
+interface Servers {
+  kill(): Promise<void>;
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The local tier in front of a tier built by `tier(namespace, hooks)`: one Redis, or a Redis Cluster. */
+function tieredBackend<S extends Servers>(
   name: string,
   available: boolean,
-  start: () => Promise<TestRedis>,
-  tier: (server: TestRedis, namespace: string, hooks: SharedTierHooks) => SharedTier,
+  start: () => Promise<S>,
+  tier: (server: S, namespace: string, hooks: SharedTierHooks) => SharedTier,
 ): Backend {
-  let server: TestRedis | undefined;
+  let server: S | undefined;
   return {
     name,
     shared: true,
@@ -116,7 +125,31 @@ const localAndRedis = tieredBackend(
     }),
 );
 
-const BACKENDS: readonly Backend[] = [localAlone, localAndRedis];
+const tierOptions = (namespace: string, hooks: SharedTierHooks) => ({
+  // Generous: a loaded machine must not mark the tier down in a case that expects it up.
+  timeoutMs: 2_000,
+  lockMs: 3_000,
+  keyPrefix: namespace,
+  windows: GRACE,
+  now: Date.now,
+  log: pino({ level: 'silent' }),
+  metrics: new RedisMetrics(new Registry()),
+  ...hooks,
+});
+
+const localAndCluster = tieredBackend<TestCluster>(
+  'local + Redis Cluster',
+  existsSync(REDIS_SERVER),
+  () => startCluster(),
+  (cluster, namespace, hooks) =>
+    new RedisTier({
+      url: '',
+      target: { kind: 'cluster', nodes: cluster.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })), username: '', password: '', tls: false },
+      ...tierOptions(namespace, hooks),
+    }),
+);
+
+const BACKENDS: readonly Backend[] = [localAlone, localAndRedis, localAndCluster];
 
 const API = '/w/api.php';
 let urls = 0;
@@ -148,7 +181,7 @@ async function put(storage: Storage, tier: Tier, key: string, e: CacheEntry): Pr
 }
 
 describe.each(BACKENDS.map((b) => [b.name, b] as const))('storage contract: %s', (_name, backend) => {
-  beforeAll(() => backend.setUp(), 30_000);
+  beforeAll(() => backend.setUp(), 120_000);
   afterAll(async () => {
     await Promise.all(replicas.splice(0).map((s) => s.close()));
     await backend.tearDown();
@@ -247,6 +280,60 @@ describe.each(BACKENDS.map((b) => [b.name, b] as const))('storage contract: %s',
     if (backend.shared) {
       const { storage: fresh } = await backend.replica(ns);
       expect(await fresh.lookup('shared', keyOf(parse))).toBeUndefined();
+    }
+  });
+
+  it_('a prefix purge removes the URLs under the prefix only; a purge of everything removes the rest', async () => {
+    const ns = backend.namespace();
+    const { storage } = await backend.replica(ns);
+    const tag = `p${++urls}x`;
+    const under = [`${API}?action=parse&page=${tag}_A&format=json`, `${API}?action=parse&page=${tag}_B&format=json`];
+    const outside = newUrl();
+    for (const u of [...under, outside]) await put(storage, 'shared', keyOf(u), entry(u));
+    const result = await storage.purge({ kind: 'prefix', prefix: `${API}?action=parse&page=${tag}_` });
+    expect(result.purged).toBe(2);
+    for (const u of under) expect(await storage.lookup('shared', keyOf(u))).toBeUndefined();
+    expect(await storage.lookup('shared', keyOf(outside))).toBeDefined();
+    if (backend.shared) {
+      expect(result.redisPurged).toBe(2);
+      const { storage: fresh } = await backend.replica(ns);
+      for (const u of under) expect(await fresh.lookup('shared', keyOf(u))).toBeUndefined();
+      expect((await fresh.lookup('shared', keyOf(outside)))?.shared).toBe(true);
+    }
+    const all = await storage.purge({ kind: 'all' });
+    expect(all.purged).toBe(1);
+    if (backend.shared) {
+      expect(all.redisPurged).toBe(1);
+      const { storage: fresh } = await backend.replica(ns);
+      expect(await fresh.lookup('shared', keyOf(outside))).toBeUndefined();
+    }
+  });
+
+  it_('a prefix in natural parameter order and a pattern remove the keys they name, and only those', async () => {
+    const ns = backend.namespace();
+    const { storage } = await backend.replica(ns);
+    const page = `q${++urls}y`;
+    // Keys in the canonical order (policy/request.ts canonicalQuery): action, format, page.
+    const named = `${API}?action=parse&format=json&page=${page}`;
+    const otherPage = `${API}?action=parse&format=json&page=${page}z`;
+    const otherAction = `${API}?action=query&format=json&page=${page}`;
+    for (const u of [named, otherPage, otherAction]) await put(storage, 'shared', keyOf(u), entry(u));
+    // As an operator types it: not the key's order; the last parameter whole.
+    const byPrefix = await storage.purge({ kind: 'prefix', prefix: `${API}?page=${page}&action=parse&format=json` });
+    expect(byPrefix.purged).toBe(1);
+    expect(await storage.lookup('shared', keyOf(named))).toBeUndefined();
+    expect(await storage.lookup('shared', keyOf(otherPage))).toBeDefined();
+    const byPattern = await storage.purge({ kind: 'pattern', pattern: `${API}?action=*&page=${page}` });
+    expect(byPattern.purged).toBe(1);
+    expect(await storage.lookup('shared', keyOf(otherAction))).toBeUndefined();
+    expect(await storage.lookup('shared', keyOf(otherPage))).toBeDefined();
+    if (backend.shared) {
+      expect(byPrefix.redisPurged).toBe(1);
+      expect(byPattern.redisPurged).toBe(1);
+      const { storage: fresh } = await backend.replica(ns);
+      expect(await fresh.lookup('shared', keyOf(named))).toBeUndefined();
+      expect(await fresh.lookup('shared', keyOf(otherAction))).toBeUndefined();
+      expect((await fresh.lookup('shared', keyOf(otherPage)))?.shared).toBe(true);
     }
   });
 

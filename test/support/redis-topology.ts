@@ -18,16 +18,23 @@ export interface RedisProcess {
   readonly pid: number | undefined;
   /** Signal it (SIGKILL: a crash) and wait until it is gone. */
   kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Start it again, stopped first if running: same port, same arguments, same folder. */
+  restart(): Promise<void>;
 }
 
 async function startProcess(args: (port: number) => string[]): Promise<RedisProcess> {
   const port = await freePort();
   if (port === 6379) throw new Error('refusing to use port 6379');
-  let child: ChildProcess | undefined = spawn(REDIS_SERVER, args(port), { stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout?.resume();
-  child.stderr?.resume();
-  await waitUntilAnswering(port, child);
-  return {
+  const argv = args(port);
+  const spawnIt = async () => {
+    const c = spawn(REDIS_SERVER, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+    c.stdout?.resume();
+    c.stderr?.resume();
+    await waitUntilAnswering(port, c);
+    return c;
+  };
+  let child: ChildProcess | undefined = await spawnIt();
+  const process_: RedisProcess = {
     port,
     address: `127.0.0.1:${port}`,
     get pid() {
@@ -37,10 +44,16 @@ async function startProcess(args: (port: number) => string[]): Promise<RedisProc
       const c = child;
       if (!c?.pid) return;
       child = undefined;
-      process.kill(c.pid, signal);
+      // Already gone by itself (SHUTDOWN NOSAVE): nothing to signal.
+      if (c.exitCode === null && c.signalCode === null) process.kill(c.pid, signal);
       await exited(c);
     },
+    async restart() {
+      await process_.kill('SIGTERM');
+      child = await spawnIt();
+    },
   };
+  return process_;
 }
 
 /** A redis-server without persistence, with `extra` arguments (`--replicaof`, `--cluster-enabled yes`, ...). */

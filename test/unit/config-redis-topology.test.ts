@@ -1,6 +1,6 @@
-// How Redis is reached: one URL, or Sentinels with the primary's name; a cluster's seed nodes are
-// recognised and refused (not supported in this version), each way exclusive with the others, and
-// the credentials and TLS of the Sentinel form as the URL has them. Nothing here connects (--check
+// How Redis is reached: one URL, Sentinels with the primary's name, or a cluster's seed nodes,
+// each way exclusive with the others, and the credentials and TLS of the Sentinel and cluster
+// forms as the URL has them. Nothing here connects (--check
 // runs exactly this); what the server turns out to be is test/in-process/redis-topology-refusals.test.ts.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -57,13 +57,20 @@ describe('configuration of the way to Redis', () => {
     expect(errorOf({ ...sentinels, WIKIEDGE_REDIS_SENTINEL_MASTER: 'my master' }).key).toBe('WIKIEDGE_REDIS_SENTINEL_MASTER');
   });
 
-  it('WIKIEDGE_REDIS_CLUSTER_NODES is a known key, checked, and refused: cluster support is not in this version', () => {
+  it('WIKIEDGE_REDIS_CLUSTER_NODES: host:port addresses, the target a cluster of those seeds, with the credentials and TLS', () => {
     expect(errorOf({ ...base, WIKIEDGE_REDIS_CLUSTER_NODES: 'n1' }).message).toMatch(/^WIKIEDGE_REDIS_CLUSTER_NODES: must list host:port/);
-    const e = errorOf({ ...base, WIKIEDGE_REDIS_CLUSTER_NODES: 'n1:7000,n2:7000' });
-    expect(e.key).toBe('WIKIEDGE_REDIS_CLUSTER_NODES');
-    expect(e.message).toMatch(/Redis Cluster is not supported by the shared tier in this version/);
-    expect(e.message).toMatch(/WIKIEDGE_REDIS_URL/);
-    expect(e.message).toMatch(/WIKIEDGE_REDIS_SENTINELS/);
+    const config = loadConfig({ ...base, WIKIEDGE_REDIS_CLUSTER_NODES: 'n1:7000,[::1]:7001', WIKIEDGE_REDIS_PASSWORD: 'pw', WIKIEDGE_REDIS_TLS: 'true' });
+    expect(redisTarget(config)).toEqual({
+      kind: 'cluster',
+      nodes: [
+        { host: 'n1', port: 7000 },
+        { host: '::1', port: 7001 },
+      ],
+      username: '',
+      password: 'pw',
+      tls: true,
+    });
+    expect(usesRedis(config)).toBe(true);
   });
 
   it('each way is exclusive with the others', () => {

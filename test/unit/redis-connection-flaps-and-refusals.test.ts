@@ -81,6 +81,15 @@ describe('the server reached, from its INFO', () => {
     expect(serverMismatch(sentinel, node)?.message).toMatch(/^the primary "main" that WIKIEDGE_REDIS_SENTINELS name is a Redis Cluster node/);
   });
 
+  it('cluster seed nodes that reach a plain Redis or a Sentinel name WIKIEDGE_REDIS_CLUSTER_NODES; a cluster node passes', () => {
+    const seeds: RedisTarget = { kind: 'cluster', nodes: [{ host: 'n1', port: 7000 }], username: '', password: '', tls: false };
+    expect(serverMismatch(seeds, info('redis_mode:cluster', '# Cluster', 'cluster_enabled:1'))).toBeUndefined();
+    const plainRefusal = serverMismatch(seeds, info('redis_mode:standalone', '# Cluster', 'cluster_enabled:0'));
+    expect(plainRefusal?.key).toBe('WIKIEDGE_REDIS_CLUSTER_NODES');
+    expect(plainRefusal?.message).toMatch(/not a cluster node \(INFO says cluster_enabled:0\)/);
+    expect(serverMismatch(seeds, info('redis_mode:sentinel'))?.message).toMatch(/INFO says redis_mode:sentinel/);
+  });
+
   it('a Sentinel by URL names WIKIEDGE_REDIS_SENTINELS; a replica by URL names its primary', () => {
     expect(serverMismatch(url, info('redis_mode:sentinel', '# Sentinel', 'sentinel_masters:1'))?.key).toBe('WIKIEDGE_REDIS_SENTINELS');
     const replica = serverMismatch(url, info('redis_mode:standalone', '# Replication', 'role:slave', 'master_host:10.0.0.5', 'master_port:6379'));

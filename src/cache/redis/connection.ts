@@ -12,9 +12,12 @@
  * subscriber connection queues its SUBSCRIBE and replays it on every reconnect; its state is
  * logged apart, and `ready()` waits for both.
  *
- * The target is one URL or the Sentinels of a primary with replicas (./target.ts); with
- * Sentinels both connections reach the primary they name, and after a failover the lost
- * connections come back on the new one by themselves, as after any reconnect.
+ * The target is one URL, the Sentinels of a primary with replicas, or the seed nodes of a Redis
+ * Cluster (./target.ts); with Sentinels both connections reach the primary they name, and after a
+ * failover the lost connections come back on the new one by themselves, as after any reconnect.
+ * On a cluster the command client is ioredis' Cluster and the subscriber a sharded channel
+ * (./cluster-client.ts); a command that fails (its slot's master died) takes the tier down until
+ * the probe's PING answers again, as with one Redis.
  *
  * What is reached must be what the configuration says: every new command connection is checked
  * with INFO before the tier is used (./server-check.ts): a cluster node, a Sentinel reached by
@@ -22,7 +25,9 @@
  * refused. A refusal met at start makes `ready()` throw (the gateway does not start, and the
  * message names the key to set instead); one met later keeps the tier down, logged once.
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import { type Cluster, Redis, type RedisOptions } from 'ioredis';
+import { clusterClients } from './cluster-client.js';
+import { ClusterWatch } from './cluster-watch.js';
 import type { Logger } from 'pino';
 import type { RedisMetrics, RedisOp } from '../../observe/metrics.js';
 import { checkSentinels, RedisRefusal, serverMismatch } from './server-check.js';
@@ -73,6 +78,10 @@ export const sleep = (ms: number) =>
 export class RedisConnection {
   /** The command connection; callers go through `call`, and define their scripts on it. */
   readonly cmd: Redis;
+  /** The same client as `cmd` when the target is a Redis Cluster (its nodes, its slots). */
+  readonly cluster: Cluster | undefined;
+  /** Per-shard health and failovers of a cluster, for the metrics. */
+  private readonly watch: ClusterWatch | undefined;
   private readonly sub: Redis;
   private state: State = 'starting';
   private subscribed = false;
@@ -107,14 +116,19 @@ export class RedisConnection {
     const target = this.target;
     const where = target.kind === 'url' ? target.url : describeTarget(target);
     const connect = opts.connect ?? ((url, o) => (target.kind === 'url' ? new Redis(url, o) : new Redis(o)));
-    this.cmd = connect(where, {
-      ...targetOptions(target, base),
-      connectionName: 'wikiedge',
-      // Never queue while disconnected, never replay after a reconnect: fail at once instead.
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      autoResendUnfulfilledCommands: false,
-    });
+    const clustered = target.kind === 'cluster' ? clusterClients(target, base) : undefined;
+    this.cluster = clustered?.cluster;
+    this.watch = this.cluster && new ClusterWatch(this.cluster, opts.metrics, opts.log, opts.timeoutMs);
+    this.cmd =
+      clustered?.cmd ??
+      connect(where, {
+        ...targetOptions(target, base),
+        connectionName: 'wikiedge',
+        // Never queue while disconnected, never replay after a reconnect: fail at once instead.
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 0,
+        autoResendUnfulfilledCommands: false,
+      });
     this.cmd.on('error', (err: Error) => {
       this.lastError = err.message;
       if (this.state === 'starting') this.markDown('connect', err);
@@ -125,14 +139,20 @@ export class RedisConnection {
       if (!this.closed) this.markDown('connection', new Error(this.lastError || 'connection closed'));
     });
 
-    this.sub = connect(where, {
-      ...targetOptions(target, base),
-      connectionName: 'wikiedge-sub',
-      // The SUBSCRIBE is queued until connected, and replayed on every reconnect.
-      enableOfflineQueue: true,
-      autoResubscribe: true,
-      maxRetriesPerRequest: null,
-    });
+    this.sub =
+      clustered?.sub ??
+      connect(where, {
+        ...targetOptions(target, base),
+        connectionName: 'wikiedge-sub',
+        // The first SUBSCRIBE is queued until connected. After a reconnect subscriberUp sends it
+        // again itself: ioredis' own re-subscription (readyHandler in its
+        // built/redis/event_handler.js) leaves the promise of its SUBSCRIBE without a rejection
+        // handler, so a close() before the reply was an unhandled "Connection is closed." (test:
+        // redis-subscriber-closed-while-subscribing-again.test.ts).
+        enableOfflineQueue: true,
+        autoResubscribe: false,
+        maxRetriesPerRequest: null,
+      });
     this.sub.on('error', (err: Error) => {
       this.lastError = err.message;
     });
@@ -277,9 +297,9 @@ export class RedisConnection {
     const resumed = this.subState === 'down';
     this.subState = 'up';
     if (resumed) {
-      // ioredis says 'ready' before it sends its own SUBSCRIBE again: what the local tier holds
-      // is marked unvouched once the channel surely hears again (a purge published between the
-      // two would be missed too). SUBSCRIBE twice is harmless.
+      // The channel is subscribed again here (ioredis' autoResubscribe is off, see the
+      // constructor): what the local tier holds is marked unvouched once the channel surely
+      // hears again (a purge published between 'ready' and the SUBSCRIBE would be missed too).
       const resubscribed = this.channel === undefined ? Promise.resolve() : this.sub.subscribe(this.channel);
       resubscribed.then(
         () => {
@@ -371,6 +391,7 @@ export class RedisConnection {
     this.closed = true;
     if (this.probing) clearInterval(this.probing);
     if (this.sentinelChecks) clearInterval(this.sentinelChecks);
+    this.watch?.close();
     this.opts.metrics.up.set(0);
     const quit = (c: Redis) => (c.status === 'ready' ? c.quit().catch(() => undefined) : Promise.resolve());
     await Promise.race([Promise.all([quit(this.cmd), quit(this.sub)]), sleep(500)]);

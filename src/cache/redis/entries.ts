@@ -17,7 +17,9 @@ import { type StaleWindows, remainingKeepMs } from '../../policy/freshness.js';
 import type { CacheEntry } from '../store.js';
 import type { Outcome, RedisConnection } from './connection.js';
 import type { RedisKeys } from './keys.js';
-import { FLUSH_TAG } from './invalidations.js';
+import { FLUSH_TAG } from './keys.js';
+import { ClusterWrites } from './cluster-writes.js';
+import { GUARD_MS } from './invalidations.js';
 import { guardTags } from '../guards.js';
 import { mayLeaveTheProcess } from '../../policy/policy.js';
 
@@ -68,6 +70,8 @@ export interface RedisEntriesOptions {
 export class RedisEntries {
   private readonly cmd: RedisConnection['cmd'] & StoreScript;
   private readonly inflightGets = new Map<string, Promise<Outcome<Buffer | null>>>();
+  /** On a Redis Cluster: the store in steps (cluster-writes.ts) instead of STORE_LUA. */
+  private readonly clustered: ClusterWrites | undefined;
 
   constructor(
     private readonly connection: RedisConnection,
@@ -76,6 +80,7 @@ export class RedisEntries {
   ) {
     this.cmd = connection.cmd as RedisConnection['cmd'] & StoreScript;
     this.cmd.defineCommand('wikiedgeStore', { lua: STORE_LUA });
+    this.clustered = keys.cluster ? new ClusterWrites(connection.cmd, keys, GUARD_MS) : undefined;
   }
 
   /**
@@ -145,11 +150,20 @@ export class RedisEntries {
     } catch {
       return false;
     }
+    const guards = mark === undefined ? [] : [...new Set([...guardTags(entry), FLUSH_TAG])].map((tag) => this.keys.invalidatedAt(tag));
+    if (this.clustered) {
+      const member = this.keys.member(key);
+      const writes = this.clustered;
+      const store = { entryKey: this.keys.entry(key), payload, px, member, urlKey: entry.urlKey, guards, mark, now: this.opts.now() };
+      const r = await this.connection.call('set', () => writes.store({ ...store, indexes: writes.indexSets(entry, member) }));
+      const kept = r.ok && r.value;
+      if (kept) this.opts.metrics.stored.inc({ tier });
+      return kept;
+    }
     const indexes = [this.keys.url(entry.urlKey)];
     if (entry.slot !== undefined) indexes.push(this.keys.slot(entry.slot));
     for (const m of new Set(entry.modules)) indexes.push(this.keys.module(m));
     for (const tag of new Set(entry.deps)) indexes.push(this.keys.dep(tag));
-    const guards = mark === undefined ? [] : [...new Set([...guardTags(entry), FLUSH_TAG])].map((tag) => this.keys.invalidatedAt(tag));
     const r = await this.connection.call('set', () =>
       this.cmd.wikiedgeStore(
         1 + indexes.length + guards.length,

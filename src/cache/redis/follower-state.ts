@@ -10,6 +10,13 @@
  *                 this layer does not know the cursor's shape
  *   P rc-lease    the replica that follows now: SET NX PX, renewed by its holder every poll;
  *                 when the holder dies the lease expires and another replica takes it
+ *
+ * Each replica keeps the last cursor it wrote (as the follower) or read (as a standby, the
+ * follower's). Every row up to that cursor was applied, so when Redis comes back without one (a
+ * restart, a failover that lost the write) it is written back (SET NX: the first replica to ask
+ * wins, the others read it) instead of the follower starting over with a gap (cursor-lost) that
+ * would take every replica's cache with it. An older cursor than the lost one only means rows
+ * applied twice (invalidated again), never a row skipped.
  */
 import { randomBytes } from 'node:crypto';
 import type { RedisConnection } from './connection.js';
@@ -40,6 +47,8 @@ interface Scripts {
 export class RedisFollowerState {
   private readonly cmd: RedisConnection['cmd'] & Scripts;
   private readonly id = randomBytes(9).toString('base64url');
+  /** The last cursor written or read here, as stored (JSON). */
+  private last: string | undefined;
 
   constructor(
     private readonly connection: RedisConnection,
@@ -54,12 +63,27 @@ export class RedisFollowerState {
   async loadCursor(): Promise<unknown> {
     const r = await this.connection.call('get', () => this.cmd.get(this.keys.rcCursor), { evenIfDown: true });
     if (!r.ok) throw new Error('redis: the change follower cursor could not be read');
-    return r.value === null ? undefined : (JSON.parse(r.value) as unknown);
+    if (r.value !== null) {
+      this.last = r.value;
+      return JSON.parse(r.value) as unknown;
+    }
+    const last = this.last;
+    if (last === undefined) return undefined;
+    // Redis lost it: this replica's own, unless another replica wrote one back first.
+    const put = await this.connection.call('set', () => this.cmd.set(this.keys.rcCursor, last, 'NX'), { evenIfDown: true });
+    if (!put.ok) throw new Error('redis: the change follower cursor could not be written back');
+    if (put.value !== null) return JSON.parse(last) as unknown;
+    const again = await this.connection.call('get', () => this.cmd.get(this.keys.rcCursor), { evenIfDown: true });
+    if (!again.ok) throw new Error('redis: the change follower cursor could not be read');
+    if (again.value !== null) this.last = again.value;
+    return again.value === null ? undefined : (JSON.parse(again.value) as unknown);
   }
 
   async saveCursor(cursor: unknown): Promise<void> {
-    const r = await this.connection.call('set', () => this.cmd.set(this.keys.rcCursor, JSON.stringify(cursor)), { evenIfDown: true });
+    const text = JSON.stringify(cursor);
+    const r = await this.connection.call('set', () => this.cmd.set(this.keys.rcCursor, text), { evenIfDown: true });
     if (!r.ok) throw new Error('redis: the change follower cursor could not be written');
+    this.last = text;
   }
 
   /** Whether this replica holds the lease now (taken or renewed for `ms`). Redis down: no. */

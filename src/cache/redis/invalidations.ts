@@ -19,13 +19,14 @@
  */
 import { MAX_SESSIONS_PER_USER } from '../../policy/session-users.js';
 import type { RedisConnection } from './connection.js';
-import type { RedisKeys } from './keys.js';
+import { FLUSH_TAG, type RedisKeys } from './keys.js';
+import { ClusterWrites } from './cluster-writes.js';
 
 /** How long a tag's invalidation number is kept: far longer than any fetch. */
 export const GUARD_MS = 10 * 60_000;
 /** A user's session list lives this long after its last session was seen. */
 const USER_SESSIONS_MS = 24 * 3600_000;
-export const FLUSH_TAG = '*flush*';
+export { FLUSH_TAG };
 
 // KEYS[1] vseq, then per tag: its v: key and its d: set; ARGV[1] entry key prefix, ARGV[2] GUARD_MS.
 // Numbers the invalidation, records it for every tag, removes every entry of every set.
@@ -48,7 +49,8 @@ local seq = redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[3], seq, 'PX', ARGV[2])
 return 0`;
 
-// KEYS[1] the user's session list (us:), KEYS[2] the session's user (su:); ARGV[1] the slot,
+// KEYS[1] the user's session list (us:), KEYS[2] the session's user (su:; absent on a cluster,
+// where it is in another slot and set apart); ARGV[1] the slot,
 // ARGV[2] the user, ARGV[3] the most slots kept, ARGV[4] PX. A list past its bound loses members
 // at random (a set keeps no order), never the slot just seen.
 const NOTE_SESSION_LUA = `
@@ -59,7 +61,7 @@ if over > 0 then
   redis.call('SADD', KEYS[1], ARGV[1])
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
-redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[4])
+if KEYS[2] then redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[4]) end
 return 0`;
 
 interface Scripts {
@@ -70,6 +72,8 @@ interface Scripts {
 
 export class RedisInvalidations {
   private readonly cmd: RedisConnection['cmd'] & Scripts;
+  /** On a Redis Cluster: invalidations in steps (cluster-writes.ts) instead of INVALIDATE_LUA. */
+  private readonly clustered: ClusterWrites | undefined;
 
   constructor(
     private readonly connection: RedisConnection,
@@ -80,10 +84,18 @@ export class RedisInvalidations {
     this.cmd.defineCommand('wikiedgeInvalidate', { lua: INVALIDATE_LUA });
     this.cmd.defineCommand('wikiedgeExpire', { lua: EXPIRE_LUA });
     this.cmd.defineCommand('wikiedgeNoteSession', { lua: NOTE_SESSION_LUA });
+    this.clustered = keys.cluster ? new ClusterWrites(connection.cmd, keys, GUARD_MS) : undefined;
   }
 
   /** Remove every entry that depends on one of `tags`; the number removed, or null. */
   async invalidate(tags: readonly string[]): Promise<number | null> {
+    const writes = this.clustered;
+    if (writes) {
+      const sets = tags.flatMap((tag) => writes.depParts(tag));
+      const guards = tags.map((tag) => this.keys.invalidatedAt(tag));
+      const r = await this.connection.call('purge', () => writes.sweep(sets, guards), { timeoutMs: this.purgeTimeoutMs });
+      return r.ok ? r.value : null;
+    }
     const keys: string[] = [this.keys.invalidationSeq];
     for (const tag of tags) keys.push(this.keys.invalidatedAt(tag), this.keys.dep(tag));
     const r = await this.connection.call('purge', () => this.cmd.wikiedgeInvalidate(keys.length, ...keys, this.keys.entryPrefix, GUARD_MS), {
@@ -130,8 +142,15 @@ export class RedisInvalidations {
   /** Remember that a session belongs to a user (fire and forget: bounded, never awaited by a client). */
   async noteSession(user: string, slot: string): Promise<void> {
     if (!this.connection.up) return;
+    const [list, owner] = [this.keys.userSessions(user), this.keys.sessionUser(slot)];
+    // On a cluster the two keys are in two slots: the list by script, the session's user apart.
     await this.connection.call('set', () =>
-      this.cmd.wikiedgeNoteSession(2, this.keys.userSessions(user), this.keys.sessionUser(slot), slot, user, MAX_SESSIONS_PER_USER, USER_SESSIONS_MS),
+      this.keys.cluster
+        ? Promise.all([
+            this.cmd.wikiedgeNoteSession(1, list, slot, user, MAX_SESSIONS_PER_USER, USER_SESSIONS_MS),
+            this.cmd.set(owner, user, 'PX', USER_SESSIONS_MS),
+          ]).then(() => 0)
+        : this.cmd.wikiedgeNoteSession(2, list, owner, slot, user, MAX_SESSIONS_PER_USER, USER_SESSIONS_MS),
     );
   }
 

@@ -19,6 +19,22 @@
  *   P rc-cursor / P rc-lease    the change follower's cursor and its one-follower lease
  *   P purge                     the purge channel
  *
+ * On a Redis Cluster (WIKIEDGE_REDIS_CLUSTER_NODES) the names carry hash tags
+ * (https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/#hash-tags), so that
+ * what one script or pipeline touches is in one slot and the rest spreads over every slot:
+ *
+ *   P e:{h} / P l:{h}           an entry and its lock, h = sha256(cache key): one slot per key
+ *   P d:{sha256(tag).n}         a tag's index, in INDEX_SHARDS parts by the member's hash, n the
+ *   P m:{sha256(module).n}      part: a popular tag's or module's members spread over the masters
+ *   P r:{n}                     the URL keys stored (a sorted set per part, all scores 0), read
+ *                               by range for prefix purges instead of SCAN; P x:{n} the same
+ *                               keys scored by when their entries end, to forget them then
+ *   P {g}vseq, P {g}stale-before, P {g}v:*flush*, P {g}rc-cursor, P {g}rc-lease
+ *                               the few global keys, together (one slot: EXPIRE_LUA's three)
+ *   P purge                     the channel, sharded pub/sub (SPUBLISH/SSUBSCRIBE)
+ *
+ * The other keys (u:, s:, v:, us:, su:) are single-key objects in any slot.
+ *
  * Cache keys already hold an HMAC of the session's credentials, never a raw cookie; they are
  * hashed once more so key lengths are bounded.
  */
@@ -31,25 +47,51 @@ export function globEscape(s: string): string {
   return s.replace(/[*?[\]\\]/g, '\\$&');
 }
 
-/** Redis key names for a prefix; pure, for tests. */
-export function redisKeys(prefix: string) {
+/** The guard tag of a gap or a purge of everything (invalidations.ts). */
+export const FLUSH_TAG = '*flush*';
+
+/**
+ * How many parts a tag's or a module's index set has on a cluster. Every store adds to one part
+ * (by the member's hash), every invalidation of the tag reads all of them: 8 parts reach all of 3
+ * masters for any tag (the chance that 8 random slots miss one of 3 equal masters is 3·(2/3)^8 ≈ 12%
+ * per tag, of at most a third of its members), at 8 SMEMBERS per invalidated tag.
+ */
+export const INDEX_SHARDS = 8;
+
+/** The part of an index set a member (an entry's hash, hex) belongs to. */
+export const shardOf = (member: string): number => parseInt(member.slice(0, 4), 16) % INDEX_SHARDS;
+
+/** Redis key names for a prefix; pure, for tests. `cluster`: the hash-tagged names above. */
+export function redisKeys(prefix: string, cluster = false) {
+  const g = cluster ? `${prefix}{g}` : prefix;
+  const tagged = (kind: string, h: string) => (cluster ? `${prefix}${kind}:{${h}}` : `${prefix}${kind}:${h}`);
   return {
-    entry: (key: string) => `${prefix}e:${sha256(key)}`,
+    cluster,
+    entry: (key: string) => tagged('e', sha256(key)),
+    /** The entry key of a member (an index set's element). */
+    entryOf: (member: string) => tagged('e', member),
     member: (key: string) => sha256(key),
-    lock: (key: string) => `${prefix}l:${sha256(key)}`,
+    lock: (key: string) => tagged('l', sha256(key)),
     url: (urlKey: string) => `${prefix}u:${urlKey}`,
     slot: (slot: string) => `${prefix}s:${sha256(slot)}`,
     /** A session index key (P s:<64 hex>), as lists of a user's sessions held them before slots. */
     isSlotIndex: (member: string) => member.length === prefix.length + 66 && member.startsWith(`${prefix}s:`),
     module: (module: string) => `${prefix}m:${sha256(module)}`,
     dep: (tag: string) => `${prefix}d:${sha256(tag)}`,
-    invalidatedAt: (tag: string) => `${prefix}v:${sha256(tag)}`,
-    invalidationSeq: `${prefix}vseq`,
+    /** On a cluster: the part of a module's or a tag's index set that `member` joins. */
+    modulePart: (module: string, n: number) => tagged('m', `${sha256(module)}.${n}`),
+    depPart: (tag: string, n: number) => tagged('d', `${sha256(tag)}.${n}`),
+    /** On a cluster: a part of the URL keys' register (prefix purges). */
+    urlRegister: (n: number) => `${prefix}r:{${n}}`,
+    /** The same URL keys, scored by when their entries end (cluster-writes.ts REGISTER_LUA). */
+    urlRegisterEnds: (n: number) => `${prefix}x:{${n}}`,
+    invalidatedAt: (tag: string) => (tag === FLUSH_TAG ? `${g}v:${sha256(tag)}` : `${prefix}v:${sha256(tag)}`),
+    invalidationSeq: `${g}vseq`,
     userSessions: (user: string) => `${prefix}us:${sha256(user)}`,
     sessionUser: (slot: string) => `${prefix}su:${sha256(slot)}`,
-    staleBefore: `${prefix}stale-before`,
-    rcCursor: `${prefix}rc-cursor`,
-    rcLease: `${prefix}rc-lease`,
+    staleBefore: `${g}stale-before`,
+    rcCursor: `${g}rc-cursor`,
+    rcLease: `${g}rc-lease`,
     entryPrefix: `${prefix}e:`,
     channel: `${prefix}purge`,
   };

@@ -18,8 +18,9 @@ import type { RedisConnection } from './connection.js';
 import { type RedisKeys, globEscape } from './keys.js';
 import { GUARD_MS, type RedisInvalidations } from './invalidations.js';
 import { moduleGuard, slotGuard, urlGuard } from '../guards.js';
+import { ClusterWrites } from './cluster-writes.js';
 import type { PurgeMessage } from '../../words/purge-message.js';
-import { redisGlobOf, urlPatternProblem, urlPrefixMatcher } from '../url-match.js';
+import { matchesUrlPattern, redisGlobOf, urlPatternProblem, urlPrefixMatcher } from '../url-match.js';
 
 export type { PurgeMessage } from '../../words/purge-message.js';
 
@@ -108,6 +109,8 @@ export class RedisPurges {
   /** Names this replica's messages on the channel. */
   private readonly id = randomBytes(6).toString('hex');
   private readonly purgeTimeoutMs: number;
+  /** On a Redis Cluster: sweeps in steps (cluster-writes.ts) instead of PURGE_LUA, SPUBLISH. */
+  private readonly clustered: ClusterWrites | undefined;
 
   constructor(
     private readonly connection: RedisConnection,
@@ -118,6 +121,7 @@ export class RedisPurges {
     this.purgeTimeoutMs = Math.max(1_000, opts.timeoutMs * 20);
     this.cmd = connection.cmd as RedisConnection['cmd'] & PurgeScript;
     this.cmd.defineCommand('wikiedgePurge', { lua: PURGE_LUA });
+    this.clustered = keys.cluster ? new ClusterWrites(connection.cmd, keys, GUARD_MS) : undefined;
     connection.subscribe(keys.channel, (text) => this.onMessage(text));
   }
 
@@ -134,12 +138,13 @@ export class RedisPurges {
     switch (message.kind) {
       case 'url':
         removed = await this.purgeIndexes([this.keys.url(message.urlKey)], [urlGuard(message.urlKey)], this.opts.timeoutMs);
+        if (removed !== null && this.clustered) await this.forgetUrl(message.urlKey);
         break;
       case 'slot':
         removed = await this.purgeIndexes([this.keys.slot(message.slot)], [slotGuard(message.slot)], this.opts.timeoutMs);
         break;
       case 'module':
-        removed = await this.purgeIndexes([this.keys.module(message.module)], [moduleGuard(message.module)]);
+        removed = await this.purgeIndexes(this.clustered?.moduleParts(message.module) ?? [this.keys.module(message.module)], [moduleGuard(message.module)]);
         break;
       // No guard tag names a prefix or everything: writes racing with them are refused as after
       // a gap, recorded before the scan (a fetch storing while the scan runs, behind its
@@ -148,7 +153,7 @@ export class RedisPurges {
         removed = (await this.invalidations.expire(0)) ? await this.purgePrefix(message.prefix) : null;
         break;
       case 'pattern':
-        removed = (await this.invalidations.expire(0)) ? await this.purgeMatching(redisGlobOf(message.pattern)) : null;
+        removed = (await this.invalidations.expire(0)) ? await this.purgePattern(message.pattern) : null;
         break;
       case 'all':
         removed = (await this.invalidations.expire(0)) ? await this.purgeAll() : null;
@@ -170,7 +175,10 @@ export class RedisPurges {
     }
     if (removed === null) return null;
     for (const m of published) {
-      const sent = await this.connection.call('publish', () => this.cmd.publish(this.keys.channel, JSON.stringify({ ...m, from: this.id })));
+      const text = JSON.stringify({ ...m, from: this.id });
+      const sent = await this.connection.call('publish', () =>
+        this.clustered ? this.cmd.spublish(this.keys.channel, text) : this.cmd.publish(this.keys.channel, text),
+      );
       if (!sent.ok) return null;
     }
     return removed;
@@ -206,6 +214,11 @@ export class RedisPurges {
    */
   private async purgeIndexes(indexKeys: string[], guardTags: readonly string[] = [], timeoutMs = this.purgeTimeoutMs): Promise<number | null> {
     const guards = guardTags.map((tag) => this.keys.invalidatedAt(tag));
+    const writes = this.clustered;
+    if (writes) {
+      const r = await this.connection.call('purge', () => writes.sweep(indexKeys, guards), { timeoutMs });
+      return r.ok ? r.value : null;
+    }
     const r = await this.connection.call(
       'purge',
       () =>
@@ -223,23 +236,41 @@ export class RedisPurges {
     return r.ok ? Number(r.value) : null;
   }
 
+  /** A purged URL leaves the cluster's URL register (cluster-writes.ts); a failure only leaves it there. */
+  private async forgetUrl(urlKey: string): Promise<void> {
+    const writes = this.clustered!;
+    await this.connection.call('purge', () => writes.forgetUrl(urlKey));
+  }
+
   /**
-   * SCAN over the URL index names (never KEYS), then purge what they index, 100 at a time. A
-   * prefix names keys whose query holds its parameters in any order (url-match.ts
-   * urlPrefixMatcher): the names of its path are scanned and the matcher picks among them.
+   * A prefix names keys whose query holds its parameters in any order (url-match.ts
+   * urlPrefixMatcher): the keys of its path are listed and the matcher picks among them.
    */
   private purgePrefix(prefix: string): Promise<number | null> {
     const q = prefix.indexOf('?');
-    const named = urlPrefixMatcher(prefix);
-    return this.purgeMatching(`${globEscape(q === -1 ? prefix : prefix.slice(0, q + 1))}*`, named);
+    return this.purgeMatching(q === -1 ? prefix : prefix.slice(0, q + 1), urlPrefixMatcher(prefix));
   }
 
-  /** The URL index names matching a glob (url-match.ts redisGlobOf for an admin's pattern), and `named` when given. */
-  private async purgeMatching(urlGlob: string, named?: (urlKey: string) => boolean): Promise<number | null> {
+  /** An admin's pattern (url-match.ts): the keys that begin with its text before the first star, matched whole. */
+  private purgePattern(pattern: string): Promise<number | null> {
+    return this.purgeMatching(pattern.split('*')[0]!, (key) => matchesUrlPattern(pattern, key), redisGlobOf(pattern));
+  }
+
+  /**
+   * The URL keys that begin with `literal` and that `keep` names, then what they index, 100 at a
+   * time. One Redis: SCAN over the URL index names (never KEYS), with `glob` as its MATCH when
+   * given. A cluster: the URL register's range of `literal` instead (no SCAN of every node).
+   */
+  private async purgeMatching(literal: string, keep: (urlKey: string) => boolean, glob = `${globEscape(literal)}*`): Promise<number | null> {
+    const writes = this.clustered;
+    if (writes) {
+      const urls = await this.connection.call('purge', () => writes.urlsWithPrefix(literal, keep), { timeoutMs: this.purgeTimeoutMs });
+      return urls.ok ? this.purgeIndexes(urls.value.map((u) => this.keys.url(u))) : null;
+    }
     let n = 0;
     const indexPrefix = `${this.opts.keyPrefix}u:`;
-    const ok = await this.scan(`${globEscape(this.opts.keyPrefix)}u:${urlGlob}`, async (found) => {
-      const keys = named ? found.filter((k) => named(k.slice(indexPrefix.length))) : found;
+    const ok = await this.scan(`${globEscape(this.opts.keyPrefix)}u:${glob}`, async (found) => {
+      const keys = found.filter((k) => keep(k.slice(indexPrefix.length)));
       for (let i = 0; i < keys.length; i += 100) {
         const removed = await this.purgeIndexes(keys.slice(i, i + 100));
         if (removed === null) return false;
@@ -252,6 +283,13 @@ export class RedisPurges {
 
   /** Every entry and index set of this prefix (locks included: harmless). */
   private async purgeAll(): Promise<number | null> {
+    const writes = this.clustered;
+    const cluster = this.connection.cluster;
+    if (writes && cluster) {
+      const match = `${globEscape(this.opts.keyPrefix)}[eusmldrx]:*`;
+      const r = await this.connection.call('purge', () => writes.removeAll(cluster, match), { timeoutMs: this.purgeTimeoutMs });
+      return r.ok ? r.value : null;
+    }
     let n = 0;
     const ok = await this.scan(`${globEscape(this.opts.keyPrefix)}[eusmld]:*`, async (keys) => {
       if (keys.length === 0) return true;

@@ -23,8 +23,7 @@ export class RedisRefusal extends Error {
   }
 }
 
-const CLUSTER_UNSUPPORTED =
-  'the shared tier does not support Redis Cluster in this version: use one Redis (WIKIEDGE_REDIS_URL) or a primary with replicas behind Sentinels (WIKIEDGE_REDIS_SENTINELS)';
+const CLUSTER_NODES = "list the cluster's nodes in WIKIEDGE_REDIS_CLUSTER_NODES instead (the shared tier keeps a cluster's keys in hash-tagged slots)";
 
 /** The fields of an INFO answer (`key:value` lines; `# Section` headers and blank lines skipped). */
 export function parseInfo(info: string): Map<string, string> {
@@ -41,6 +40,13 @@ export function serverMismatch(target: RedisTarget, info: string): RedisRefusal 
   const f = parseInfo(info);
   const mode = f.get('redis_mode');
   const cluster = mode === 'cluster' || f.get('cluster_enabled') === '1';
+  if (target.kind === 'cluster') {
+    if (cluster) return undefined;
+    return new RedisRefusal(
+      'WIKIEDGE_REDIS_CLUSTER_NODES',
+      `WIKIEDGE_REDIS_CLUSTER_NODES reaches a Redis that is not a cluster node (INFO says ${mode === 'sentinel' ? 'redis_mode:sentinel' : 'cluster_enabled:0'}): give one Redis as WIKIEDGE_REDIS_URL, or Sentinels as WIKIEDGE_REDIS_SENTINELS`,
+    );
+  }
   if (target.kind === 'url') {
     if (mode === 'sentinel')
       return new RedisRefusal(
@@ -50,7 +56,7 @@ export function serverMismatch(target: RedisTarget, info: string): RedisRefusal 
     if (cluster)
       return new RedisRefusal(
         'WIKIEDGE_REDIS_CLUSTER_NODES',
-        `WIKIEDGE_REDIS_URL reaches a Redis Cluster node (INFO says cluster_enabled:1): a cluster's nodes are given as WIKIEDGE_REDIS_CLUSTER_NODES, but ${CLUSTER_UNSUPPORTED}`,
+        `WIKIEDGE_REDIS_URL reaches a Redis Cluster node (INFO says cluster_enabled:1): ${CLUSTER_NODES}`,
       );
     if (f.get('role') === 'slave') {
       const of = f.has('master_host') ? `, of ${f.get('master_host')}:${f.get('master_port')}` : '';
@@ -70,7 +76,7 @@ export function serverMismatch(target: RedisTarget, info: string): RedisRefusal 
   if (cluster)
     return new RedisRefusal(
       'WIKIEDGE_REDIS_CLUSTER_NODES',
-      `the primary "${target.name}" that WIKIEDGE_REDIS_SENTINELS name is a Redis Cluster node (INFO says cluster_enabled:1): ${CLUSTER_UNSUPPORTED}`,
+      `the primary "${target.name}" that WIKIEDGE_REDIS_SENTINELS name is a Redis Cluster node (INFO says cluster_enabled:1): ${CLUSTER_NODES}`,
     );
   return undefined;
 }

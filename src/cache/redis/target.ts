@@ -1,8 +1,9 @@
 /**
  * Where the shared tier's Redis is, as the configuration says it: one URL (WIKIEDGE_REDIS_URL) or
  * the Sentinels of a primary with replicas (WIKIEDGE_REDIS_SENTINELS + _SENTINEL_MASTER), with
- * the credentials and TLS of either; and the ioredis options that reach it. A cluster's seed nodes
- * (WIKIEDGE_REDIS_CLUSTER_NODES) are refused before this is asked (config/load.ts).
+ * the credentials and TLS of either, or the seed nodes of a Redis Cluster
+ * (WIKIEDGE_REDIS_CLUSTER_NODES, ioredis' `Cluster`: connection.ts); and the ioredis options
+ * that reach it.
  *
  * With Sentinels, ioredis asks them for the primary's address (SENTINEL get-master-addr-by-name),
  * checks that what it reached has the master role (ROLE), and asks again after every lost
@@ -31,17 +32,26 @@ export type RedisTarget =
       readonly password: string;
       readonly sentinelPassword: string;
       readonly tls: boolean;
+    }
+  | {
+      readonly kind: 'cluster';
+      readonly nodes: readonly { readonly host: string; readonly port: number }[];
+      readonly username: string;
+      readonly password: string;
+      readonly tls: boolean;
     };
 
 type RedisConfig = Pick<
   Config,
-  'redisUrl' | 'redisSentinels' | 'redisSentinelMaster' | 'redisUsername' | 'redisPassword' | 'redisSentinelPassword' | 'redisTls'
+  'redisUrl' | 'redisSentinels' | 'redisSentinelMaster' | 'redisClusterNodes' | 'redisUsername' | 'redisPassword' | 'redisSentinelPassword' | 'redisTls'
 >;
 
 /** The configured target, or undefined without Redis. */
 export function redisTarget(config: RedisConfig): RedisTarget | undefined {
   const credentials = { username: config.redisUsername, password: config.redisPassword };
   if (config.redisUrl) return { kind: 'url', url: config.redisUrl, ...credentials };
+  if (config.redisClusterNodes.length > 0)
+    return { kind: 'cluster', nodes: config.redisClusterNodes.map((s) => splitHostPort(s)!), ...credentials, tls: config.redisTls };
   if (config.redisSentinels.length === 0) return undefined;
   return {
     kind: 'sentinel',
@@ -55,8 +65,11 @@ export function redisTarget(config: RedisConfig): RedisTarget | undefined {
 
 /** The target in words, for log lines and the client factory's first argument (no secret). */
 export function describeTarget(target: RedisTarget): string {
+  const list = (nodes: readonly { host: string; port: number }[]) =>
+    nodes.map((s) => (s.host.includes(':') ? `[${s.host}]:${s.port}` : `${s.host}:${s.port}`)).join(',');
   if (target.kind === 'url') return 'WIKIEDGE_REDIS_URL';
-  return `sentinel://${target.name}@${target.sentinels.map((s) => (s.host.includes(':') ? `[${s.host}]:${s.port}` : `${s.host}:${s.port}`)).join(',')}`;
+  if (target.kind === 'cluster') return `cluster://${list(target.nodes)}`;
+  return `sentinel://${target.name}@${list(target.sentinels)}`;
 }
 
 /**
@@ -69,6 +82,7 @@ export function targetOptions(target: RedisTarget, base: RedisOptions): RedisOpt
     ...(target.password && { password: target.password }),
   };
   if (target.kind === 'url') return { ...base, ...credentials };
+  if (target.kind === 'cluster') return { ...base, ...credentials, ...(target.tls && { tls: {} }) };
   return {
     ...base,
     ...credentials,

@@ -1,0 +1,177 @@
+/**
+ * The shared tier's multi-key writes on a Redis Cluster, where one script may touch one slot only
+ * (keys.ts names what lives together). On one Redis, entries.ts, invalidations.ts and purges.ts do
+ * each of these in one script, atomically; here they are steps in an order that keeps the same
+ * promise: no replica keeps an answer fetched before an invalidation of one of its tags.
+ *
+ *   store       1. the entry joins its index sets (each a one-key script, any slot)
+ *               2. SET the entry (its own slot), together with step 1: only both before step 3 matter
+ *               3. GET vseq: unchanged since the fetch's mark, nothing was invalidated; else GET
+ *                  the entry's guard tags (v:) and UNLINK the entry when one is above the mark
+ *               (and its URL key joins the register prefix purges read, REGISTER_LUA)
+ *   sweep       1. INCR vseq and SET the guard tags' v: to it (when the purge has guard tags)
+ *               2. SMEMBERS of every index set (part), UNLINK their entries, SREM what was read
+ *
+ * Why that is enough: a store whose step 3 read the tags before the sweep's step 1 wrote them did
+ * its steps 1 and 2 before that too, so the sweep's SMEMBERS finds the entry and removes it; a
+ * store whose step 3 came later sees the new number and removes its entry itself. SREM rather
+ * than DEL of a set, so that a membership added after the SMEMBERS (an answer fetched after the
+ * invalidation) stays for the next one.
+ *
+ * Commands of one step go out together (the cluster client pipelines them per node).
+ */
+import type { Redis } from 'ioredis';
+import type { RedisKeys } from './keys.js';
+import { INDEX_SHARDS, shardOf } from './keys.js';
+
+/** How many entries one step of a sweep removes at once. */
+const BATCH = 500;
+
+// KEYS[1] an index set; ARGV[1] the member, ARGV[2] px: it lives as long as its longest-lived member.
+const JOIN_LUA = `
+redis.call('SADD', KEYS[1], ARGV[1])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1`;
+
+// KEYS[1] a part of the URL register (URL keys, all scores 0: read by range), KEYS[2] the same
+// URL keys scored by when their longest-lived entry ends; ARGV[1] the URL key, ARGV[2] that end
+// (ms), ARGV[3] now (ms). Up to 16 URL keys whose entries have all ended leave both at each
+// store, so the register stays about as large as what is stored.
+const REGISTER_LUA = `
+redis.call('ZADD', KEYS[1], 0, ARGV[1])
+local was = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if not was or tonumber(was) < tonumber(ARGV[2]) then redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1]) end
+local ended = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[3], 'LIMIT', 0, 16)
+for _, u in ipairs(ended) do
+  redis.call('ZREM', KEYS[1], u)
+  redis.call('ZREM', KEYS[2], u)
+end
+return #ended`;
+
+interface JoinScript {
+  wikiedgeJoin(key: string, member: string, px: number): Promise<number>;
+  wikiedgeRegister(register: string, ends: string, urlKey: string, endMs: number, nowMs: number): Promise<number>;
+}
+
+export interface ClusterStore {
+  readonly entryKey: string;
+  readonly payload: Buffer;
+  readonly px: number;
+  readonly member: string;
+  readonly urlKey: string;
+  readonly indexes: readonly string[];
+  /** The v: keys of its guard tags (and of the flush); empty: unguarded. */
+  readonly guards: readonly string[];
+  readonly mark: number | undefined;
+  /** The instant of the store (ms, the tier's clock): when the entry ends is now + px. */
+  readonly now: number;
+}
+
+export class ClusterWrites {
+  private readonly cmd: Redis & JoinScript;
+
+  constructor(
+    cmd: Redis,
+    private readonly keys: RedisKeys,
+    private readonly guardMs: number,
+  ) {
+    this.cmd = cmd as Redis & JoinScript;
+    this.cmd.defineCommand('wikiedgeJoin', { lua: JOIN_LUA, numberOfKeys: 1 });
+    this.cmd.defineCommand('wikiedgeRegister', { lua: REGISTER_LUA, numberOfKeys: 2 });
+  }
+
+  /** The index sets an entry joins on a cluster: a module's and a tag's in the part of its member. */
+  indexSets(entry: { urlKey: string; slot: string | undefined; modules: readonly string[]; deps: readonly string[] }, member: string): string[] {
+    const part = shardOf(member);
+    const sets = [this.keys.url(entry.urlKey)];
+    if (entry.slot !== undefined) sets.push(this.keys.slot(entry.slot));
+    for (const m of new Set(entry.modules)) sets.push(this.keys.modulePart(m, part));
+    for (const tag of new Set(entry.deps)) sets.push(this.keys.depPart(tag, part));
+    return sets;
+  }
+
+  /** The URL register's part of `urlKey` (prefix purges read it). */
+  private register(urlKey: string): [string, string] {
+    const part = shardOf(this.keys.member(urlKey));
+    return [this.keys.urlRegister(part), this.keys.urlRegisterEnds(part)];
+  }
+
+  /** Steps 1 to 3 of a store (above), in two round trips; true when the entry stays. */
+  async store(s: ClusterStore): Promise<boolean> {
+    await Promise.all([
+      ...s.indexes.map((set) => this.cmd.wikiedgeJoin(set, s.member, s.px)),
+      this.cmd.wikiedgeRegister(...this.register(s.urlKey), s.urlKey, s.now + s.px, s.now),
+      this.cmd.set(s.entryKey, s.payload, 'PX', s.px),
+    ]);
+    if (s.mark === undefined) return true;
+    const seq = Number((await this.cmd.get(this.keys.invalidationSeq)) ?? 0);
+    if (seq === s.mark) return true;
+    const numbers = await Promise.all(s.guards.map((k) => this.cmd.get(k)));
+    if (numbers.every((v) => v === null || Number(v) <= s.mark!)) return true;
+    await this.cmd.unlink(s.entryKey);
+    return false;
+  }
+
+  /** Steps 1 and 2 of a sweep (above): the entries removed. */
+  async sweep(sets: readonly string[], guards: readonly string[]): Promise<number> {
+    if (guards.length > 0) {
+      const seq = await this.cmd.incr(this.keys.invalidationSeq);
+      await Promise.all(guards.map((k) => this.cmd.set(k, seq, 'PX', this.guardMs)));
+    }
+    const read = await Promise.all(sets.map((k) => this.cmd.smembers(k)));
+    const members = [...new Set(read.flat())];
+    let removed = 0;
+    for (let i = 0; i < members.length; i += BATCH) {
+      const gone = await Promise.all(members.slice(i, i + BATCH).map((m) => this.cmd.unlink(this.keys.entryOf(m))));
+      removed += gone.reduce((a, b) => a + b, 0);
+    }
+    await Promise.all(sets.map((k, i) => (read[i]!.length > 0 ? this.cmd.srem(k, ...read[i]!) : Promise.resolve(0))));
+    return removed;
+  }
+
+  /** Every part of a tag's index. */
+  depParts(tag: string): string[] {
+    return Array.from({ length: INDEX_SHARDS }, (_, n) => this.keys.depPart(tag, n));
+  }
+
+  /** Every part of a module's index. */
+  moduleParts(module: string): string[] {
+    return Array.from({ length: INDEX_SHARDS }, (_, n) => this.keys.modulePart(module, n));
+  }
+
+  /** A URL purged: out of the register. */
+  async forgetUrl(urlKey: string): Promise<void> {
+    await Promise.all(this.register(urlKey).map((k) => this.cmd.zrem(k, urlKey)));
+  }
+
+  /** The URL keys stored that start with `prefix` and that `keep` names, read from the register by range (no SCAN), and forgotten. */
+  async urlsWithPrefix(prefix: string, keep: (urlKey: string) => boolean = () => true): Promise<string[]> {
+    const parts = Array.from({ length: INDEX_SHARDS }, (_, n) => this.keys.urlRegister(n));
+    // Every member has score 0, so the set is ordered by its bytes; URL keys are ASCII, and
+    // U+00FF encodes as C3 BF, above any of them.
+    const ranges = await Promise.all(parts.map((k) => this.cmd.zrangebylex(k, `[${prefix}`, `[${prefix}\u00ff`)));
+    const found = ranges.map((urls) => urls.filter(keep));
+    await Promise.all(
+      parts.flatMap((k, i) => (found[i]!.length > 0 ? [this.cmd.zrem(k, ...found[i]!), this.cmd.zrem(this.keys.urlRegisterEnds(i), ...found[i]!)] : [])),
+    );
+    return found.flat();
+  }
+
+  /**
+   * Every key of this prefix on every master (a purge of everything, an admin request): SCAN on
+   * each, then UNLINK one key at a time (a key per slot). The entries removed.
+   */
+  async removeAll(cluster: { nodes(role: 'master'): Redis[] }, match: string): Promise<number> {
+    let removed = 0;
+    for (const node of cluster.nodes('master')) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', match, 'COUNT', 1000);
+        cursor = next;
+        await Promise.all(keys.map((k) => this.cmd.unlink(k)));
+        removed += keys.filter((k) => k.startsWith(this.keys.entryPrefix)).length;
+      } while (cursor !== '0');
+    }
+    return removed;
+  }
+}
