@@ -337,6 +337,16 @@ describe.each(BACKENDS.map((b) => [b.name, b] as const))('storage contract: %s',
     }
   });
 
+  itShared('the shared tier lists every variant of a URL it holds (GET /cache on the admin port)', async () => {
+    const { storage } = await backend.replica(backend.namespace());
+    const url = newUrl();
+    for (const variant of ['-', '=en']) await put(storage, 'shared', keyOf(url, undefined, variant), entry(url));
+    await put(storage, 'session', keyOf(url, 'Aa'), entry(url, { slot: 'Aa' }));
+    const listed = await storage.sharedVariants!(url, 10);
+    expect(listed?.map((v) => v.tier).sort()).toEqual(['session', 'shared', 'shared']);
+    for (const v of listed!) expect(v.entry.urlKey).toBe(url);
+  });
+
   it_('an answer fetched before an invalidation is not stored after it', async () => {
     const ns = backend.namespace();
     const { storage } = await backend.replica(ns);

@@ -118,9 +118,7 @@ export class RedisEntries {
     if (!this.connection.up) return undefined;
     const members = await this.connection.call('get', () => this.cmd.smembers(this.keys.url(urlKey)));
     if (!members.ok) return undefined;
-    const found = await Promise.all(
-      members.value.slice(0, limit).map((m) => this.connection.call('get', () => this.cmd.getBuffer(`${this.keys.entryPrefix}${m}`))),
-    );
+    const found = await Promise.all(members.value.slice(0, limit).map((m) => this.connection.call('get', () => this.cmd.getBuffer(this.keys.entryOf(m)))));
     const out: { tier: Tier; entry: CacheEntry; bytes: number }[] = [];
     for (const r of found) {
       if (!r.ok) return undefined;
