@@ -59,7 +59,7 @@ export function usage(): string {
     'these, which need a restart (a reload that changes one is refused):',
     ...restartOnly(),
     'An invalid configuration is refused with one error line naming the key, and the old one',
-    'keeps serving (README, "Reload").',
+    'keeps serving (docs/OPERATIONS.md, "Reload").',
     '',
   ].join('\n');
 }

@@ -5,7 +5,7 @@
  *
  * Every key is one entry of the table in config/fields.ts, the single source of the `Config`
  * type, of validation, of the logged configuration, of --help and --print-config, and of the
- * README's configuration reference. This module is the door the rest of src/ goes through.
+ * configuration reference (docs/CONFIGURATION.md). This module is the door the rest of src/ goes through.
  */
 export { ConfigError } from './field.js';
 export { CONFIG_KEYS, type Config, type ConfigKey, usesRedis } from './fields.js';

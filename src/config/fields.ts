@@ -1,7 +1,7 @@
 /**
  * Every configuration key, once: the single source of the `Config` type, of loading and
  * validation (load.ts), of the logged configuration, of `--help` and `--print-config`
- * (render.ts) and of the README's configuration reference (scripts/config-reference.mjs).
+ * (render.ts) and of the configuration reference (docs/CONFIGURATION.md) (scripts/config-reference.mjs).
  *
  * To add a key, add one entry below:
  *
@@ -10,13 +10,13 @@
  *       parse: int(0, 600_000),                 // a parser of parsers.ts, or a new one there
  *       default: 10_000,                        // or REQUIRED, or new MadeAtStart(make, 'words')
  *       unit: 'ms',
- *       doc: 'on SIGTERM, once the listener is closed, ...',  // the README's "meaning", Markdown
+ *       doc: 'on SIGTERM, once the listener is closed, ...',  // the reference's "meaning", Markdown
  *     }),
  *
  * The entry's name is the key in the YAML/JSON file and in `Config`, whose type follows from
  * `parse`. Mark a key `secret: true` when it must never be logged; it may then also come from
  * `<env>_FILE`, and the reference says so itself. A rule between two keys goes in NOT_ABOVE.
- * Then regenerate the README's table:
+ * Then regenerate the table in docs/CONFIGURATION.md:
  * `npm run build && node scripts/config-reference.mjs --write` (test/unit/readme-config-reference.test.ts
  * fails until it is done).
  */
@@ -132,7 +132,7 @@ export const FIELDS = {
     default: 1,
     shownDefault: 'true',
     unit: 'ratio',
-    doc: 'cache hits that get an access-log line: `true` (every one), `false` or a fraction such as `0.01` (a sample); every hit is counted in `wikiedge_requests_total` either way; a line costs ~1.5 µs of CPU (README, Access log: a logged hit measured 1.06× a bare Fastify route, an unlogged one 1.14×)',
+    doc: 'cache hits that get an access-log line: `true` (every one), `false` or a fraction such as `0.01` (a sample); every hit is counted in `wikiedge_requests_total` either way; a line costs ~1.5 µs of CPU (docs/OPERATIONS.md, Access log: a logged hit measured 1.06× a bare Fastify route, an unlogged one 1.14×)',
   }),
   accessLogFormat: field({
     env: 'WIKIEDGE_ACCESS_LOG_FORMAT',

@@ -1,6 +1,6 @@
 /**
  * The configuration as people read it, all from the table (fields.ts): the object logged at
- * start, `--print-config`, `--help`, and the README's configuration reference. Pure (no I/O);
+ * start, `--print-config`, `--help`, and the configuration reference (docs/CONFIGURATION.md). Pure (no I/O);
  * secrets never leave as themselves.
  */
 import { type Field, MadeAtStart, REQUIRED } from './field.js';
@@ -69,7 +69,7 @@ function secretFileNote(field: Field<unknown>): string {
 }
 
 /**
- * The rows of the README's configuration reference, its header included: `| key | default | meaning |`.
+ * The rows of the configuration reference (docs/CONFIGURATION.md), its header included: `| key | default | meaning |`.
  * scripts/config-reference.mjs prints them; test/unit/readme-config-reference.test.ts holds the
  * README to them.
  */

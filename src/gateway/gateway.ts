@@ -258,7 +258,7 @@ function newRepresentations(config: Config, log: Logger, store: CacheStore, regi
  * The recentchanges follower: with a shared tier (Redis) its cursor lives there and one replica follows at a
  * time (a lease renewed every poll, taken over when its holder dies); without, the cursor lives
  * as long as the process, as its local tier does, and every worker of a cluster follows for
- * itself and applies what it reads to its own tier only (README "Invalidation": a known cost,
+ * itself and applies what it reads to its own tier only (docs/OPERATIONS.md "Invalidation": a known cost,
  * one poll per worker).
  */
 function newFollower(

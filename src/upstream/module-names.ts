@@ -10,7 +10,7 @@
 import type { Logger } from 'pino';
 import type { UpstreamRequest, UpstreamResponse } from './upstream.js';
 
-/** The names MediaWiki uses for WIKIEDGE_MODULES' keys (README: for action=query, the submodules). */
+/** The names MediaWiki uses for WIKIEDGE_MODULES' keys (docs/CONFIGURATION.md, WIKIEDGE_MODULES: for action=query, the submodules). */
 export const PARAMINFO_QUERY = 'action=paraminfo&modules=main%7Cquery&format=json&formatversion=2';
 
 interface ParamInfo {

@@ -7,7 +7,7 @@
 // The purge is let reach the replica before the crash (its replication offset caught up): Redis
 // replication is asynchronous, and a write acknowledged by a primary that dies before its
 // replica got it is lost in a failover (https://redis.io/docs/latest/operate/oss_and_stack/management/replication/),
-// a purge included. README, "Redis Sentinel", says so.
+// a purge included. docs/REDIS.md, "Redis Sentinel", says so.
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

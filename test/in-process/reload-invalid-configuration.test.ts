@@ -22,7 +22,7 @@ describe.runIf(built)('SIGHUP with a configuration it cannot apply', () => {
     });
     file = path.join(scratchDir('wikiedge-reload-'), 'wikiedge.yaml');
     // The number of workers from the file: the environment wins over the file, so a key set there
-    // could not be changed by a reload at all (README, "Reload").
+    // could not be changed by a reload at all (docs/OPERATIONS.md, "Reload").
     writeFileSync(file, 'workers: 2\ngraceSeconds: 10\n');
     gw = await spawnGateway(fake.url, { WIKIEDGE_CONFIG: file });
     await untilLogged(gw, () => logged(gw, 'worker listening').length === 2);

@@ -1,4 +1,4 @@
-// Every answer carries X-Request-Id (README, "Headers to and from the wiki"): hits, misses,
+// Every answer carries X-Request-Id (docs/REQUESTS.md, "Headers to and from the wiki"): hits, misses,
 // pages streamed through, PURGE accepted or refused, malformed and oversized targets.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';

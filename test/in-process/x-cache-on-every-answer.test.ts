@@ -1,5 +1,5 @@
 // Every answer the gateway can give, on the public and the admin listener, says `X-Cache` (what
-// the cache did, README's table) and carries an `X-Request-Id`: cached, fetched, passed and
+// the cache did, docs/REQUESTS.md's table) and carries an `X-Request-Id`: cached, fetched, passed and
 // streamed answers, PURGE accepted or refused, the gateway's own errors (414, 400, 405, 429,
 // 502), those Node's parser gives before any handler (400, 431), and the admin routes.
 import { connect } from 'node:net';

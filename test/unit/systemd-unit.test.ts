@@ -1,5 +1,5 @@
 // deploy/systemd/wikiedge.service: valid for systemd (`systemd-analyze verify`, skipped saying why
-// when it is missing), and wired as README "Under systemd" says: the production command (node,
+// when it is missing), and wired as docs/OPERATIONS.md "Under systemd" says: the production command (node,
 // not npm), --check before start and reload, SIGHUP to reload, SIGTERM to drain within a stop
 // timeout above drain + grace, and the access log where logrotate (deploy/logrotate/wikiedge)
 // moves it and signals SIGUSR1.
@@ -64,7 +64,7 @@ describe('deploy/systemd/wikiedge.service', () => {
     expect(service['ExecReload']).toEqual(['/usr/bin/node /opt/wikiedge/dist/main.js --check', '/bin/kill -HUP $MAINPID']);
     expect(service['KillSignal']).toEqual(['SIGTERM']);
     const stopSeconds = Number(service['TimeoutStopSec']![0]);
-    // + 5 s: a cluster primary's wait for its workers (README, "Under systemd").
+    // + 5 s: a cluster primary's wait for its workers (docs/OPERATIONS.md, "Under systemd").
     expect(stopSeconds * 1000).toBeGreaterThan(defaults.shutdownDrainMs + defaults.shutdownGraceMs + 5_000);
     expect(service['RestartPreventExitStatus']).toEqual(['2']);
   });

@@ -1,13 +1,13 @@
-// The README's configuration reference names every key the code accepts, and nothing else; it is
+// The configuration reference (docs/CONFIGURATION.md) names every key the code accepts, and nothing else; it is
 // generated from the table of keys (src/config/fields.ts) and must be exactly what the table gives.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_KEYS, renderConfigReference } from '../../src/config/config.js';
 
-const readme = readFileSync(path.resolve(import.meta.dirname, '../../README.md'), 'utf8');
+const readme = readFileSync(path.resolve(import.meta.dirname, '../../docs/CONFIGURATION.md'), 'utf8');
 
-/** The README's table: from its header row to the first line that is not a row. */
+/** The table: from its header row to the first line that is not a row. */
 function readmeTable(): string {
   const lines = readme.split('\n');
   const start = lines.indexOf('| key | default | meaning |');
@@ -20,7 +20,7 @@ function readmeTable(): string {
     .join('');
 }
 
-describe('README configuration reference', () => {
+describe('the configuration reference (docs/CONFIGURATION.md)', () => {
   it.each(CONFIG_KEYS)('documents %s', (key) => {
     expect(readme).toContain(`| \`${key}\` |`);
   });
@@ -33,7 +33,8 @@ describe('README configuration reference', () => {
   it('is the table generated from src/config/fields.ts, row for row', () => {
     expect(
       readmeTable(),
-      "README.md's configuration table differs from src/config/fields.ts; regenerate it with " + '`npm run build && node scripts/config-reference.mjs --write`',
+      "docs/CONFIGURATION.md's configuration table differs from src/config/fields.ts; regenerate it with " +
+        '`npm run build && node scripts/config-reference.mjs --write`',
     ).toBe(renderConfigReference());
   });
 });
