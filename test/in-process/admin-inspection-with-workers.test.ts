@@ -130,7 +130,7 @@ describe.runIf(built)('admin inspection with workers', () => {
     }
   });
 
-  it('after a SIGHUP, GET /config shows the new value', async () => {
+  it('after a SIGHUP, GET /config shows the new value and the new workers list what was handed over', async () => {
     const before = JSON.parse((await adminGet(gw.adminUrl, '/config')).body) as { config: Record<string, unknown> };
     expect(before.config['WIKIEDGE_MAX_URL_BYTES']).toBe(8192);
     expect(before.config['WIKIEDGE_ADMIN_TOKEN']).toBe('[redacted]');
@@ -141,5 +141,14 @@ describe.runIf(built)('admin inspection with workers', () => {
     expect(after.status).toBe(200);
     expect((JSON.parse(after.body) as { config: Record<string, unknown> }).config['WIKIEDGE_MAX_URL_BYTES']).toBe(4096);
     expect(after.body).not.toContain(ADMIN_TOKEN);
+    // The new workers answer GET /cache, with the shared entries handed over to them.
+    const listed = JSON.parse((await adminGet(gw.adminUrl, `/cache?url=${encodeURIComponent(query)}`)).body) as { variants: Variant[]; workers: number };
+    expect(listed.workers).toBe(2);
+    const firstWorkers = logged(gw, 'worker listening')
+      .slice(0, 2)
+      .map((l) => l['worker']);
+    const anonymous = listed.variants.filter((v) => v.identity === 'anonymous');
+    expect(anonymous).toHaveLength(2);
+    for (const v of anonymous) expect(firstWorkers).not.toContain(v.worker);
   });
 });
