@@ -28,7 +28,7 @@ export interface PurgeRequestContext {
   readonly apiPath: string;
   /** The wiki's namespaces, to read a title's namespace prefix (titles.ts). */
   readonly namespaces?: Namespaces;
-  /** The names of WIKIEDGE_MODULES: modules the operator knows of beyond the table; undefined when not known (a cluster primary: no name is refused). */
+  /** The names of WIKIEDGE_MODULES: modules the operator knows of beyond the table; undefined when not known (no name is refused). */
   readonly operatorModules?: readonly string[];
 }
 
@@ -84,8 +84,8 @@ function moduleMessage(module: string, context: PurgeRequestContext): PurgeMessa
   const label = /^query[+ ]/.exec(module);
   const name = label ? module.slice(label[0].length) : module;
   if (name === 'multiple' || name === 'other' || name === '') return `module=${module} is a folded metrics label, not one module`;
-  // A cluster's primary does not know WIKIEDGE_MODULES (operatorModules undefined): a name outside
-  // the table may be the operator's, and is taken as it was before names were checked.
+  // Without WIKIEDGE_MODULES' names (operatorModules undefined) a name outside the table may be
+  // the operator's, and is taken as it was before names were checked.
   if (context.operatorModules !== undefined && !KNOWN_MODULE_NAMES.includes(name) && !context.operatorModules.includes(name))
     return `module=${shortened(module)} is not a module of MediaWiki 1.39 or Wikibase, nor one named in WIKIEDGE_MODULES (an extension's module: purge by pattern=)`;
   return { kind: 'module', module: name };

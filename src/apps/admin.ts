@@ -3,7 +3,7 @@
  * admin-purge-request.ts), and seeing into the cache: /cache, /cache/stats, /config, POST /trace
  * (admin-inspect.ts). One set of routes for both ways
  * the gateway runs: a single process answers from its own gateway (localAdmin), a cluster primary
- * from its workers over IPC (cluster/primary.ts). The routes only parse, pick the status and log; what
+ * from its workers over IPC (cluster/primary.ts, cluster/inspect-workers.ts). The routes only parse, pick the status and log; what
  * they report comes from an AdminBackend.
  */
 import { timingSafeEqual } from 'node:crypto';
@@ -18,7 +18,7 @@ import type { Logger } from 'pino';
 import type { PurgeMessage, PurgeResult } from '../cache/purge.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { ProbeResult, UpstreamState } from '../upstream/probe.js';
-import { type Inspection, localInspection, NOT_IN_A_CLUSTER, traceInputOf, urlKeyOf } from './admin-inspect.js';
+import { type Inspection, localInspection, traceInputOf, urlKeyOf } from './admin-inspect.js';
 import { purgeMessageOf } from './admin-purge-request.js';
 
 /**
@@ -53,7 +53,7 @@ export interface AdminBackend {
   metrics(): Promise<{ readonly contentType: string; readonly body: string }>;
   /** Apply an admin purge wherever it must go (Redis, every local tier). */
   purge(message: PurgeMessage): Promise<AdminPurgeResult>;
-  /** GET /cache, /cache/stats, /config, POST /trace (apps/admin-inspect.ts); absent in a cluster primary: 501. */
+  /** GET /cache, /cache/stats, /config, POST /trace (apps/admin-inspect.ts); absent (501) only for a gateway built without its public app. */
   readonly inspection?: Inspection | undefined;
 }
 
@@ -157,7 +157,7 @@ export function buildAdmin(log: Logger, backend: AdminBackend, options: AdminOpt
     },
   };
   const inspection = (reply: FastifyReply): Inspection | undefined => {
-    if (!backend.inspection) void reply.code(501).send({ error: NOT_IN_A_CLUSTER });
+    if (!backend.inspection) void reply.code(501).send({ error: 'no public listener to inspect' });
     return backend.inspection;
   };
 
@@ -185,7 +185,12 @@ export function buildAdmin(log: Logger, backend: AdminBackend, options: AdminOpt
     const given = { ...(isObject(request.body) ? request.body : {}), ...(request.query as Record<string, unknown>) };
     const input = traceInputOf(given);
     if ('error' in input) return reply.code(400).send(input);
-    return seen.trace(input);
+    try {
+      return await seen.trace(input);
+    } catch (err) {
+      // A cluster's worker that did not answer in time, or none listening (cluster/inspect-workers.ts).
+      return reply.code(503).send({ error: `the trace could not be run: ${err instanceof Error ? err.message : String(err)}` });
+    }
   });
 
   /**
@@ -196,9 +201,12 @@ export function buildAdmin(log: Logger, backend: AdminBackend, options: AdminOpt
   app.post('/purge', async (request, reply) => {
     const given = { ...(isObject(request.body) ? request.body : {}), ...(request.query as Record<string, unknown>) };
     const seen = backend.inspection;
+    // The namespaces only for a title (a cluster asks a worker for them: cluster/inspect-workers.ts).
+    const namespaces = seen && given['title'] !== undefined ? await seen.namespaces() : undefined;
     const message = purgeMessageOf(given, {
       apiPath: options.apiPath,
-      ...(seen && { namespaces: seen.namespaces(), operatorModules: seen.operatorModules() }),
+      ...(namespaces && { namespaces }),
+      ...(seen && { operatorModules: seen.operatorModules() }),
     });
     if (typeof message === 'string') return reply.code(400).send({ error: message });
     const result = await backend.purge(message);

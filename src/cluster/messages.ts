@@ -5,9 +5,11 @@
  * (Node's own cluster messages reach 'message' listeners too) is ignored.
  *
  * Three conversations:
- * - ask / answer: the primary asks one worker for its metrics, a purge, or (a reload) a chunk of
- *   its entries to hand over or to take; the worker answers with the same id (ipc-asks.ts waits
- *   for it, worker-side.ts answers).
+ * - ask / answer: the primary asks one worker for its metrics, a purge, what it holds for a URL or
+ *   in all (the admin's GET /cache and /cache/stats), a traced request (POST /trace), the wiki's
+ *   namespaces as it learned them (a title purge), or (a reload) a chunk of its entries to hand
+ *   over or to take; the worker answers with the same id (ipc-asks.ts waits for it, worker-side.ts
+ *   answers).
  * - siblings-purge / siblings-purge-done: a worker that applied a purge by itself (PURGE, a
  *   logout, a session holder's write) without Redis tells the primary, which hands it to every
  *   other worker (purge-fan-out.ts); when the purge carries an id (a session holder's write,
@@ -27,6 +29,8 @@
  * may be NaN or Infinity, which JSON would turn into null.
  */
 import type { Registry } from 'prom-client';
+import type { HeldVariants, LocalStats, TraceInput, TraceView } from '../apps/admin-inspect.js';
+import type { Namespaces } from '../mediawiki/titles.js';
 import type { PurgeMessage, PurgeResult } from '../cache/purge.js';
 import type { ConfigSources } from '../config/config.js';
 
@@ -41,7 +45,15 @@ export type Ask =
   /** A reload: the next chunk of this (replaced) worker's shared entries (cache/hand-over.ts). */
   | { readonly op: 'hand-over' }
   /** A reload: entries of the worker this one replaces, to adopt (cache/hand-over.ts). */
-  | { readonly op: 'take-over'; readonly chunk: Uint8Array };
+  | { readonly op: 'take-over'; readonly chunk: Uint8Array }
+  /** GET /cache: this worker's variants of the URL key, and the shared tier's when `shared` (asked of one worker only). */
+  | { readonly op: 'cache'; readonly urlKey: string; readonly shared: boolean }
+  /** GET /cache/stats: this worker's local tier. */
+  | { readonly op: 'stats' }
+  /** POST /trace: run this request through this worker's public app (its headers are never echoed). */
+  | { readonly op: 'trace'; readonly input: TraceInput }
+  /** A title purge: the wiki's namespaces as this worker learned them (upstream/site-namespaces.ts). */
+  | { readonly op: 'namespaces' };
 
 /** What a worker answers to each question. */
 export interface Answers {
@@ -50,6 +62,12 @@ export interface Answers {
   /** null: every entry went. */
   readonly 'hand-over': { readonly chunk: Uint8Array | null };
   readonly 'take-over': { readonly offered: number; readonly taken: number };
+  /** Session slots travel here (numbered by the primary before anything is shown: admin-inspect.ts numberSessions). */
+  readonly cache: HeldVariants;
+  readonly stats: LocalStats;
+  readonly trace: TraceView;
+  /** Maps cross the channel as Maps: it uses the 'advanced' serialization. */
+  readonly namespaces: Namespaces;
 }
 
 export type AnswerTo<A extends Ask> = Answers[A['op']];

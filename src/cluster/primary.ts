@@ -12,6 +12,8 @@
  *   others only their local tier), and a worker's own purge reaches its siblings.
  * - shutdown.ts: SIGTERM/SIGINT: /readyz 503, every worker drains as a single process does
  *   (apps/app.ts), exit 0 once all of them have exited 0.
+ * - inspect-workers.ts: GET /cache, /cache/stats, /config, POST /trace and a title purge's
+ *   namespaces, asked of the workers and merged.
  * - reload.ts: SIGHUP: re-read and validate the configuration, then replace the workers one at
  *   a time (supervisor.ts replaceAll), the new one listening before the old one drains.
  * - worker-config.ts: every worker runs the configuration the primary validated (over IPC).
@@ -22,7 +24,9 @@
  *
  * Each worker runs the whole gateway (apps/app.ts's build() without the admin listener) on the shared
  * public port, with its own local tier. The primary runs no gateway: it owns the admin listener
- * (apps/admin.ts's routes, the same as a single process), answered from the workers over IPC.
+ * (apps/admin.ts's routes, the same as a single process), answered from the workers over IPC; it
+ * checks a purge's module= against the module table and WIKIEDGE_MODULES itself (it has the
+ * configuration), and reads a title= with the namespaces a worker learned from the wiki.
  *
  * Connections are accepted by the workers themselves from the shared listening socket
  * (SCHED_NONE: the kernel picks the worker), not dealt round-robin by the primary (SCHED_RR,
@@ -45,6 +49,7 @@ import { Registry } from 'prom-client';
 import { type AdminBackend, buildAdmin } from '../apps/admin.js';
 import type { PurgeMessage } from '../cache/purge.js';
 import { IpcAsks } from './ipc-asks.js';
+import { workersInspection } from './inspect-workers.js';
 import {
   type FinalMetricsKeptMessage,
   isAnswer,
@@ -199,6 +204,8 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
       readiness: () => (supervisor.listening().length > 0 ? { ready: true } : { ready: false, reason: 'no-worker-listening' }),
       upstream: () => ({ state: probe.state, last: probe.last }),
       metrics: () => metrics.exposition(serving()),
+      // Asked of the workers that listen (a replaced one still draining handed its entries over).
+      inspection: workersInspection<Worker>({ ask: (w, a, ms) => asks.ask(w, a, ms), workers: () => supervisor.listening(), config, log }),
       purge: async (message) => {
         const result = await purges.purge(supervisor.listening(), message);
         purgeDraining(message);

@@ -4,6 +4,7 @@
  * This is all a worker knows of the cluster; the gateway it runs is the single process's
  * (apps/app.ts's build() without the admin listener, main.ts).
  */
+import { heldVariants, type Inspection, localInspection, localStats } from '../apps/admin-inspect.js';
 import type { BuiltPublic } from '../apps/app.js';
 import { HandOverChunks, handedOverEntries } from '../cache/hand-over.js';
 import type { PurgeSiblings } from '../cache/purge.js';
@@ -69,6 +70,7 @@ export const SIBLINGS_PURGE_WAIT_MS = 1_000;
 export function answerPrimary(built: BuiltPublic): void {
   const gw = built.gateway;
   const handOver = { chunks: undefined as HandOverChunks | undefined };
+  const inspection = localInspection(gw, built.publicApp);
   process.on('message', (m: unknown) => {
     // Whose sessions the other workers learned (messages.ts): known here too.
     if (isSessionUser(m)) return gw.sessionUsers.note(m.slot, m.user);
@@ -77,9 +79,9 @@ export function answerPrimary(built: BuiltPublic): void {
       return;
     }
     if (!isAsk(m)) return;
-    answer(gw, m.ask, handOver).then(
-      (value) => process.send?.({ wikiedge: 'answer', id: m.id, value } satisfies AnswerMessage),
-      (err: unknown) => process.send?.({ wikiedge: 'answer', id: m.id, error: String(err) } satisfies AnswerMessage),
+    answer(gw, inspection, m.ask, handOver).then(
+      (value) => sendAnswer({ wikiedge: 'answer', id: m.id, value }),
+      (err: unknown) => sendAnswer({ wikiedge: 'answer', id: m.id, error: String(err) }),
     );
   });
   // Ready to hear now: what the primary knows of whose sessions are whose (a reload's
@@ -90,7 +92,19 @@ export function answerPrimary(built: BuiltPublic): void {
 /** A send whose failure (the primary's channel closed: this worker is ending) needs no answer. */
 const noError = (): void => undefined;
 
-async function answer(gw: Gateway, ask: Ask, handOver: { chunks: HandOverChunks | undefined }): Promise<Answers[Ask['op']]> {
+/**
+ * An answer to the primary. A value the channel cannot carry (the serializer throws at once) is
+ * answered as an error, so the primary hears why rather than waiting for its timeout.
+ */
+function sendAnswer(message: AnswerMessage): void {
+  try {
+    process.send?.(message, noError);
+  } catch (err) {
+    process.send?.({ wikiedge: 'answer', id: message.id, error: `the answer could not be sent: ${String(err)}` } satisfies AnswerMessage, noError);
+  }
+}
+
+async function answer(gw: Gateway, inspection: Inspection, ask: Ask, handOver: { chunks: HandOverChunks | undefined }): Promise<Answers[Ask['op']]> {
   switch (ask.op) {
     case 'hand-over':
       // Asked once per worker, at its replacement: the chunks go on from where the last one ended.
@@ -109,6 +123,14 @@ async function answer(gw: Gateway, ask: Ask, handOver: { chunks: HandOverChunks 
       // An admin purge is counted once, by the leader.
       if (ask.everywhere) gw.metrics.purgeRequested('admin');
       return ask.everywhere ? gw.storage.purge(ask.message, { tellSiblings: false }) : { purged: gw.storage.purgeHere(ask.message) };
+    case 'cache':
+      return heldVariants(gw, ask.urlKey, ask.shared);
+    case 'stats':
+      return localStats(gw);
+    case 'trace':
+      return inspection.trace(ask.input);
+    case 'namespaces':
+      return inspection.namespaces();
   }
 }
 
