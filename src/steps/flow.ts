@@ -16,7 +16,7 @@
  *   fetch     across replicas, one asks the wiki, the others wait for its entry (bounded) and
  *             else ask themselves (the storage's fetchOnce; askWiki: a turn at the wiki, the
  *             answer read and inspected)
- *   store     what policy.ts allows (evaluateAnswer, then finalVerdict), where it allows, in its
+ *   store     what the answer's policy allows (policy/answer-policy.ts), where it allows, in its
  *             stored form (compressed once: http/codings.ts)
  *   deliver   deliver.ts: the representation the client's Accept-Encoding takes (406 when none,
  *             decided at recv), the stored or fresh headers, Age, X-Cache, the request id
@@ -41,16 +41,8 @@ import { learnSessionUser, settleSession, wrote } from './session-lifecycle.js';
 import type { RequestTarget } from '../words/target.js';
 import { askWiki, clientGone, inspect, MAX_INSPECT_BYTES, setCookies, type WikiAnswer } from './ask-wiki.js';
 import { type Answer, deliverAnswer, deliverEntry, tooCostlyForAHit } from './deliver.js';
-import {
-  bypassesCache,
-  dependencyVerdict,
-  mayLeaveTheProcess,
-  evaluateAnswer,
-  finalVerdict,
-  responseHeaders,
-  varyOnAcceptEncoding,
-  writerBypasses,
-} from '../policy/policy.js';
+import { bypassesCache, mayLeaveTheProcess, writerBypasses } from '../policy/policy.js';
+import { AnswerPolicy } from '../policy/answer-policy.js';
 import { answerJson, dependenciesOf, showsExpiries, updatedByJobs } from '../policy/dependencies.js';
 import { userNamed } from '../policy/session-users.js';
 import { changeFromWrite, confirmedWrite, WRITE_PARAMETERS } from '../policy/changes.js';
@@ -326,34 +318,55 @@ async function fetchAndStore(
   const { inspected, cookies, json } = await afterAnswer(gw, request, api, fetched, headers, false);
 
   // ---------------------------------------------------------------------------------- store
-  // The long TTL defaults only where the change follower sees what the answer reads.
-  const ttl = { ...gw.config, ...gw.changes.ttlDefaults(!updatedByJobs(api.modules, api.query) && !showsExpiries(api.modules, api.query)) };
-  let verdict = finalVerdict(evaluateAnswer({ status: res.statusCode, headers: res.headers }, api.identity, api.rule, ttl, gw.random), {
-    complete: Buffer.isBuffer(inspected.body),
-    bodyBytes: Buffer.isBuffer(inspected.body) ? inspected.body.length : Infinity,
-    maxEntryBytes: gw.config.cacheMaxEntryBytes,
-    debuginfoKept: inspected.debuginfoKept,
-    echoesCredentials: inspected.echoesCredentials,
-    holdsRequesterAddress: inspected.holdsRequesterAddress,
-    fetchedWithClientCookies: !withoutCookies,
-  });
-  // Compressed once, here, after debuginfo was stripped: the stored form (codings.ts) is what
-  // every hit is sent, and what Redis holds. Before the dependency check, which must see every
-  // invalidation up to the local store's set (nothing is awaited between the two).
-  const form = verdict.store && Buffer.isBuffer(inspected.body) ? await gw.compression.storedForm(inspected.body) : undefined;
-  const deps = verdict.store
-    ? dependenciesOf({ query: api.query, modules: api.modules, override: api.rule.dependsOn, answer: json, namespaces: gw.changes.namespaces, now: gw.now() })
-    : undefined;
+  // One policy for this answer (policy/answer-policy.ts): the long TTL defaults only where the
+  // change follower sees what the answer reads.
+  const policy = new AnswerPolicy(
+    { status: res.statusCode, headers: res.headers },
+    {
+      requester: api.identity,
+      rule: api.rule,
+      probed: probe,
+      path: 'store',
+      defaults: gw.changes.ttlDefaults(!updatedByJobs(api.modules, api.query) && !showsExpiries(api.modules, api.query)),
+      settings: gw.policy,
+      random: gw.random,
+    },
+  );
+  const body = inspected.body;
+  const complete = Buffer.isBuffer(body);
   const slot = api.identity.kind === 'session' ? api.identity.slot : undefined;
-  if (verdict.store && deps) {
-    const purgedMeanwhile = gw.storage.invalidatedSince({ urlKey: api.urlKey, slot, modules: api.modules, deps: deps.tags }, mark);
-    verdict = dependencyVerdict(verdict, deps, purgedMeanwhile, gw.config.ttlClockSeconds, gw.now());
-  }
-  const clientHeaders = responseHeaders(res.headers, { probed: probe, perSession: api.identity.kind === 'session' });
+  const verdict = policy.verdict(
+    {
+      complete,
+      bodyBytes: complete ? body.length : Infinity,
+      debuginfoKept: inspected.debuginfoKept,
+      echoesCredentials: inspected.echoesCredentials,
+      holdsRequesterAddress: inspected.holdsRequesterAddress,
+      fetchedWithClientCookies: !withoutCookies,
+    },
+    () => {
+      const deps = dependenciesOf({
+        query: api.query,
+        modules: api.modules,
+        override: api.rule.dependsOn,
+        answer: json,
+        namespaces: gw.changes.namespaces,
+        now: gw.now(),
+      });
+      return { ...deps, invalidatedMeanwhile: gw.storage.invalidatedSince({ urlKey: api.urlKey, slot, modules: api.modules, deps: deps.tags }, mark) };
+    },
+    gw.now(),
+  );
+  const clientHeaders = policy.responseHeaders();
   let stored: CacheEntry | undefined;
   let storedAs: StoredForm | undefined;
   let notStored: NoStoreReason | undefined = verdict.store ? undefined : verdict.reason;
-  if (verdict.store && deps && form && Buffer.isBuffer(inspected.body)) {
+  if (verdict.store && complete) {
+    const deps = verdict.dependencies;
+    // Compressed once, here, after debuginfo was stripped: the stored form (codings.ts) is what
+    // every hit is sent, and what Redis holds. An invalidation that lands meanwhile is caught
+    // by the store's own guard (storage.ts store), against the same mark.
+    const form = await gw.compression.storedForm(body);
     stored = await store(
       gw,
       tier,
@@ -361,8 +374,8 @@ async function fetchAndStore(
       {
         status: res.statusCode,
         ...(form.coding === 'gzip'
-          ? { headers: varyOnAcceptEncoding(clientHeaders), body: form.body, coding: 'gzip', identityBytes: inspected.body.length }
-          : { headers: clientHeaders, body: inspected.body }),
+          ? { headers: policy.storedHeaders('gzip'), body: form.body, coding: 'gzip', identityBytes: body.length }
+          : { headers: policy.storedHeaders('identity'), body }),
         storedAt: deps.clock ? askedAt : gw.now(),
         ttlMs: verdict.ttlMs,
         urlKey: api.urlKey,
@@ -374,11 +387,12 @@ async function fetchAndStore(
       mark,
     );
     if (stored) storedAs = form;
-    else notStored = 'too-large';
+    // Not kept: a change reached it while it was compressed or written, or the tier is too small for it.
+    else notStored = gw.storage.invalidatedSince({ urlKey: api.urlKey, slot, modules: api.modules, deps: deps.tags }, mark) ? 'invalidated' : 'too-large';
   }
   if (notStored) gw.metrics.notStored.inc({ reason: notStored });
   return {
-    answer: { status: res.statusCode, headers: clientHeaders, setCookies: cookies.relay, body: inspected.body, ...(storedAs && { stored: storedAs }) },
+    answer: { status: res.statusCode, headers: clientHeaders, setCookies: cookies.relay, body, ...(storedAs && { stored: storedAs }) },
     stored,
     notStored,
     upstreamMs: fetched.upstreamMs,
@@ -483,6 +497,8 @@ function countApiError(gw: Gateway, headers: Readonly<Record<string, string | st
 }
 
 // ------------------------------------------------------------------------------------- pass
+const PASSED = { probed: false, path: 'pass', defaults: { ttlPublicSeconds: 0, ttlSessionSeconds: 0 } } as const;
+
 /** Not cacheable: forward as the client sent it; the answer still loses debuginfo and stray cookies. */
 async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyReply, api: ApiRequest, passReason: PassReason): Promise<Delivery> {
   const gone = clientGone(reply);
@@ -510,7 +526,12 @@ async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyReply, a
   const { res } = fetched;
   const { inspected, cookies, json } = await afterAnswer(gw, request, api, fetched, headers, wrote(request.method));
   await invalidateWrite(gw, request, api, form, res.statusCode, res.headers, json);
-  const clientHeaders = responseHeaders(res.headers, { probed: false, perSession: false });
+  // Relayed, never stored: the policy rewrites its headers for the client only.
+  const policy = new AnswerPolicy(
+    { status: res.statusCode, headers: res.headers },
+    { ...PASSED, requester: api.identity, rule: api.rule, settings: gw.policy, random: gw.random },
+  );
+  const clientHeaders = policy.responseHeaders();
   // A body the gateway did not decode goes out with the wiki's own encoding.
   const encoding = res.headers['content-encoding'];
   if (!fetched.decoded && encoding !== undefined) clientHeaders['content-encoding'] = encoding;
