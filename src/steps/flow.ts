@@ -27,7 +27,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { CacheEntry } from '../cache/entry.js';
-import type { FetchMark, Led } from '../cache/storage.js';
+import type { FetchMark, Led, Storage } from '../cache/storage.js';
+import type { Coalescer } from '../cache/coalescer.js';
+import type { Metrics } from '../observe/metrics.js';
+import type { ChangeSignals } from '../invalidation/signals.js';
 import { replyWithError } from './error-reply.js';
 import { ClientClosedError, GatewayError } from '../words/errors.js';
 import { type Coding, preferenceOf } from '../http/accept-encoding.js';
@@ -37,7 +40,7 @@ import type { Gateway } from '../gateway/gateway.js';
 import { budgetLeft, refuse, requestBodyOf } from './admission.js';
 import type { Disposition, Freshness, NoStoreReason, PassReason, Tier } from '../words/outcomes.js';
 import { MODULE_PARAMETERS, noteFormModule, noteOutcome, noteTarget, type Outcome } from './request-record.js';
-import { learnSessionUser, settleSession, wrote } from './session-lifecycle.js';
+import { learnSessionUser, type SessionParts, settleSession, wrote } from './session-lifecycle.js';
 import type { RequestTarget } from '../words/target.js';
 import { askWiki, clientGone, inspect, MAX_INSPECT_BYTES, setCookies, type WikiAnswer } from './ask-wiki.js';
 import { type Answer, deliverAnswer, deliverEntry, tooCostlyForAHit } from './deliver.js';
@@ -91,7 +94,7 @@ function entry(entry: CacheEntry, disposition: Disposition): Delivery {
 
 async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: FastifyReply, api: ApiRequest, preference: readonly Coding[]): Promise<Delivery> {
   // ----------------------------------------------------------------------------------- hash
-  const key = hash(gw, request, api);
+  const key = hash(request, api);
   const tier: Tier = api.identity.kind === 'session' ? 'session' : 'shared';
   // A session holder's no-cache, or a writer MediaWiki marked for a few seconds after its edit
   // (read-your-writes): fetched fresh, and the entry refreshed.
@@ -120,7 +123,7 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
         break;
     }
     // ----------------------------------------------------------------------------- coalesce
-    const shared = await coalesce(gw, key);
+    const shared = await coalesce(gw.coalescer, gw.metrics, key);
     if (shared) return entry(shared, 'coalesced');
   }
 
@@ -131,7 +134,7 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
   if (!budget.ok) {
     // Not an answer carrying the wiki's clock: past its cap, only the wiki failing serves it (freshness.ts).
     if (fallback && !fallback.clock) return entry(fallback, 'stale');
-    refuse(gw, budget.retryAfterSeconds);
+    refuse(gw.metrics, budget.retryAfterSeconds);
   }
 
   // ---------------------------------------------------------------------------------- fetch
@@ -174,7 +177,7 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
 }
 
 /** The key, from the headers the wiki will receive. */
-function hash(gw: Gateway, request: FastifyRequest, api: ApiRequest): string {
+function hash(request: FastifyRequest, api: ApiRequest): string {
   const keyed = keyedHeadersOf(forwardedView(request.headers), request.socket.remoteAddress, request.edge.peerTrusted, api.query);
   return cacheKey(api.urlKey, api.identity, keyed);
 }
@@ -204,10 +207,10 @@ export function lookupDecision(freshness: Freshness | undefined): LookupDecision
  * for this very key (which names the identity slot), else undefined (ask the wiki ourselves).
  * Bounded by WIKIEDGE_COALESCE_WAIT_MS.
  */
-async function coalesce(gw: Gateway, key: string): Promise<CacheEntry | undefined> {
-  const pending = gw.coalescer.pending(key);
+async function coalesce(coalescer: Coalescer<CacheEntry>, metrics: Metrics, key: string): Promise<CacheEntry | undefined> {
+  const pending = coalescer.pending(key);
   if (!pending) return undefined;
-  gw.metrics.coalescedWaiters.inc();
+  metrics.coalescedWaiters.inc();
   return pending;
 }
 
@@ -368,7 +371,7 @@ async function fetchAndStore(
     // by the store's own guard (storage.ts store), against the same mark.
     const form = await gw.compression.storedForm(body);
     stored = await store(
-      gw,
+      gw.storage,
       tier,
       key,
       {
@@ -404,8 +407,8 @@ async function fetchAndStore(
  * asked next finds it) when its invalidations could be checked (the storage's store).
  * Undefined when the local tier would not keep it (larger than the tier).
  */
-async function store(gw: Gateway, tier: Tier, key: string, entry: CacheEntry, mark: FetchMark): Promise<CacheEntry | undefined> {
-  return (await gw.storage.store(tier, key, entry, mark)) ? entry : undefined;
+async function store(storage: Storage, tier: Tier, key: string, entry: CacheEntry, mark: FetchMark): Promise<CacheEntry | undefined> {
+  return (await storage.store(tier, key, entry, mark)) ? entry : undefined;
 }
 
 /** The parameters a posted form is read for: the modules it names, and the pages a write names. */
@@ -422,7 +425,7 @@ const NO_FORM: PostedForm = { kind: 'none' };
  * (a read given a token, a form PHP read otherwise than we did) invalidates nothing.
  */
 async function invalidateWrite(
-  gw: Gateway,
+  changes: ChangeSignals,
   request: FastifyRequest,
   api: ApiRequest,
   form: PostedForm,
@@ -436,14 +439,14 @@ async function invalidateWrite(
     const json = answer();
     const action = confirmedWrite(json);
     if (action === undefined) return;
-    const change = changeFromWrite(action, (name) => phpStringParam(api.query, name), gw.changes.namespaces, json);
-    if (change) await gw.changes.apply([change]);
+    const change = changeFromWrite(action, (name) => phpStringParam(api.query, name), changes.namespaces, json);
+    if (change) await changes.apply([change]);
     return;
   }
   const posted = form.kind === 'form' ? form.post : undefined;
   const param = (name: string) => (posted && phpStringParam(posted, name)) ?? phpStringParam(api.query, name);
-  const change = changeFromWrite(param('action') ?? api.modules[0] ?? '', param, gw.changes.namespaces, answer());
-  if (change) await gw.changes.apply([change]);
+  const change = changeFromWrite(param('action') ?? api.modules[0] ?? '', param, changes.namespaces, answer());
+  if (change) await changes.apply([change]);
 }
 
 /**
@@ -463,9 +466,9 @@ async function afterAnswer(
 ) {
   const { res } = fetched;
   const inspected = inspect(gw, fetched, api, headerString(headers['x-forwarded-for']) ?? '');
-  const cookies = setCookies(gw, request, res.headers['set-cookie']);
+  const cookies = setCookies(gw.cookieNames, gw.metrics, request, res.headers['set-cookie']);
   await settleSession(gw.storage, gw.metrics, request.log as Logger, api.identity, { ended: cookies.sessionEnded, wrote: wroteNow });
-  countApiError(gw, res.headers);
+  countApiError(gw.metrics, res.headers);
   const json = lazyJson(inspected.body, headerString(res.headers['content-type']));
   noteSessionUser(gw, request, api, json, res.headers['set-cookie']);
   return { inspected, cookies, json };
@@ -482,18 +485,18 @@ function lazyJson(body: Buffer | NodeJS.ReadableStream, contentType: string | un
  * session; a login's answer names the user of the session it sets): steps/session-lifecycle.ts
  * learnSessionUser.
  */
-function noteSessionUser(gw: Gateway, request: FastifyRequest, api: ApiRequest, json: () => unknown, setCookie: string | string[] | undefined): void {
+function noteSessionUser(parts: SessionParts, request: FastifyRequest, api: ApiRequest, json: () => unknown, setCookie: string | string[] | undefined): void {
   const action = api.modules[0];
   const says = api.modules.includes('userinfo') || action === 'login' || action === 'clientlogin';
   if (!says && setCookie === undefined) return;
   const named = says ? userNamed(json()) : undefined;
   const requestSlot = api.identity.kind === 'session' && api.modules.includes('userinfo') ? api.identity.slot : undefined;
-  learnSessionUser(gw, forwardedView(request.headers), setCookie, requestSlot, named);
+  learnSessionUser(parts, forwardedView(request.headers), setCookie, requestSlot, named);
 }
 
-function countApiError(gw: Gateway, headers: Readonly<Record<string, string | string[] | undefined>>): void {
+function countApiError(metrics: Metrics, headers: Readonly<Record<string, string | string[] | undefined>>): void {
   const code = headers['mediawiki-api-error'];
-  if (code !== undefined) gw.metrics.apiError(String(code));
+  if (code !== undefined) metrics.apiError(String(code));
 }
 
 // ------------------------------------------------------------------------------------- pass
@@ -511,7 +514,7 @@ async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyReply, a
     sharedFetch: gw.config.debuginfo !== 'off',
   });
   // Read before a turn at the wiki is taken: a slow body holds our socket, not the wiki's.
-  const body = await requestBodyOf(gw, request.raw);
+  const body = await requestBodyOf(request.raw, gw.config.requestBodyBufferBytes);
   // Read once, for the modules the request runs (its metrics label) and, for a write, the pages it changed.
   const form: PostedForm =
     body === null ? NO_FORM : postedForm(headerString(request.headers['content-type']), Buffer.isBuffer(body) ? body : undefined, FORM_PARAMETERS);
@@ -525,7 +528,7 @@ async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyReply, a
   );
   const { res } = fetched;
   const { inspected, cookies, json } = await afterAnswer(gw, request, api, fetched, headers, wrote(request.method));
-  await invalidateWrite(gw, request, api, form, res.statusCode, res.headers, json);
+  await invalidateWrite(gw.changes, request, api, form, res.statusCode, res.headers, json);
   // Relayed, never stored: the policy rewrites its headers for the client only.
   const policy = new AnswerPolicy(
     { status: res.statusCode, headers: res.headers },
