@@ -17,7 +17,8 @@
  *             else ask themselves (the storage's fetchOnce; askWiki: a turn at the wiki, the
  *             answer read and inspected)
  *   store     what the answer's policy allows (policy/answer-policy.ts), where it allows, in its
- *             stored form (compressed once: http/codings.ts)
+ *             stored form (compressed once: http/codings.ts); decided before the answer goes
+ *             out, compressed (unless its client takes the gzip) and written after
  *   deliver   deliver.ts: the representation the client's Accept-Encoding takes (406 when none,
  *             decided at recv), the stored or fresh headers, Age, X-Cache, the request id
  *
@@ -27,14 +28,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { CacheEntry } from '../cache/entry.js';
-import type { FetchMark, Led, Storage } from '../cache/storage.js';
+import type { Led } from '../cache/storage.js';
 import type { Coalescer } from '../cache/coalescer.js';
 import type { Metrics } from '../observe/metrics.js';
 import type { ChangeSignals } from '../invalidation/signals.js';
 import { replyWithError } from './error-reply.js';
 import { ClientClosedError, GatewayError } from '../words/errors.js';
 import { type Coding, preferenceOf } from '../http/accept-encoding.js';
-import type { StoredForm } from '../http/codings.js';
 import { forwardedView, headerString, upstreamRequestHeaders } from '../http/forwarding.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { budgetLeft, refuse, requestBodyOf } from './admission.js';
@@ -143,24 +143,28 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
   const forItself = api.identity.kind === 'anonymous' && api.identity.carriesCredentials;
   // An entry Redis will not hold (policy.ts mayLeaveTheProcess) is no other replica's to wait for.
   const alone = bypass || forItself || !mayLeaveTheProcess(api);
-  const work = fetchOnceAcrossReplicas(gw, request, api, key, tier, alone, clientGone(reply));
+  // The client's answer is known before its entry is stored (fetchAndStore: compressed and
+  // written after the answer went out); `work` ends with the store, and so does the lock.
+  let answered!: (fetched: Fetched) => void;
+  const early = new Promise<Fetched>((resolve) => (answered = resolve));
+  const work = fetchOnceAcrossReplicas(gw, request, api, key, tier, alone, clientGone(reply), preference, answered);
   if (!forItself)
     gw.coalescer.lead(key, () =>
       work.then(
-        (led) => ('entry' in led ? led.entry : led.fetched.stored),
+        (led) => ('entry' in led ? led.entry : led.fetched.entry),
         () => undefined,
       ),
     );
-  let led: Led<Fetched>;
+  let first: Fetched | { readonly entry: CacheEntry };
   try {
-    led = await work;
+    first = await Promise.race([early, work.then((led) => ('entry' in led ? led : led.fetched.fetched))]);
   } catch (err) {
     // stale-if-error: the wiki failed (or is too busy), the fallback answers.
     if (fallback && !(err instanceof ClientClosedError)) return entry(fallback, 'stale');
     throw err;
   }
-  if ('entry' in led) return entry(led.entry, 'coalesced');
-  const fetched = led.fetched;
+  if ('entry' in first) return entry(first.entry, 'coalesced');
+  const fetched = first;
   if (fallback && fetched.answer.status >= 500) {
     // Nobody reads this answer: a streamed body is drained (its turn at the wiki, and the
     // request's place among its client's, end with the stream).
@@ -170,7 +174,7 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
   return {
     kind: 'answer',
     answer: fetched.answer,
-    disposition: fetched.stored ? (bypass ? 'bypass' : 'miss') : 'pass',
+    disposition: fetched.storing ? (bypass ? 'bypass' : 'miss') : 'pass',
     notStored: fetched.notStored,
     upstreamMs: fetched.upstreamMs,
   };
@@ -228,8 +232,10 @@ async function fetchOnceAcrossReplicas(
   tier: Tier,
   alone: boolean,
   gone: AbortSignal,
-): Promise<Led<Fetched>> {
-  const fetch = () => fetchAndStore(gw, request, api, key, tier, 'miss', gone);
+  preference: readonly Coding[],
+  answered: (fetched: Fetched) => void,
+): Promise<Led<Stored>> {
+  const fetch = () => fetchAndStore(gw, request, api, key, tier, 'miss', gone, { preference, answered });
   if (alone) return { fetched: await fetch() };
   return gw.storage.fetchOnce(tier, key, fetch, { waitMs: gw.config.coalesceWaitMs, waiting: () => gw.metrics.coalescedWaiters.inc() });
 }
@@ -243,17 +249,17 @@ function refreshInBackground(gw: Gateway, request: FastifyRequest, api: ApiReque
   if (gw.coalescer.pending(key)) return;
   const refresh = () => fetchAndStore(gw, request, api, key, tier, 'refresh');
   // An entry Redis will not hold is refreshed by whoever holds it (policy.ts mayLeaveTheProcess).
-  const work: Promise<Fetched | undefined> = mayLeaveTheProcess(api) ? gw.storage.refreshOnce(tier, key, refresh) : refresh();
+  const work: Promise<Stored | undefined> = mayLeaveTheProcess(api) ? gw.storage.refreshOnce(tier, key, refresh) : refresh();
   gw.coalescer.lead(key, () =>
     work.then(
-      (f) => f?.stored,
+      (f) => f?.entry,
       () => undefined,
     ),
   );
   work.then(
     (f) => {
       // Nobody reads a refresh's body.
-      if (f) drainUnread(f.answer.body);
+      if (f) drainUnread(f.fetched.answer.body);
     },
     (err: unknown) => request.log.warn({ err: String(err) }, 'background refresh failed'),
   );
@@ -264,12 +270,25 @@ function drainUnread(body: Answer['body']): void {
   if (!Buffer.isBuffer(body)) (body as NodeJS.ReadableStream & { resume(): void }).resume();
 }
 
-/** A fetch's result: the answer for the client, the entry stored (if any) and why not. */
+/** A fetch's answer for the client: whether the verdict was to store it, or why not. */
 interface Fetched {
   readonly answer: Answer;
-  readonly stored: CacheEntry | undefined;
+  /** The policy's verdict was to store it (X-Cache `miss`); the entry is written after the answer goes out. */
+  readonly storing: boolean;
   readonly notStored: NoStoreReason | undefined;
   readonly upstreamMs: number;
+}
+
+/** A fetch once its entry is stored: the entry kept, if the tier kept it. */
+interface Stored {
+  readonly fetched: Fetched;
+  readonly entry: CacheEntry | undefined;
+}
+
+/** The client a miss answers: the codings it takes, and who is told the answer before the store. */
+interface AnswerFirst {
+  readonly preference: readonly Coding[];
+  readonly answered: (fetched: Fetched) => void;
 }
 
 // ---------------------------------------------------------------------------- fetch + store
@@ -282,7 +301,9 @@ async function fetchAndStore(
   reason: 'miss' | 'refresh',
   /** The client left: stop waiting for a turn at the gate (a fetch under way goes on: others may share it). */
   gone?: AbortSignal,
-): Promise<Fetched> {
+  /** A miss's client, answered before the entry is stored (none for a background refresh). */
+  client?: AnswerFirst,
+): Promise<Stored> {
   const probe = shouldProbe(api.query);
   // A background refresh's answer is for the store alone: a shared one is always asked for
   // without cookies, whoever's request found the entry in its grace window.
@@ -309,7 +330,7 @@ async function fetchAndStore(
   // HEAD is fetched as GET so the answer can serve both (RFC 9110 §9.3.2). Whole answers are
   // read while debuginfo may need stripping (an answer above the entry cap is then delivered,
   // not stored); with `off`, reading stops at the cap and the rest streams.
-  const fetched = await askWiki(
+  const asked = await askWiki(
     gw,
     request,
     reason,
@@ -317,8 +338,8 @@ async function fetchAndStore(
     gw.config.debuginfo === 'off' ? gw.config.cacheMaxEntryBytes : MAX_INSPECT_BYTES,
     gone,
   );
-  const { res } = fetched;
-  const { inspected, cookies, json } = await afterAnswer(gw, request, api, fetched, headers, false);
+  const { res } = asked;
+  const { inspected, cookies, json } = await afterAnswer(gw, request, api, asked, headers, false);
 
   // ---------------------------------------------------------------------------------- store
   // One policy for this answer (policy/answer-policy.ts): the long TTL defaults only where the
@@ -360,55 +381,61 @@ async function fetchAndStore(
     },
     gw.now(),
   );
-  const clientHeaders = policy.responseHeaders();
-  let stored: CacheEntry | undefined;
-  let storedAs: StoredForm | undefined;
-  let notStored: NoStoreReason | undefined = verdict.store ? undefined : verdict.reason;
-  if (verdict.store && complete) {
-    const deps = verdict.dependencies;
-    // Compressed once, here, after debuginfo was stripped: the stored form (codings.ts) is what
-    // every hit is sent, and what Redis holds. An invalidation that lands meanwhile is caught
-    // by the store's own guard (storage.ts store), against the same mark.
-    const form = await gw.compression.storedForm(body);
-    stored = await store(
-      gw.storage,
-      tier,
-      key,
-      {
-        status: res.statusCode,
-        ...(form.coding === 'gzip'
-          ? { headers: policy.storedHeaders('gzip'), body: form.body, coding: 'gzip', identityBytes: body.length }
-          : { headers: policy.storedHeaders('identity'), body }),
-        storedAt: deps.clock ? askedAt : gw.now(),
-        ttlMs: verdict.ttlMs,
-        urlKey: api.urlKey,
-        modules: api.modules,
-        slot,
-        deps: deps.tags,
-        ...(deps.clock && { clock: true }),
-      },
-      mark,
-    );
-    if (stored) storedAs = form;
-    // Not kept: a change reached it while it was compressed or written, or the tier is too small for it.
-    else notStored = gw.storage.invalidatedSince({ urlKey: api.urlKey, slot, modules: api.modules, deps: deps.tags }, mark) ? 'invalidated' : 'too-large';
+  const answer = { status: res.statusCode, headers: policy.responseHeaders(), setCookies: cookies.relay, body };
+  if (!verdict.store || !Buffer.isBuffer(body)) {
+    const notStored = verdict.store ? 'too-large' : verdict.reason;
+    gw.metrics.notStored.inc({ reason: notStored });
+    const fetched: Fetched = { answer, storing: false, notStored, upstreamMs: asked.upstreamMs };
+    client?.answered(fetched);
+    return { fetched, entry: undefined };
   }
-  if (notStored) gw.metrics.notStored.inc({ reason: notStored });
-  return {
-    answer: { status: res.statusCode, headers: clientHeaders, setCookies: cookies.relay, body, ...(storedAs && { stored: storedAs }) },
-    stored,
-    notStored,
-    upstreamMs: fetched.upstreamMs,
+  // Compressed once, after debuginfo was stripped: the stored form (codings.ts) is what every
+  // hit is sent, and what Redis holds. A client that takes gzip gets that gzip now; any other
+  // is answered with the answer as it is, and the gzip is made after its answer went out.
+  const madeNow = client && takesStoredGzip(client.preference) ? await gw.compression.storedForm(body) : undefined;
+  const fetched: Fetched = { answer: madeNow ? { ...answer, stored: madeNow } : answer, storing: true, notStored: undefined, upstreamMs: asked.upstreamMs };
+  if (client) {
+    client.answered(fetched);
+    // The answer is written in the turns the flow takes from here (deliver.ts); the store
+    // waits for the next one.
+    await nextTurn();
+  }
+  const form = madeNow ?? (await gw.compression.storedForm(body));
+  const deps = verdict.dependencies;
+  const entry: CacheEntry = {
+    status: res.statusCode,
+    ...(form.coding === 'gzip'
+      ? { headers: policy.storedHeaders('gzip'), body: form.body, coding: 'gzip', identityBytes: body.length }
+      : { headers: policy.storedHeaders('identity'), body }),
+    storedAt: deps.clock ? askedAt : gw.now(),
+    ttlMs: verdict.ttlMs,
+    urlKey: api.urlKey,
+    modules: api.modules,
+    slot,
+    deps: deps.tags,
+    ...(deps.clock && { clock: true }),
   };
+  // An invalidation that lands meanwhile is caught by the store's own guard against the same
+  // mark (storage.ts store).
+  if (await gw.storage.store(tier, key, entry, mark)) return { fetched, entry };
+  // Not kept: a change reached it while it was compressed or written, or the tier is too small for it.
+  const notStored = gw.storage.invalidatedSince(entry, mark) ? 'invalidated' : 'too-large';
+  gw.metrics.notStored.inc({ reason: notStored });
+  return { fetched, entry: undefined };
 }
 
-/**
- * The local tier, then the shared one (bounded by WIKIEDGE_REDIS_TIMEOUT_MS; awaited so a replica
- * asked next finds it) when its invalidations could be checked (the storage's store).
- * Undefined when the local tier would not keep it (larger than the tier).
- */
-async function store(storage: Storage, tier: Tier, key: string, entry: CacheEntry, mark: FetchMark): Promise<CacheEntry | undefined> {
-  return (await storage.store(tier, key, entry, mark)) ? entry : undefined;
+/** Whether a client takes the stored gzip over the answer as it is (deliver.ts representationOf's choice, for a gzip entry). */
+function takesStoredGzip(preference: readonly Coding[]): boolean {
+  for (const coding of preference) {
+    if (coding === 'gzip') return true;
+    if (coding === 'identity') return false;
+  }
+  return false;
+}
+
+/** Resolves on the event loop's next turn (setImmediate), after the I/O of this one. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** The parameters a posted form is read for: the modules it names, and the pages a write names. */
