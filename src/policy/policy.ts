@@ -359,10 +359,11 @@ export function responseHeaders(
  * (OutputPage::addVaryHeader; the real wiki in test/integration/compressed-answers.test.ts): then nothing changes. A `*`
  * already varies on everything.
  */
-export function varyOnAcceptEncoding(headers: Readonly<Record<string, string | string[]>>): Record<string, string | string[]> {
+export function varyOnAcceptEncoding(headers: Readonly<Record<string, string | string[]>>): Readonly<Record<string, string | string[]>> {
   const vary = headerString(headers['vary']);
   const names = (vary ?? '').split(',').map((n) => n.trim().toLowerCase());
-  if (names.includes('accept-encoding') || names.includes('*')) return { ...headers };
+  // Nothing to add: the same (read-only) headers, not a copy.
+  if (names.includes('accept-encoding') || names.includes('*')) return headers;
   return { ...headers, vary: vary && vary.trim() !== '' ? `${vary}, Accept-Encoding` : 'Accept-Encoding' };
 }
 

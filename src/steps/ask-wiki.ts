@@ -14,7 +14,7 @@
  * found), and a background refresh, which answers nobody, simply drops them.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { decodeContent, readBounded } from '../http/body.js';
+import { decodeContent, type ReadBodyResult, readBounded } from '../http/body.js';
 import { DebuginfoStripError, mayCarryDebuginfo, stripDebuginfo } from '../mediawiki/debuginfo/strip.js';
 import { ClientClosedError, GatewayError, failureKind, fromUpstreamFailure } from '../words/errors.js';
 import { headerString } from '../http/forwarding.js';
@@ -74,7 +74,7 @@ export async function askWiki(
       throw failed(err);
     }
     const encoding = headerString(res.headers['content-encoding']);
-    const read = await readBounded(res.body, readLimit).catch((err: unknown) => {
+    const read = await readAll(res, readLimit).catch((err: unknown) => {
       throw failed(err);
     });
     if (!read.complete) {
@@ -98,6 +98,19 @@ export async function askWiki(
   } finally {
     if (!streaming) release();
   }
+}
+
+/**
+ * The answer's body, read as far as `limit` (http/body.ts readBounded). One whose Content-Length
+ * says it fits is taken whole by undici's own consumer (BodyReadable.arrayBuffer): no async
+ * iterator and no await per chunk; undici fails it if fewer or more bytes come than it said.
+ */
+async function readAll(res: UpstreamResponse, limit: number): Promise<ReadBodyResult> {
+  const length = res.headers['content-length'];
+  if (typeof length === 'string' && length.length > 0 && length.length <= 15 && Number(length) <= limit) {
+    return { complete: true, body: Buffer.from(await res.body.arrayBuffer()) };
+  }
+  return readBounded(res.body, limit);
 }
 
 function upstreamFailed(metrics: Metrics, err: unknown): GatewayError {

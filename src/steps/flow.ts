@@ -123,7 +123,8 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
         break;
     }
     // ----------------------------------------------------------------------------- coalesce
-    const shared = await coalesce(gw.coalescer, gw.metrics, key);
+    const pending = coalesce(gw.coalescer, gw.metrics, key);
+    const shared = pending && (await pending);
     if (shared) return entry(shared, 'coalesced');
   }
 
@@ -209,9 +210,9 @@ export function lookupDecision(freshness: Freshness | undefined): LookupDecision
 /**
  * An identical request already on its way in this process: its stored entry, when it stored one
  * for this very key (which names the identity slot), else undefined (ask the wiki ourselves).
- * Bounded by WIKIEDGE_COALESCE_WAIT_MS.
+ * Bounded by WIKIEDGE_COALESCE_WAIT_MS. None on its way: undefined at once, nothing awaited.
  */
-async function coalesce(coalescer: Coalescer<CacheEntry>, metrics: Metrics, key: string): Promise<CacheEntry | undefined> {
+function coalesce(coalescer: Coalescer<CacheEntry>, metrics: Metrics, key: string): Promise<CacheEntry | undefined> | undefined {
   const pending = coalescer.pending(key);
   if (!pending) return undefined;
   metrics.coalescedWaiters.inc();
@@ -494,7 +495,9 @@ async function afterAnswer(
   const { res } = fetched;
   const inspected = inspect(gw, fetched, api, headerString(headers['x-forwarded-for']) ?? '');
   const cookies = setCookies(gw.cookieNames, gw.metrics, request, res.headers['set-cookie']);
-  await settleSession(gw.storage, gw.metrics, request.log as Logger, api.identity, { ended: cookies.sessionEnded, wrote: wroteNow });
+  // Most answers settle nothing (settleSession's own first test): no promise to wait for then.
+  if (api.identity.kind === 'session' && (cookies.sessionEnded || wroteNow))
+    await settleSession(gw.storage, gw.metrics, request.log as Logger, api.identity, { ended: cookies.sessionEnded, wrote: wroteNow });
   countApiError(gw.metrics, res.headers);
   const json = lazyJson(inspected.body, headerString(res.headers['content-type']));
   noteSessionUser(gw, request, api, json, res.headers['set-cookie']);
