@@ -30,6 +30,7 @@ import { PurgeConfirmations, confirmationQuery, pagesOfAnswer } from '../invalid
 import { changeConfirmed } from '../policy/changes.js';
 import { ALWAYS_LEADER, ChangeFollower, type Cursor, MemoryCursorStore } from '../invalidation/follower.js';
 import { SessionUsers } from '../policy/session-users.js';
+import type { PolicySettings } from '../policy/answer-policy.js';
 import { ChangeSignals } from '../invalidation/signals.js';
 import type { CookieNames } from '../mediawiki/set-cookie.js';
 import { Upstream } from '../upstream/upstream.js';
@@ -61,6 +62,8 @@ export interface Gateway {
   readonly identityRules: IdentityRules;
   readonly cookieNames: CookieNames;
   readonly moduleLabel: (modules: readonly string[]) => string;
+  /** What the cache policy reads of the configuration (policy/answer-policy.ts), read once. */
+  readonly policy: PolicySettings;
   /** Milliseconds; injected so tests control time. */
   readonly now: () => number;
   readonly random: () => number;
@@ -220,6 +223,12 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
       isCredential: (name) => cookieCredentialKind(name, rules) !== undefined,
     },
     moduleLabel,
+    policy: {
+      ttlMaxSeconds: config.ttlMaxSeconds,
+      ttlJitterRatio: config.ttlJitterRatio,
+      ttlClockSeconds: config.ttlClockSeconds,
+      maxEntryBytes: config.cacheMaxEntryBytes,
+    },
     now,
     random: deps.random ?? Math.random,
     trusted: new AddressMatcher(config.trustedProxies),

@@ -42,9 +42,12 @@ export interface TtlSettings {
 
 /** Cache-Control directives in order: name (lower case) → value ('' when it has none). */
 export function parseCacheControl(value: string | undefined): Map<string, string> {
+  return value ? directivesOf(value.split(',')) : new Map<string, string>();
+}
+
+function directivesOf(parts: readonly string[]): Map<string, string> {
   const out = new Map<string, string>();
-  if (!value) return out;
-  for (const part of value.split(',')) {
+  for (const part of parts) {
     const eq = part.indexOf('=');
     const name = (eq === -1 ? part : part.slice(0, eq)).trim().toLowerCase();
     if (!name) continue;
@@ -75,13 +78,50 @@ function varyNames(headers: UpstreamAnswer['headers']): string[] {
     .filter(Boolean);
 }
 
+/**
+ * What the verdict reads of an answer's headers, read once (policy/answer-policy.ts builds it
+ * once per answer; evaluateAnswer for one question).
+ */
+export interface HeaderFacts {
+  readonly status: number;
+  readonly apiError: boolean;
+  readonly setsCookie: boolean;
+  /** The Cache-Control directives (parseCacheControl), and the header as one string. */
+  readonly cc: ReadonlyMap<string, string>;
+  readonly cacheControl: string | undefined;
+  /** Its directives as written, trimmed (what unprobedCacheHeaders rewrites). */
+  readonly ccParts: readonly string[];
+  /** The names Vary lists, lower case. */
+  readonly vary: readonly string[];
+  readonly mode: CacheMode;
+}
+
+export function headerFacts(answer: UpstreamAnswer): HeaderFacts {
+  const cacheControl = single(answer.headers['cache-control']);
+  const ccParts = cacheControl ? cacheControl.split(',').map((d) => d.trim()) : [];
+  const cc = directivesOf(ccParts);
+  const vary = varyNames(answer.headers);
+  return {
+    status: answer.status,
+    apiError: answer.headers['mediawiki-api-error'] !== undefined,
+    setsCookie: answer.headers['set-cookie'] !== undefined,
+    cc,
+    cacheControl,
+    ccParts,
+    vary,
+    mode: modeOf(cc, vary),
+  };
+}
+
+function modeOf(cc: ReadonlyMap<string, string>, vary: readonly string[]): CacheMode {
+  if (cc.has('public')) return 'public';
+  if (cc.has('private')) return vary.includes('cookie') ? 'anon-public-user-private' : 'private';
+  return 'unknown';
+}
+
 /** The mode MediaWiki chose for this requester, read back from its headers. */
 export function inferMode(headers: UpstreamAnswer['headers']): CacheMode {
-  const cc = parseCacheControl(single(headers['cache-control']));
-  const varyCookie = varyNames(headers).includes('cookie');
-  if (cc.has('public')) return 'public';
-  if (cc.has('private')) return varyCookie ? 'anon-public-user-private' : 'private';
-  return 'unknown';
+  return modeOf(parseCacheControl(single(headers['cache-control'])), varyNames(headers));
 }
 
 function single(v: string | string[] | undefined): string | undefined {
@@ -93,19 +133,30 @@ function single(v: string | string[] | undefined): string | undefined {
  * Size and debuginfo are checked by the caller, once the body is known.
  */
 export function evaluateAnswer(answer: UpstreamAnswer, requester: Identity, rule: ModuleRule, ttl: TtlSettings, random: () => number): ResponseVerdict {
-  const mode = inferMode(answer.headers);
+  return storeVerdict(headerFacts(answer), requester, rule, ttl, ttl, random);
+}
+
+/** evaluateAnswer on headers read once: `defaults` are the TTLs the change signals allow, `limits` the operator's cap and jitter. */
+export function storeVerdict(
+  facts: HeaderFacts,
+  requester: Identity,
+  rule: ModuleRule,
+  defaults: Pick<TtlSettings, 'ttlPublicSeconds' | 'ttlSessionSeconds'>,
+  limits: Pick<TtlSettings, 'ttlMaxSeconds' | 'ttlJitterRatio'>,
+  random: () => number,
+): ResponseVerdict {
+  const { mode, cc } = facts;
   // Only complete successful answers; MediaWiki answers API errors with 200 + this header.
-  if (answer.status !== 200) return { store: false, reason: 'status', mode };
-  if (answer.headers['mediawiki-api-error'] !== undefined) return { store: false, reason: 'api-error', mode };
+  if (facts.status !== 200) return { store: false, reason: 'status', mode };
+  if (facts.apiError) return { store: false, reason: 'api-error', mode };
   // No Set-Cookie is ever stored, and an answer that sets one is this client's alone.
-  if (answer.headers['set-cookie'] !== undefined) return { store: false, reason: 'set-cookie', mode };
-  const cc = parseCacheControl(single(answer.headers['cache-control']));
+  if (facts.setsCookie) return { store: false, reason: 'set-cookie', mode };
   if (cc.has('no-store') || cc.has('no-cache')) return { store: false, reason: 'no-store', mode };
   // A Vary we cannot reproduce in the key (e.g. Accept-Language under an extension, or `*`).
-  for (const name of varyNames(answer.headers)) if (!KEYED_VARY.has(name)) return { store: false, reason: 'vary', mode };
+  for (const name of facts.vary) if (!KEYED_VARY.has(name)) return { store: false, reason: 'vary', mode };
 
-  const cap = ttl.ttlMaxSeconds;
-  const jitter = (s: number): number => Math.max(1, Math.round(s * 1000 * (1 - ttl.ttlJitterRatio * random())));
+  const cap = limits.ttlMaxSeconds;
+  const jitter = (s: number): number => Math.max(1, Math.round(s * 1000 * (1 - limits.ttlJitterRatio * random())));
 
   if (requester.kind === 'session') {
     // Everything a session holder receives stays in that session's slot, whatever the mode:
@@ -119,15 +170,15 @@ export function evaluateAnswer(answer: UpstreamAnswer, requester: Identity, rule
     // it was logged in for the hour its client's maxage asked for). A shorter max-age is kept
     // shorter; an operator's module rule decides for itself.
     const maxAge = seconds(cc.get('max-age'));
-    const given = maxAge !== undefined && maxAge > 0 ? Math.min(maxAge, ttl.ttlSessionSeconds) : undefined;
-    const s = Math.min(rule.ttlSeconds ?? given ?? ttl.ttlSessionSeconds, cap);
+    const given = maxAge !== undefined && maxAge > 0 ? Math.min(maxAge, defaults.ttlSessionSeconds) : undefined;
+    const s = Math.min(rule.ttlSeconds ?? given ?? defaults.ttlSessionSeconds, cap);
     return { store: true, tier: 'session', mode, ttlMs: jitter(s) };
   }
 
   // Anonymous requester: shared only when MediaWiki said public for this request.
   if (mode !== 'public') {
     if (mode === 'private' && rule.shareAnonymousPrivate) {
-      const s = Math.min(rule.ttlSeconds ?? ttl.ttlPublicSeconds, cap);
+      const s = Math.min(rule.ttlSeconds ?? defaults.ttlPublicSeconds, cap);
       return { store: true, tier: 'shared', mode, ttlMs: jitter(s) };
     }
     return {
@@ -140,7 +191,7 @@ export function evaluateAnswer(answer: UpstreamAnswer, requester: Identity, rule
   if (sMaxAge === 0) return { store: false, reason: 'zero-ttl', mode };
   // Our probe's value means the wiki set no max age of its own: the operator's default applies.
   const fromWiki = sMaxAge === undefined || sMaxAge === SMAXAGE_PROBE ? undefined : sMaxAge;
-  const s = Math.min(rule.ttlSeconds ?? fromWiki ?? ttl.ttlPublicSeconds, cap);
+  const s = Math.min(rule.ttlSeconds ?? fromWiki ?? defaults.ttlPublicSeconds, cap);
   return { store: true, tier: 'shared', mode, ttlMs: jitter(s) };
 }
 
@@ -157,13 +208,26 @@ export function unprobedCacheHeaders(
   expires: string | undefined,
 ): { cacheControl: string | undefined; expires: string | undefined } {
   if (!cacheControl) return { cacheControl, expires };
-  const directives = cacheControl.split(',').map((d) => d.trim());
-  const probeAt = directives.indexOf(`s-maxage=${SMAXAGE_PROBE}`);
+  return unprobedFrom(
+    cacheControl.split(',').map((d) => d.trim()),
+    cacheControl,
+    expires,
+  );
+}
+
+/** unprobedCacheHeaders on the directives already split (HeaderFacts.ccParts). */
+function unprobedFrom(
+  parts: readonly string[],
+  cacheControl: string,
+  expires: string | undefined,
+): { cacheControl: string | undefined; expires: string | undefined } {
+  const probeAt = parts.indexOf(`s-maxage=${SMAXAGE_PROBE}`);
   if (probeAt === -1) return { cacheControl, expires };
-  const maxAge = directives.map((d) => /^max-age=(\d+)$/.exec(d)?.[1]).find((v) => v !== undefined);
+  const maxAge = parts.map((d) => /^max-age=(\d+)$/.exec(d)?.[1]).find((v) => v !== undefined);
   if (maxAge === undefined || Number(maxAge) === 0) {
     return { cacheControl: `private, must-revalidate, max-age=${maxAge ?? 0}`, expires: undefined };
   }
+  const directives = [...parts];
   directives[probeAt] = 's-maxage=0';
   return { cacheControl: directives.join(', '), expires: EPOCH_PLUS_ONE };
 }
@@ -174,7 +238,10 @@ export function unprobedCacheHeaders(
  */
 export function sessionCacheControl(cacheControl: string | undefined): string | undefined {
   if (!cacheControl) return cacheControl;
-  const cc = parseCacheControl(cacheControl);
+  return sessionFrom(parseCacheControl(cacheControl), cacheControl);
+}
+
+function sessionFrom(cc: ReadonlyMap<string, string>, cacheControl: string): string {
   if (!cc.has('public') && !cc.has('s-maxage')) return cacheControl;
   const maxAge = seconds(cc.get('max-age')) ?? 0;
   return `private, must-revalidate, max-age=${maxAge}`;
@@ -255,20 +322,26 @@ export function clientNoCache(requestHeaders: Readonly<Record<string, string | s
 export function responseHeaders(
   upstream: Readonly<Record<string, string | string[] | undefined>>,
   opts: { readonly probed: boolean; readonly perSession: boolean },
+  /** The same answer's headers read already (answer-policy.ts): its Cache-Control is not parsed again. */
+  facts?: HeaderFacts,
 ): Record<string, string | string[]> {
   const out = downstreamResponseHeaders(upstream, { dropLength: true });
   delete out['set-cookie'];
   delete out['x-request-id'];
   delete out['content-encoding'];
-  if (opts.probed) {
-    const unprobed = unprobedCacheHeaders(headerString(out['cache-control']), headerString(out['expires']));
+  const original = headerString(out['cache-control']);
+  // The facts hold this Cache-Control unless a Connection header named it (dropped above).
+  const read = facts !== undefined && original === facts.cacheControl ? facts : undefined;
+  if (opts.probed && original) {
+    const unprobed = read ? unprobedFrom(read.ccParts, original, headerString(out['expires'])) : unprobedCacheHeaders(original, headerString(out['expires']));
     if (unprobed.cacheControl === undefined) delete out['cache-control'];
     else out['cache-control'] = unprobed.cacheControl;
     if (unprobed.expires === undefined) delete out['expires'];
     else out['expires'] = unprobed.expires;
   }
   if (opts.perSession) {
-    const cc = sessionCacheControl(headerString(out['cache-control']));
+    const now = headerString(out['cache-control']);
+    const cc = now && read && now === original ? sessionFrom(read.cc, now) : sessionCacheControl(now);
     if (cc !== undefined) out['cache-control'] = cc;
     if (cc?.startsWith('private')) delete out['expires'];
   }
@@ -286,10 +359,11 @@ export function responseHeaders(
  * (OutputPage::addVaryHeader; the real wiki in test/integration/compressed-answers.test.ts): then nothing changes. A `*`
  * already varies on everything.
  */
-export function varyOnAcceptEncoding(headers: Readonly<Record<string, string | string[]>>): Record<string, string | string[]> {
+export function varyOnAcceptEncoding(headers: Readonly<Record<string, string | string[]>>): Readonly<Record<string, string | string[]>> {
   const vary = headerString(headers['vary']);
   const names = (vary ?? '').split(',').map((n) => n.trim().toLowerCase());
-  if (names.includes('accept-encoding') || names.includes('*')) return { ...headers };
+  // Nothing to add: the same (read-only) headers, not a copy.
+  if (names.includes('accept-encoding') || names.includes('*')) return headers;
   return { ...headers, vary: vary && vary.trim() !== '' ? `${vary}, Accept-Encoding` : 'Accept-Encoding' };
 }
 

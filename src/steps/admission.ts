@@ -9,29 +9,48 @@ import type { Readable } from 'node:stream';
 import { readBounded } from '../http/body.js';
 import { GatewayError } from '../words/errors.js';
 import { headerString } from '../http/forwarding.js';
-import type { Gateway } from '../gateway/gateway.js';
 import { clientAddress } from '../limits/client-address.js';
-import type { Charge } from '../limits/client-budget.js';
+import type { Charge, ClientBudget, UncachedUnderWay } from '../limits/client-budget.js';
+import type { AddressMatcher } from '../words/address-list.js';
+import type { Metrics } from '../observe/metrics.js';
+import type { SessionUsers } from '../policy/session-users.js';
 import { clientKey } from '../limits/client-key.js';
-import { sessionIdentityFromHeaders } from '../mediawiki/identity.js';
-import type { Release } from '../limits/upstream-gate.js';
+import { type IdentityRules, sessionIdentityFromHeaders } from '../mediawiki/identity.js';
+import type { Release, UpstreamGate } from '../limits/upstream-gate.js';
 
 export type { Release } from '../limits/upstream-gate.js';
 
 /** What a request costs: `uncached` spends the client's budget; the gateway's own refreshes do not. */
 export type Admission = 'uncached' | 'refresh';
 
-export async function admit(gw: Gateway, req: IncomingMessage, admission: Admission, signal?: AbortSignal): Promise<Release> {
-  if (admission === 'refresh') return gw.gate.acquire('', signal);
-  const state = underWay(gw, req);
-  const now = gw.now();
+/** What admission reads: the gate, the budgets, what each client has under way, and who the client is. */
+export interface Limits {
+  readonly gate: UpstreamGate;
+  readonly budget: ClientBudget;
+  readonly groupBudget: ClientBudget;
+  readonly underWay: UncachedUnderWay;
+  /** WIKIEDGE_TRUSTED_PROXIES, for the client's address. */
+  readonly trusted: AddressMatcher;
+  readonly identityRules: IdentityRules;
+  readonly sessionUsers: SessionUsers;
+  readonly metrics: Metrics;
+  readonly now: () => number;
+}
+
+/** What a request leaving needs: its client's count under way, and the clock. */
+export type UnderWayParts = Pick<Limits, 'underWay' | 'now'>;
+
+export async function admit(limits: Limits, req: IncomingMessage, admission: Admission, signal?: AbortSignal): Promise<Release> {
+  if (admission === 'refresh') return limits.gate.acquire('', signal);
+  const state = underWay(limits, req);
+  const now = limits.now();
   // A session's group is asked first, taking nothing, so that a refusal there spends nothing of the session's.
-  const group = state.group ? gw.groupBudget.peek(state.group, now, inParallel(gw, state.group, state)) : OK;
-  if (!group.ok) refuse(gw, group.retryAfterSeconds);
-  const charge = gw.budget.charge(state.client, now, inParallel(gw, state.client, state));
-  if (!charge.ok) refuse(gw, charge.retryAfterSeconds);
-  if (state.group) gw.groupBudget.charge(state.group, now, inParallel(gw, state.group, state));
-  const release = await gw.gate.acquire(state.client, signal, state.group);
+  const group = state.group ? limits.groupBudget.peek(state.group, now, inParallel(limits, state.group, state)) : OK;
+  if (!group.ok) refuse(limits.metrics, group.retryAfterSeconds);
+  const charge = limits.budget.charge(state.client, now, inParallel(limits, state.client, state));
+  if (!charge.ok) refuse(limits.metrics, charge.retryAfterSeconds);
+  if (state.group) limits.groupBudget.charge(state.group, now, inParallel(limits, state.group, state));
+  const release = await limits.gate.acquire(state.client, signal, state.group);
   // The turn keeps the request under way until it is released, whenever the client leaves: a
   // fetch goes on for others after its client has gone.
   state.holds++;
@@ -40,7 +59,7 @@ export async function admit(gw: Gateway, req: IncomingMessage, admission: Admiss
     if (released) return;
     released = true;
     release();
-    letGo(gw, state);
+    letGo(limits.underWay, state);
   };
 }
 
@@ -49,12 +68,12 @@ export async function admit(gw: Gateway, req: IncomingMessage, admission: Admiss
  * takes the Redis lock or leads the coalesced fetch, so a client whose budget is spent never
  * holds up the others waiting on that lock or fetch (admit charges the budget at the turn).
  */
-export function budgetLeft(gw: Gateway, req: IncomingMessage): Charge {
-  const state = underWay(gw, req);
-  const now = gw.now();
-  const own = gw.budget.peek(state.client, now, inParallel(gw, state.client, state));
+export function budgetLeft(limits: Limits, req: IncomingMessage): Charge {
+  const state = underWay(limits, req);
+  const now = limits.now();
+  const own = limits.budget.peek(state.client, now, inParallel(limits, state.client, state));
   if (!own.ok || !state.group) return own;
-  return gw.groupBudget.peek(state.group, now, inParallel(gw, state.group, state));
+  return limits.groupBudget.peek(state.group, now, inParallel(limits, state.group, state));
 }
 
 const OK: Charge = Object.freeze({ ok: true });
@@ -82,16 +101,16 @@ const ENDED_LEFT_EARLY = 'left early';
 type EndedUncounted = typeof ENDED_UNCOUNTED | typeof ENDED_LEFT_EARLY;
 type NotedRequest = IncomingMessage & { [UNDER_WAY]?: UnderWayState | EndedUncounted };
 
-function underWay(gw: Gateway, req: IncomingMessage): UnderWayState {
+function underWay(limits: Limits, req: IncomingMessage): UnderWayState {
   const noted = req as NotedRequest;
   const noting = noted[UNDER_WAY];
   if (typeof noting === 'object') return noting;
-  const { key: client, group } = clientOf(gw, req);
+  const { key: client, group } = clientOf(limits, req);
   if (noting === undefined) {
     const state: UnderWayState = { client, group, holds: 1, answering: true, left: false };
     noted[UNDER_WAY] = state;
-    gw.underWay.enter(client);
-    if (group) gw.underWay.enter(group);
+    limits.underWay.enter(client);
+    if (group) limits.underWay.enter(group);
     return state;
   }
   // Ended already: its client left while it waited (on a coalesced fetch, a Redis round trip)
@@ -99,7 +118,7 @@ function underWay(gw: Gateway, req: IncomingMessage): UnderWayState {
   // gateway's own turns have no share and no budget), and counts nothing again; its client
   // left a request that now costs the wiki: it counts as asking in parallel for a while. (One
   // whose wait ended with an answer for it never comes here, and costs its client nothing.)
-  if (noting === ENDED_LEFT_EARLY) abandon(gw, client, group);
+  if (noting === ENDED_LEFT_EARLY) abandon(limits, client, group);
   const state: UnderWayState = { client, group, holds: 0, answering: false, left: true };
   noted[UNDER_WAY] = state;
   return state;
@@ -111,21 +130,21 @@ function underWay(gw: Gateway, req: IncomingMessage): UnderWayState {
  * connection once its request is sent leaves the wiki working on it (PHP runs on after the
  * gateway stops waiting) and is no client in series.
  */
-function inParallel(gw: Gateway, key: string, state: UnderWayState): boolean {
-  const others = gw.underWay.of(key) - (state.left ? 0 : 1);
-  return others > 0 || gw.underWay.abandoned(key, gw.now());
+function inParallel(limits: UnderWayParts, key: string, state: UnderWayState): boolean {
+  const others = limits.underWay.of(key) - (state.left ? 0 : 1);
+  return others > 0 || limits.underWay.abandoned(key, limits.now());
 }
 
-function letGo(gw: Gateway, state: UnderWayState): void {
+function letGo(underWay: UncachedUnderWay, state: UnderWayState): void {
   if (state.left || --state.holds > 0) return;
   state.left = true;
-  gw.underWay.leave(state.client);
-  if (state.group) gw.underWay.leave(state.group);
+  underWay.leave(state.client);
+  if (state.group) underWay.leave(state.group);
 }
 
-function abandon(gw: Gateway, client: string, group: string): void {
-  gw.underWay.abandon(client, gw.now());
-  if (group) gw.underWay.abandon(group, gw.now());
+function abandon(limits: UnderWayParts, client: string, group: string): void {
+  limits.underWay.abandon(client, limits.now());
+  if (group) limits.underWay.abandon(group, limits.now());
 }
 
 /**
@@ -133,7 +152,7 @@ function abandon(gw: Gateway, client: string, group: string): void {
  * left before it: the request is no longer under way once its turn at the wiki is released too.
  * A request that was never under way is marked so that a late look at the budget counts nothing.
  */
-export function leftUnderWay(gw: Gateway, req: IncomingMessage, closedEarly: boolean): void {
+export function leftUnderWay(limits: UnderWayParts, req: IncomingMessage, closedEarly: boolean): void {
   const noted = req as NotedRequest;
   const state = noted[UNDER_WAY];
   if (state === ENDED_UNCOUNTED || state === ENDED_LEFT_EARLY) return;
@@ -147,8 +166,8 @@ export function leftUnderWay(gw: Gateway, req: IncomingMessage, closedEarly: boo
   state.answering = false;
   // Left early while the wiki still held its turn: the client went away. Not when the wiki cut
   // its answer off first (the stream let go of the turn before the answer was destroyed).
-  if (closedEarly && !state.left && state.holds > 1) abandon(gw, state.client, state.group);
-  letGo(gw, state);
+  if (closedEarly && !state.left && state.holds > 1) abandon(limits, state.client, state.group);
+  letGo(limits.underWay, state);
 }
 
 /**
@@ -156,15 +175,15 @@ export function leftUnderWay(gw: Gateway, req: IncomingMessage, closedEarly: boo
  * received (any credential the wiki could read: a made-up one only gets the session's budget,
  * which its address's group bounds).
  */
-function clientOf(gw: Gateway, req: IncomingMessage): { key: string; group: string } {
-  const address = clientAddress(req.socket.remoteAddress, headerString(req.headers['x-forwarded-for']), gw.trusted);
-  const identity = sessionIdentityFromHeaders(req.headers, gw.identityRules);
-  return clientKey(address, identity, (slot) => gw.sessionUsers.userOf(slot));
+function clientOf(limits: Pick<Limits, 'trusted' | 'identityRules' | 'sessionUsers'>, req: IncomingMessage): { key: string; group: string } {
+  const address = clientAddress(req.socket.remoteAddress, headerString(req.headers['x-forwarded-for']), limits.trusted);
+  const identity = sessionIdentityFromHeaders(req.headers, limits.identityRules);
+  return clientKey(address, identity, (slot) => limits.sessionUsers.userOf(slot));
 }
 
 /** 429 with Retry-After, answered after the refusal delay (refusal-delay.ts says why). */
-export function refuse(gw: Gateway, retryAfterSeconds: number): never {
-  gw.metrics.upstreamRejected.inc({ reason: 'client-budget' });
+export function refuse(metrics: Metrics, retryAfterSeconds: number): never {
+  metrics.upstreamRejected.inc({ reason: 'client-budget' });
   throw new GatewayError('wikiedge-rate-limited', { retryAfterSeconds, answerAfterDelay: true });
 }
 
@@ -172,12 +191,12 @@ export function refuse(gw: Gateway, retryAfterSeconds: number): never {
  * The request's body as it will be sent: read whole when it fits WIKIEDGE_REQUEST_BODY_BUFFER_BYTES,
  * else (uploads) what was read followed by the rest as it comes; null without a body.
  */
-export async function requestBodyOf(gw: Gateway, req: IncomingMessage): Promise<Buffer | Readable | null> {
+export async function requestBodyOf(req: IncomingMessage, maxBufferBytes: number): Promise<Buffer | Readable | null> {
   const length = req.headers['content-length'];
   if (req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) return null;
   // A request body the wiki stopped reading (it failed, or answered early) leaves the client's
   // socket open: it still carries our answer.
-  const read = await readBounded(req, gw.config.requestBodyBufferBytes, 'keep');
+  const read = await readBounded(req, maxBufferBytes, 'keep');
   return read.complete ? read.body : read.stream;
 }
 

@@ -14,15 +14,19 @@
  * found), and a background refresh, which answers nobody, simply drops them.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { decodeContent, readBounded } from '../http/body.js';
+import { decodeContent, type ReadBodyResult, readBounded } from '../http/body.js';
 import { DebuginfoStripError, mayCarryDebuginfo, stripDebuginfo } from '../mediawiki/debuginfo/strip.js';
 import { ClientClosedError, GatewayError, failureKind, fromUpstreamFailure } from '../words/errors.js';
 import { headerString } from '../http/forwarding.js';
-import type { Gateway } from '../gateway/gateway.js';
 import { requestCookieNames } from '../mediawiki/identity.js';
-import { admit, releaseWith } from './admission.js';
+import { admit, type Limits, releaseWith } from './admission.js';
+import type { Logger } from 'pino';
+import type { Metrics } from '../observe/metrics.js';
+import type { DebuginfoMetrics } from '../mediawiki/debuginfo/record.js';
+import type { DebuginfoMode } from '../config/config.js';
+import type { CookieNames } from '../mediawiki/set-cookie.js';
 import { normalizeSetCookies } from '../mediawiki/set-cookie.js';
-import type { UpstreamRequest, UpstreamResponse } from '../upstream/upstream.js';
+import type { Upstream, UpstreamRequest, UpstreamResponse } from '../upstream/upstream.js';
 import type { ApiRequest } from './recv.js';
 import { echoesRequester, mentionsAny, requesterAddressForms } from '../mediawiki/requester-address.js';
 
@@ -41,8 +45,14 @@ export interface WikiAnswer {
   readonly upstreamMs: number;
 }
 
+/** What asking the wiki takes: a turn (admission's limits), the upstream client, its metrics, and whether debuginfo is read. */
+export interface WikiParts extends Limits {
+  readonly upstream: Upstream;
+  readonly config: { readonly debuginfo: DebuginfoMode };
+}
+
 export async function askWiki(
-  gw: Gateway,
+  parts: WikiParts,
   request: FastifyRequest,
   reason: FetchReason,
   upstreamRequest: UpstreamRequest,
@@ -51,24 +61,24 @@ export async function askWiki(
   waitSignal: AbortSignal | undefined = upstreamRequest.signal,
 ): Promise<WikiAnswer> {
   // A turn at the wiki first: 429/503 without one, nothing sent.
-  const release = await admit(gw, request.raw, reason === 'refresh' ? 'refresh' : 'uncached', waitSignal);
+  const release = await admit(parts, request.raw, reason === 'refresh' ? 'refresh' : 'uncached', waitSignal);
   let streaming = false;
   try {
-    const started = gw.now();
-    gw.metrics.upstreamRequests.inc({ reason });
-    const failed = (err: unknown): Error => (upstreamRequest.signal?.aborted ? new ClientClosedError() : upstreamFailed(gw, err));
+    const started = parts.now();
+    parts.metrics.upstreamRequests.inc({ reason });
+    const failed = (err: unknown): Error => (upstreamRequest.signal?.aborted ? new ClientClosedError() : upstreamFailed(parts.metrics, err));
     let res: UpstreamResponse;
     try {
-      res = await gw.upstream.request(upstreamRequest);
+      res = await parts.upstream.request(upstreamRequest);
     } catch (err) {
       throw failed(err);
     }
     const encoding = headerString(res.headers['content-encoding']);
-    const read = await readBounded(res.body, readLimit).catch((err: unknown) => {
+    const read = await readAll(res, readLimit).catch((err: unknown) => {
       throw failed(err);
     });
     if (!read.complete) {
-      if (gw.config.debuginfo !== 'off') {
+      if (parts.config.debuginfo !== 'off') {
         res.body.destroy();
         throw new GatewayError('wikiedge-upstream-bad-response', { info: 'The answer is too large to inspect.' });
       }
@@ -76,11 +86,11 @@ export async function askWiki(
       releaseWith(read.stream, release);
       streaming = true;
     }
-    const upstreamMs = gw.now() - started;
-    gw.metrics.upstreamDuration.observe({ outcome: 'ok' }, upstreamMs / 1000);
+    const upstreamMs = parts.now() - started;
+    parts.metrics.upstreamDuration.observe({ outcome: 'ok' }, upstreamMs / 1000);
     if (!read.complete) return { res, body: read.stream, complete: false, decoded: false, upstreamMs };
     // debuginfo hides in compressed answers too: a wiki that compresses anyway is decoded.
-    if (encoding && gw.config.debuginfo !== 'off') {
+    if (encoding && parts.config.debuginfo !== 'off') {
       const body = await decodeContent(read.body, encoding, MAX_INSPECT_BYTES);
       return { res, body, complete: true, decoded: true, upstreamMs };
     }
@@ -90,9 +100,22 @@ export async function askWiki(
   }
 }
 
-function upstreamFailed(gw: Gateway, err: unknown): GatewayError {
+/**
+ * The answer's body, read as far as `limit` (http/body.ts readBounded). One whose Content-Length
+ * says it fits is taken whole by undici's own consumer (BodyReadable.arrayBuffer): no async
+ * iterator and no await per chunk; undici fails it if fewer or more bytes come than it said.
+ */
+async function readAll(res: UpstreamResponse, limit: number): Promise<ReadBodyResult> {
+  const length = res.headers['content-length'];
+  if (typeof length === 'string' && length.length > 0 && length.length <= 15 && Number(length) <= limit) {
+    return { complete: true, body: Buffer.from(await res.body.arrayBuffer()) };
+  }
+  return readBounded(res.body, limit);
+}
+
+function upstreamFailed(metrics: Metrics, err: unknown): GatewayError {
   const gatewayError = fromUpstreamFailure(err);
-  gw.metrics.upstreamFailure(failureKind(gatewayError));
+  metrics.upstreamFailure(failureKind(gatewayError));
   return gatewayError;
 }
 
@@ -124,14 +147,22 @@ export interface Inspected {
  * answer that prints the requester's address (a module known to, or the address itself in the
  * body) is flagged so that it is never shared.
  */
-export function inspect(gw: Gateway, answer: WikiAnswer, api: ApiRequest, forwardedFor: string): Inspected {
+/** What inspecting an answer takes: the debuginfo mode, its metrics and module label, a log for the toolbar warning. */
+export interface InspectParts {
+  readonly config: { readonly debuginfo: DebuginfoMode };
+  readonly debuginfoMetrics: DebuginfoMetrics;
+  readonly moduleLabel: (modules: readonly string[]) => string;
+  readonly log: Logger;
+}
+
+export function inspect(parts: InspectParts, answer: WikiAnswer, api: ApiRequest, forwardedFor: string): Inspected {
   const body = answer.body;
   if (!Buffer.isBuffer(body)) return { body, debuginfoKept: false, echoesCredentials: false, holdsRequesterAddress: false };
   const holdsRequesterAddress = echoesRequester(api.query) || mentionsAny(body, requesterAddressForms(forwardedFor));
   if (!mayCarryDebuginfo(body)) return { body, debuginfoKept: false, echoesCredentials: echoes(body, api.credentialValues), holdsRequesterAddress };
   // `off` parses nothing, but an answer that may carry debuginfo (the requester's own cookies)
   // is still never stored: the cheap check above costs ~15 µs per 100 KB.
-  if (gw.config.debuginfo === 'off') return { body, debuginfoKept: true, echoesCredentials: false, holdsRequesterAddress };
+  if (parts.config.debuginfo === 'off') return { body, debuginfoKept: true, echoesCredentials: false, holdsRequesterAddress };
   let result: ReturnType<typeof stripDebuginfo>;
   try {
     result = stripDebuginfo(body, headerString(answer.res.headers['content-type']));
@@ -140,11 +171,11 @@ export function inspect(gw: Gateway, answer: WikiAnswer, api: ApiRequest, forwar
     throw err;
   }
   if (result.debuginfo) {
-    gw.debuginfoMetrics.record(result.debuginfo, gw.moduleLabel(api.modules));
-    warnDebugToolbarOnce(gw);
+    parts.debuginfoMetrics.record(result.debuginfo, parts.moduleLabel(api.modules));
+    warnDebugToolbarOnce(parts.log);
   }
-  if (gw.config.debuginfo === 'pass') return { body, debuginfoKept: result.debuginfo !== undefined, echoesCredentials: false, holdsRequesterAddress };
-  if (result.format) gw.debuginfoMetrics.countStripped(result.format);
+  if (parts.config.debuginfo === 'pass') return { body, debuginfoKept: result.debuginfo !== undefined, echoesCredentials: false, holdsRequesterAddress };
+  if (result.format) parts.debuginfoMetrics.countStripped(result.format);
   // Fail closed: what carried debuginfo and still holds the request's credentials is never sent.
   if (echoes(result.body, api.credentialValues)) throw uncleanable(new DebuginfoStripError('a credential of the request is left'));
   return { body: result.body, debuginfoKept: false, echoesCredentials: false, holdsRequesterAddress };
@@ -160,17 +191,17 @@ function uncleanable(cause: Error): GatewayError {
   return new GatewayError('wikiedge-upstream-bad-response', { cause, info: 'The answer could not be cleaned of debuginfo.' });
 }
 
-const toolbarWarned = new WeakSet<Gateway>();
+const toolbarWarned = new WeakSet<Logger>();
 
 /**
  * The gateway removes debuginfo from api.php answers only: with $wgDebugToolbar on, every
  * index.php page the wiki renders carries the toolbar's copy (the request's Cookie header, every
  * SQL query) and is streamed through as it is. Said once per process, loudly.
  */
-function warnDebugToolbarOnce(gw: Gateway): void {
-  if (toolbarWarned.has(gw)) return;
-  toolbarWarned.add(gw);
-  gw.log.warn(
+function warnDebugToolbarOnce(log: Logger): void {
+  if (toolbarWarned.has(log)) return;
+  toolbarWarned.add(log);
+  log.warn(
     { wikiSetting: '$wgDebugToolbar' },
     "the wiki runs with $wgDebugToolbar on: api.php answers are cleaned, but every index.php page passing through carries the visitor's cookies and all SQL; turn it off in production",
   );
@@ -179,10 +210,15 @@ function warnDebugToolbarOnce(gw: Gateway): void {
 // ------------------------------------------------------------------------------- Set-Cookie
 
 /** Set-Cookie lines to relay (mediawiki/set-cookie.ts), and whether they ended the client's session. */
-export function setCookies(gw: Gateway, request: FastifyRequest, raw: string | string[] | undefined): { relay: string[]; sessionEnded: boolean } {
+export function setCookies(
+  cookieNames: CookieNames,
+  metrics: Metrics,
+  request: FastifyRequest,
+  raw: string | string[] | undefined,
+): { relay: string[]; sessionEnded: boolean } {
   if (raw === undefined) return { relay: [], sessionEnded: false };
   const lines = Array.isArray(raw) ? raw : [raw];
-  const outcome = normalizeSetCookies(lines, requestCookieNames(request.headers.cookie), gw.cookieNames, Date.now());
-  for (const e of outcome.events) gw.metrics.cookie(e.event, e.cookie);
+  const outcome = normalizeSetCookies(lines, requestCookieNames(request.headers.cookie), cookieNames, Date.now());
+  for (const e of outcome.events) metrics.cookie(e.event, e.cookie);
   return { relay: outcome.relay, sessionEnded: outcome.sessionEnded };
 }

@@ -36,7 +36,11 @@ export interface Answer {
   readonly setCookies: readonly string[];
   /** The answer as it is (identity), whole, or what was read followed by the rest. */
   readonly body: Buffer | NodeJS.ReadableStream;
-  /** How it was stored, when it was (flow.ts): its hits get that form, and so does this answer. */
+  /**
+   * Its stored form, when it was made before the answer went out (flow.ts fetchAndStore: for a
+   * client that takes the gzip): its hits get that form, and so does this answer. An answer
+   * stored after it went out (its client takes identity) has none here.
+   */
   readonly stored?: StoredForm;
 }
 

@@ -9,7 +9,8 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type ErrorFormat, GatewayError, fromUpstreamFailure, renderApiError, renderPlainError } from '../words/errors.js';
-import type { Gateway } from '../gateway/gateway.js';
+import type { Metrics } from '../observe/metrics.js';
+import type { RefusalDelay } from '../limits/refusal-delay.js';
 import { requestIdOf } from '../words/request-id.js';
 import { noteError } from './request-record.js';
 
@@ -20,19 +21,25 @@ export interface ErrorReplyOptions {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
+/** What an error answer takes: the refusal delay, and the API error count. */
+export interface ErrorReplyParts {
+  readonly refusalDelay: RefusalDelay;
+  readonly metrics: Metrics;
+}
+
 export async function replyWithError(
-  gw: Gateway,
+  parts: ErrorReplyParts,
   request: FastifyRequest,
   reply: FastifyReply,
   failure: unknown,
   options: ErrorReplyOptions = {},
 ): Promise<FastifyReply> {
   const err = failure instanceof GatewayError ? failure : fromUpstreamFailure(failure);
-  if (err.answerAfterDelay) await gw.refusalDelay.wait();
+  if (err.answerAfterDelay) await parts.refusalDelay.wait();
   noteError(request, err.code);
   if (err.status >= 500) request.log.warn({ code: err.code, cause: String(err.cause ?? '') }, 'gateway error');
   const rendered = options.api ? renderApiError(err, options.api) : renderPlainError(err);
-  if (options.api) gw.metrics.apiError(err.code);
+  if (options.api) parts.metrics.apiError(err.code);
   reply.code(rendered.status).headers(rendered.headers);
   if (options.headers) reply.headers(options.headers);
   reply.header('x-cache', 'error');

@@ -16,8 +16,9 @@
  *   fetch     across replicas, one asks the wiki, the others wait for its entry (bounded) and
  *             else ask themselves (the storage's fetchOnce; askWiki: a turn at the wiki, the
  *             answer read and inspected)
- *   store     what policy.ts allows (evaluateAnswer, then finalVerdict), where it allows, in its
- *             stored form (compressed once: http/codings.ts)
+ *   store     what the answer's policy allows (policy/answer-policy.ts), where it allows, in its
+ *             stored form (compressed once: http/codings.ts); decided before the answer goes
+ *             out, compressed (unless its client takes the gzip) and written after
  *   deliver   deliver.ts: the representation the client's Accept-Encoding takes (406 when none,
  *             decided at recv), the stored or fresh headers, Age, X-Cache, the request id
  *
@@ -27,30 +28,24 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { CacheEntry } from '../cache/entry.js';
-import type { FetchMark, Led } from '../cache/storage.js';
+import type { Led } from '../cache/storage.js';
+import type { Coalescer } from '../cache/coalescer.js';
+import type { Metrics } from '../observe/metrics.js';
+import type { ChangeSignals } from '../invalidation/signals.js';
 import { replyWithError } from './error-reply.js';
 import { ClientClosedError, GatewayError } from '../words/errors.js';
 import { type Coding, preferenceOf } from '../http/accept-encoding.js';
-import type { StoredForm } from '../http/codings.js';
 import { forwardedView, headerString, upstreamRequestHeaders } from '../http/forwarding.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { budgetLeft, refuse, requestBodyOf } from './admission.js';
 import type { Disposition, Freshness, NoStoreReason, PassReason, Tier } from '../words/outcomes.js';
 import { MODULE_PARAMETERS, noteFormModule, noteOutcome, noteTarget, type Outcome } from './request-record.js';
-import { learnSessionUser, settleSession, wrote } from './session-lifecycle.js';
+import { learnSessionUser, type SessionParts, settleSession, wrote } from './session-lifecycle.js';
 import type { RequestTarget } from '../words/target.js';
 import { askWiki, clientGone, inspect, MAX_INSPECT_BYTES, setCookies, type WikiAnswer } from './ask-wiki.js';
 import { type Answer, deliverAnswer, deliverEntry, tooCostlyForAHit } from './deliver.js';
-import {
-  bypassesCache,
-  dependencyVerdict,
-  mayLeaveTheProcess,
-  evaluateAnswer,
-  finalVerdict,
-  responseHeaders,
-  varyOnAcceptEncoding,
-  writerBypasses,
-} from '../policy/policy.js';
+import { bypassesCache, mayLeaveTheProcess, writerBypasses } from '../policy/policy.js';
+import { AnswerPolicy } from '../policy/answer-policy.js';
 import { answerJson, dependenciesOf, showsExpiries, updatedByJobs } from '../policy/dependencies.js';
 import { userNamed } from '../policy/session-users.js';
 import { changeFromWrite, confirmedWrite, WRITE_PARAMETERS } from '../policy/changes.js';
@@ -99,7 +94,7 @@ function entry(entry: CacheEntry, disposition: Disposition): Delivery {
 
 async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: FastifyReply, api: ApiRequest, preference: readonly Coding[]): Promise<Delivery> {
   // ----------------------------------------------------------------------------------- hash
-  const key = hash(gw, request, api);
+  const key = hash(request, api);
   const tier: Tier = api.identity.kind === 'session' ? 'session' : 'shared';
   // A session holder's no-cache, or a writer MediaWiki marked for a few seconds after its edit
   // (read-your-writes): fetched fresh, and the entry refreshed.
@@ -128,7 +123,8 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
         break;
     }
     // ----------------------------------------------------------------------------- coalesce
-    const shared = await coalesce(gw, key);
+    const pending = coalesce(gw.coalescer, gw.metrics, key);
+    const shared = pending && (await pending);
     if (shared) return entry(shared, 'coalesced');
   }
 
@@ -139,7 +135,7 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
   if (!budget.ok) {
     // Not an answer carrying the wiki's clock: past its cap, only the wiki failing serves it (freshness.ts).
     if (fallback && !fallback.clock) return entry(fallback, 'stale');
-    refuse(gw, budget.retryAfterSeconds);
+    refuse(gw.metrics, budget.retryAfterSeconds);
   }
 
   // ---------------------------------------------------------------------------------- fetch
@@ -148,24 +144,28 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
   const forItself = api.identity.kind === 'anonymous' && api.identity.carriesCredentials;
   // An entry Redis will not hold (policy.ts mayLeaveTheProcess) is no other replica's to wait for.
   const alone = bypass || forItself || !mayLeaveTheProcess(api);
-  const work = fetchOnceAcrossReplicas(gw, request, api, key, tier, alone, clientGone(reply));
+  // The client's answer is known before its entry is stored (fetchAndStore: compressed and
+  // written after the answer went out); `work` ends with the store, and so does the lock.
+  let answered!: (fetched: Fetched) => void;
+  const early = new Promise<Fetched>((resolve) => (answered = resolve));
+  const work = fetchOnceAcrossReplicas(gw, request, api, key, tier, alone, clientGone(reply), preference, answered);
   if (!forItself)
     gw.coalescer.lead(key, () =>
       work.then(
-        (led) => ('entry' in led ? led.entry : led.fetched.stored),
+        (led) => ('entry' in led ? led.entry : led.fetched.entry),
         () => undefined,
       ),
     );
-  let led: Led<Fetched>;
+  let first: Fetched | { readonly entry: CacheEntry };
   try {
-    led = await work;
+    first = await Promise.race([early, work.then((led) => ('entry' in led ? led : led.fetched.fetched))]);
   } catch (err) {
     // stale-if-error: the wiki failed (or is too busy), the fallback answers.
     if (fallback && !(err instanceof ClientClosedError)) return entry(fallback, 'stale');
     throw err;
   }
-  if ('entry' in led) return entry(led.entry, 'coalesced');
-  const fetched = led.fetched;
+  if ('entry' in first) return entry(first.entry, 'coalesced');
+  const fetched = first;
   if (fallback && fetched.answer.status >= 500) {
     // Nobody reads this answer: a streamed body is drained (its turn at the wiki, and the
     // request's place among its client's, end with the stream).
@@ -175,14 +175,14 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
   return {
     kind: 'answer',
     answer: fetched.answer,
-    disposition: fetched.stored ? (bypass ? 'bypass' : 'miss') : 'pass',
+    disposition: fetched.storing ? (bypass ? 'bypass' : 'miss') : 'pass',
     notStored: fetched.notStored,
     upstreamMs: fetched.upstreamMs,
   };
 }
 
 /** The key, from the headers the wiki will receive. */
-function hash(gw: Gateway, request: FastifyRequest, api: ApiRequest): string {
+function hash(request: FastifyRequest, api: ApiRequest): string {
   const keyed = keyedHeadersOf(forwardedView(request.headers), request.socket.remoteAddress, request.edge.peerTrusted, api.query);
   return cacheKey(api.urlKey, api.identity, keyed);
 }
@@ -210,12 +210,12 @@ export function lookupDecision(freshness: Freshness | undefined): LookupDecision
 /**
  * An identical request already on its way in this process: its stored entry, when it stored one
  * for this very key (which names the identity slot), else undefined (ask the wiki ourselves).
- * Bounded by WIKIEDGE_COALESCE_WAIT_MS.
+ * Bounded by WIKIEDGE_COALESCE_WAIT_MS. None on its way: undefined at once, nothing awaited.
  */
-async function coalesce(gw: Gateway, key: string): Promise<CacheEntry | undefined> {
-  const pending = gw.coalescer.pending(key);
+function coalesce(coalescer: Coalescer<CacheEntry>, metrics: Metrics, key: string): Promise<CacheEntry | undefined> | undefined {
+  const pending = coalescer.pending(key);
   if (!pending) return undefined;
-  gw.metrics.coalescedWaiters.inc();
+  metrics.coalescedWaiters.inc();
   return pending;
 }
 
@@ -233,8 +233,10 @@ async function fetchOnceAcrossReplicas(
   tier: Tier,
   alone: boolean,
   gone: AbortSignal,
-): Promise<Led<Fetched>> {
-  const fetch = () => fetchAndStore(gw, request, api, key, tier, 'miss', gone);
+  preference: readonly Coding[],
+  answered: (fetched: Fetched) => void,
+): Promise<Led<Stored>> {
+  const fetch = () => fetchAndStore(gw, request, api, key, tier, 'miss', gone, { preference, answered });
   if (alone) return { fetched: await fetch() };
   return gw.storage.fetchOnce(tier, key, fetch, { waitMs: gw.config.coalesceWaitMs, waiting: () => gw.metrics.coalescedWaiters.inc() });
 }
@@ -248,17 +250,17 @@ function refreshInBackground(gw: Gateway, request: FastifyRequest, api: ApiReque
   if (gw.coalescer.pending(key)) return;
   const refresh = () => fetchAndStore(gw, request, api, key, tier, 'refresh');
   // An entry Redis will not hold is refreshed by whoever holds it (policy.ts mayLeaveTheProcess).
-  const work: Promise<Fetched | undefined> = mayLeaveTheProcess(api) ? gw.storage.refreshOnce(tier, key, refresh) : refresh();
+  const work: Promise<Stored | undefined> = mayLeaveTheProcess(api) ? gw.storage.refreshOnce(tier, key, refresh) : refresh();
   gw.coalescer.lead(key, () =>
     work.then(
-      (f) => f?.stored,
+      (f) => f?.entry,
       () => undefined,
     ),
   );
   work.then(
     (f) => {
       // Nobody reads a refresh's body.
-      if (f) drainUnread(f.answer.body);
+      if (f) drainUnread(f.fetched.answer.body);
     },
     (err: unknown) => request.log.warn({ err: String(err) }, 'background refresh failed'),
   );
@@ -269,12 +271,25 @@ function drainUnread(body: Answer['body']): void {
   if (!Buffer.isBuffer(body)) (body as NodeJS.ReadableStream & { resume(): void }).resume();
 }
 
-/** A fetch's result: the answer for the client, the entry stored (if any) and why not. */
+/** A fetch's answer for the client: whether the verdict was to store it, or why not. */
 interface Fetched {
   readonly answer: Answer;
-  readonly stored: CacheEntry | undefined;
+  /** The policy's verdict was to store it (X-Cache `miss`); the entry is written after the answer goes out. */
+  readonly storing: boolean;
   readonly notStored: NoStoreReason | undefined;
   readonly upstreamMs: number;
+}
+
+/** A fetch once its entry is stored: the entry kept, if the tier kept it. */
+interface Stored {
+  readonly fetched: Fetched;
+  readonly entry: CacheEntry | undefined;
+}
+
+/** The client a miss answers: the codings it takes, and who is told the answer before the store. */
+interface AnswerFirst {
+  readonly preference: readonly Coding[];
+  readonly answered: (fetched: Fetched) => void;
 }
 
 // ---------------------------------------------------------------------------- fetch + store
@@ -287,7 +302,9 @@ async function fetchAndStore(
   reason: 'miss' | 'refresh',
   /** The client left: stop waiting for a turn at the gate (a fetch under way goes on: others may share it). */
   gone?: AbortSignal,
-): Promise<Fetched> {
+  /** A miss's client, answered before the entry is stored (none for a background refresh). */
+  client?: AnswerFirst,
+): Promise<Stored> {
   const probe = shouldProbe(api.query);
   // A background refresh's answer is for the store alone: a shared one is always asked for
   // without cookies, whoever's request found the entry in its grace window.
@@ -314,7 +331,7 @@ async function fetchAndStore(
   // HEAD is fetched as GET so the answer can serve both (RFC 9110 §9.3.2). Whole answers are
   // read while debuginfo may need stripping (an answer above the entry cap is then delivered,
   // not stored); with `off`, reading stops at the cap and the rest streams.
-  const fetched = await askWiki(
+  const asked = await askWiki(
     gw,
     request,
     reason,
@@ -322,76 +339,104 @@ async function fetchAndStore(
     gw.config.debuginfo === 'off' ? gw.config.cacheMaxEntryBytes : MAX_INSPECT_BYTES,
     gone,
   );
-  const { res } = fetched;
-  const { inspected, cookies, json } = await afterAnswer(gw, request, api, fetched, headers, false);
+  const { res } = asked;
+  const { inspected, cookies, json } = await afterAnswer(gw, request, api, asked, headers, false);
 
   // ---------------------------------------------------------------------------------- store
-  // The long TTL defaults only where the change follower sees what the answer reads.
-  const ttl = { ...gw.config, ...gw.changes.ttlDefaults(!updatedByJobs(api.modules, api.query) && !showsExpiries(api.modules, api.query)) };
-  let verdict = finalVerdict(evaluateAnswer({ status: res.statusCode, headers: res.headers }, api.identity, api.rule, ttl, gw.random), {
-    complete: Buffer.isBuffer(inspected.body),
-    bodyBytes: Buffer.isBuffer(inspected.body) ? inspected.body.length : Infinity,
-    maxEntryBytes: gw.config.cacheMaxEntryBytes,
-    debuginfoKept: inspected.debuginfoKept,
-    echoesCredentials: inspected.echoesCredentials,
-    holdsRequesterAddress: inspected.holdsRequesterAddress,
-    fetchedWithClientCookies: !withoutCookies,
-  });
-  // Compressed once, here, after debuginfo was stripped: the stored form (codings.ts) is what
-  // every hit is sent, and what Redis holds. Before the dependency check, which must see every
-  // invalidation up to the local store's set (nothing is awaited between the two).
-  const form = verdict.store && Buffer.isBuffer(inspected.body) ? await gw.compression.storedForm(inspected.body) : undefined;
-  const deps = verdict.store
-    ? dependenciesOf({ query: api.query, modules: api.modules, override: api.rule.dependsOn, answer: json, namespaces: gw.changes.namespaces, now: gw.now() })
-    : undefined;
+  // One policy for this answer (policy/answer-policy.ts): the long TTL defaults only where the
+  // change follower sees what the answer reads.
+  const policy = new AnswerPolicy(
+    { status: res.statusCode, headers: res.headers },
+    {
+      requester: api.identity,
+      rule: api.rule,
+      probed: probe,
+      path: 'store',
+      defaults: gw.changes.ttlDefaults(!updatedByJobs(api.modules, api.query) && !showsExpiries(api.modules, api.query)),
+      settings: gw.policy,
+      random: gw.random,
+    },
+  );
+  const body = inspected.body;
+  const complete = Buffer.isBuffer(body);
   const slot = api.identity.kind === 'session' ? api.identity.slot : undefined;
-  if (verdict.store && deps) {
-    const purgedMeanwhile = gw.storage.invalidatedSince({ urlKey: api.urlKey, slot, modules: api.modules, deps: deps.tags }, mark);
-    verdict = dependencyVerdict(verdict, deps, purgedMeanwhile, gw.config.ttlClockSeconds, gw.now());
-  }
-  const clientHeaders = responseHeaders(res.headers, { probed: probe, perSession: api.identity.kind === 'session' });
-  let stored: CacheEntry | undefined;
-  let storedAs: StoredForm | undefined;
-  let notStored: NoStoreReason | undefined = verdict.store ? undefined : verdict.reason;
-  if (verdict.store && deps && form && Buffer.isBuffer(inspected.body)) {
-    stored = await store(
-      gw,
-      tier,
-      key,
-      {
-        status: res.statusCode,
-        ...(form.coding === 'gzip'
-          ? { headers: varyOnAcceptEncoding(clientHeaders), body: form.body, coding: 'gzip', identityBytes: inspected.body.length }
-          : { headers: clientHeaders, body: inspected.body }),
-        storedAt: deps.clock ? askedAt : gw.now(),
-        ttlMs: verdict.ttlMs,
-        urlKey: api.urlKey,
+  const verdict = policy.verdict(
+    {
+      complete,
+      bodyBytes: complete ? body.length : Infinity,
+      debuginfoKept: inspected.debuginfoKept,
+      echoesCredentials: inspected.echoesCredentials,
+      holdsRequesterAddress: inspected.holdsRequesterAddress,
+      fetchedWithClientCookies: !withoutCookies,
+    },
+    () => {
+      const deps = dependenciesOf({
+        query: api.query,
         modules: api.modules,
-        slot,
-        deps: deps.tags,
-        ...(deps.clock && { clock: true }),
-      },
-      mark,
-    );
-    if (stored) storedAs = form;
-    else notStored = 'too-large';
+        override: api.rule.dependsOn,
+        answer: json,
+        namespaces: gw.changes.namespaces,
+        now: gw.now(),
+      });
+      return { ...deps, invalidatedMeanwhile: gw.storage.invalidatedSince({ urlKey: api.urlKey, slot, modules: api.modules, deps: deps.tags }, mark) };
+    },
+    gw.now(),
+  );
+  const answer = { status: res.statusCode, headers: policy.responseHeaders(), setCookies: cookies.relay, body };
+  if (!verdict.store || !Buffer.isBuffer(body)) {
+    const notStored = verdict.store ? 'too-large' : verdict.reason;
+    gw.metrics.notStored.inc({ reason: notStored });
+    const fetched: Fetched = { answer, storing: false, notStored, upstreamMs: asked.upstreamMs };
+    client?.answered(fetched);
+    return { fetched, entry: undefined };
   }
-  if (notStored) gw.metrics.notStored.inc({ reason: notStored });
-  return {
-    answer: { status: res.statusCode, headers: clientHeaders, setCookies: cookies.relay, body: inspected.body, ...(storedAs && { stored: storedAs }) },
-    stored,
-    notStored,
-    upstreamMs: fetched.upstreamMs,
+  // Compressed once, after debuginfo was stripped: the stored form (codings.ts) is what every
+  // hit is sent, and what Redis holds. A client that takes gzip gets that gzip now; any other
+  // is answered with the answer as it is, and the gzip is made after its answer went out.
+  const madeNow = client && takesStoredGzip(client.preference) ? await gw.compression.storedForm(body) : undefined;
+  const fetched: Fetched = { answer: madeNow ? { ...answer, stored: madeNow } : answer, storing: true, notStored: undefined, upstreamMs: asked.upstreamMs };
+  if (client) {
+    client.answered(fetched);
+    // The answer is written in the turns the flow takes from here (deliver.ts); the store
+    // waits for the next one.
+    await nextTurn();
+  }
+  const form = madeNow ?? (await gw.compression.storedForm(body));
+  const deps = verdict.dependencies;
+  const entry: CacheEntry = {
+    status: res.statusCode,
+    ...(form.coding === 'gzip'
+      ? { headers: policy.storedHeaders('gzip'), body: form.body, coding: 'gzip', identityBytes: body.length }
+      : { headers: policy.storedHeaders('identity'), body }),
+    storedAt: deps.clock ? askedAt : gw.now(),
+    ttlMs: verdict.ttlMs,
+    urlKey: api.urlKey,
+    modules: api.modules,
+    slot,
+    deps: deps.tags,
+    ...(deps.clock && { clock: true }),
   };
+  // An invalidation that lands meanwhile is caught by the store's own guard against the same
+  // mark (storage.ts store).
+  if (await gw.storage.store(tier, key, entry, mark)) return { fetched, entry };
+  // Not kept: a change reached it while it was compressed or written, or the tier is too small for it.
+  const notStored = gw.storage.invalidatedSince(entry, mark) ? 'invalidated' : 'too-large';
+  gw.metrics.notStored.inc({ reason: notStored });
+  return { fetched, entry: undefined };
 }
 
-/**
- * The local tier, then the shared one (bounded by WIKIEDGE_REDIS_TIMEOUT_MS; awaited so a replica
- * asked next finds it) when its invalidations could be checked (the storage's store).
- * Undefined when the local tier would not keep it (larger than the tier).
- */
-async function store(gw: Gateway, tier: Tier, key: string, entry: CacheEntry, mark: FetchMark): Promise<CacheEntry | undefined> {
-  return (await gw.storage.store(tier, key, entry, mark)) ? entry : undefined;
+/** Whether a client takes the stored gzip over the answer as it is (deliver.ts representationOf's choice, for a gzip entry). */
+function takesStoredGzip(preference: readonly Coding[]): boolean {
+  for (const coding of preference) {
+    if (coding === 'gzip') return true;
+    if (coding === 'identity') return false;
+  }
+  return false;
+}
+
+/** Resolves on the event loop's next turn (setImmediate), after the I/O of this one. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** The parameters a posted form is read for: the modules it names, and the pages a write names. */
@@ -408,7 +453,7 @@ const NO_FORM: PostedForm = { kind: 'none' };
  * (a read given a token, a form PHP read otherwise than we did) invalidates nothing.
  */
 async function invalidateWrite(
-  gw: Gateway,
+  changes: ChangeSignals,
   request: FastifyRequest,
   api: ApiRequest,
   form: PostedForm,
@@ -422,14 +467,14 @@ async function invalidateWrite(
     const json = answer();
     const action = confirmedWrite(json);
     if (action === undefined) return;
-    const change = changeFromWrite(action, (name) => phpStringParam(api.query, name), gw.changes.namespaces, json);
-    if (change) await gw.changes.apply([change]);
+    const change = changeFromWrite(action, (name) => phpStringParam(api.query, name), changes.namespaces, json);
+    if (change) await changes.apply([change]);
     return;
   }
   const posted = form.kind === 'form' ? form.post : undefined;
   const param = (name: string) => (posted && phpStringParam(posted, name)) ?? phpStringParam(api.query, name);
-  const change = changeFromWrite(param('action') ?? api.modules[0] ?? '', param, gw.changes.namespaces, answer());
-  if (change) await gw.changes.apply([change]);
+  const change = changeFromWrite(param('action') ?? api.modules[0] ?? '', param, changes.namespaces, answer());
+  if (change) await changes.apply([change]);
 }
 
 /**
@@ -449,9 +494,11 @@ async function afterAnswer(
 ) {
   const { res } = fetched;
   const inspected = inspect(gw, fetched, api, headerString(headers['x-forwarded-for']) ?? '');
-  const cookies = setCookies(gw, request, res.headers['set-cookie']);
-  await settleSession(gw.storage, gw.metrics, request.log as Logger, api.identity, { ended: cookies.sessionEnded, wrote: wroteNow });
-  countApiError(gw, res.headers);
+  const cookies = setCookies(gw.cookieNames, gw.metrics, request, res.headers['set-cookie']);
+  // Most answers settle nothing (settleSession's own first test): no promise to wait for then.
+  if (api.identity.kind === 'session' && (cookies.sessionEnded || wroteNow))
+    await settleSession(gw.storage, gw.metrics, request.log as Logger, api.identity, { ended: cookies.sessionEnded, wrote: wroteNow });
+  countApiError(gw.metrics, res.headers);
   const json = lazyJson(inspected.body, headerString(res.headers['content-type']));
   noteSessionUser(gw, request, api, json, res.headers['set-cookie']);
   return { inspected, cookies, json };
@@ -468,21 +515,23 @@ function lazyJson(body: Buffer | NodeJS.ReadableStream, contentType: string | un
  * session; a login's answer names the user of the session it sets): steps/session-lifecycle.ts
  * learnSessionUser.
  */
-function noteSessionUser(gw: Gateway, request: FastifyRequest, api: ApiRequest, json: () => unknown, setCookie: string | string[] | undefined): void {
+function noteSessionUser(parts: SessionParts, request: FastifyRequest, api: ApiRequest, json: () => unknown, setCookie: string | string[] | undefined): void {
   const action = api.modules[0];
   const says = api.modules.includes('userinfo') || action === 'login' || action === 'clientlogin';
   if (!says && setCookie === undefined) return;
   const named = says ? userNamed(json()) : undefined;
   const requestSlot = api.identity.kind === 'session' && api.modules.includes('userinfo') ? api.identity.slot : undefined;
-  learnSessionUser(gw, forwardedView(request.headers), setCookie, requestSlot, named);
+  learnSessionUser(parts, forwardedView(request.headers), setCookie, requestSlot, named);
 }
 
-function countApiError(gw: Gateway, headers: Readonly<Record<string, string | string[] | undefined>>): void {
+function countApiError(metrics: Metrics, headers: Readonly<Record<string, string | string[] | undefined>>): void {
   const code = headers['mediawiki-api-error'];
-  if (code !== undefined) gw.metrics.apiError(String(code));
+  if (code !== undefined) metrics.apiError(String(code));
 }
 
 // ------------------------------------------------------------------------------------- pass
+const PASSED = { probed: false, path: 'pass', defaults: { ttlPublicSeconds: 0, ttlSessionSeconds: 0 } } as const;
+
 /** Not cacheable: forward as the client sent it; the answer still loses debuginfo and stray cookies. */
 async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyReply, api: ApiRequest, passReason: PassReason): Promise<Delivery> {
   const gone = clientGone(reply);
@@ -495,7 +544,7 @@ async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyReply, a
     sharedFetch: gw.config.debuginfo !== 'off',
   });
   // Read before a turn at the wiki is taken: a slow body holds our socket, not the wiki's.
-  const body = await requestBodyOf(gw, request.raw);
+  const body = await requestBodyOf(request.raw, gw.config.requestBodyBufferBytes);
   // Read once, for the modules the request runs (its metrics label) and, for a write, the pages it changed.
   const form: PostedForm =
     body === null ? NO_FORM : postedForm(headerString(request.headers['content-type']), Buffer.isBuffer(body) ? body : undefined, FORM_PARAMETERS);
@@ -509,8 +558,13 @@ async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyReply, a
   );
   const { res } = fetched;
   const { inspected, cookies, json } = await afterAnswer(gw, request, api, fetched, headers, wrote(request.method));
-  await invalidateWrite(gw, request, api, form, res.statusCode, res.headers, json);
-  const clientHeaders = responseHeaders(res.headers, { probed: false, perSession: false });
+  await invalidateWrite(gw.changes, request, api, form, res.statusCode, res.headers, json);
+  // Relayed, never stored: the policy rewrites its headers for the client only.
+  const policy = new AnswerPolicy(
+    { status: res.statusCode, headers: res.headers },
+    { ...PASSED, requester: api.identity, rule: api.rule, settings: gw.policy, random: gw.random },
+  );
+  const clientHeaders = policy.responseHeaders();
   // A body the gateway did not decode goes out with the wiki's own encoding.
   const encoding = res.headers['content-encoding'];
   if (!fetched.decoded && encoding !== undefined) clientHeaders['content-encoding'] = encoding;

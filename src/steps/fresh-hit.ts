@@ -27,6 +27,7 @@ import type { CacheEntry } from '../cache/entry.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { requestIdOf } from '../words/request-id.js';
 import type { RequestCell } from '../observe/request-metrics.js';
+import type { Metrics } from '../observe/metrics.js';
 import { recordFreshHit } from './request-record.js';
 import { targetTooLong } from '../words/target.js';
 import { type Coding, preferenceOf } from '../http/accept-encoding.js';
@@ -78,7 +79,7 @@ export function serveFreshHit(gw: Gateway, req: IncomingMessage, res: ServerResp
   // No header is named in Connection here (rememberedRecv): the raw headers are what the wiki sees.
   const keyed = keyedHeadersOf(req.headers, remote, gw.trusted.has(remote), api.query);
   let memo = hitMemos.get(recv);
-  if (!memo || !sameKeyedHeaders(memo.keyed, keyed)) memo = remember(gw, recv, method, keyed, memo);
+  if (!memo || !sameKeyedHeaders(memo.keyed, keyed)) memo = remember(gw.metrics, recv, method, keyed, memo);
   const entry = gw.store.get('shared', memo.key);
   // Anything but a 200 (none is stored today) goes the full way, which counts it as it is.
   if (!entry || entry.status !== STORED_STATUS || gw.store.freshness(entry, startedAt) !== 'fresh') return false;
@@ -104,11 +105,11 @@ export function serveFreshHit(gw: Gateway, req: IncomingMessage, res: ServerResp
   return true;
 }
 
-function remember(gw: Gateway, recv: Recv, method: string, keyed: KeyedHeaders, previous: HitMemo | undefined): HitMemo {
+function remember(metrics: Metrics, recv: Recv, method: string, keyed: KeyedHeaders, previous: HitMemo | undefined): HitMemo {
   const memo: HitMemo = {
     keyed,
     key: cacheKey(recv.api.urlKey, recv.api.identity, keyed),
-    cell: previous?.cell ?? gw.metrics.requests.cell(FRESH_HIT, recv.moduleLabel, gw.metrics.method(method), STORED_STATUS),
+    cell: previous?.cell ?? metrics.requests.cell(FRESH_HIT, recv.moduleLabel, metrics.method(method), STORED_STATUS),
   };
   hitMemos.set(recv, memo);
   return memo;

@@ -13,7 +13,8 @@ import { ClientClosedError, GatewayError, fromUpstreamFailure, failureKind } fro
 import { admit, type Release, releaseWith, requestBodyOf } from './admission.js';
 import { downstreamResponseHeaders, forwardedView, upstreamRequestHeaders } from '../http/forwarding.js';
 import { mayCarryCredentials, requestCookieNames, sessionIdentityFromHeaders } from '../mediawiki/identity.js';
-import { learnSessionUser, settleSession, wrote } from './session-lifecycle.js';
+import { learnSessionUser, type SessionParts, settleSession, wrote } from './session-lifecycle.js';
+import type { Metrics } from '../observe/metrics.js';
 import { normalizeSetCookies } from '../mediawiki/set-cookie.js';
 import type { Logger } from 'pino';
 import { noteOutcome } from './request-record.js';
@@ -28,7 +29,7 @@ export async function streamThrough(gw: Gateway, request: FastifyRequest, reply:
   let release: Release | undefined;
   try {
     // Read before a turn at the wiki is taken: a slow body holds our socket, not the wiki's.
-    const body = await requestBodyOf(gw, request.raw);
+    const body = await requestBodyOf(request.raw, gw.config.requestBodyBufferBytes);
     release = await admit(gw, request.raw, 'uncached', controller.signal);
     const started = gw.now();
     gw.metrics.upstreamRequests.inc({ reason: 'pass' });
@@ -66,7 +67,12 @@ export async function streamThrough(gw: Gateway, request: FastifyRequest, reply:
 }
 
 /** Only requests that may carry credentials are looked at: the others have no session to settle. */
-async function settleStreamedSession(gw: Gateway, request: FastifyRequest, target: RequestTarget, setCookie: string | string[] | undefined): Promise<void> {
+async function settleStreamedSession(
+  gw: SessionParts & { readonly metrics: Metrics },
+  request: FastifyRequest,
+  target: RequestTarget,
+  setCookie: string | string[] | undefined,
+): Promise<void> {
   const view = forwardedView(request.headers);
   // A login through index.php (Special:UserLogin) sets the session and names its user.
   learnSessionUser(gw, view, setCookie, undefined, undefined);

@@ -12,7 +12,7 @@ import type { FastifyRequest } from 'fastify';
 import type { ModuleRule } from '../config/config.js';
 import type { ErrorFormat } from '../words/errors.js';
 import { connectionNamesHeaders, effectiveForwardedProto, forwardedView, headerString } from '../http/forwarding.js';
-import type { Gateway } from '../gateway/gateway.js';
+import type { Metrics } from '../observe/metrics.js';
 import { type Identity, type IdentityRules, credentialValues, identityFromHeaders, mayCarryCredentials } from '../mediawiki/identity.js';
 import { type PhpArray, parsePhpQuery, phpStringParam, reachedMaxInputVars } from '../mediawiki/php-input.js';
 import { queryIsAmbiguous, type RequestTarget } from '../words/target.js';
@@ -65,7 +65,7 @@ interface RecvMemo {
   readonly targets: Map<string, RememberedRecvs>;
   parsed: number;
 }
-const recvMemo = new WeakMap<Gateway, RecvMemo>();
+const recvMemo = new WeakMap<RecvParts, RecvMemo>();
 
 /**
  * The memo slot for a request whose recv step depends on its method and target alone: GET or
@@ -80,14 +80,14 @@ function memoSlot(method: string, h: IncomingHttpHeaders, rules: IdentityRules):
 }
 
 /** How many recv steps are remembered (for the test that floods the memo). */
-export function recvMemoSize(gw: Gateway): number {
-  return recvMemo.get(gw)?.parsed ?? 0;
+export function recvMemoSize(parts: RecvParts): number {
+  return recvMemo.get(parts)?.parsed ?? 0;
 }
 
 /** The recv step the full path already made for this request, if it is one it remembers. */
-export function rememberedRecv(gw: Gateway, method: string, h: IncomingHttpHeaders, upstreamPath: string): Recv | undefined {
-  const slot = memoSlot(method, h, gw.identityRules);
-  return slot === undefined ? undefined : recvMemo.get(gw)?.targets.get(upstreamPath)?.[slot];
+export function rememberedRecv(parts: RecvParts, method: string, h: IncomingHttpHeaders, upstreamPath: string): Recv | undefined {
+  const slot = memoSlot(method, h, parts.identityRules);
+  return slot === undefined ? undefined : recvMemo.get(parts)?.targets.get(upstreamPath)?.[slot];
 }
 
 /** Remember `recv` in its slot; when more than RECV_MEMO_MAX are held, forget the oldest targets. */
@@ -103,12 +103,24 @@ function remember(memo: RecvMemo, upstreamPath: string, slot: 'GET' | 'HEAD', re
   }
 }
 
-export function recv(gw: Gateway, request: FastifyRequest, target: RequestTarget): Recv {
-  const slot = memoSlot(request.method, request.headers, gw.identityRules);
+/**
+ * What recv reads: who is asking (the identity rules), the module table's rules and the api.php
+ * path, the module label, and the count of credentials only the net recognised. Its memo is kept
+ * per such object (the gateway's).
+ */
+export interface RecvParts {
+  readonly identityRules: IdentityRules;
+  readonly config: { readonly modules: Readonly<Record<string, ModuleRule>>; readonly apiPath: string };
+  readonly metrics: Pick<Metrics, 'unknownCredentials'>;
+  readonly moduleLabel: (modules: readonly string[]) => string;
+}
+
+export function recv(parts: RecvParts, request: FastifyRequest, target: RequestTarget): Recv {
+  const slot = memoSlot(request.method, request.headers, parts.identityRules);
   let memo: RecvMemo | undefined;
   if (slot !== undefined) {
-    memo = recvMemo.get(gw);
-    if (!memo) recvMemo.set(gw, (memo = { targets: new Map(), parsed: 0 }));
+    memo = recvMemo.get(parts);
+    if (!memo) recvMemo.set(parts, (memo = { targets: new Map(), parsed: 0 }));
     // Same method and target bytes: the same parse (the target object itself is equal too).
     const found = memo.targets.get(target.upstreamPath)?.[slot];
     if (found) return found;
@@ -116,26 +128,26 @@ export function recv(gw: Gateway, request: FastifyRequest, target: RequestTarget
   const query = parsePhpQuery(target.rawQuery);
   // What the wiki will receive decides who is asking, not what the client sent.
   const view = forwardedView(request.headers);
-  const identity = identityFromHeaders(view, query, gw.identityRules);
-  if (identity.kind === 'session' && identity.unknownCredential) gw.metrics.unknownCredentials.inc();
+  const identity = identityFromHeaders(view, query, parts.identityRules);
+  if (identity.kind === 'session' && identity.unknownCredential) parts.metrics.unknownCredentials.inc();
   const modules = modulesOf(query);
-  const rule = applicableRule(modules, gw.config.modules);
+  const rule = applicableRule(modules, parts.config.modules);
   const api: ApiRequest = {
     target,
     query,
     identity,
     modules,
     errorFormat: errorFormatOf(query),
-    urlKey: `${gw.config.apiPath}?${canonicalQuery(query)}`,
+    urlKey: `${parts.config.apiPath}?${canonicalQuery(query)}`,
     rule,
-    credentialValues: slot === undefined ? credentialValues(view, gw.identityRules) : NO_VALUES,
+    credentialValues: slot === undefined ? credentialValues(view, parts.identityRules) : NO_VALUES,
   };
   const recv: Recv = {
     api,
-    moduleLabel: gw.moduleLabel(modules),
+    moduleLabel: parts.moduleLabel(modules),
     classification: classify({
       method: request.method,
-      canonicalPath: target.rawPath === gw.config.apiPath,
+      canonicalPath: target.rawPath === parts.config.apiPath,
       // Past max_input_vars the wiki (its php.ini may allow more) may read what the key does not.
       ambiguousQuery: queryIsAmbiguous(target.rawQuery) || reachedMaxInputVars(query),
       query,

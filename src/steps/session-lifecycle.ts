@@ -20,9 +20,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
 import type { Storage } from '../cache/storage.js';
-import type { Gateway } from '../gateway/gateway.js';
 import type { Metrics } from '../observe/metrics.js';
-import type { Identity } from '../mediawiki/identity.js';
+import type { Identity, IdentityRules } from '../mediawiki/identity.js';
+import type { CookieNames } from '../mediawiki/set-cookie.js';
 import { sessionAfterAnswer } from '../policy/session-users.js';
 import { parameterName, redactSubpages } from '../http/redaction.js';
 
@@ -88,16 +88,24 @@ export async function settleSession(storage: Storage, metrics: Metrics, log: Log
  * login through api.php or index.php, a renewed session): its `{prefix}UserName`, or `named`.
  * A rights change, a block or a write of that user then ends the session's entries.
  */
+/** What learning a session's user takes: the storage that shares it, the cookie rules, the clock. */
+export interface SessionParts {
+  readonly storage: Storage;
+  readonly identityRules: IdentityRules;
+  readonly cookieNames: CookieNames;
+  readonly now: () => number;
+}
+
 export function learnSessionUser(
-  gw: Gateway,
+  parts: SessionParts,
   headers: IncomingHttpHeaders,
   setCookie: string | string[] | undefined,
   requestSlot: string | undefined,
   named: string | undefined,
 ): void {
-  if (requestSlot !== undefined && named !== undefined) gw.storage.noteSession(requestSlot, named);
+  if (requestSlot !== undefined && named !== undefined) parts.storage.noteSession(requestSlot, named);
   if (setCookie === undefined) return;
   const lines = Array.isArray(setCookie) ? setCookie : [setCookie];
-  const after = sessionAfterAnswer(headers, lines, gw.identityRules, gw.cookieNames.cookiePrefix, named, gw.now());
-  if (after && after.slot !== requestSlot) gw.storage.noteSession(after.slot, after.user);
+  const after = sessionAfterAnswer(headers, lines, parts.identityRules, parts.cookieNames.cookiePrefix, named, parts.now());
+  if (after && after.slot !== requestSlot) parts.storage.noteSession(after.slot, after.user);
 }

@@ -28,6 +28,7 @@ import { applicableRule, type Classification, classify, modulesOf, SMAXAGE_PROBE
 import type { ModuleRule } from '../../src/config/config.js';
 import { type Identity, identify, identityRules } from '../../src/mediawiki/identity.js';
 import { parsePhpQuery } from '../../src/mediawiki/php-input.js';
+import { AnswerPolicy } from '../../src/policy/answer-policy.js';
 
 const RULES = identityRules({
   cookiePrefix: 'wiki',
@@ -106,6 +107,13 @@ function run(x: Exchange): Outcome {
   if (setCookies.length > 0) headers['set-cookie'] = setCookies;
   const rule = x.rule ?? applicableRule(modulesOf(query), {});
   const verdict = evaluateAnswer({ status: 200, headers }, identity, rule, TTL, ZERO);
+  // The policy object the flow asks (answer-policy.ts) says the same from the same headers.
+  const settings = { ...TTL, ttlClockSeconds: 5, maxEntryBytes: 1_048_576 };
+  const policy = new AnswerPolicy(
+    { status: 200, headers },
+    { requester: identity, rule, probed: x.probed, path: 'store', defaults: TTL, settings, random: ZERO },
+  );
+  expect(policy.storable(), 'the policy object').toEqual(verdict);
   const classification = classify({
     method: x.method ?? 'GET',
     canonicalPath: true,
