@@ -143,6 +143,8 @@ export async function build(config: Config, log: Logger, deps: GatewayDeps = {},
     },
   };
   const closeGateway = async () => {
+    // A miss's store runs after its answer (steps/flow.ts): it still needs Redis and its lock.
+    await gw.afterAnswers.settled(config.shutdownGraceMs);
     await gw.follower?.stop();
     stopLearningNamespaces();
     gw.purgeConfirmations.stop();

@@ -20,6 +20,7 @@ import { ClientBudget, UncachedUnderWay } from '../limits/client-budget.js';
 import { RefusalDelay } from '../limits/refusal-delay.js';
 import { UpstreamGate } from '../limits/upstream-gate.js';
 import { AccessLog } from '../observe/access-log.js';
+import { AfterAnswers } from './after-answers.js';
 import { DebuginfoMetrics } from '../mediawiki/debuginfo/record.js';
 import { CompressionMetrics } from '../compression/metrics.js';
 import { Representations } from '../compression/representations.js';
@@ -89,6 +90,8 @@ export interface Gateway {
   readonly follower: ChangeFollower | undefined;
   /** Purged pages confirmed changed before lists go (invalidation/purge-confirmation.ts). */
   readonly purgeConfirmations: PurgeConfirmations;
+  /** Stores still running after their answers went out, for closing to wait for (after-answers.ts). */
+  readonly afterAnswers: AfterAnswers;
 }
 
 export interface GatewayDeps {
@@ -246,6 +249,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     sessionUsers,
     follower,
     purgeConfirmations,
+    afterAnswers: new AfterAnswers(),
   };
 }
 

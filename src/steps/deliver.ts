@@ -39,9 +39,12 @@ export interface Answer {
   /**
    * Its stored form, when it was made before the answer went out (flow.ts fetchAndStore: for a
    * client that takes the gzip): its hits get that form, and so does this answer. An answer
-   * stored after it went out (its client takes identity) has none here.
+   * stored after it went out (its client does not take gzip) has none here, and says so with
+   * storedLater.
    */
   readonly stored?: StoredForm;
+  /** To be stored once it went out, its stored form not made yet: the client gets what its hits will (identity when it takes it). */
+  readonly storedLater?: true;
 }
 
 /** The Content-Type Fastify sends for a Buffer body without one (fastify/lib/reply.js). */
@@ -182,9 +185,11 @@ async function representationOf(
   if (!Buffer.isBuffer(body) || body.length === 0 || answer.headers['content-encoding'] !== undefined || answer.headers['content-range'] !== undefined)
     return { headers: answer.headers, body, coding: 'identity' };
   const form = answer.stored;
+  // An answer stored later goes as identity to a client that takes it (br, say, would be made
+  // for every miss where its hits get identity); one that refuses identity gets its first choice.
   const coding = form
     ? chooseCoding(preference, (c) => c === 'identity' || (c === 'gzip' && form.coding === 'gzip'))
-    : compressible(body.length)
+    : compressible(body.length) && !answer.storedLater
       ? preference[0]!
       : chooseCoding(preference, (c) => c === 'identity');
   // The same Vary as the stored entry's (flow.ts), or as it would have had.

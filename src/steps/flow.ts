@@ -147,8 +147,23 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
   // The client's answer is known before its entry is stored (fetchAndStore: compressed and
   // written after the answer went out); `work` ends with the store, and so does the lock.
   let answered!: (fetched: Fetched) => void;
-  const early = new Promise<Fetched>((resolve) => (answered = resolve));
+  let answeredEarly = false;
+  const early = new Promise<Fetched>(
+    (resolve) =>
+      (answered = (fetched) => {
+        answeredEarly = true;
+        resolve(fetched);
+      }),
+  );
   const work = fetchOnceAcrossReplicas(gw, request, api, key, tier, alone, clientGone(reply), preference, answered);
+  // Once the client has its answer, a failure of the compression or the store is no one's
+  // answer any more (Promise.race below has settled): logged and counted, never silent.
+  gw.afterAnswers.track(work);
+  work.catch((err: unknown) => {
+    if (!answeredEarly) return;
+    gw.metrics.notStored.inc({ reason: 'store-failed' });
+    request.log.warn({ err }, 'the store after the answer failed');
+  });
   if (!forItself)
     gw.coalescer.lead(key, () =>
       work.then(
@@ -394,7 +409,12 @@ async function fetchAndStore(
   // hit is sent, and what Redis holds. A client that takes gzip gets that gzip now; any other
   // is answered with the answer as it is, and the gzip is made after its answer went out.
   const madeNow = client && takesStoredGzip(client.preference) ? await gw.compression.storedForm(body) : undefined;
-  const fetched: Fetched = { answer: madeNow ? { ...answer, stored: madeNow } : answer, storing: true, notStored: undefined, upstreamMs: asked.upstreamMs };
+  const fetched: Fetched = {
+    answer: madeNow ? { ...answer, stored: madeNow } : { ...answer, storedLater: true },
+    storing: true,
+    notStored: undefined,
+    upstreamMs: asked.upstreamMs,
+  };
   if (client) {
     client.answered(fetched);
     // The answer is written in the turns the flow takes from here (deliver.ts); the store

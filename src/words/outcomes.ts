@@ -44,7 +44,8 @@ export type NoStoreReason =
   | 'requester-address'
   | 'credential-echo'
   | 'client-cookies'
-  | 'invalidated';
+  | 'invalidated'
+  | 'store-failed';
 
 /** Why an entry left a tier. */
 export type EvictionReason = 'size' | 'expired' | 'purge' | 'logout' | 'replaced' | 'invalidated';
