@@ -16,6 +16,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
+import type { CacheEntry } from '../cache/entry.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { forwardedView, headerString } from '../http/forwarding.js';
 import { identityFromHeaders } from '../mediawiki/identity.js';
@@ -50,18 +51,30 @@ export class Trace {
   tier: Tier | undefined;
   urlKey: string | undefined;
   private settle: () => void = () => undefined;
-  /** Settles once the request's record is finished (its answer sent, or the client gone). */
+  /** Facts still to come once the answer went out (the entry a miss stores after it). */
+  private readonly pending: Promise<unknown>[] = [];
+  /** Settles once the request's record is finished (its answer sent, or the client gone) and its late facts are in. */
   readonly finished = new Promise<void>((resolve) => (this.settle = resolve));
 
-  add(step: TraceStep, facts: Record<string, unknown>): void {
+  add(step: TraceStep, facts: Record<string, unknown>): TraceEvent {
     const now = this.gw ? this.gw.now() : this.startedAt;
-    this.events.push({ step, atMs: Math.round((now - this.startedAt) * 10) / 10, ...facts });
+    const event = { step, atMs: Math.round((now - this.startedAt) * 10) / 10, ...facts };
+    this.events.push(event);
+    return event;
+  }
+
+  /** A fact that comes after the answer: finished waits for it. */
+  later(work: Promise<unknown>): void {
+    this.pending.push(work);
   }
 
   finish(): void {
-    this.settle();
+    void Promise.all(this.pending).then(() => this.settle());
   }
 }
+
+/** How long a trace waits for the store of its miss, which runs after the answer. */
+const TRACE_STORE_WAIT_MS = 5_000;
 
 /** Open traces by name: one-shot, removed when taken or closed. */
 const open = new Map<string, Trace>();
@@ -148,11 +161,13 @@ export function traceOutcome(
   else if (outcome.notStored !== undefined) trace.add('verdict', { stored: false, notStored: outcome.notStored });
   else if (outcome.disposition === 'miss' || outcome.disposition === 'bypass') {
     const gw = trace.gw!;
-    const kept = trace.key === undefined ? undefined : gw.store.variants(trace.urlKey!).find((v) => v.key === trace.key)?.entry;
-    trace.add('verdict', {
-      stored: true,
-      ...(kept && { ttlSeconds: kept.ttlMs / 1000, dependencies: kept.deps, codings: codingsOf(kept) }),
-    });
+    const keptNow = () => (trace.key === undefined ? undefined : gw.store.variants(trace.urlKey!).find((v) => v.key === trace.key)?.entry);
+    const event: Record<string, unknown> = trace.add('verdict', { stored: true });
+    const describe = (kept: CacheEntry | undefined) =>
+      kept && Object.assign(event, { ttlSeconds: kept.ttlMs / 1000, dependencies: kept.deps, codings: codingsOf(kept) });
+    // A miss is stored after its answer went out (flow.ts fetchAndStore): its entry is described
+    // once the store has run, in the event's place among the others.
+    if (!describe(keptNow())) trace.later(gw.afterAnswers.settled(TRACE_STORE_WAIT_MS).then(() => describe(keptNow())));
   } else trace.add('verdict', { stored: false, servedFrom: outcome.disposition });
 }
 
