@@ -35,7 +35,10 @@ export interface UpstreamHealth {
   readonly last: ProbeResult | undefined;
 }
 
-/** An admin purge's answer: what was removed, and in a cluster how many workers applied it. */
+/**
+ * An admin purge's answer: what was removed, in a cluster how many workers applied it, and with
+ * Redis what the other replicas said they removed (`replicas`, with then the `total` of all).
+ */
 export interface AdminPurgeResult extends PurgeResult {
   /** Workers that applied the purge (cluster only). */
   readonly workers?: number;
@@ -210,11 +213,15 @@ export function buildAdmin(log: Logger, backend: AdminBackend, options: AdminOpt
     });
     if (typeof message === 'string') return reply.code(400).send({ error: message });
     const result = await backend.purge(message);
-    const total = result.purged + (result.redisPurged ?? 0);
+    const total = result.purged + (result.redisPurged ?? 0) + (result.replicas?.purged ?? 0);
     const title = typeof given['title'] === 'string' ? given['title'] : undefined;
     logPurge(request.log as Logger, { source: 'admin', ...(title !== undefined ? { kind: 'title', what: title } : describePurge(message)), ...result });
     // A worker that did not answer may still hold the entries: the caller should retry.
-    return reply.code(result.missedWorkers ? 503 : 200).send(total === 0 ? { ...result, note: 'nothing matched: no entry was removed' } : result);
+    // With the other replicas' count, the total of every copy removed; a replica that did not
+    // answer in time is named (replicas.missing), not a 503: the purge reached Redis and its
+    // channel, and a replica that lost the channel takes a gap when it is back (tiered-storage.ts).
+    const answer = result.replicas ? { ...result, total } : result;
+    return reply.code(result.missedWorkers ? 503 : 200).send(total === 0 ? { ...answer, note: 'nothing matched: no entry was removed' } : answer);
   });
   return app;
 }
@@ -306,10 +313,11 @@ export function localAdmin(gw: Gateway, state: LocalState, probe: UpstreamHealth
     readiness: () => (state.listening ? { ready: true } : { ready: false, reason: 'not-listening' }),
     upstream: () => ({ state: probe.state, last: probe.last }),
     metrics: async () => ({ contentType: gw.registry.contentType, body: await gw.registry.metrics() }),
-    // With Redis: removed there too, and on every replica through the purge channel.
+    // With Redis: removed there too, and on every replica through the purge channel, whose
+    // counts the answer waits for (bounded: cache/redis/replica-acks.ts).
     purge: (message) => {
       gw.metrics.purgeRequested('admin');
-      return gw.storage.purge(message);
+      return gw.storage.purge(message, { countReplicas: true });
     },
   };
 }

@@ -20,6 +20,24 @@ export interface PurgeResult {
    * Named after Redis because PURGE and the admin listener answer with this object (README).
    */
   readonly redisPurged?: number | null;
+  /**
+   * An admin purge with a shared tier (PurgeOptions.countReplicas): what the other replicas
+   * said they removed (cache/redis/replica-acks.ts); absent otherwise, or when the shared tier
+   * could not carry the purge.
+   */
+  readonly replicas?: ReplicaCount;
+}
+
+/** The other replicas' answers to an admin purge, waited for a bounded time (cache/redis/replica-acks.ts). */
+export interface ReplicaCount {
+  /** Replicas that applied it and said how many entries they removed. */
+  readonly answered: number;
+  /** Replicas alive (a heartbeat in the shared tier) when it was published, this one left out. */
+  readonly expected: number;
+  /** Entries the replicas that answered removed from their local tiers. */
+  readonly purged: number;
+  /** The ids of the expected replicas that did not answer in time: their copies may remain. */
+  readonly missing: readonly string[];
 }
 
 /** Which sessions belong to a user (policy/session-users.ts), for `user` purges. */

@@ -32,6 +32,7 @@ import { type LockResult, RedisLocks } from './redis/locks.js';
 import { type PurgeMessage, RedisPurges } from './redis/purges.js';
 import { RedisInvalidations } from './redis/invalidations.js';
 import { RedisFollowerState } from './redis/follower-state.js';
+import type { CountedAcks } from './storage.js';
 
 export { globEscape, redisKeys, sha256 } from './redis/keys.js';
 export type { LockResult } from './redis/locks.js';
@@ -48,8 +49,8 @@ export interface RedisTierOptions {
   readonly now: () => number;
   readonly log: Logger;
   readonly metrics: RedisMetrics;
-  /** Apply a purge (ours or another replica's) to the local tier. */
-  readonly onPurge: (message: PurgeMessage) => void;
+  /** Apply a purge (ours or another replica's) to the local tier; how many entries it removed. */
+  readonly onPurge: (message: PurgeMessage) => number | void;
   /** Purges may have been missed (the channel was lost and is back): redis/connection.ts. */
   readonly onPurgesMissed?: () => void;
   /** Test hook: replace the client factory. */
@@ -88,6 +89,7 @@ export class RedisTier {
         log,
         metrics,
         onPurge: opts.onPurge,
+        now: opts.now,
       },
       this.invalidations,
     );
@@ -168,8 +170,14 @@ export class RedisTier {
     return this.purges.purge(message, onClientPath);
   }
 
-  /** Close both connections (QUIT, bounded; then drop them). */
-  close(): Promise<void> {
+  /** An admin purge: purge(), and the other replicas' count of what they removed (redis/replica-acks.ts). */
+  purgeCounted(message: PurgeMessage): Promise<{ removed: number | null; acks?: Promise<CountedAcks> }> {
+    return this.purges.purgeCounted(message);
+  }
+
+  /** Leave the replicas alive, then close both connections (QUIT, bounded; then drop them). */
+  async close(): Promise<void> {
+    await this.purges.close();
     return this.connection.close();
   }
 }

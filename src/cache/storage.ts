@@ -19,7 +19,7 @@ import type { PurgeMessage } from '../words/purge-message.js';
 import type { Tier } from '../words/outcomes.js';
 import type { CacheEntry } from './entry.js';
 import type { Guarded } from './guards.js';
-import type { PurgeResult } from './purge.js';
+import type { PurgeResult, ReplicaCount } from './purge.js';
 
 /** An entry found at lookup; `shared`: taken from the shared tier (X-Cache `hit-shared`). */
 export interface Found {
@@ -55,6 +55,12 @@ export interface PurgeOptions {
    * cluster/purge-fan-out.ts), not through the siblings this storage was given.
    */
   readonly tellSiblings?: boolean;
+  /**
+   * An admin purge: wait (bounded: cache/redis/replica-acks.ts) for the other replicas to say
+   * how many entries they removed, and answer with it (PurgeResult.replicas). Never on a
+   * client's path: a PURGE or a session's write does not wait for other replicas.
+   */
+  readonly countReplicas?: boolean;
 }
 
 /** The change follower's cursor and its one-follower lease, where every replica finds them. */
@@ -155,8 +161,22 @@ export interface SharedTier {
   waitForEntry(tier: Tier, key: string, accept: (entry: CacheEntry) => boolean, maxWaitMs: number): Promise<{ outcome: RedisWaitOutcome; entry?: CacheEntry }>;
   /** Entries removed; null when the purge could not be carried (down, or its publish failed). */
   purge(message: PurgeMessage, onClientPath?: boolean): Promise<number | null>;
+  /**
+   * purge(), asking every other replica to say what it removed: `acks` settles with their
+   * answers (bounded) while the caller purges its own tiers. Optional: a backend without it
+   * answers without the replicas' count.
+   */
+  purgeCounted?(message: PurgeMessage): Promise<{ readonly removed: number | null; readonly acks?: Promise<CountedAcks> }>;
   /** The entries filed under a URL key, at most `limit` (inspection); undefined when it could not be asked. Optional: a backend without it is not listed. */
   variants?(urlKey: string, limit: number): Promise<readonly SharedVariant[] | undefined>;
+}
+
+/** What an admin purge heard back (SharedTier.purgeCounted). */
+export interface CountedAcks {
+  /** The other replicas' answers. */
+  readonly replicas: ReplicaCount;
+  /** Entries this replica's own message removed here, when it came back before this replica purged its tiers. */
+  readonly heardHere: number;
 }
 
 /** An entry of the shared tier as inspection shows it: its key is not kept there (hashed), its slot is. */
@@ -169,8 +189,8 @@ export interface SharedVariant {
 
 /** What the storage gives the shared tier it is built with: purges heard from every replica. */
 export interface SharedTierHooks {
-  /** Apply a purge (ours or another replica's) to this process's tiers. */
-  readonly onPurge: (message: PurgeMessage) => void;
+  /** Apply a purge (ours or another replica's) to this process's tiers; how many entries it removed. */
+  readonly onPurge: (message: PurgeMessage) => number | void;
   /** Purges may have been missed (the channel was lost and is back). */
   readonly onPurgesMissed: () => void;
 }

@@ -11,7 +11,8 @@
  * - mark / store: the shared tier's own invalidation number, so that what a purge on another
  *   replica overtook is not written there either (redis/invalidations.ts);
  * - purge: the shared tier first, its channel carries it to every replica's local tier
- *   (SharedTierHooks.onPurge); the siblings are told only when it could not carry it;
+ *   (SharedTierHooks.onPurge); the siblings are told only when it could not carry it; an admin
+ *   purge (countReplicas) also waits, bounded, for the other replicas' count of what they removed;
  * - which sessions are whose, kept where every replica finds them.
  *
  * The shared tier failing (down, slow) never fails a call: lookups answer from the local tier,
@@ -29,6 +30,7 @@ import type { Guarded } from './guards.js';
 import { type PurgeResult, type PurgeSiblings, type SessionBook, applyLocalPurge, purgeEverywhere } from './purge.js';
 import type { CacheStore } from './store.js';
 import type {
+  CountedAcks,
   FetchMark,
   FetchOnceOptions,
   Found,
@@ -187,9 +189,24 @@ export class TieredStorage implements Storage {
 
   async purge(message: PurgeMessage, options: PurgeOptions = {}): Promise<PurgeResult> {
     const siblings = options.tellSiblings === false ? undefined : this.opts.siblings;
-    const result = await purgeEverywhere(this.local, this.tier, message, siblings, this.opts.users, options.onClientPath);
+    // An admin purge: the other replicas' answers are waited for once this one's tiers are purged.
+    let acks: Promise<CountedAcks> | undefined;
+    const counted = this.tier.purgeCounted?.bind(this.tier);
+    const tier =
+      options.countReplicas && !options.onClientPath && counted
+        ? {
+            purge: async (m: PurgeMessage) => {
+              const r = await counted(m);
+              acks = r.acks;
+              return r.removed;
+            },
+          }
+        : this.tier;
+    const result = await purgeEverywhere(this.local, tier, message, siblings, this.opts.users, options.onClientPath);
     if (result.redisPurged === null) this.owe(message);
-    return result;
+    if (!acks) return result;
+    const { replicas, heardHere } = await acks;
+    return { ...result, purged: result.purged + heardHere, replicas };
   }
 
   /** Keep a purge the shared tier could not carry, to carry it once it answers. */
@@ -257,13 +274,14 @@ export class TieredStorage implements Storage {
   }
 
   /** A purge heard on the shared tier's channel (ours or another replica's). */
-  private heard(message: PurgeMessage): void {
+  private heard(message: PurgeMessage): number {
     const users = this.opts.users;
-    applyLocalPurge(this.local, message, users);
+    const removed = applyLocalPurge(this.local, message, users);
     // A session wrote whose user its replica did not know (steps/session-lifecycle.ts): this one
     // knows, and applied it here; the user's entries in the shared tier and on the other replicas go too.
-    if (message.kind !== 'slot' || !message.wrote) return;
+    if (message.kind !== 'slot' || !message.wrote) return removed;
     const user = users.userOf(message.slot);
     if (user !== undefined) void this.tier.purge({ kind: 'user', user, slots: [...new Set([message.slot, ...users.slots(user)])] });
+    return removed;
   }
 }

@@ -18,6 +18,10 @@
  *   P stale-before              ms: entries stored before it are not vouched for (a gap)
  *   P rc-cursor / P rc-lease    the change follower's cursor and its one-follower lease
  *   P purge                     the purge channel
+ *   P replicas                  sorted set: the replicas alive (their random ids), scored by when
+ *                               their heartbeat ends (purges.ts)
+ *   P a:<purge id>              hash, short-lived: the replicas that applied an admin purge and
+ *                               how many entries each removed (purges.ts)
  *
  * On a Redis Cluster (WIKIEDGE_REDIS_CLUSTER_NODES) the names carry hash tags
  * (https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/#hash-tags), so that
@@ -29,8 +33,9 @@
  *   P r:{n}                     the URL keys stored (a sorted set per part, all scores 0), read
  *                               by range for prefix purges instead of SCAN; P x:{n} the same
  *                               keys scored by when their entries end, to forget them then
- *   P {g}vseq, P {g}stale-before, P {g}v:*flush*, P {g}rc-cursor, P {g}rc-lease
+ *   P {g}vseq, P {g}stale-before, P {g}v:*flush*, P {g}rc-cursor, P {g}rc-lease, P {g}replicas
  *                               the few global keys, together (one slot: EXPIRE_LUA's three)
+ *   P a:{id}                    an admin purge's acknowledgements: one slot per purge
  *   P purge                     the channel, sharded pub/sub (SPUBLISH/SSUBSCRIBE)
  *
  * The other keys (u:, s:, v:, us:, su:) are single-key objects in any slot.
@@ -92,6 +97,10 @@ export function redisKeys(prefix: string, cluster = false) {
     staleBefore: `${g}stale-before`,
     rcCursor: `${g}rc-cursor`,
     rcLease: `${g}rc-lease`,
+    /** The replicas alive, scored by when their heartbeat ends (purges.ts ReplicaAcks). */
+    replicas: `${g}replicas`,
+    /** An admin purge's acknowledgements, by its id (purges.ts ReplicaAcks). */
+    purgeAcks: (purgeId: string) => tagged('a', purgeId),
     entryPrefix: `${prefix}e:`,
     channel: `${prefix}purge`,
   };

@@ -7,6 +7,9 @@
  *   P purge     the channel: {"kind":"url","urlKey":…} and friends; never a cookie (slots are
  *               HMACs), never an entry
  *
+ * An admin purge's message also carries an ack id: every other replica that applies it says how
+ * many entries it removed (replica-acks.ts), and purgeCounted waits for them, bounded.
+ *
  * Bounds: URL and session purges (on a client's path) by `timeoutMs`; module, prefix and all
  * purges (admin requests) by max(1 s, 20 × timeoutMs) per call. Down: skipped at once, the
  * caller reports `redisPurged: null`.
@@ -21,6 +24,8 @@ import { moduleGuard, slotGuard, urlGuard } from '../guards.js';
 import { ClusterWrites } from './cluster-writes.js';
 import type { PurgeMessage } from '../../words/purge-message.js';
 import { matchesUrlPattern, redisGlobOf, urlPatternProblem, urlPrefixMatcher } from '../url-match.js';
+import type { CountedAcks } from '../storage.js';
+import { ACK_ID, ReplicaAcks } from './replica-acks.js';
 
 export type { PurgeMessage } from '../../words/purge-message.js';
 
@@ -100,8 +105,10 @@ export interface RedisPurgesOptions {
   readonly timeoutMs: number;
   readonly log: Logger;
   readonly metrics: RedisMetrics;
-  /** Apply a purge (ours or another replica's) to the local tier. */
-  readonly onPurge: (message: PurgeMessage) => void;
+  /** Apply a purge (ours or another replica's) to the local tier; how many entries it removed. */
+  readonly onPurge: (message: PurgeMessage) => number | void;
+  /** The clock the wait for other replicas' answers is bounded on. */
+  readonly now?: () => number;
 }
 
 export class RedisPurges {
@@ -111,6 +118,14 @@ export class RedisPurges {
   private readonly purgeTimeoutMs: number;
   /** On a Redis Cluster: sweeps in steps (cluster-writes.ts) instead of PURGE_LUA, SPUBLISH. */
   private readonly clustered: ClusterWrites | undefined;
+  /** The other replicas' answers to admin purges, and this one's heartbeat. */
+  private readonly acks: ReplicaAcks;
+  /**
+   * Per admin purge in flight: what its message removed here when it came back on the channel
+   * before this replica purged its own tier (purge.ts purgeEverywhere), counted as this
+   * replica's own copies.
+   */
+  private readonly heardOwn = new Map<string, number>();
 
   constructor(
     private readonly connection: RedisConnection,
@@ -122,7 +137,36 @@ export class RedisPurges {
     this.cmd = connection.cmd as RedisConnection['cmd'] & PurgeScript;
     this.cmd.defineCommand('wikiedgePurge', { lua: PURGE_LUA });
     this.clustered = keys.cluster ? new ClusterWrites(connection.cmd, keys, GUARD_MS) : undefined;
+    this.acks = new ReplicaAcks(connection, keys, this.id);
     connection.subscribe(keys.channel, (text) => this.onMessage(text));
+  }
+
+  /**
+   * An admin purge: purge(), its message carrying an ack id; `acks` settles once every replica
+   * alive answered, or ACK_WAIT_MS passed (replica-acks.ts). The replicas alive are read before
+   * the message is published, so that none answers before it is expected.
+   */
+  async purgeCounted(message: PurgeMessage): Promise<{ removed: number | null; acks?: Promise<CountedAcks> }> {
+    if (!this.connection.up) return { removed: null };
+    const expected = await this.acks.alive();
+    const ackId = randomBytes(8).toString('hex');
+    if (expected) this.heardOwn.set(ackId, 0);
+    const removed = await this.purge(message, false, expected && ackId);
+    if (removed === null || !expected) {
+      this.heardOwn.delete(ackId);
+      return { removed };
+    }
+    const collected = this.acks.collect(ackId, expected, this.opts.now ?? Date.now).then((replicas) => {
+      const heardHere = this.heardOwn.get(ackId) ?? 0;
+      this.heardOwn.delete(ackId);
+      return { replicas, heardHere };
+    });
+    return { removed, acks: collected };
+  }
+
+  /** Stop this replica's heartbeat and say it is gone. */
+  close(): Promise<void> {
+    return this.acks.close();
   }
 
   /**
@@ -130,7 +174,7 @@ export class RedisPurges {
    * local tier. Resolves to the number of entries removed from Redis, or null when Redis could
    * not be reached (then neither Redis nor the other replicas were purged).
    */
-  async purge(message: PurgeMessage, onClientPath = false): Promise<number | null> {
+  async purge(message: PurgeMessage, onClientPath = false, ackId?: string): Promise<number | null> {
     // Down: skip at once (a logout or a PURGE must not wait for a hung Redis); the caller reports it.
     if (!this.connection.up) return null;
     let removed: number | null;
@@ -175,7 +219,7 @@ export class RedisPurges {
     }
     if (removed === null) return null;
     for (const m of published) {
-      const text = JSON.stringify({ ...m, from: this.id });
+      const text = JSON.stringify({ ...m, from: this.id, ...(ackId && { ack: ackId }) });
       const sent = await this.connection.call('publish', () =>
         this.clustered ? this.cmd.spublish(this.keys.channel, text) : this.cmd.publish(this.keys.channel, text),
       );
@@ -319,12 +363,28 @@ export class RedisPurges {
     const message = parsePurgeMessage(text);
     if (!message) return;
     this.opts.metrics.purgeMessages.inc({ kind: message.kind });
+    let removed: number;
     try {
-      this.opts.onPurge(message);
+      removed = this.opts.onPurge(message) ?? 0;
     } catch (err) {
       this.opts.log.error({ err: String(err) }, 'applying a redis purge message failed');
+      return;
     }
+    // An admin purge of another replica waits for this one's count (replica-acks.ts); its own
+    // copies the purger counts itself.
+    const { ack, from } = ackOf(text);
+    if (ack === undefined) return;
+    if (from !== this.id) void this.acks.answer(ack, removed);
+    else if (this.heardOwn.has(ack)) this.heardOwn.set(ack, this.heardOwn.get(ack)! + removed);
   }
+}
+
+/** The ack id and sender of a channel message (already parsed once: well-formed), when both look as this module makes them. */
+function ackOf(text: string): { ack?: string; from?: string } {
+  const o = JSON.parse(text) as Record<string, unknown>;
+  const ack = o['ack'];
+  const from = o['from'];
+  return typeof ack === 'string' && ACK_ID.test(ack) ? { ack, ...(typeof from === 'string' && { from }) } : {};
 }
 
 /** A user purge as channel messages: its slots SLOTS_PER_MESSAGE at a time (one message without any). */
