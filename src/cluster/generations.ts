@@ -119,7 +119,8 @@ export class Generations {
   async purge(message: PurgeMessage): Promise<PurgeResult> {
     const gw = this.current.built.gateway;
     gw.metrics.purgeRequested('admin');
-    const result = await gw.storage.purge(message);
+    // With Redis, what the other replicas removed is counted too (cache/purge.ts countReplicas).
+    const result = await gw.storage.purge(message, { countReplicas: true });
     for (const g of this.live()) if (g !== this.current) g.built.gateway.storage.purgeHere(message);
     return result;
   }

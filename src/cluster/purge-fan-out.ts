@@ -89,9 +89,12 @@ export function purgeOutcome(
   const answered = answers.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
   // Redis's count comes from the leader alone; null says Redis may not have been purged.
   const redisPurged = leader?.status === 'fulfilled' ? leader.value.redisPurged : withRedis ? null : undefined;
+  // The other replicas' count too: the leader asked them (cache/purge.ts countReplicas).
+  const replicas = leader?.status === 'fulfilled' ? leader.value.replicas : undefined;
   return {
     purged: answered.reduce((sum, r) => sum + r.purged, 0),
     ...(redisPurged !== undefined && { redisPurged }),
+    ...(replicas && { replicas }),
     workers: answered.length,
     missedWorkers: answers.length - answered.length,
   };

@@ -122,7 +122,7 @@ async function answer(gw: Gateway, inspection: Inspection, ask: Ask, handOver: {
       // The leader purges Redis too; every other worker only its local tier (purge-fan-out.ts).
       // An admin purge is counted once, by the leader.
       if (ask.everywhere) gw.metrics.purgeRequested('admin');
-      return ask.everywhere ? gw.storage.purge(ask.message, { tellSiblings: false }) : { purged: gw.storage.purgeHere(ask.message) };
+      return ask.everywhere ? gw.storage.purge(ask.message, { tellSiblings: false, countReplicas: true }) : { purged: gw.storage.purgeHere(ask.message) };
     case 'cache':
       return heldVariants(gw, ask.urlKey, ask.shared);
     case 'stats':
