@@ -85,6 +85,7 @@ describe('a flood that makes up a session for every request', () => {
     });
     try {
       const statuses: number[] = [];
+      const started = performance.now();
       await Promise.all(
         Array.from({ length: 4 }, async () => {
           for (let i = 0; i < 15; i++) {
@@ -96,8 +97,10 @@ describe('a flood that makes up a session for every request', () => {
         }),
       );
       expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(30);
-      // The group's burst (2 × 5) and its refill (2 a second) while the flood lasted.
-      expect(asked).toBeLessThanOrEqual(10 + 2 * 5);
+      // The group's burst (2 × 5) and its refill (2 a second) for as long as the flood lasted
+      // (measured: on a busy machine it lasts longer, and the budget refills more).
+      const seconds = (performance.now() - started) / 1000;
+      expect(asked).toBeLessThanOrEqual(10 + Math.ceil(2 * seconds));
     } finally {
       await gw.close();
       await fake.close();
