@@ -81,13 +81,6 @@ export async function settleSession(storage: Storage, metrics: Metrics, log: Log
   );
 }
 
-/**
- * Which user a session belongs to, from what the wiki says (policy/session-users.ts): the
- * request's own session when `named` (userinfo's user, which the caller read from the answer
- * for `requestSlot`), and the session the answer leaves the client holding when it sets one (a
- * login through api.php or index.php, a renewed session): its `{prefix}UserName`, or `named`.
- * A rights change, a block or a write of that user then ends the session's entries.
- */
 /** What learning a session's user takes: the storage that shares it, the cookie rules, the clock. */
 export interface SessionParts {
   readonly storage: Storage;
@@ -96,6 +89,13 @@ export interface SessionParts {
   readonly now: () => number;
 }
 
+/**
+ * Which user a session belongs to, from what the wiki says (policy/session-users.ts): the
+ * request's own session when `named` (userinfo's user, which the caller read from the answer
+ * for `requestSlot`), and the session the answer leaves the client holding when it sets one (a
+ * login through api.php or index.php, a renewed session): its `{prefix}UserName`, or `named`.
+ * A rights change, a block or a write of that user then ends the session's entries.
+ */
 export function learnSessionUser(
   parts: SessionParts,
   headers: IncomingHttpHeaders,
