@@ -3,6 +3,7 @@
 // each (WIKIEDGE_REDIS_CLUSTER_NODES, test/support/redis-cluster.ts). A test names its cases with
 // `describe.each(REDIS_BACKENDS)` and starts the backend once for the file (beforeAll).
 import { existsSync } from 'node:fs';
+import { Cluster, Redis } from 'ioredis';
 import type { RedisTier } from '../../src/cache/redis-tier.js';
 import { bareRedisTier, startRedis } from './redis.js';
 import { startCluster } from './redis-cluster.js';
@@ -12,10 +13,14 @@ const REDIS_SERVER = process.env['WIKIEDGE_TEST_REDIS_SERVER'] ?? '/usr/bin/redi
 export const redisInstalled = existsSync(REDIS_SERVER);
 
 export interface RunningRedisBackend {
+  /** Whether keys are named for a cluster (src/cache/redis/keys.ts redisKeys(prefix, cluster)). */
+  readonly cluster: boolean;
   /** The gateway's environment that points it at this backend. */
   readonly env: Record<string, string>;
   /** A tier of its own over this backend, no gateway around it (test/support/redis.ts bareRedisTier). */
   tier(options?: Parameters<typeof bareRedisTier>[1]): RedisTier;
+  /** A client of its own for looking at keys (routed to their node on a cluster); disconnect it after. */
+  client(): Promise<Redis | Cluster>;
   /** Every server started again, empty (no persistence), answering. */
   restart(): Promise<void>;
   stop(): Promise<void>;
@@ -26,7 +31,14 @@ export type RedisBackendStart = () => Promise<RunningRedisBackend>;
 async function oneRedis(): Promise<RunningRedisBackend> {
   const redis = await startRedis();
   return {
+    cluster: false,
     env: { WIKIEDGE_REDIS_URL: redis.url },
+    async client() {
+      const c = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+      c.on('error', () => undefined);
+      await c.connect();
+      return c;
+    },
     tier: (options) => bareRedisTier(redis.url, options),
     restart: () => redis.restart(),
     stop: () => redis.stop(),
@@ -37,7 +49,14 @@ async function redisCluster(): Promise<RunningRedisBackend> {
   const cluster = await startCluster();
   const nodes = cluster.nodes.map((n) => ({ host: '127.0.0.1', port: n.port }));
   return {
+    cluster: true,
     env: { WIKIEDGE_REDIS_CLUSTER_NODES: cluster.seeds },
+    async client() {
+      const c = new Cluster(nodes, { lazyConnect: true, redisOptions: { maxRetriesPerRequest: 1 } });
+      c.on('error', () => undefined);
+      await c.connect();
+      return c;
+    },
     tier: (options) => bareRedisTier('', { target: { kind: 'cluster', nodes, username: '', password: '', tls: false }, ...options }),
     restart: () => cluster.restart(),
     stop: () => cluster.stop(),
