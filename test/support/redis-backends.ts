@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { Cluster, Redis } from 'ioredis';
 import type { RedisTier } from '../../src/cache/redis-tier.js';
-import { bareRedisTier, startRedis } from './redis.js';
+import { bareRedisTier, rawCommand, startRedis } from './redis.js';
 import { startCluster } from './redis-cluster.js';
 
 const REDIS_SERVER = process.env['WIKIEDGE_TEST_REDIS_SERVER'] ?? '/usr/bin/redis-server';
@@ -21,6 +21,8 @@ export interface RunningRedisBackend {
   tier(options?: Parameters<typeof bareRedisTier>[1]): RedisTier;
   /** A client of its own for looking at keys (routed to their node on a cluster); disconnect it after. */
   client(): Promise<Redis | Cluster>;
+  /** One inline command sent to every server (every node of a cluster), their raw answers. */
+  everyNode(line: string): Promise<string[]>;
   /** Every server started again, empty (no persistence), answering. */
   restart(): Promise<void>;
   stop(): Promise<void>;
@@ -28,7 +30,7 @@ export interface RunningRedisBackend {
 
 export type RedisBackendStart = () => Promise<RunningRedisBackend>;
 
-async function oneRedis(): Promise<RunningRedisBackend> {
+export async function oneRedis(): Promise<RunningRedisBackend> {
   const redis = await startRedis();
   return {
     cluster: false,
@@ -40,6 +42,7 @@ async function oneRedis(): Promise<RunningRedisBackend> {
       return c;
     },
     tier: (options) => bareRedisTier(redis.url, options),
+    everyNode: async (line) => [await redis.command(line)],
     restart: () => redis.restart(),
     stop: () => redis.stop(),
   };
@@ -58,6 +61,7 @@ async function redisCluster(): Promise<RunningRedisBackend> {
       return c;
     },
     tier: (options) => bareRedisTier('', { target: { kind: 'cluster', nodes, username: '', password: '', tls: false }, ...options }),
+    everyNode: (line) => Promise.all(cluster.nodes.filter((n) => n.pid !== undefined).map((n) => rawCommand(n.port, line))),
     restart: () => cluster.restart(),
     stop: () => cluster.stop(),
   };
