@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { Cluster, Redis } from 'ioredis';
 import type { RedisTier } from '../../src/cache/redis-tier.js';
-import { bareRedisTier, rawCommand, startRedis } from './redis.js';
+import { bareRedisTier, rawCommand, startRedis, type TestRedis } from './redis.js';
 import { startCluster } from './redis-cluster.js';
 
 const REDIS_SERVER = process.env['WIKIEDGE_TEST_REDIS_SERVER'] ?? '/usr/bin/redis-server';
@@ -15,6 +15,8 @@ export const redisInstalled = existsSync(REDIS_SERVER);
 export interface RunningRedisBackend {
   /** Whether keys are named for a cluster (src/cache/redis/keys.ts redisKeys(prefix, cluster)). */
   readonly cluster: boolean;
+  /** The one redis-server (undefined on a cluster): for the cases that stop, kill or restart it. */
+  readonly server?: TestRedis;
   /** The gateway's environment that points it at this backend. */
   readonly env: Record<string, string>;
   /** A tier of its own over this backend, no gateway around it (test/support/redis.ts bareRedisTier). */
@@ -34,6 +36,7 @@ export async function oneRedis(): Promise<RunningRedisBackend> {
   const redis = await startRedis();
   return {
     cluster: false,
+    server: redis,
     env: { WIKIEDGE_REDIS_URL: redis.url },
     async client() {
       const c = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
