@@ -23,11 +23,18 @@ export interface RunningRedisBackend {
   tier(options?: Parameters<typeof bareRedisTier>[1]): RedisTier;
   /** A client of its own for looking at keys (routed to their node on a cluster); disconnect it after. */
   client(): Promise<Redis | Cluster>;
+  /** Every server stopped (SIGSTOP: connections open, no answer) / continued (SIGCONT). */
+  pause(): void;
+  resume(): void;
   /** One inline command sent to every server (every node of a cluster), their raw answers. */
   everyNode(line: string): Promise<string[]>;
   /** Every server started again, empty (no persistence), answering. */
   restart(): Promise<void>;
   stop(): Promise<void>;
+}
+
+function signal(pids: (number | undefined)[], name: 'SIGSTOP' | 'SIGCONT'): void {
+  for (const pid of pids) if (pid !== undefined) process.kill(pid, name);
 }
 
 export type RedisBackendStart = () => Promise<RunningRedisBackend>;
@@ -45,6 +52,8 @@ export async function oneRedis(): Promise<RunningRedisBackend> {
       return c;
     },
     tier: (options) => bareRedisTier(redis.url, options),
+    pause: () => signal([redis.pid], 'SIGSTOP'),
+    resume: () => signal([redis.pid], 'SIGCONT'),
     everyNode: async (line) => [await redis.command(line)],
     restart: () => redis.restart(),
     stop: () => redis.stop(),
@@ -64,6 +73,17 @@ async function redisCluster(): Promise<RunningRedisBackend> {
       return c;
     },
     tier: (options) => bareRedisTier('', { target: { kind: 'cluster', nodes, username: '', password: '', tls: false }, ...options }),
+    // All six at once: no node sees another fail while it is stopped itself, so no failover.
+    pause: () =>
+      signal(
+        cluster.nodes.map((n) => n.pid),
+        'SIGSTOP',
+      ),
+    resume: () =>
+      signal(
+        cluster.nodes.map((n) => n.pid),
+        'SIGCONT',
+      ),
     everyNode: (line) => Promise.all(cluster.nodes.filter((n) => n.pid !== undefined).map((n) => rawCommand(n.port, line))),
     restart: () => cluster.restart(),
     stop: () => cluster.stop(),
