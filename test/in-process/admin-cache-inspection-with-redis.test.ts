@@ -1,12 +1,13 @@
 // GET /cache with a shared tier (Redis): the variants every replica shares are listed beside
 // this process's own, tier `shared`, the same session numbered alike in both tiers, and still
-// nothing that names a session.
+// nothing that names a session. On one redis-server and on a Redis Cluster (its entries under
+// hash-tagged names: src/cache/redis/keys.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { ADMIN_TOKEN, adminGet, answerPublicOrSessionPrivate } from '../support/admin.js';
 import { http } from '../support/http.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { REDIS_BACKENDS, redisInstalled, type RunningRedisBackend } from '../support/redis-backends.js';
 
 interface Variant {
   tier: string;
@@ -18,19 +19,19 @@ interface Variant {
   dependencies: string[];
 }
 
-describe('GET /cache with Redis', () => {
+describe.runIf(redisInstalled).each(REDIS_BACKENDS)('GET /cache with %s', (_name, start) => {
   let fake: FakeUpstream;
-  let redis: TestRedis;
+  let redis: RunningRedisBackend;
   let gw: RunningGateway;
   beforeAll(async () => {
     fake = await startFakeUpstream(answerPublicOrSessionPrivate(new Map()));
-    redis = await startRedis();
+    redis = await start();
     gw = await startGateway(fake.url, {
       WIKIEDGE_ADMIN_TOKEN: ADMIN_TOKEN,
-      WIKIEDGE_REDIS_URL: redis.url,
+      ...redis.env,
       WIKIEDGE_IDENTITY_SECRET: 'inspection-tests-identity-secret-0123',
     });
-  });
+  }, 120_000);
   afterAll(async () => {
     await gw?.close();
     await fake?.close();

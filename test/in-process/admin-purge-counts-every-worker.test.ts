@@ -1,35 +1,39 @@
 // WIKIEDGE_WORKERS=2: an admin purge's answer counts every copy removed in every worker's local
 // tier (cluster/purge-fan-out.ts sums the workers' answers), and with Redis its copy there too.
 // With Redis the other worker's copies were removed by the leader's message on the purge channel
-// before it was asked, and answered 0: the fan-out asks it before the leader as well.
+// before it was asked, and answered 0: the fan-out asks it before the leader as well. With Redis:
+// one redis-server and a Redis Cluster (test/support/redis-backends.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
 import { header, http } from '../support/http.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { REDIS_BACKENDS, redisInstalled, type RedisBackendStart, type RunningRedisBackend } from '../support/redis-backends.js';
 import { built, spawnGateway, type SpawnedGateway } from '../support/spawned.js';
 import { ADMIN_TOKEN, adminPost } from '../support/admin.js';
 
 const QUERIES = ['action=query&prop=info&titles=A&format=json', 'action=query&prop=info&titles=B&format=json', 'action=query&prop=info&titles=C&format=json'];
 
-describe.runIf(built).each([
-  ['without Redis', false],
-  ['with Redis', true],
-])('admin purge counts in a cluster (%s)', (_name, withRedis) => {
+const CASES: readonly (readonly [string, RedisBackendStart | undefined])[] = [
+  ['without Redis', undefined],
+  ...(redisInstalled ? REDIS_BACKENDS.map(([name, start]) => [`with ${name}`, start] as const) : []),
+];
+
+describe.runIf(built).each(CASES)('admin purge counts in a cluster (%s)', (_name, start) => {
+  const withRedis = start !== undefined;
   let fake: FakeUpstream;
-  let redis: TestRedis | undefined;
+  let redis: RunningRedisBackend | undefined;
   let gw: SpawnedGateway;
   beforeAll(async () => {
     fake = await startFakeUpstream((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 's-maxage=600, max-age=600, public' });
       res.end('{"batchcomplete":true}');
     });
-    redis = withRedis ? await startRedis() : undefined;
+    redis = start ? await start() : undefined;
     gw = await spawnGateway(fake.url, {
       WIKIEDGE_WORKERS: '2',
       WIKIEDGE_ADMIN_TOKEN: ADMIN_TOKEN,
-      ...(redis && { WIKIEDGE_REDIS_URL: redis.url, WIKIEDGE_IDENTITY_SECRET: 'purge-count-tests-share-this-secret' }),
+      ...(redis && { ...redis.env, WIKIEDGE_IDENTITY_SECRET: 'purge-count-tests-share-this-secret' }),
     });
-  });
+  }, 120_000);
   afterAll(async () => {
     gw?.child.kill('SIGKILL');
     await gw?.exited;

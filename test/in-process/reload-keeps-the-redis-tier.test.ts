@@ -18,17 +18,17 @@
 // entry is there) waits for the entry in Redis: `coalesced`, the same entry, the wiki not asked
 // (seen by stopping redis-server past one GET's bound but not the lock's). A longer stall makes
 // it a `miss`, which the last assertion, on the wiki's requests, refuses.
-import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logged, logLines, untilLogged } from '../support/cluster-logs.js';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
 import { http } from '../support/http.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { REDIS_BACKENDS, redisInstalled, type RunningRedisBackend } from '../support/redis-backends.js';
 import { built, type SpawnedGateway, spawnGateway } from '../support/spawned.js';
 
-describe.runIf(built && existsSync('/usr/bin/redis-server'))('a reload with the Redis tier', () => {
+// On one redis-server and on a Redis Cluster (test/support/redis-backends.ts).
+describe.runIf(built && redisInstalled).each(REDIS_BACKENDS)('a reload with the Redis tier on %s', (_name, start) => {
   let fake: FakeUpstream;
-  let redis: TestRedis;
+  let redis: RunningRedisBackend;
   let gw: SpawnedGateway;
   const q = '/w/api.php?action=query&meta=siteinfo&siprop=namespaces&format=json&t=reload';
   /**
@@ -50,16 +50,16 @@ describe.runIf(built && existsSync('/usr/bin/redis-server'))('a reload with the 
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 's-maxage=600, max-age=600, public' });
       res.end('{"batchcomplete":true}');
     });
-    redis = await startRedis();
+    redis = await start();
     // A Redis call slower than its bound marks the tier down; on a busy machine 50 ms is not enough.
     gw = await spawnGateway(fake.url, {
       WIKIEDGE_WORKERS: '2',
-      WIKIEDGE_REDIS_URL: redis.url,
+      ...redis.env,
       WIKIEDGE_IDENTITY_SECRET: 'redis-tests-share-this-identity-secret',
       WIKIEDGE_REDIS_TIMEOUT_MS: '2000',
     });
     await untilLogged(gw, () => logged(gw, 'worker listening').length === 2);
-  });
+  }, 120_000);
   afterAll(async () => {
     if (gw?.child.exitCode === null) gw.child.kill('SIGKILL');
     await fake?.close();

@@ -1,7 +1,8 @@
 // The storage seam's contract (src/cache/storage.ts), one suite run against every backend, the
 // way undici runs one cache-store suite against its memory and SQLite stores: the local tier
-// alone, the local tier in front of a real redis-server, and in front of a real Redis Cluster
-// (3 masters, 3 replicas: test/support/redis-cluster.ts). A new backend is one more entry in
+// alone, the local tier in front of a real redis-server, in front of a real Redis Cluster
+// (3 masters, 3 replicas: test/support/redis-cluster.ts), and in front of a primary with a
+// replica behind three Sentinels (test/support/redis-topology.ts startSentinelSet). A new backend is one more entry in
 // BACKENDS; cases about a second replica or a shared tier that stops answering run only where
 // there is a shared tier.
 import { randomUUID } from 'node:crypto';
@@ -20,6 +21,7 @@ import { SessionUsers } from '../../src/policy/session-users.js';
 import type { Tier } from '../../src/words/outcomes.js';
 import { startRedis } from '../support/redis.js';
 import { startCluster, type TestCluster } from '../support/redis-cluster.js';
+import { startSentinelSet, type TestSentinelSet } from '../support/redis-topology.js';
 
 /** One process's storage, as gateway/gateway.ts builds it, and its local tier (to look at directly). */
 interface Replica {
@@ -149,7 +151,27 @@ const localAndCluster = tieredBackend<TestCluster>(
     }),
 );
 
-const BACKENDS: readonly Backend[] = [localAlone, localAndRedis, localAndCluster];
+const localAndSentinel = tieredBackend<TestSentinelSet>(
+  'local + Redis behind Sentinel',
+  existsSync(REDIS_SERVER),
+  () => startSentinelSet(),
+  (set, namespace, hooks) =>
+    new RedisTier({
+      url: '',
+      target: {
+        kind: 'sentinel',
+        sentinels: set.sentinels.map((s) => ({ host: '127.0.0.1', port: s.port })),
+        name: set.name,
+        username: '',
+        password: '',
+        sentinelPassword: '',
+        tls: false,
+      },
+      ...tierOptions(namespace, hooks),
+    }),
+);
+
+const BACKENDS: readonly Backend[] = [localAlone, localAndRedis, localAndCluster, localAndSentinel];
 
 const API = '/w/api.php';
 let urls = 0;

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { REDIS_BACKENDS, type RunningRedisBackend } from '../support/redis-backends.js';
 import { ADMIN_PASS, ADMIN_USER, apiWrite, formFields, formLoginCookies, LAB_USER, LAB_USER_PASS, loginCookies } from '../support/wiki.js';
 
 const wiki = inject('wikiUrl');
@@ -187,13 +187,13 @@ describe('a write by one session of a user refreshes the user`s other sessions',
   });
 });
 
-describe('with replicas sharing Redis: the replica the write goes through need not have seen the user', () => {
-  let redis: TestRedis;
+describe.each(REDIS_BACKENDS)('with replicas sharing %s: the replica the write goes through need not have seen the user', (_name, start) => {
+  let redis: RunningRedisBackend;
   let first: RunningGateway;
   let second: RunningGateway;
   beforeAll(async () => {
-    redis = await startRedis();
-    const env = { ...LONG_SESSION_TTL, WIKIEDGE_REDIS_URL: redis.url, WIKIEDGE_IDENTITY_SECRET: 'replicas-share-this-identity-secret' };
+    redis = await start();
+    const env = { ...LONG_SESSION_TTL, ...redis.env, WIKIEDGE_IDENTITY_SECRET: 'replicas-share-this-identity-secret' };
     [first, second] = await Promise.all([startGateway(wiki, env), startGateway(wiki, env)]);
   });
   afterAll(async () => {

@@ -11,7 +11,6 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sha256 } from '../../src/cache/redis-tier.js';
 import type { RunningGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
-import { bareRedisTier } from '../support/redis.js';
 import { followerCaughtUp, metric, type Replicas, startReplicas, until } from '../support/replicas.js';
 import { ADMIN_PASS, ADMIN_USER, apiWrite, loginCookies, setWikiToggle } from '../support/wiki.js';
 
@@ -34,9 +33,8 @@ describe('invalidation across two replicas sharing Redis', () => {
     replicas = await startReplicas(wiki);
     ({ a, b } = replicas);
     await setWikiToggle(data, { cdn: [`127.0.0.1:${new URL(a.url).port}`] });
-    inspect = new Redis(replicas.redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-    inspect.on('error', () => undefined);
-    await inspect.connect();
+    // One redis-server (startReplicas' default): its client is a Redis, not a Cluster.
+    inspect = (await replicas.redis.client()) as Redis;
     admin = await loginCookies(wiki, ADMIN_USER, ADMIN_PASS);
   });
   afterAll(async () => {
@@ -131,7 +129,7 @@ describe('invalidation across two replicas sharing Redis', () => {
 
   it('a replica that missed the purge message still cannot write the old answer into Redis', async () => {
     // A bare tier (no subscriber of its own in play): it noted the mark, then the PURGE happened.
-    const tier = bareRedisTier(replicas.redis.url);
+    const tier = replicas.redis.tier();
     try {
       expect(await tier.ready(5_000)).toBe(true);
       const title = `Across guard ${randomUUID()}`;

@@ -4,25 +4,26 @@
 // just before any of them was stored again after it, for the whole (long) TTL of a followed wiki.
 // After a logout that meant the old session cookie still got the session's private answer.
 //
-// Two replicas share one real redis-server in front of the real wiki; B reaches the wiki through
-// a proxy that holds an answer back until the purge has been made on A and has reached B.
+// Two replicas share one real redis-server, or a real Redis Cluster (test/support/redis-backends.ts),
+// in front of the real wiki; B reaches the wiki through a proxy that holds an answer back until the
+// purge has been made on A and has reached B.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { RunningGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
-import { bareRedisTier } from '../support/redis.js';
+import { REDIS_BACKENDS } from '../support/redis-backends.js';
 import { metric, type Replicas, startReplicas, until } from '../support/replicas.js';
 import { ADMIN_PASS, ADMIN_USER, LAB_USER, LAB_USER_PASS, apiLogout, apiWrite, loginCookies } from '../support/wiki.js';
 
 const wiki = inject('wikiUrl');
 
-describe('a purge made while an answer is on its way is not undone by storing it', () => {
+describe.each(REDIS_BACKENDS)('a purge made while an answer is on its way is not undone by storing it (%s)', (_name, start) => {
   let replicas: Replicas;
   let a: RunningGateway;
   let b: RunningGateway;
 
   beforeAll(async () => {
-    replicas = await startReplicas(wiki);
+    replicas = await startReplicas(wiki, start);
     ({ a, b } = replicas);
   });
   afterAll(() => replicas?.close());
@@ -114,7 +115,7 @@ describe('a purge made while an answer is on its way is not undone by storing it
   });
 
   it('a replica that missed the purge message still cannot write the purged URL into Redis', async () => {
-    const tier = bareRedisTier(replicas.redis.url);
+    const tier = replicas.redis.tier();
     try {
       expect(await tier.ready(5_000)).toBe(true);
       const q = `action=query&meta=siteinfo&siprop=general&format=json&requestid=${randomUUID()}`;

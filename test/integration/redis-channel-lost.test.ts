@@ -2,19 +2,21 @@
 // other replicas publish while a replica's channel connection is lost never reach it, and its
 // local tier kept serving what they removed as hits for the whole (long) TTL. When the channel is
 // subscribed again, the local tier is no longer vouched for: each entry is refreshed at its next
-// use (from Redis when Redis holds a newer copy), and still answers while the wiki fails.
+// use (from Redis when Redis holds a newer copy), and still answers while the wiki fails. On one
+// redis-server and on a Redis Cluster (its sharded channel: every node's subscribers dropped).
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { header, http } from '../support/http.js';
+import { REDIS_BACKENDS } from '../support/redis-backends.js';
 import { metric, type Replicas, startReplicas, until } from '../support/replicas.js';
 import { ADMIN_PASS, ADMIN_USER, apiWrite, loginCookies } from '../support/wiki.js';
 
 const wiki = inject('wikiUrl');
 
-describe('a replica whose purge channel was lost', () => {
+describe.each(REDIS_BACKENDS)('a replica whose purge channel was lost (%s)', (_name, start) => {
   let replicas: Replicas;
   beforeAll(async () => {
-    replicas = await startReplicas(wiki);
+    replicas = await startReplicas(wiki, start);
   });
   afterAll(() => replicas?.close());
 
@@ -31,7 +33,7 @@ describe('a replica whose purge channel was lost', () => {
     const resumedBefore = await metric(b, /^wikiedge_redis_channel_resumed_total (\d+)/m);
     // Every subscriber connection dropped (as an output-buffer limit or a network cut would);
     // the clients reconnect and subscribe again on their own.
-    await redis.command('CLIENT KILL TYPE pubsub');
+    await redis.everyNode('CLIENT KILL TYPE pubsub');
     await until('B subscribed again', async () => (await metric(b, /^wikiedge_redis_channel_resumed_total (\d+)/m)) > resumedBefore);
     expect(header(await http(q), 'x-cache')).not.toBe('hit');
     expect(await metric(a, /^wikiedge_redis_up (\d+)/m)).toBe(1);

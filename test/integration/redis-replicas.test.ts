@@ -1,10 +1,14 @@
-// Two gateway replicas (in this process) sharing one real redis-server, against the real wiki:
-// shared entries, purge and logout fan-out, the cross-replica fetch lock, and Redis failing
-// (stopped, killed, restarted) without a client request failing or waiting.
+// Two gateway replicas (in this process) sharing one real redis-server, or a real Redis Cluster
+// (test/support/redis-backends.ts), against the real wiki: shared entries, purge and logout
+// fan-out, the cross-replica fetch lock, and (one redis-server: a cluster's failover is
+// test/in-process/redis-cluster-failover.test.ts) Redis failing (stopped, killed, restarted)
+// without a client request failing or waiting. Keys are named through the key layout
+// (src/cache/redis/keys.ts redisKeys(prefix, cluster)) and scanned on every master.
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { RedisTier, sha256 } from '../../src/cache/redis-tier.js';
+import type { RedisTier } from '../../src/cache/redis-tier.js';
+import { redisKeys } from '../../src/cache/redis/keys.js';
 import type { CacheEntry } from '../../src/cache/store.js';
 import { decodeEntry, encodeEntry } from '../../src/cache/entry-codec.js';
 import { gunzipSync } from 'node:zlib';
@@ -14,7 +18,7 @@ import { parsePhpQuery } from '../../src/mediawiki/php-input.js';
 import { storedAnswers } from '../support/entries.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http, type TestResponse } from '../support/http.js';
-import { bareRedisTier, startRedis, type TestRedis } from '../support/redis.js';
+import { REDIS_BACKENDS, type RunningRedisBackend } from '../support/redis-backends.js';
 import { apiLogout, LAB_USER, LAB_USER_PASS, loginCookies, upstreamRequestCount } from '../support/wiki.js';
 
 const wiki = inject('wikiUrl');
@@ -48,22 +52,24 @@ function added(before: Map<string, number>[], after: Map<string, number>[], pref
 }
 const redisLogs = (gw: RunningGateway, state: 'up' | 'down') => gw.logs.filter((l) => l['redis'] === state).length;
 
-describe('two replicas sharing one Redis', () => {
-  let redis: TestRedis;
+describe.each(REDIS_BACKENDS)('two replicas sharing %s', (name, start) => {
+  /** The cases that stop, kill or restart the server run on one redis-server only. */
+  const itOnOneServer = it.runIf(name === 'one Redis');
+  let redis: RunningRedisBackend;
   let a: RunningGateway;
   let b: RunningGateway;
-  let inspect: Redis;
+  let inspect: Redis | Cluster;
+  let keys: ReturnType<typeof redisKeys>;
   let user: string;
 
   beforeAll(async () => {
-    redis = await startRedis();
-    const env = { WIKIEDGE_REDIS_URL: redis.url, WIKIEDGE_IDENTITY_SECRET: SECRET };
+    redis = await start();
+    keys = redisKeys('wikiedge:', redis.cluster);
+    const env = { ...redis.env, WIKIEDGE_IDENTITY_SECRET: SECRET };
     [a, b] = await Promise.all([startGateway(wiki, env), startGateway(wiki, env)]);
-    inspect = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-    inspect.on('error', () => undefined);
-    await inspect.connect();
+    inspect = await redis.client();
     user = await loginCookies(wiki, LAB_USER, LAB_USER_PASS);
-  });
+  }, 120_000);
   afterAll(async () => {
     inspect?.disconnect();
     await Promise.all([a?.close(), b?.close()]);
@@ -156,7 +162,7 @@ describe('two replicas sharing one Redis', () => {
     });
     // Version 2 had no coding byte (after status, storedAt and ttlMs).
     const v2 = Buffer.concat([v3.subarray(0, 2), Buffer.from([2]), v3.subarray(3, 18), v3.subarray(19)]);
-    await inspect.set(`wikiedge:e:${sha256(key)}`, v2, 'PX', 60_000);
+    await inspect.set(keys.entry(key), v2, 'PX', 60_000);
     const onB = await get(b, q);
     expect(header(onB, 'x-cache')).toBe('hit-shared');
     expect(onB.body).toBe(fromWiki.body);
@@ -178,15 +184,9 @@ describe('two replicas sharing one Redis', () => {
     // Nothing in Redis holds a credential: neither key names nor values nor index members.
     const session = /wiki_session=([^;]+)/.exec(user)![1]!;
     const token = /wikiToken=([^;]+)/.exec(user)?.[1];
-    const keys: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, found] = await inspect.scan(cursor, 'COUNT', 1000);
-      cursor = next;
-      keys.push(...found);
-    } while (cursor !== '0');
-    expect(keys.length).toBeGreaterThan(0);
-    for (const key of keys) {
+    const all = await scanAll(inspect, '*');
+    expect(all.length).toBeGreaterThan(0);
+    for (const key of all) {
       expect(key).not.toContain(session);
       const type = await inspect.type(key);
       const raw = type === 'string' ? (await inspect.getBuffer(key))! : undefined;
@@ -198,7 +198,10 @@ describe('two replicas sharing one Redis', () => {
         if (token) expect(v).not.toContain(token);
       }
     }
-    expect(keys.every((k) => /^wikiedge:(e|l|s|m|d|v|us|su):[0-9a-f]{64}$|^wikiedge:u:\/w\/api\.php|^wikiedge:vseq$/.test(k))).toBe(true);
+    const named = redis.cluster
+      ? /^wikiedge:(e|l):\{[0-9a-f]{64}\}$|^wikiedge:(s|v|us|su):[0-9a-f]{64}$|^wikiedge:(m|d):\{[0-9a-f]{64}\.\d\}$|^wikiedge:[rx]:\{\d+\}$|^wikiedge:u:\/w\/api\.php|^wikiedge:\{g\}vseq$/
+      : /^wikiedge:(e|l|s|m|d|v|us|su):[0-9a-f]{64}$|^wikiedge:u:\/w\/api\.php|^wikiedge:vseq$/;
+    expect(all.filter((k) => !named.test(k))).toEqual([]);
   });
 
   it('a session`s tokens and a URL holding a secret stay in the replica that fetched them, out of Redis', async () => {
@@ -229,14 +232,14 @@ describe('two replicas sharing one Redis', () => {
   it('the Redis entry expires with the entry: PX = TTL + the longer stale window', async () => {
     const id = unique();
     await get(a, `action=wbavailablebadges&format=json&${id}`);
-    const keys = await scanAll(inspect, `wikiedge:u:*${id.split('=')[1]}*`);
-    expect(keys).toHaveLength(1);
-    const [member] = await inspect.smembers(keys[0]!);
-    const pttl = await inspect.pttl(`wikiedge:e:${member}`);
+    const urls = await scanAll(inspect, `wikiedge:u:*${id.split('=')[1]}*`);
+    expect(urls).toHaveLength(1);
+    const [member] = await inspect.smembers(urls[0]!);
+    const pttl = await inspect.pttl(keys.entryOf(member!));
     // wbavailablebadges: s-maxage=3600; stale-if-error 300 s (the default) is the longer window.
     expect(pttl).toBeGreaterThan((3600 + 300) * 1000 - 10_000);
     expect(pttl).toBeLessThanOrEqual((3600 + 300) * 1000);
-    expect(await inspect.pttl(keys[0]!)).toBeGreaterThan(pttl - 1_000);
+    expect(await inspect.pttl(urls[0]!)).toBeGreaterThan(pttl - 1_000);
   });
 
   it('PURGE on A evicts on B, locally and in Redis', async () => {
@@ -316,7 +319,7 @@ describe('two replicas sharing one Redis', () => {
     // The two steps of a miss, lookup (GET) then lock (SET NX), played in the losing order: B's
     // GET before A's SET, B's SET NX after A's unlock. A plain SET NX let B win and ask the wiki
     // again (seen once under load as two locks won, no Redis error).
-    const tiers = [0, 1].map(() => bareRedisTier(redis.url, { timeoutMs: 1_000, lockMs: 3_000, windows: { graceMs: 10_000, staleIfErrorMs: 300_000 } }));
+    const tiers = [0, 1].map(() => redis.tier({ timeoutMs: 1_000, lockMs: 3_000, windows: { graceMs: 10_000, staleIfErrorMs: 300_000 } }));
     const [tierA, tierB] = tiers as [RedisTier, RedisTier];
     try {
       expect(await tierA.ready(2_000)).toBe(true);
@@ -341,7 +344,7 @@ describe('two replicas sharing one Redis', () => {
       await tierA.unlock(key, won.kind === 'won' ? won.token : '');
 
       expect((await tierB.lock(key, 'shared')).kind).toBe('lost');
-      expect(await inspect.exists(`wikiedge:l:${sha256(key)}`)).toBe(0);
+      expect(await inspect.exists(keys.lock(key))).toBe(0);
       const fresh = (e: CacheEntry) => Date.now() - e.storedAt < e.ttlMs;
       const waited = await tierB.waitForEntry('shared', key, fresh, 1_000);
       expect(waited.outcome).toBe('entry');
@@ -388,10 +391,11 @@ describe('two replicas sharing one Redis', () => {
     expect(dispositions.every((d) => d === 'miss' || d === 'coalesced' || d === 'hit-shared' || d === 'hit')).toBe(true);
   });
 
-  it('Redis stopped (SIGSTOP: slow, connection open): requests still succeed within the timeout, then it comes back', async () => {
+  itOnOneServer('Redis stopped (SIGSTOP: slow, connection open): requests still succeed within the timeout, then it comes back', async () => {
+    const server = redis.server!;
     const id = unique();
     const q = `action=query&meta=siteinfo&format=json&${id}`;
-    process.kill(redis.pid!, 'SIGSTOP');
+    process.kill(server.pid!, 'SIGSTOP');
     try {
       const timings: number[] = [];
       for (let i = 0; i < 10; i++) {
@@ -405,7 +409,7 @@ describe('two replicas sharing one Redis', () => {
       expect(await redisUp(a)).toBe(0);
       expect(await redisUp(b)).toBe(0);
     } finally {
-      process.kill(redis.pid!, 'SIGCONT');
+      process.kill(server.pid!, 'SIGCONT');
     }
     await expect.poll(() => redisUp(a), { timeout: 5_000 }).toBe(1);
     await expect.poll(() => redisUp(b), { timeout: 5_000 }).toBe(1);
@@ -414,9 +418,9 @@ describe('two replicas sharing one Redis', () => {
     expect(await metric(a, /^wikiedge_redis_errors_total\{op="get"\} (\d+)/m)).toBeGreaterThanOrEqual(1);
   });
 
-  it('Redis killed: every request still succeeds, quickly; one log line per state change', async () => {
+  itOnOneServer('Redis killed: every request still succeeds, quickly; one log line per state change', async () => {
     const downBefore = redisLogs(a, 'down');
-    await redis.kill('SIGKILL');
+    await redis.server!.kill('SIGKILL');
     await expect.poll(() => redisUp(a), { timeout: 2_000 }).toBe(0);
     const id = unique();
     const started = performance.now();
@@ -437,7 +441,7 @@ describe('two replicas sharing one Redis', () => {
     expect(redisLogs(b, 'down')).toBe(downBefore + 1);
   });
 
-  it('Redis restarted on the same port: the tier is used again', async () => {
+  itOnOneServer('Redis restarted on the same port: the tier is used again', async () => {
     await redis.restart();
     await expect.poll(() => redisUp(a), { timeout: 5_000 }).toBe(1);
     await expect.poll(() => redisUp(b), { timeout: 5_000 }).toBe(1);
@@ -452,10 +456,10 @@ describe('two replicas sharing one Redis', () => {
     await expect.poll(async () => header(await get(a, q), 'x-cache'), { timeout: 3_000 }).toBe('miss');
   });
 
-  it('a replica started while Redis is down starts, serves, and closes promptly', async () => {
-    await redis.kill('SIGKILL');
+  itOnOneServer('a replica started while Redis is down starts, serves, and closes promptly', async () => {
+    await redis.server!.kill('SIGKILL');
     const started = performance.now();
-    const c = await startGateway(wiki, { WIKIEDGE_REDIS_URL: redis.url, WIKIEDGE_IDENTITY_SECRET: SECRET });
+    const c = await startGateway(wiki, { ...redis.env, WIKIEDGE_IDENTITY_SECRET: SECRET });
     expect(performance.now() - started).toBeLessThan(4_000);
     const res = await get(c, `action=query&meta=siteinfo&format=json&${unique()}`);
     expect(res.status).toBe(200);
@@ -467,7 +471,9 @@ describe('two replicas sharing one Redis', () => {
   });
 });
 
-async function scanAll(client: Redis, match: string): Promise<string[]> {
+/** Every key matching `match`: on a cluster, of every master. */
+async function scanAll(client: Redis | Cluster, match: string): Promise<string[]> {
+  if (client instanceof Cluster) return (await Promise.all(client.nodes('master').map((node) => scanAll(node, match)))).flat();
   const keys: string[] = [];
   let cursor = '0';
   do {

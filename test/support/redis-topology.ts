@@ -118,3 +118,78 @@ export async function inspector(port: number): Promise<Redis> {
   await c.connect();
   return c;
 }
+
+export interface TestSentinelSet {
+  /** The name the Sentinels monitor the primary under (WIKIEDGE_REDIS_SENTINEL_MASTER). */
+  readonly name: string;
+  readonly primary: RedisProcess;
+  readonly replica: RedisProcess;
+  readonly sentinels: readonly RedisProcess[];
+  /** The Sentinels' `host:port,...`, as WIKIEDGE_REDIS_SENTINELS takes them. */
+  readonly seeds: string;
+  /** Every process killed (SIGKILL): the whole shared tier, Sentinels included, gone. */
+  kill(): Promise<void>;
+  /** Every process started again (primary, replica, then the Sentinels from their rewritten files), and agreed. */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Until the Sentinels know each other and the replica: only then can two agree and one fail over. */
+async function sentinelsAgree(name: string, sentinel: RedisProcess, boundMs = 30_000): Promise<void> {
+  const deadline = Date.now() + boundMs;
+  for (;;) {
+    let ok = false;
+    try {
+      const s = await inspector(sentinel.port);
+      try {
+        const quorum = await s.call('SENTINEL', 'ckquorum', name).then(String, (e: Error) => e.message);
+        const replicas = (await s.call('SENTINEL', 'replicas', name)) as unknown[];
+        ok = quorum.includes('3 usable Sentinels') && replicas.length === 1;
+      } finally {
+        s.disconnect();
+      }
+    } catch {
+      ok = false;
+    }
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`the Sentinels of ${name} did not agree within ${boundMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A primary, one replica and three Sentinels (quorum 2) watching it as `name`, agreed. */
+export async function startSentinelSet(name = 'wikiedge-test', timing?: SentinelTiming): Promise<TestSentinelSet> {
+  const started: RedisProcess[] = [];
+  try {
+    const primary = await startServer();
+    started.push(primary);
+    const replica = await startServer(['--replicaof', '127.0.0.1', String(primary.port)]);
+    started.push(replica);
+    const sentinels = await Promise.all([0, 1, 2].map(() => startSentinel(name, primary, timing)));
+    started.push(...sentinels);
+    await sentinelsAgree(name, sentinels[0]!);
+    const set: TestSentinelSet = {
+      name,
+      primary,
+      replica,
+      sentinels,
+      seeds: sentinels.map((s) => s.address).join(','),
+      async kill() {
+        await Promise.all(started.map((p) => p.kill('SIGKILL')));
+      },
+      async restart() {
+        await primary.restart();
+        await replica.restart();
+        await Promise.all(sentinels.map((s) => s.restart()));
+        await sentinelsAgree(name, sentinels[0]!);
+      },
+      async stop() {
+        await Promise.all(started.map((p) => p.kill('SIGTERM')));
+      },
+    };
+    return set;
+  } catch (err) {
+    await Promise.all(started.map((p) => p.kill('SIGKILL')));
+    throw err;
+  }
+}

@@ -1,4 +1,4 @@
-// Two gateway replicas sharing one throw-away redis-server in front of the real wiki, the change
+// Two gateway replicas sharing a throw-away redis-server (or Redis Cluster: redis-backends.ts) in front of the real wiki, the change
 // follower on both (one follows: the Redis lease); B reaches the wiki through a proxy that can
 // hold an answer back (holding-proxy.ts), for races such as "fetched before a purge, received
 // after it". And waits on their state, never on time: the suite runs on busy machines.
@@ -6,12 +6,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type RunningGateway, startGateway } from './gateway.js';
 import { startHoldingProxy, type HoldingProxy } from './holding-proxy.js';
 import { http } from './http.js';
-import { startRedis, type TestRedis } from './redis.js';
+import { oneRedis, type RedisBackendStart, type RunningRedisBackend } from './redis-backends.js';
 
 export const FOLLOWER_POLL_MS = 250;
 
 export interface Replicas {
-  readonly redis: TestRedis;
+  readonly redis: RunningRedisBackend;
   readonly proxy: HoldingProxy;
   /** Straight at the wiki. */
   readonly a: RunningGateway;
@@ -20,11 +20,11 @@ export interface Replicas {
   close(): Promise<void>;
 }
 
-export async function startReplicas(wiki: string): Promise<Replicas> {
-  const redis = await startRedis();
+export async function startReplicas(wiki: string, start: RedisBackendStart = oneRedis): Promise<Replicas> {
+  const redis = await start();
   const proxy = await startHoldingProxy(wiki);
   const env = {
-    WIKIEDGE_REDIS_URL: redis.url,
+    ...redis.env,
     WIKIEDGE_IDENTITY_SECRET: 'replicas-share-this-identity-secret',
     WIKIEDGE_RC_FOLLOW: 'true',
     WIKIEDGE_RC_POLL_MS: String(FOLLOWER_POLL_MS),

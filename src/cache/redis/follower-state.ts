@@ -40,8 +40,8 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0`;
 
 interface Scripts {
-  wikiedgeLease(numKeys: number, ...args: (string | number)[]): Promise<number>;
-  wikiedgeLeaseRelease(numKeys: number, ...args: string[]): Promise<number>;
+  wikiedgeLease(lease: string, id: string, ms: number): Promise<number>;
+  wikiedgeLeaseRelease(lease: string, id: string): Promise<number>;
 }
 
 export class RedisFollowerState {
@@ -55,8 +55,11 @@ export class RedisFollowerState {
     private readonly keys: RedisKeys,
   ) {
     this.cmd = connection.cmd as RedisConnection['cmd'] & Scripts;
-    this.cmd.defineCommand('wikiedgeLease', { lua: LEASE_LUA });
-    this.cmd.defineCommand('wikiedgeLeaseRelease', { lua: RELEASE_LUA });
+    // numberOfKeys given, so that the key is the call's first argument: ioredis' cluster
+    // auto-pipelining groups a call by its first argument's slot (lib/autoPipelining.ts
+    // getFirstValueInFlattenedArray), and a leading key count put it in slot("1")'s pipeline.
+    this.cmd.defineCommand('wikiedgeLease', { lua: LEASE_LUA, numberOfKeys: 1 });
+    this.cmd.defineCommand('wikiedgeLeaseRelease', { lua: RELEASE_LUA, numberOfKeys: 1 });
   }
 
   /** The stored cursor (parsed JSON), undefined when there is none, or throws when Redis fails. */
@@ -88,11 +91,11 @@ export class RedisFollowerState {
 
   /** Whether this replica holds the lease now (taken or renewed for `ms`). Redis down: no. */
   async holdLease(ms: number): Promise<boolean> {
-    const r = await this.connection.call('lock', () => this.cmd.wikiedgeLease(1, this.keys.rcLease, this.id, ms));
+    const r = await this.connection.call('lock', () => this.cmd.wikiedgeLease(this.keys.rcLease, this.id, ms));
     return r.ok && Number(r.value) === 1;
   }
 
   async releaseLease(): Promise<void> {
-    await this.connection.call('unlock', () => this.cmd.wikiedgeLeaseRelease(1, this.keys.rcLease, this.id));
+    await this.connection.call('unlock', () => this.cmd.wikiedgeLeaseRelease(this.keys.rcLease, this.id));
   }
 }

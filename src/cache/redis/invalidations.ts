@@ -66,8 +66,9 @@ return 0`;
 
 interface Scripts {
   wikiedgeInvalidate(numKeys: number, ...args: (string | number)[]): Promise<number>;
-  wikiedgeExpire(numKeys: number, ...args: (string | number)[]): Promise<number>;
+  wikiedgeExpire(staleBefore: string, seq: string, flushGuard: string, before: number, guardMs: number): Promise<number>;
   wikiedgeNoteSession(numKeys: number, ...args: (string | number)[]): Promise<number>;
+  wikiedgeNoteSessionList(list: string, slot: string, user: string, max: number, px: number): Promise<number>;
 }
 
 export class RedisInvalidations {
@@ -82,8 +83,15 @@ export class RedisInvalidations {
   ) {
     this.cmd = connection.cmd as RedisConnection['cmd'] & Scripts;
     this.cmd.defineCommand('wikiedgeInvalidate', { lua: INVALIDATE_LUA });
-    this.cmd.defineCommand('wikiedgeExpire', { lua: EXPIRE_LUA });
+    // The scripts a cluster runs take their keys first (numberOfKeys): ioredis' cluster
+    // auto-pipelining groups a call by its first argument's slot (lib/autoPipelining.ts
+    // getFirstValueInFlattenedArray), and a leading key count put it in slot("1")'s pipeline,
+    // which then failed whole ("All keys in the pipeline should belong to the same slots
+    // allocation group") and marked the tier down: test/integration/redis-replicas.test.ts on a
+    // Redis Cluster, its per-session case.
+    this.cmd.defineCommand('wikiedgeExpire', { lua: EXPIRE_LUA, numberOfKeys: 3 });
     this.cmd.defineCommand('wikiedgeNoteSession', { lua: NOTE_SESSION_LUA });
+    this.cmd.defineCommand('wikiedgeNoteSessionList', { lua: NOTE_SESSION_LUA, numberOfKeys: 1 });
     this.clustered = keys.cluster ? new ClusterWrites(connection.cmd, keys, GUARD_MS) : undefined;
   }
 
@@ -121,7 +129,7 @@ export class RedisInvalidations {
   /** Nothing stored before `before` is vouched for any more; racing writes are refused. */
   async expire(before: number): Promise<boolean> {
     const r = await this.connection.call('purge', () =>
-      this.cmd.wikiedgeExpire(3, this.keys.staleBefore, this.keys.invalidationSeq, this.keys.invalidatedAt(FLUSH_TAG), before, GUARD_MS),
+      this.cmd.wikiedgeExpire(this.keys.staleBefore, this.keys.invalidationSeq, this.keys.invalidatedAt(FLUSH_TAG), before, GUARD_MS),
     );
     return r.ok;
   }
@@ -147,7 +155,7 @@ export class RedisInvalidations {
     await this.connection.call('set', () =>
       this.keys.cluster
         ? Promise.all([
-            this.cmd.wikiedgeNoteSession(1, list, slot, user, MAX_SESSIONS_PER_USER, USER_SESSIONS_MS),
+            this.cmd.wikiedgeNoteSessionList(list, slot, user, MAX_SESSIONS_PER_USER, USER_SESSIONS_MS),
             this.cmd.set(owner, user, 'PX', USER_SESSIONS_MS),
           ]).then(() => 0)
         : this.cmd.wikiedgeNoteSession(2, list, owner, slot, user, MAX_SESSIONS_PER_USER, USER_SESSIONS_MS),
