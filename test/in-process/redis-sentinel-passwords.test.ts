@@ -52,6 +52,8 @@ describe.runIf(existsSync('/usr/bin/redis-server'))('Sentinel with passwords', (
       expect(a.logs.filter((l) => l['redis'] === 'up')).toHaveLength(1);
       const q = '?action=query&meta=siteinfo&format=json&t=passwords';
       expect(header(await http(`${a.apiUrl}${q}`), 'x-cache')).toBe('miss');
+      // Its store runs after its answer (steps/flow.ts fetchAndStore).
+      await a.built.gateway.afterAnswers.settled(10_000);
       expect(header(await http(`${b.apiUrl}${q}`), 'x-cache')).toBe('hit-shared');
       // The password is nowhere in what was logged.
       expect(JSON.stringify(a.logs)).not.toContain(DATA_PASSWORD);

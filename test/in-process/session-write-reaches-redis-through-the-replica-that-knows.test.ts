@@ -72,6 +72,8 @@ describe.runIf(redisInstalled).each(REDIS_BACKENDS)('a write whose replica does 
     }
     const q = `${other.apiUrl}?action=query&list=watchlistraw&format=json&r=${randomUUID()}`;
     await http(q.replace(other.apiUrl, knows.apiUrl), { headers: { cookie: bot } });
+    // Its store runs after its answer (steps/flow.ts fetchAndStore).
+    await knows.built.gateway.afterAnswers.settled(10_000);
     expect(header(await http(q, { headers: { cookie: bot } }), 'x-cache')).toBe('hit-shared');
 
     await http(`${other.apiUrl}?action=options&format=json`, {

@@ -70,18 +70,22 @@ describe.runIf(built && existsSync('/usr/bin/redis-server'))('two workers sharin
 
   it('a miss in one worker is hit-shared in the other; an admin purge removes it in both', async () => {
     const before = await firstAnswerOfEachWorker();
-    expect(before.map((a) => a.cache)).toEqual(['miss', 'hit-shared']);
+    // The other worker finds it in the cluster, or waits on the lock while the first stores it
+    // (after its answer: steps/flow.ts fetchAndStore); either way the wiki is asked once.
+    expect(before[0]!.cache).toBe('miss');
+    expect(['hit-shared', 'coalesced']).toContain(before[1]!.cache);
     expect(before.map((a) => a.version)).toEqual([1, 1]);
     expect(asked()).toEqual([1]);
 
     const purge = await adminPost(gw.adminUrl, '/purge', { url: `/w/api.php?${QUERY}` });
     expect(purge.status).toBe(200);
-    expect(JSON.parse(purge.body)).toEqual({ purged: 2, redisPurged: 1, workers: 2, missedWorkers: 0 });
+    expect(JSON.parse(purge.body)).toMatchObject({ purged: 2, redisPurged: 1, workers: 2, missedWorkers: 0 });
 
     // Neither worker still holds the purged copy, nor finds it in the cluster: the first answer
     // after the purge is the wiki's second version, and the other worker shares that one.
     const after = await firstAnswerOfEachWorker();
-    expect(after.map((a) => a.cache)).toEqual(['miss', 'hit-shared']);
+    expect(after[0]!.cache).toBe('miss');
+    expect(['hit-shared', 'coalesced']).toContain(after[1]!.cache);
     expect(after.map((a) => a.version)).toEqual([2, 2]);
     expect(asked()).toEqual([2]);
   });

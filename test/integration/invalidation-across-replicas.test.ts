@@ -45,7 +45,12 @@ describe('invalidation across two replicas sharing Redis', () => {
 
   const contentQuery = (title: string) =>
     `action=query&prop=revisions&rvprop=content&rvslots=main&titles=${encodeURIComponent(title)}&format=json&formatversion=2`;
-  const read = (gw: RunningGateway, q: string) => http(`${gw.apiUrl}?${q}`);
+  // Each read waits for its store, which runs after its answer (steps/flow.ts fetchAndStore).
+  const read = async (gw: RunningGateway, q: string) => {
+    const res = await http(`${gw.apiUrl}?${q}`);
+    await gw.built.gateway.afterAnswers.settled(10_000);
+    return res;
+  };
   const content = (body: string) => JSON.parse(body).query.pages[0].revisions[0].slots.main.content as string;
   /** The Redis entries that depend on a page (its dependency index set). */
   const dependents = (title: string) => inspect.smembers(`wikiedge:d:${sha256(`p:${title}`)}`);

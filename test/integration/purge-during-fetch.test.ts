@@ -57,6 +57,8 @@ describe.each(REDIS_BACKENDS)('a purge made while an answer is on its way is not
     expect(await metric(b, /^wikiedge_not_stored_total\{reason="invalidated"\} (\d+)/m)).toBe(notStored + 1);
     // Not in B's tier, not in Redis (A would find it there).
     expect(header(await http(`${a.apiUrl}?${q}`), 'x-cache')).toBe('miss');
+    // Its store runs after its answer (steps/flow.ts fetchAndStore).
+    await a.built.gateway.afterAnswers.settled(10_000);
     expect(header(await http(`${b.apiUrl}?${q}`), 'x-cache')).toBe('hit-shared');
   });
 
