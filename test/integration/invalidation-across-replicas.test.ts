@@ -1,14 +1,15 @@
-// Invalidation reaches every replica: two gateways sharing one real redis-server in front of the
-// real wiki, MediaWiki's PURGEs sent to replica A only ($wgCdnServers), the change follower on
+// Invalidation reaches every replica: two gateways sharing a real Redis (one redis-server, and a
+// Redis Cluster of 3 masters + 3 replicas: test/support/redis-backends.ts) in front of the real wiki, MediaWiki's PURGEs sent to replica A only ($wgCdnServers), the change follower on
 // both (one follows: the Redis lease). An edit made straight at the wiki is fresh on replica B
 // (its local tier) and in Redis on the first read after the edit's answer; with PURGEs off the
 // follower brings it within a poll; and an answer B fetched before the edit and received after
 // the PURGE is delivered but kept neither in B's tier nor in Redis (the store guard), locally
 // and for a replica that missed the purge message.
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { sha256 } from '../../src/cache/redis-tier.js';
+import { INDEX_SHARDS, redisKeys } from '../../src/cache/redis/keys.js';
+import { REDIS_BACKENDS } from '../support/redis-backends.js';
 import type { RunningGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
 import { followerCaughtUp, metric, type Replicas, startReplicas, until } from '../support/replicas.js';
@@ -22,21 +23,22 @@ const data = inject('wikiData');
  */
 const MISSED = ['miss', 'pass'];
 
-describe('invalidation across two replicas sharing Redis', () => {
+describe.each(REDIS_BACKENDS)('invalidation across two replicas sharing %s', (_name, backend) => {
   let replicas: Replicas;
   let a: RunningGateway;
   let b: RunningGateway;
-  let inspect: Redis;
+  let inspect: Redis | Cluster;
+  let keys: ReturnType<typeof redisKeys>;
   let admin: string;
 
   beforeAll(async () => {
-    replicas = await startReplicas(wiki);
+    replicas = await startReplicas(wiki, backend);
     ({ a, b } = replicas);
     await setWikiToggle(data, { cdn: [`127.0.0.1:${new URL(a.url).port}`] });
-    // One redis-server (startReplicas' default): its client is a Redis, not a Cluster.
-    inspect = (await replicas.redis.client()) as Redis;
+    inspect = await replicas.redis.client();
+    keys = redisKeys('wikiedge:', replicas.redis.cluster);
     admin = await loginCookies(wiki, ADMIN_USER, ADMIN_PASS);
-  });
+  }, 180_000);
   afterAll(async () => {
     await setWikiToggle(data, { cdn: [] });
     inspect?.disconnect();
@@ -52,9 +54,12 @@ describe('invalidation across two replicas sharing Redis', () => {
     return res;
   };
   const content = (body: string) => JSON.parse(body).query.pages[0].revisions[0].slots.main.content as string;
-  /** The Redis entries that depend on a page (its dependency index set). */
-  const dependents = (title: string) => inspect.smembers(`wikiedge:d:${sha256(`p:${title}`)}`);
-  const entriesExist = async (members: string[]) => (await Promise.all(members.map((m) => inspect.exists(`wikiedge:e:${m}`)))).reduce((s, n) => s + n, 0);
+  /** The Redis entries that depend on a page: its dependency index set (on a cluster, its INDEX_SHARDS parts). */
+  const dependents = async (title: string) =>
+    replicas.redis.cluster
+      ? (await Promise.all(Array.from({ length: INDEX_SHARDS }, (_, n) => inspect.smembers(keys.depPart(`p:${title}`, n))))).flat()
+      : inspect.smembers(keys.dep(`p:${title}`));
+  const entriesExist = async (members: string[]) => (await Promise.all(members.map((m) => inspect.exists(keys.entryOf(m))))).reduce((s, n) => s + n, 0);
 
   it('one replica follows recentchanges, the other is vouched for by it', async () => {
     const leaders = [await metric(a, /^wikiedge_change_follower_leader (\d+)/m), await metric(b, /^wikiedge_change_follower_leader (\d+)/m)];
