@@ -104,10 +104,17 @@ export class ClusterWrites {
       this.cmd.set(s.entryKey, s.payload, 'PX', s.px),
     ]);
     if (s.mark === undefined) return true;
-    const seq = Number((await this.cmd.get(this.keys.invalidationSeq)) ?? 0);
-    if (seq === s.mark) return true;
-    const numbers = await Promise.all(s.guards.map((k) => this.cmd.get(k)));
-    if (numbers.every((v) => v === null || Number(v) <= s.mark!)) return true;
+    try {
+      const seq = Number((await this.cmd.get(this.keys.invalidationSeq)) ?? 0);
+      if (seq === s.mark) return true;
+      const numbers = await Promise.all(s.guards.map((k) => this.cmd.get(k)));
+      if (numbers.every((v) => v === null || Number(v) <= s.mark!)) return true;
+    } catch (err) {
+      // Step 3 could not be made: the entry is written but not vouched for (a sweep may have read
+      // its index sets before step 1), so it goes, as far as Redis lets it.
+      await this.cmd.unlink(s.entryKey).catch(() => undefined);
+      throw err;
+    }
     await this.cmd.unlink(s.entryKey);
     return false;
   }
@@ -139,22 +146,18 @@ export class ClusterWrites {
     return Array.from({ length: INDEX_SHARDS }, (_, n) => this.keys.modulePart(module, n));
   }
 
-  /** A URL purged: out of the register. */
-  async forgetUrl(urlKey: string): Promise<void> {
-    await Promise.all(this.register(urlKey).map((k) => this.cmd.zrem(k, urlKey)));
-  }
-
-  /** The URL keys stored that start with `prefix` and that `keep` names, read from the register by range (no SCAN), and forgotten. */
+  /**
+   * The URL keys stored that start with `prefix` and that `keep` names, read from the register by
+   * range (no SCAN). They stay in it: a purge that fails part-way finds them again when it is
+   * retried, and a URL stored again meanwhile is not forgotten; REGISTER_LUA drops each once its
+   * entries have ended.
+   */
   async urlsWithPrefix(prefix: string, keep: (urlKey: string) => boolean = () => true): Promise<string[]> {
     const parts = Array.from({ length: INDEX_SHARDS }, (_, n) => this.keys.urlRegister(n));
     // Every member has score 0, so the set is ordered by its bytes; URL keys are ASCII, and
     // U+00FF encodes as C3 BF, above any of them.
     const ranges = await Promise.all(parts.map((k) => this.cmd.zrangebylex(k, `[${prefix}`, `[${prefix}\u00ff`)));
-    const found = ranges.map((urls) => urls.filter(keep));
-    await Promise.all(
-      parts.flatMap((k, i) => (found[i]!.length > 0 ? [this.cmd.zrem(k, ...found[i]!), this.cmd.zrem(this.keys.urlRegisterEnds(i), ...found[i]!)] : [])),
-    );
-    return found.flat();
+    return ranges.flatMap((urls) => urls.filter(keep));
   }
 
   /**

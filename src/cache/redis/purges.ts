@@ -182,7 +182,6 @@ export class RedisPurges {
     switch (message.kind) {
       case 'url':
         removed = await this.purgeIndexes([this.keys.url(message.urlKey)], [urlGuard(message.urlKey)], this.opts.timeoutMs);
-        if (removed !== null && this.clustered) await this.forgetUrl(message.urlKey);
         break;
       case 'slot':
         removed = await this.purgeIndexes([this.keys.slot(message.slot)], [slotGuard(message.slot)], this.opts.timeoutMs);
@@ -280,12 +279,6 @@ export class RedisPurges {
     return r.ok ? Number(r.value) : null;
   }
 
-  /** A purged URL leaves the cluster's URL register (cluster-writes.ts); a failure only leaves it there. */
-  private async forgetUrl(urlKey: string): Promise<void> {
-    const writes = this.clustered!;
-    await this.connection.call('purge', () => writes.forgetUrl(urlKey));
-  }
-
   /**
    * A prefix names keys whose query holds its parameters in any order (url-match.ts
    * urlPrefixMatcher): the keys of its path are listed and the matcher picks among them.
@@ -309,7 +302,14 @@ export class RedisPurges {
     const writes = this.clustered;
     if (writes) {
       const urls = await this.connection.call('purge', () => writes.urlsWithPrefix(literal, keep), { timeoutMs: this.purgeTimeoutMs });
-      return urls.ok ? this.purgeIndexes(urls.value.map((u) => this.keys.url(u))) : null;
+      if (!urls.ok) return null;
+      let n = 0;
+      for (let i = 0; i < urls.value.length; i += 100) {
+        const removed = await this.purgeIndexes(urls.value.slice(i, i + 100).map((u) => this.keys.url(u)));
+        if (removed === null) return null;
+        n += removed;
+      }
+      return n;
     }
     let n = 0;
     const indexPrefix = `${this.opts.keyPrefix}u:`;
