@@ -15,6 +15,9 @@
  * backtrack on stars: the bound on stars keeps it short there too.
  */
 
+import { parsePhpQuery } from '../mediawiki/php-input.js';
+import { canonicalQuery } from '../policy/request.js';
+
 export const MAX_PATTERN_CHARS = 1_024;
 export const MAX_STARS = 8;
 
@@ -79,13 +82,13 @@ export function urlPrefixMatcher(prefix: string): (urlKey: string) => boolean {
   };
 }
 
-/** One `name=value` as the key spells it: decoded as PHP decodes a query, encoded as canonicalQuery encodes. */
+/**
+ * One `name=value` as the key spells it: read as PHP reads a query (mediawiki/php-input.ts: `.`,
+ * space and an unmatched `[` in a name become `_`) and encoded as the key encodes it
+ * (policy/request.ts canonicalQuery). An array shape, which no key holds, names nothing.
+ */
 function canonicalParameter(segment: string): string {
-  const at = segment.indexOf('=');
-  const name = at === -1 ? segment : segment.slice(0, at);
-  const value = at === -1 ? '' : segment.slice(at + 1);
-  // PHP turns `.` and spaces in names into `_` (mediawiki/php-input.ts).
-  return `${encodeURIComponent(decoded(name).replace(/[. ]/g, '_'))}=${encodeURIComponent(decoded(value))}`;
+  return canonicalQuery(parsePhpQuery(segment)) || '\u0000';
 }
 
 /** A query component decoded (`+` a space), a malformed escape left as it is. */

@@ -61,3 +61,15 @@ describe('urlPrefixMatcher', () => {
     expect(urlPrefixMatcher(prefix)(KEY)).toBe(matched);
   });
 });
+
+describe('urlPrefixMatcher reads names as PHP does', () => {
+  // PHP turns `.`, a space and an unmatched `[` in a name into `_` (mediawiki/php-input.ts): the
+  // key holds `a_b=1`, whichever of them the operator typed.
+  const key = '/w/api.php?a_b=1&action=query&format=json';
+  it.each(['/w/api.php?a.b=1&action=query', '/w/api.php?a b=1&action=query', '/w/api.php?a[b=1&action=query'])('%s names a_b=1', (prefix) => {
+    expect(urlPrefixMatcher(prefix)(key)).toBe(true);
+  });
+  it('an array shape names nothing (no key holds one)', () => {
+    expect(urlPrefixMatcher('/w/api.php?a[b]=1&action=query')(key)).toBe(false);
+  });
+});
