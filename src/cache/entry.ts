@@ -35,3 +35,22 @@ export interface CacheEntry {
   /** The answer carries the wiki's clock (policy/dependencies.ts): never served in grace (freshness.ts). */
   readonly clock?: true | undefined;
 }
+
+/**
+ * What an entry is besides its body and its stored forms, copied field by field (a StoredEntry's
+ * body and br are getters: spread, it has none): kept as it is when a form is added
+ * (tier.ts addGzip, addBrotli).
+ */
+export function entryFields(entry: CacheEntry): Omit<CacheEntry, 'body' | 'coding' | 'identityBytes' | 'br'> {
+  return {
+    status: entry.status,
+    headers: entry.headers,
+    storedAt: entry.storedAt,
+    ttlMs: entry.ttlMs,
+    urlKey: entry.urlKey,
+    modules: entry.modules,
+    slot: entry.slot,
+    deps: entry.deps,
+    clock: entry.clock,
+  };
+}

@@ -83,11 +83,19 @@ export class CacheStore {
   }
 
   /**
-   * Add the br form to the entry `current` under `key` (store.ts Tiered.addBrotli): false when
+   * Add the br form to the entry `current` under `key` (tier.ts Tiered.addBrotli): false when
    * the key holds another entry by now, or it no longer fits.
    */
   addBrotli(tier: Tier, key: string, current: CacheEntry, br: Buffer): boolean {
     return this.tiers[tier].addBrotli(key, current, br, this.opts.now());
+  }
+
+  /**
+   * Replace the identity entry `current` under `key` by its gzip form (tier.ts Tiered.addGzip):
+   * false when the key holds another entry by now, or it no longer fits.
+   */
+  addGzip(tier: Tier, key: string, current: CacheEntry, gzip: Buffer): boolean {
+    return this.tiers[tier].addGzip(key, current, gzip, this.opts.now());
   }
 
   /** Remove one entry (a dead one found on lookup). */

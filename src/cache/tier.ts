@@ -11,7 +11,7 @@
  */
 import type { EvictionReason, Tier } from '../words/outcomes.js';
 import { compactModules, sharedHeaders } from './compact.js';
-import type { CacheEntry } from './entry.js';
+import { type CacheEntry, entryFields } from './entry.js';
 import { EntryTable, MAX_KEY_CHAIN, RECORD_BYTES, isLatin1 } from './entry-table.js';
 import { SlabArena } from './slab-arena.js';
 
@@ -353,26 +353,32 @@ export class Tiered {
    * longer fits. It becomes the most recently used; it is not counted as an eviction.
    */
   addBrotli(key: string, current: CacheEntry, br: Buffer, now: number): boolean {
+    if (!current.coding) return false;
+    return this.replaceForm(
+      key,
+      current,
+      { ...entryFields(current), body: current.body, coding: current.coding, identityBytes: current.identityBytes, br },
+      now,
+    );
+  }
+
+  /**
+   * Replace the identity entry `current` under `key` by its gzip form (representations.ts
+   * gzipFirst: made when a client first takes it): false when the key holds another entry by
+   * now, the entry is stored compressed already, or the new one no longer fits. As addBrotli, it
+   * becomes the most recently used and is not counted as an eviction.
+   */
+  addGzip(key: string, current: CacheEntry, gzip: Buffer, now: number): boolean {
+    if (current.coding) return false;
+    return this.replaceForm(key, current, { ...entryFields(current), body: gzip, coding: 'gzip', identityBytes: current.body.length }, now);
+  }
+
+  private replaceForm(key: string, current: CacheEntry, next: CacheEntry, now: number): boolean {
     const r = this.table.find(key);
-    if (r === 0 || !this.isEntryOf(r, current) || !current.coding) return false;
-    const upgraded: CacheEntry = {
-      status: current.status,
-      headers: current.headers,
-      body: current.body,
-      coding: current.coding,
-      identityBytes: current.identityBytes,
-      br,
-      storedAt: current.storedAt,
-      ttlMs: current.ttlMs,
-      urlKey: current.urlKey,
-      modules: current.modules,
-      slot: current.slot,
-      deps: current.deps,
-      clock: current.clock,
-    };
+    if (r === 0 || !this.isEntryOf(r, current)) return false;
     this.upgrading = true;
     try {
-      return this.set(key, upgraded, now);
+      return this.set(key, next, now);
     } finally {
       this.upgrading = false;
     }

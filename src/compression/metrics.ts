@@ -6,7 +6,8 @@
  *   wikiedge_compression_input_bytes_total{coding,stage}
  *   wikiedge_compression_output_bytes_total{coding,stage}
  *                                                   bytes compressed and bytes made, by coding and
- *                                                   stage (store: once per stored entry; answer:
+ *                                                   stage (store: once per stored entry, at its
+ *                                                   miss or its first hit that takes gzip; answer:
  *                                                   an answer not stored, for its one client;
  *                                                   upgrade: br for a hot entry, in the
  *                                                   background); input ÷ output is the ratio

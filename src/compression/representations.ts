@@ -20,13 +20,28 @@
  *   of CPU a hit, and hits are never limited: 35 times a gzip hit's CPU for whoever sent that
  *   header (commit 1b3dbac, test/in-process/attack-compression-on-every-hit.test.ts).
  * - Any coding for an answer not stored: compressed once for that answer (codings.ts).
+ * - gzip for an entry stored as it is (its miss's client took no gzip: steps/flow.ts): made by
+ *   the first hit whose client prefers gzip to identity, and put in the entry's place if it is
+ *   still the one stored (store.ts addGzip), as the stored gzip of a miss would have been; local
+ *   only, as br. An answer gzip does not pay for is tried once per entry.
  */
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import type { CacheEntry, CacheStore } from '../cache/store.js';
+import { entryFields } from '../cache/entry.js';
 import type { Tier } from '../words/outcomes.js';
-import type { Coding } from '../http/accept-encoding.js';
-import { BR_UPGRADE_QUALITY, encodeMeasured, gunzip, gunzipAsync, storedForm, type StoredForm } from '../http/codings.js';
+import { type Coding, prefersGzipToIdentity } from '../http/accept-encoding.js';
+import {
+  BR_UPGRADE_QUALITY,
+  type CompressionCost,
+  compressible,
+  encodeMeasured,
+  gunzip,
+  gunzipAsync,
+  storedForm,
+  storedFormSync,
+  type StoredForm,
+} from '../http/codings.js';
 import type { CompressionMetrics } from './metrics.js';
 
 export interface RepresentationsOptions {
@@ -61,6 +76,8 @@ export class Representations {
   /** br-preferring hits per entry, until its br is asked for. */
   private readonly wants = new WeakMap<CacheEntry, number>();
   private readonly queue: Upgrade[] = [];
+  /** Identity entries whose gzip was made once already (kept, or not worth it). */
+  private readonly gzipTried = new WeakSet<CacheEntry>();
   private upgrading = false;
 
   constructor(private readonly opts: RepresentationsOptions) {
@@ -132,6 +149,43 @@ export class Representations {
     const { form, cost } = await storedForm(identity);
     if (cost) this.opts.metrics.compressed(cost, 'store');
     return form;
+  }
+
+  /**
+   * Whether `entry`, stored as it is, is to get its gzip for this client: a miss is stored as the
+   * answer is unless its client took the gzip (flow.ts fetchAndStore), and the gzip is made when
+   * a client that prefers it to identity first finds the entry (gzipFirst), never for nobody.
+   */
+  gzipWanted(entry: CacheEntry, preference: readonly Coding[]): boolean {
+    return !entry.coding && compressible(entry.body.length) && prefersGzipToIdentity(preference) && !this.gzipTried.has(entry);
+  }
+
+  /**
+   * The entry under `key` in `tier` in its gzip form, made now and put in its place (store.ts
+   * addGzip), for a client `gzipWanted` said takes it: the entry as it is when gzip does not pay
+   * (codings.ts storedForm). Undefined for an answer too large to compress on this thread
+   * (gzipFirstAsync then).
+   */
+  gzipFirst(tier: Tier, key: string, entry: CacheEntry): CacheEntry | undefined {
+    const made = storedFormSync(entry.body);
+    return made && this.adoptGzip(tier, key, entry, made.form, made.cost);
+  }
+
+  /** gzipFirst for answers of any size (large ones on libuv's thread pool). */
+  async gzipFirstAsync(tier: Tier, key: string, entry: CacheEntry): Promise<CacheEntry> {
+    const { form, cost } = await storedForm(entry.body);
+    return this.adoptGzip(tier, key, entry, form, cost);
+  }
+
+  private adoptGzip(tier: Tier, key: string, entry: CacheEntry, form: StoredForm, cost: CompressionCost | undefined): CacheEntry {
+    if (cost) this.opts.metrics.compressed(cost, 'store');
+    this.gzipTried.add(entry);
+    if (form.coding !== 'gzip') return entry;
+    // Delivered now whether or not it takes the entry's place: the key may hold another entry
+    // by now (replaced, purged), and this one is still what the client was found.
+    const gzipped: CacheEntry = { ...entryFields(entry), body: form.body, coding: 'gzip', identityBytes: entry.body.length };
+    this.opts.store.addGzip(tier, key, entry, form.body);
+    return gzipped;
   }
 
   /**

@@ -125,3 +125,12 @@ export function chooseCoding(preference: readonly Coding[], has: (coding: Coding
   for (const coding of preference) if (has(coding)) return coding;
   return preference[0]!;
 }
+
+/** Whether a client takes gzip over the answer as it is: gzip comes before identity in its preference (br aside). */
+export function prefersGzipToIdentity(preference: readonly Coding[]): boolean {
+  for (const coding of preference) {
+    if (coding === 'gzip') return true;
+    if (coding === 'identity') return false;
+  }
+  return false;
+}

@@ -1,6 +1,7 @@
 /**
- * How answers are compressed: once when an entry is stored (gzip), once per answer that is not
- * stored, once per hot entry in the background (br at its best quality). Levels and thresholds
+ * How answers are compressed: once per entry (gzip), when it is stored for a client that takes
+ * it or at the first hit whose client does (compression/representations.ts gzipFirst), once per
+ * answer that is not stored, once per hot entry in the background (br at its best quality). Levels and thresholds
  * were chosen by measuring node:zlib on 504 real api.php answers of the test wiki (siteinfo by
  * siprop in json, formatversion=2, xml, JSONP and jsonfm, paraminfo, help, parse and revisions
  * of 25 pages, allmessages; bench/compression.mjs, docs/BENCHMARKS.md "Compression"); the 403
@@ -110,8 +111,25 @@ export async function encodeMeasured(
 export async function storedForm(identity: Buffer): Promise<{ form: StoredForm; cost: CompressionCost | undefined }> {
   if (!compressible(identity.length)) return { form: { coding: 'identity' }, cost: undefined };
   const { body, cost } = await encodeMeasured(identity, 'gzip');
-  if (body.length > identity.length * (1 - MIN_SAVING)) return { form: { coding: 'identity' }, cost };
-  return { form: { coding: 'gzip', body }, cost };
+  return { form: worthIt(identity, body), cost };
+}
+
+/**
+ * storedForm on the caller's thread, for an answer small enough to compress there (up to
+ * SYNC_MAX_BYTES); undefined for a larger one, which storedForm compresses on the thread pool.
+ */
+export function storedFormSync(identity: Buffer): { form: StoredForm; cost: CompressionCost | undefined } | undefined {
+  if (!compressible(identity.length)) return { form: { coding: 'identity' }, cost: undefined };
+  if (identity.length > SYNC_MAX_BYTES) return undefined;
+  const started = performance.now();
+  const body = gzipSync(identity, gzipOptions(identity.length));
+  const cost: CompressionCost = { coding: 'gzip', inBytes: identity.length, outBytes: body.length, seconds: (performance.now() - started) / 1000 };
+  return { form: worthIt(identity, body), cost };
+}
+
+/** The gzip as the stored form when it saves at least MIN_SAVING, else the answer as it is. */
+function worthIt(identity: Buffer, gzip: Buffer): StoredForm {
+  return gzip.length > identity.length * (1 - MIN_SAVING) ? { coding: 'identity' } : { coding: 'gzip', body: gzip };
 }
 
 /** A stored gzip body as the answer it holds (small ones: a few µs per KB). */

@@ -39,11 +39,11 @@ export interface Answer {
   /**
    * Its stored form, when it was made before the answer went out (flow.ts fetchAndStore: for a
    * client that takes the gzip): its hits get that form, and so does this answer. An answer
-   * stored after it went out (its client does not take gzip) has none here, and says so with
+   * stored as it is (its client does not take gzip) has none here, and says so with
    * storedLater.
    */
   readonly stored?: StoredForm;
-  /** To be stored once it went out, its stored form not made yet: the client gets what its hits will (identity when it takes it). */
+  /** Stored as it is once it went out, its gzip made by the first hit that takes it: the client gets what its hits will (identity when it takes it). */
   readonly storedLater?: true;
 }
 

@@ -17,8 +17,9 @@
  *             else ask themselves (the storage's fetchOnce; askWiki: a turn at the wiki, the
  *             answer read and inspected)
  *   store     what the answer's policy allows (policy/answer-policy.ts), where it allows, in its
- *             stored form (compressed once: http/codings.ts); decided before the answer goes
- *             out, compressed (unless its client takes the gzip) and written after
+ *             stored form: gzip when its client takes it (compressed once: http/codings.ts),
+ *             else as it is, its gzip made by the first hit that takes it; decided before the
+ *             answer goes out, written after
  *   deliver   deliver.ts: the representation the client's Accept-Encoding takes (406 when none,
  *             decided at recv), the stored or fresh headers, Age, X-Cache, the request id
  *
@@ -34,7 +35,8 @@ import type { Metrics } from '../observe/metrics.js';
 import type { ChangeSignals } from '../invalidation/signals.js';
 import { replyWithError } from './error-reply.js';
 import { ClientClosedError, GatewayError } from '../words/errors.js';
-import { type Coding, preferenceOf } from '../http/accept-encoding.js';
+import { type Coding, preferenceOf, prefersGzipToIdentity } from '../http/accept-encoding.js';
+import { compressible } from '../http/codings.js';
 import { forwardedView, headerString, upstreamRequestHeaders } from '../http/forwarding.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { budgetLeft, refuse, requestBodyOf } from './admission.js';
@@ -106,10 +108,13 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
     const found = await gw.storage.lookup(tier, key);
     const decision = lookupDecision(found && gw.storage.freshness(found.entry));
     switch (decision) {
-      case 'hit':
-        // A br client finding only gzip counts towards the entry's br (representations.ts).
-        if (preference[0] === 'br') gw.compression.wantBrotli(tier, key, found!.entry);
-        return entry(found!.entry, found!.shared ? 'hit-shared' : 'hit');
+      case 'hit': {
+        // An entry stored as it is gets its gzip when a client that prefers it first finds it
+        // (representations.ts gzipFirst); a br client finding only gzip counts towards its br.
+        const hit = gw.compression.gzipWanted(found!.entry, preference) ? await gw.compression.gzipFirstAsync(tier, key, found!.entry) : found!.entry;
+        if (preference[0] === 'br') gw.compression.wantBrotli(tier, key, hit);
+        return entry(hit, found!.shared ? 'hit-shared' : 'hit');
+      }
       case 'stale-and-refresh':
         refreshInBackground(gw, request, api, key, tier);
         return entry(found!.entry, 'stale');
@@ -405,10 +410,12 @@ async function fetchAndStore(
     client?.answered(fetched);
     return { fetched, entry: undefined };
   }
-  // Compressed once, after debuginfo was stripped: the stored form (codings.ts) is what every
-  // hit is sent, and what Redis holds. A client that takes gzip gets that gzip now; any other
-  // is answered with the answer as it is, and the gzip is made after its answer went out.
-  const madeNow = client && takesStoredGzip(client.preference) ? await gw.compression.storedForm(body) : undefined;
+  // Compressed once, after debuginfo was stripped, when a client first takes the gzip: the
+  // stored form (codings.ts) is what every hit is sent, and what Redis holds. A client that
+  // takes gzip gets it now, and the entry is stored in it; any other miss (and a background
+  // refresh) is stored as it is, and its gzip is made by the first hit that takes it
+  // (representations.ts gzipFirst): a miss nobody asks for again is never compressed.
+  const madeNow = client && prefersGzipToIdentity(client.preference) ? await gw.compression.storedForm(body) : undefined;
   const fetched: Fetched = {
     answer: madeNow ? { ...answer, stored: madeNow } : { ...answer, storedLater: true },
     storing: true,
@@ -421,13 +428,13 @@ async function fetchAndStore(
     // waits for the next one.
     await nextTurn();
   }
-  const form = madeNow ?? (await gw.compression.storedForm(body));
   const deps = verdict.dependencies;
   const entry: CacheEntry = {
     status: res.statusCode,
-    ...(form.coding === 'gzip'
-      ? { headers: policy.storedHeaders('gzip'), body: form.body, coding: 'gzip', identityBytes: body.length }
-      : { headers: policy.storedHeaders('identity'), body }),
+    ...(madeNow?.coding === 'gzip'
+      ? { headers: policy.storedHeaders('gzip'), body: madeNow.body, coding: 'gzip', identityBytes: body.length }
+      : // Its gzip may be made later: it varies on Accept-Encoding as the gzip one would (deliver.ts representationOf).
+        { headers: policy.storedHeaders(!madeNow && compressible(body.length) ? 'gzip' : 'identity'), body }),
     storedAt: deps.clock ? askedAt : gw.now(),
     ttlMs: verdict.ttlMs,
     urlKey: api.urlKey,
@@ -443,15 +450,6 @@ async function fetchAndStore(
   const notStored = gw.storage.invalidatedSince(entry, mark) ? 'invalidated' : 'too-large';
   gw.metrics.notStored.inc({ reason: notStored });
   return { fetched, entry: undefined };
-}
-
-/** Whether a client takes the stored gzip over the answer as it is (deliver.ts representationOf's choice, for a gzip entry). */
-function takesStoredGzip(preference: readonly Coding[]): boolean {
-  for (const coding of preference) {
-    if (coding === 'gzip') return true;
-    if (coding === 'identity') return false;
-  }
-  return false;
 }
 
 /** Resolves on the event loop's next turn (setImmediate), after the I/O of this one. */

@@ -13,7 +13,8 @@
  * - freshness (the store's);
  * - the coding (http/accept-encoding.ts, remembered per Accept-Encoding value) and the
  *   representation: a stored form (gzip, br) as it is, or the answer (decoded, and kept, by
- *   compression/representations.ts); nothing is compressed here;
+ *   compression/representations.ts); nothing is compressed here but the gzip of an entry stored
+ *   as it is, made once for the first client that takes it (representations.ts gzipFirst);
  * - the headers an entry goes out with (deliver.ts entryHeaders and PER_REQUEST_HEADERS), laid
  *   out once per entry and coding as the flat array writeHead takes.
  * Whatever it is not sure of goes the full way: anything but a fresh local entry of an
@@ -80,11 +81,17 @@ export function serveFreshHit(gw: Gateway, req: IncomingMessage, res: ServerResp
   const keyed = keyedHeadersOf(req.headers, remote, gw.trusted.has(remote), api.query);
   let memo = hitMemos.get(recv);
   if (!memo || !sameKeyedHeaders(memo.keyed, keyed)) memo = remember(gw.metrics, recv, method, keyed, memo);
-  const entry = gw.store.get('shared', memo.key);
+  let entry = gw.store.get('shared', memo.key);
   // Anything but a 200 (none is stored today) goes the full way, which counts it as it is.
   if (!entry || entry.status !== STORED_STATUS || gw.store.freshness(entry, startedAt) !== 'fresh') return false;
   const preference = preferenceOf(req.headers['accept-encoding']);
   if (preference === 'not-acceptable') return false;
+  // The first client that takes the gzip of an entry stored as it is has it made (once, as
+  // flow.ts would: representations.ts gzipFirst); one too large to compress here goes the full way.
+  if (gw.compression.gzipWanted(entry, preference)) {
+    entry = gw.compression.gzipFirst('shared', memo.key, entry);
+    if (!entry) return false;
+  }
   const coding = codingFor(entry, preference);
   if (!stored(entry, coding)) return false;
   const head = replayHead(entry, coding);
