@@ -12,8 +12,9 @@
 //                session only;
 //   gzip client  the same with Accept-Encoding: gzip on both sides, as mwn, pywikibot and
 //                requests send it: the gateway makes its stored gzip before it answers such a
-//                client (src/steps/flow.ts, `madeNow`) and sends that; the stand-in, nginx and
-//                Varnish (neither compresses unless told to) send the answer as it is. Timed to
+//                client (src/steps/flow.ts, `madeNow`) and sends that; the stand-in, the bare
+//                proxy, nginx and Varnish (neither cache compresses unless told to) send the
+//                answer as it is, and so does the gateway without compression at store. Timed to
 //                the last byte; a gzip body is decoded and checked after the clock stops;
 //   throughput   BENCH_SECONDS of misses on 16 connections (wrk with bench/miss-urls.lua or
 //                bench/miss-load.mjs, whichever measured faster at the start of the run), after
