@@ -1,6 +1,7 @@
 // The C caches the gateway is measured beside, as the benches start them: nginx proxy_cache and
-// Varnish, each on loopback on free ports, pinned to a CPU (taskset), in front of a stand-in wiki
-// on 127.0.0.1:`upstreamPort`. Each resolves once a request to `probe` through it is answered.
+// Varnish, each on loopback on free ports, pinned to a CPU (taskset; `cpu: null`: unpinned), in
+// front of a stand-in wiki on 127.0.0.1:`upstreamPort`. Each resolves once a request to `probe`
+// through it is answered.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -24,7 +25,7 @@ http { access_log off; proxy_cache_path ${dir}/nginx-cache keys_zone=api:10m;
     location / { proxy_pass http://wiki; proxy_http_version 1.1; proxy_set_header Connection "";
       proxy_cache api; proxy_cache_valid 200 1m; add_header X-Cache $upstream_cache_status; } } }`,
   );
-  const child = startProcess('nginx', 'nginx', ['-c', conf, '-p', dir], { cpu });
+  const child = startProcess('nginx', 'nginx', ['-c', conf, '-p', dir], { cpu: cpu ?? undefined });
   await waitFor(`http://127.0.0.1:${port}${probe}`);
   return { url: `http://127.0.0.1:${port}`, pid: child.pid, child };
 }
@@ -44,7 +45,7 @@ export async function startVarnish({ upstreamPort, dir, probe, vcl = '', storage
     'varnish',
     'varnishd',
     [...(process.getuid?.() === 0 ? ['-j', 'none'] : []), '-F', '-a', `127.0.0.1:${port}`, '-T', `127.0.0.1:${admin}`, '-f', file, '-s', storage, '-n', dir],
-    { cpu },
+    { cpu: cpu ?? undefined },
   );
   await waitFor(`http://127.0.0.1:${port}${probe}`, 200);
   return { url: `http://127.0.0.1:${port}`, pid: child.pid, child };

@@ -2,14 +2,15 @@
 // sending its next request as soon as its answer has ended), every request a new URL: URL, then
 // PREFIX, then a counter. bench/miss-throughput.mjs measures it beside wrk with bench/miss-urls.lua
 // and takes the faster one. Prints one JSON line: requests, req/s, non-2xx answers, errors.
-//   node bench/miss-load.mjs URL CONNECTIONS SECONDS PREFIX [COOKIE]
+// COOKIE (may be empty) and ACCEPT_ENCODING are sent with every request when given.
+//   node bench/miss-load.mjs URL CONNECTIONS SECONDS PREFIX [COOKIE [ACCEPT_ENCODING]]
 import { Pool } from 'undici';
 
-const [url, connections = '16', seconds = '8', prefix = String(Date.now()), cookie] = process.argv.slice(2);
+const [url, connections = '16', seconds = '8', prefix = String(Date.now()), cookie, acceptEncoding] = process.argv.slice(2);
 const target = new URL(url);
 const pool = new Pool(target.origin, { connections: Number(connections), pipelining: 1 });
 const pathPrefix = `${target.pathname}${target.search}${prefix}-`;
-const headers = cookie ? { cookie } : {};
+const headers = { ...(cookie && { cookie }), ...(acceptEncoding && { 'accept-encoding': acceptEncoding }) };
 let n = 0;
 let done = 0;
 let non2xx = 0;

@@ -10,19 +10,31 @@
 //   logged-in    the same with a session cookie, which the stand-in answers `private` as
 //                MediaWiki does: nginx and Varnish pass it, the gateway keeps it for that
 //                session only;
+//   gzip client  the same with Accept-Encoding: gzip on both sides, as mwn, pywikibot and
+//                requests send it: the gateway makes its stored gzip before it answers such a
+//                client (src/steps/flow.ts, `madeNow`) and sends that; the stand-in, the bare
+//                proxy, nginx and Varnish (neither cache compresses unless told to) send the
+//                answer as it is, and so does the gateway without compression at store. Timed to
+//                the last byte; a gzip body is decoded and checked after the clock stops;
 //   throughput   BENCH_SECONDS of misses on 16 connections (wrk with bench/miss-urls.lua or
 //                bench/miss-load.mjs, whichever measured faster at the start of the run), after
 //                BENCH_MISS_WARMUP_SECONDS (6) of the same (a new process's misses cost several
 //                times more for its first thousands: V8 tiers up); misses per second, CPU seconds
-//                and minor page faults per miss of the server's whole process tree (/proc).
+//                and minor page faults per miss of the server's whole process tree (/proc). No
+//                Accept-Encoding; then, for the gateway as deployed only (the one candidate whose
+//                work depends on it, and one more load of BENCH_SECONDS in its turn), the same
+//                load again with Accept-Encoding: gzip.
 //
-// The candidates: nginx, Varnish, the gateway as deployed (answers stored as gzip), the gateway
+// The candidates: nginx, Varnish, a bare Node proxy (bench/servers/bare-proxy.mjs: node:http and
+// the gateway's undici Pool, no cache: the floor a Node gateway stands on, as the bare Fastify
+// route is for hits), the gateway as deployed (answers stored as gzip), the gateway
 // without compression at store (bench/no-store-gzip.mjs: no configuration key turns it off), with
 // BENCH_MISS_TRIM=1 the gateway with glibc's trim threshold raised (TRIM below), and with BENCH_BASELINE=<ref> the gateway built from that ref (bench/baseline.mjs). Fresh
 // processes every round; in a round they are measured one after another, in an order rotated
 // every round, the others stopped (SIGSTOP) meanwhile (not Varnish: its manager restarts a child
 // that misses its pings), as the hit section does. Medians of BENCH_ROUNDS rounds, and the
-// medians of the per-round ratios gateway ÷ Varnish and gateway ÷ nginx.
+// medians of the per-round ratios gateway ÷ Varnish, gateway ÷ nginx and gateway ÷ bare Node
+// proxy (and the bare proxy's own beside Varnish and nginx).
 //
 // BENCH_PROFILE=1 then runs the gateway as deployed, and again without compression at store,
 // under `node --cpu-prof` for the same warm-up and load, and prints where their CPU went
@@ -32,6 +44,7 @@ import { randomUUID } from 'node:crypto';
 import { copyFileSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { Client } from 'undici';
 import { startNginx, startVarnish, ensureCaches } from './caches.mjs';
 import { printGroups, printSummary, summarise } from './cpuprofile.mjs';
@@ -52,6 +65,8 @@ const NGINX = 'nginx proxy_cache';
 const VARNISH = 'Varnish 7.1';
 const GATEWAY = 'wikiedge (gzip at store, as deployed)';
 const NO_GZIP = 'wikiedge, no compression at store';
+const BARE_PROXY = 'bare Node proxy (node:http + undici, no cache)';
+const GZIP_CLIENT = { 'accept-encoding': 'gzip' };
 /**
  * As deployed, but for glibc's trim threshold. `npm start` and the image set
  * MALLOC_MMAP_THRESHOLD_=131072, which also stops glibc from raising M_TRIM_THRESHOLD from its
@@ -64,18 +79,24 @@ const run = randomUUID().slice(0, 8);
 
 // ------------------------------------------------------------------------------ generators
 
-/** wrk, one thread on CPU 1, every request a new URL; `{ requests, rps, non2xx }`. */
-function wrkLoad(base, seconds, prefix, cookie) {
-  const args = ['-c', '1', 'wrk', '-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '-s', path.join(root, 'bench/miss-urls.lua'), `${base}${QUERY}`, '--', prefix];
+/**
+ * wrk, one thread on CPU 1, every request a new URL, with Accept-Encoding `acceptEncoding` when
+ * given; `{ requests, rps, non2xx }`.
+ */
+function wrkLoad(base, seconds, prefix, cookie, acceptEncoding) {
+  const header = acceptEncoding ? ['-H', `Accept-Encoding: ${acceptEncoding}`] : [];
+  const script = path.join(root, 'bench/miss-urls.lua');
+  const args = ['-c', '1', 'wrk', '-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, ...header, '-s', script, `${base}${QUERY}`, '--', prefix];
   if (cookie) args.push(cookie);
   const r = parseWrk(execFileSync('taskset', args, { encoding: 'utf8' }));
   return { requests: r.requests, rps: r.rps, non2xx: r.non2xx + Object.values(r.socketErrors).reduce((a, b) => a + b, 0) };
 }
 
 /** bench/miss-load.mjs (undici) on CPU 1, the same load. */
-function undiciLoad(base, seconds, prefix, cookie) {
+function undiciLoad(base, seconds, prefix, cookie, acceptEncoding) {
   const args = ['-c', '1', process.execPath, path.join(root, 'bench/miss-load.mjs'), `${base}${QUERY}`, String(CONNECTIONS), String(seconds), prefix];
-  if (cookie) args.push(cookie);
+  if (cookie || acceptEncoding) args.push(cookie ?? '');
+  if (acceptEncoding) args.push(acceptEncoding);
   const r = JSON.parse(execFileSync('taskset', args, { encoding: 'utf8' }));
   return { requests: r.requests, rps: r.rps, non2xx: r.non2xx + r.errors };
 }
@@ -128,6 +149,12 @@ async function startCandidates(upstreamPort, round, tools, baseline) {
       const g = await gateway(upstream, { ...MANY_CLIENTS, ...env }, opts);
       return { name, url: g.url, pid: g.child.pid, child: g.child };
     };
+  starters.push(async () => {
+    const port = await freePort();
+    const child = startProcess('bare-proxy', process.execPath, [path.join(root, 'bench/servers/bare-proxy.mjs'), String(port), upstream], { cpu: 0 });
+    await waitFor(`http://127.0.0.1:${port}${probe}`);
+    return { name: BARE_PROXY, url: `http://127.0.0.1:${port}`, pid: child.pid, child };
+  });
   starters.push(gatewayStarter(GATEWAY, {}));
   starters.push(gatewayStarter(NO_GZIP, { nodeArgs: ['--import', path.join(root, 'bench/no-store-gzip.mjs')] }));
   if (process.env.BENCH_MISS_TRIM === '1') starters.push(gatewayStarter(TRIM, { env: { MALLOC_TRIM_THRESHOLD_: String(64 * 1024 * 1024) } }));
@@ -144,20 +171,28 @@ const baselineName = (baseline) => `wikiedge baseline ${baseline.label}`;
 
 // ------------------------------------------------------------------------------ measurements
 
-/** `PAIRS` sequential misses through `base`, each paired with one straight to the stand-in. */
-async function sequential(base, upstream, prefix, cookie) {
+/**
+ * `PAIRS` sequential misses through `base`, each paired with one straight to the stand-in, both
+ * sent `headers` (a session cookie, Accept-Encoding).
+ */
+async function sequential(base, upstream, prefix, headers = {}) {
   const via = new Client(base, { pipelining: 1 });
   const direct = new Client(upstream, { pipelining: 1 });
-  const headers = cookie ? { cookie } : {};
   const xcache = new Set();
+  const codings = new Set();
   const once = async (client, n, side) => {
     const t0 = performance.now();
     const r = await client.request({ method: 'GET', path: `${QUERY}${prefix}-${side}-${n}`, headers });
-    const body = Buffer.from(await r.body.arrayBuffer());
+    const received = Buffer.from(await r.body.arrayBuffer());
     const ms = performance.now() - t0;
-    if (r.statusCode !== 200 || body.length !== ANSWER_BYTES) throw new Error(`${base}: ${r.statusCode}, ${body.length} bytes`);
-    if (client === via)
+    const coding = String(r.headers['content-encoding'] ?? 'identity');
+    const body = coding === 'gzip' ? gunzipSync(received) : received;
+    if (r.statusCode !== 200 || body.length !== ANSWER_BYTES || !['gzip', 'identity'].includes(coding))
+      throw new Error(`${base}: ${r.statusCode}, ${coding}, ${body.length} bytes`);
+    if (client === via) {
       xcache.add(String(r.headers['x-cache'] ?? (r.headers['x-varnish'] ? `x-varnish ${String(r.headers['x-varnish']).split(' ').length} id` : '-')));
+      codings.add(`${coding} ${received.length} B`);
+    }
     return ms;
   };
   const times = { via: [], direct: [] };
@@ -177,6 +212,7 @@ async function sequential(base, upstream, prefix, cookie) {
     p99: q(times.via, 0.99) - q(times.direct, 0.99),
     direct50: q(times.direct, 0.5),
     xcache: [...xcache].join(','),
+    codings: [...codings].join(','),
   };
 }
 
@@ -185,13 +221,21 @@ async function measure(c, upstream, generator, round) {
   const prefix = `${run}-${round}-${c.name.replace(/\W+/g, '')}`;
   generator.load(c.url, WARMUP_SECONDS, `${prefix}-w`);
   const anon = await sequential(c.url, upstream, `${prefix}-s`);
-  const logged = await sequential(c.url, upstream, `${prefix}-l`, SESSION);
+  const logged = await sequential(c.url, upstream, `${prefix}-l`, { cookie: SESSION });
+  const gzip = await sequential(c.url, upstream, `${prefix}-z`, GZIP_CLIENT);
+  const load = throughput(c, generator, `${prefix}-t`);
+  const gzipLoad = c.name === GATEWAY ? throughput(c, generator, `${prefix}-tz`, GZIP_CLIENT['accept-encoding']) : undefined;
+  return { anon, logged, gzip, ...load, gzipLoad };
+}
+
+/** `SECONDS` of misses through `c`; misses/s, CPU µs and minor page faults per miss of its process tree. */
+function throughput(c, generator, prefix, acceptEncoding) {
   const before = treeCpuSeconds(c.pid);
   const faultsBefore = treePageFaults(c.pid);
-  const load = generator.load(c.url, SECONDS, `${prefix}-t`);
+  const load = generator.load(c.url, SECONDS, prefix, undefined, acceptEncoding);
   const cpuUs = ((treeCpuSeconds(c.pid) - before) * 1e6) / load.requests;
   const faults = (treePageFaults(c.pid) - faultsBefore) / load.requests;
-  return { anon, logged, rps: load.rps, cpuUs, faults, failed: load.non2xx };
+  return { rps: load.rps, cpuUs, faults, failed: load.non2xx };
 }
 
 // ------------------------------------------------------------------------------ the section
@@ -258,12 +302,13 @@ function report(row, results, generator, baseline) {
       .map((r) => fmt(f(r), d))
       .join(' · ');
   const table = [
-    '| | added p50 / p99 ms, sequential misses | logged-in (a pass for nginx and Varnish) added p50 / p99 ms | misses/s, 16 connections (rounds) | CPU µs per miss (process tree) | minor page faults per miss |',
-    '|---|---|---|---|---|---|',
+    '| | added p50 / p99 ms, sequential misses | logged-in (a pass for nginx and Varnish) added p50 / p99 ms | gzip client (Accept-Encoding: gzip) added p50 / p99 ms | misses/s, 16 connections (rounds) | CPU µs per miss (process tree) | minor page faults per miss |',
+    '|---|---|---|---|---|---|---|',
   ];
   for (const name of names) {
     const anon = `${fmt(mid(name, (r) => r.anon.p50))} / ${fmt(mid(name, (r) => r.anon.p99))}`;
     const logged = `${fmt(mid(name, (r) => r.logged.p50))} / ${fmt(mid(name, (r) => r.logged.p99))}`;
+    const gzip = `${fmt(mid(name, (r) => r.gzip.p50))} / ${fmt(mid(name, (r) => r.gzip.p99))}`;
     const rps = mid(name, (r) => r.rps);
     const cpuUs = mid(name, (r) => r.cpuUs);
     const faults = mid(name, (r) => r.faults);
@@ -273,13 +318,35 @@ function report(row, results, generator, baseline) {
     row('miss-throughput', '  logged-in: added p50 / p99 ms', logged, `rounds p50 ${rounds(name, (r) => r.logged.p50)}; X-Cache ${first.logged.xcache}`);
     row(
       'miss-throughput',
+      '  gzip client (Accept-Encoding: gzip): added p50 / p99 ms',
+      gzip,
+      `rounds p50 ${rounds(name, (r) => r.gzip.p50)}; X-Cache ${first.gzip.xcache}; sent ${first.gzip.codings}`,
+    );
+    row(
+      'miss-throughput',
       `  misses/s, ${CONNECTIONS} connections`,
       fmt(rps, 0),
       `rounds ${rounds(name, (r) => r.rps, 0)}${failed ? `; ${failed} failed` : ''}`,
     );
     row('miss-throughput', '  CPU µs per miss', fmt(cpuUs, 1), `rounds ${rounds(name, (r) => r.cpuUs, 1)}`);
     row('miss-throughput', '  minor page faults per miss', fmt(faults, 1), `rounds ${rounds(name, (r) => r.faults, 1)}`);
-    table.push(`| ${name} | +${anon} | +${logged} | **${fmt(rps, 0)}** (${rounds(name, (r) => r.rps, 0)}) | ${fmt(cpuUs, 1)} | ${fmt(faults, 1)} |`);
+    table.push(`| ${name} | +${anon} | +${logged} | +${gzip} | **${fmt(rps, 0)}** (${rounds(name, (r) => r.rps, 0)}) | ${fmt(cpuUs, 1)} | ${fmt(faults, 1)} |`);
+    if (first.gzipLoad) {
+      const zRps = mid(name, (r) => r.gzipLoad.rps);
+      const zCpu = mid(name, (r) => r.gzipLoad.cpuUs);
+      const zFaults = mid(name, (r) => r.gzipLoad.faults);
+      const zFailed = results.get(name).reduce((s, r) => s + r.gzipLoad.failed, 0);
+      row(
+        'miss-throughput',
+        `  gzip clients: misses/s, ${CONNECTIONS} connections`,
+        fmt(zRps, 0),
+        `rounds ${rounds(name, (r) => r.gzipLoad.rps, 0)}${zFailed ? `; ${zFailed} failed` : ''}; right after the load above`,
+      );
+      row('miss-throughput', '  gzip clients: CPU µs per miss', fmt(zCpu, 1), `rounds ${rounds(name, (r) => r.gzipLoad.cpuUs, 1)}`);
+      table.push(
+        `| ${name}, gzip clients (wrk -H 'Accept-Encoding: gzip') | | | | **${fmt(zRps, 0)}** (${rounds(name, (r) => r.gzipLoad.rps, 0)}) | ${fmt(zCpu, 1)} | ${fmt(zFaults, 1)} |`,
+      );
+    }
   }
   const direct = median([...results.values()].flat().map((r) => r.anon.direct50));
   row(
@@ -295,14 +362,24 @@ function report(row, results, generator, baseline) {
       .get(name)
       .map((r, i) => fmt(f(r) / f(results.get(base)[i])))
       .join(' · ');
-  const gateways = names.filter((n) => n.startsWith('wikiedge'));
-  const ratioTable = ['| ratio (median of the per-round ratios) | added p50 | logged-in added p50 | misses/s | CPU per miss |', '|---|---|---|---|---|'];
-  const measures = [(r) => r.anon.p50, (r) => r.logged.p50, (r) => r.rps, (r) => r.cpuUs];
-  const bases = [VARNISH, NGINX, ...(baseline ? [baselineName(baseline)] : [])].filter((b) => results.has(b));
+  // The bare proxy is measured beside Varnish and nginx too: how much of a gateway's distance to
+  // them any Node server in front of undici already has.
+  const gateways = names.filter((n) => n.startsWith('wikiedge') || n === BARE_PROXY);
+  const ratioTable = [
+    '| ratio (median of the per-round ratios) | added p50 | logged-in added p50 | gzip client added p50 | misses/s | CPU per miss |',
+    '|---|---|---|---|---|---|',
+  ];
+  const measures = [(r) => r.anon.p50, (r) => r.logged.p50, (r) => r.gzip.p50, (r) => r.rps, (r) => r.cpuUs];
+  const bases = [VARNISH, NGINX, BARE_PROXY, ...(baseline ? [baselineName(baseline)] : [])].filter((b) => results.has(b));
   for (const name of gateways)
-    for (const base of bases.filter((b) => b !== name)) {
+    for (const base of bases.filter((b) => b !== name && !(name === BARE_PROXY && b.startsWith('wikiedge')))) {
       const cells = measures.map((f) => `${fmt(ratio(name, base, f))} (${perRound(name, base, f)})`);
-      row('miss-throughput', `${name} ÷ ${base}`, '', `added p50 ${cells[0]}; logged-in ${cells[1]}; misses/s ${cells[2]}; CPU ${cells[3]}`);
+      row(
+        'miss-throughput',
+        `${name} ÷ ${base}`,
+        '',
+        `added p50 ${cells[0]}; logged-in ${cells[1]}; gzip client ${cells[2]}; misses/s ${cells[3]}; CPU ${cells[4]}`,
+      );
       ratioTable.push(`| ${name} ÷ ${base} | ${cells.join(' | ')} |`);
     }
   console.log(`\n${table.join('\n')}\n\n${ratioTable.join('\n')}\n`);

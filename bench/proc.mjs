@@ -62,6 +62,17 @@ function statOf(file) {
   }
 }
 
+/**
+ * CPU seconds (user + system) of this process's children that have ended and been waited for
+ * (proc(5) /proc/self/stat cutime and cstime, fields 16 and 17): read before and after an
+ * execFileSync of wrk, the CPU that wrk used.
+ */
+export function reapedChildrenCpuSeconds() {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) / 100;
+}
+
 /** CPU seconds of one thread (its /proc task), 0 when it is gone. */
 export function threadCpuSeconds(pid, tid) {
   return statOf(`/proc/${pid}/task/${tid}/stat`)?.cpu ?? 0;

@@ -5,7 +5,7 @@
 // with the soak (processes, ports, wrk, the gateway, a throw-away wiki) are in harness.mjs.
 //
 //   BENCH_SECONDS (default 8)  length of each wrk run
-//   BENCH_ROUNDS (default 3)   rounds of the all-cores and miss comparisons (medians reported)
+//   BENCH_ROUNDS (default 3)   rounds of the cluster, all-cores and miss comparisons (medians reported)
 //   BENCH_HIT_ROUNDS (5)       rounds of the hit-path comparison, each with fresh processes
 //   BENCH_WARMUP_SECONDS (6)   load on each hit-path candidate before it is measured
 //   BENCH_ONLY=hit,cluster,zipf,coalesce,miss,flood,credential-net,memory  run a subset;
@@ -17,6 +17,9 @@
 //                              and `miss-throughput` (bench/miss-throughput.mjs: misses beside nginx
 //                              and Varnish in front of one instant stand-in; BENCH_PROFILE=1 adds a
 //                              CPU profile of the gateway's misses)
+//                              and `all-cores` (bench/all-cores.mjs: the gateway's node:cluster
+//                              mode, one worker per CPU, beside Varnish, hits and misses, nothing
+//                              pinned)
 //   BENCH_BASELINE=<git ref>   that ref's gateway, built in a temporary git worktree
 //                              (bench/baseline.mjs), measured beside this tree's in the same
 //                              interleaved rounds of the hit and miss-throughput sections
@@ -50,6 +53,7 @@ import { benchWikibase } from './wikibase.mjs';
 import { benchFollower } from './follower.mjs';
 import { prepareBaseline } from './baseline.mjs';
 import { benchMissThroughput } from './miss-throughput.mjs';
+import { benchAllCores } from './all-cores.mjs';
 import { startNginx, startVarnish } from './caches.mjs';
 import { median, signalTree, threadCpuSeconds, treeCpuSeconds } from './proc.mjs';
 
@@ -432,8 +436,9 @@ function benchMemory() {
 console.log(
   `# wikiedge benchmarks ${new Date().toISOString()} · ${process.version} · ${(await import('node:os')).cpus().length} CPUs · ${SECONDS}s per wrk run`,
 );
-// The invalidation and Wikibase sections send their requests themselves (undici), not with wrk.
-if ([...ONLY].some((s) => !['invalidation', 'wikibase', 'follower', 'miss-throughput'].includes(s)) && !have('wrk')) {
+// The invalidation and Wikibase sections send their requests themselves (undici), not with wrk;
+// miss-throughput and all-cores install it (caches.mjs ensureCaches) or say what they skip.
+if ([...ONLY].some((s) => !['invalidation', 'wikibase', 'follower', 'miss-throughput', 'all-cores'].includes(s)) && !have('wrk')) {
   console.error('wrk is required (apt-get install wrk)');
   process.exit(1);
 }
@@ -457,6 +462,7 @@ if (ONLY.has('memory')) benchMemory();
 if (ONLY.has('compression')) await benchCompression(row, withWiki);
 if (ONLY.has('wikibase')) await benchWikibase(record);
 if (ONLY.has('miss-throughput')) await benchMissThroughput(row, { baseline });
+if (ONLY.has('all-cores')) await benchAllCores(row);
 writeFileSync(path.join(work, 'results.json'), JSON.stringify(rows, null, 2));
 console.log(`\nresults: ${path.join(work, 'results.json')}`);
 stopAll();
