@@ -26,7 +26,7 @@ import type { DebuginfoMetrics } from '../mediawiki/debuginfo/record.js';
 import type { DebuginfoMode } from '../config/config.js';
 import type { CookieNames } from '../mediawiki/set-cookie.js';
 import { normalizeSetCookies } from '../mediawiki/set-cookie.js';
-import type { Upstream, UpstreamRequest, UpstreamResponse } from '../upstream/upstream.js';
+import { AnswerTooLargeError, type Upstream, type UpstreamHead, type UpstreamRequest, type UpstreamResponse } from '../upstream/upstream.js';
 import type { ApiRequest } from './recv.js';
 import { echoesRequester, mentionsAny, requesterAddressForms } from '../mediawiki/requester-address.js';
 
@@ -36,7 +36,7 @@ export const MAX_INSPECT_BYTES = 64 * 1024 * 1024;
 export type FetchReason = 'miss' | 'refresh' | 'pass';
 
 export interface WikiAnswer {
-  readonly res: UpstreamResponse;
+  readonly res: UpstreamHead;
   /** Whole (Buffer), or what was read followed by the rest as it comes (a stream past the limit). */
   readonly body: Buffer | NodeJS.ReadableStream;
   readonly complete: boolean;
@@ -67,20 +67,28 @@ export async function askWiki(
     const started = parts.now();
     parts.metrics.upstreamRequests.inc({ reason });
     const failed = (err: unknown): Error => (upstreamRequest.signal?.aborted ? new ClientClosedError() : upstreamFailed(parts.metrics, err));
+    if (upstreamRequest.signal === undefined && parts.config.debuginfo !== 'off') {
+      // Read whole, as below, without a body stream (upstream.ts fetchWhole): what a miss asks.
+      const whole = await parts.upstream.fetchWhole(upstreamRequest, readLimit).catch((err: unknown) => {
+        throw err instanceof AnswerTooLargeError ? tooLargeToInspect() : failed(err);
+      });
+      const upstreamMs = parts.now() - started;
+      parts.metrics.upstreamDuration.observe({ outcome: 'ok' }, upstreamMs / 1000);
+      return decoded(whole, whole.body, upstreamMs);
+    }
     let res: UpstreamResponse;
     try {
       res = await parts.upstream.request(upstreamRequest);
     } catch (err) {
       throw failed(err);
     }
-    const encoding = headerString(res.headers['content-encoding']);
     const read = await readAll(res, readLimit).catch((err: unknown) => {
       throw failed(err);
     });
     if (!read.complete) {
       if (parts.config.debuginfo !== 'off') {
         res.body.destroy();
-        throw new GatewayError('wikiedge-upstream-bad-response', { info: 'The answer is too large to inspect.' });
+        throw tooLargeToInspect();
       }
       // The rest streams to the client: the turn ends with it.
       releaseWith(read.stream, release);
@@ -89,15 +97,21 @@ export async function askWiki(
     const upstreamMs = parts.now() - started;
     parts.metrics.upstreamDuration.observe({ outcome: 'ok' }, upstreamMs / 1000);
     if (!read.complete) return { res, body: read.stream, complete: false, decoded: false, upstreamMs };
-    // debuginfo hides in compressed answers too: a wiki that compresses anyway is decoded.
-    if (encoding && parts.config.debuginfo !== 'off') {
-      const body = await decodeContent(read.body, encoding, MAX_INSPECT_BYTES);
-      return { res, body, complete: true, decoded: true, upstreamMs };
-    }
-    return { res, body: read.body, complete: true, decoded: false, upstreamMs };
+    return parts.config.debuginfo !== 'off' ? decoded(res, read.body, upstreamMs) : { res, body: read.body, complete: true, decoded: false, upstreamMs };
   } finally {
     if (!streaming) release();
   }
+}
+
+/** A whole answer, for inspection: debuginfo hides in compressed answers too, so one the wiki compressed anyway is decoded. */
+async function decoded(res: UpstreamHead, body: Buffer, upstreamMs: number): Promise<WikiAnswer> {
+  const encoding = headerString(res.headers['content-encoding']);
+  if (!encoding) return { res, body, complete: true, decoded: false, upstreamMs };
+  return { res, body: await decodeContent(body, encoding, MAX_INSPECT_BYTES), complete: true, decoded: true, upstreamMs };
+}
+
+function tooLargeToInspect(): GatewayError {
+  return new GatewayError('wikiedge-upstream-bad-response', { info: 'The answer is too large to inspect.' });
 }
 
 /**
