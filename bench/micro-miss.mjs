@@ -1,0 +1,86 @@
+// ns per call of the small pieces of the miss path's own code, in one process, against a build
+// (dist/ by default; MICRO_DIST=<dir> for another, e.g. a copy of dist/ built from an older
+// commit, to compare). The whole miss bench (bench/miss-throughput.mjs) needs an idle machine;
+// this one does not: each case is timed in BENCH_MICRO_RUNS (7) runs after a warm-up, and the
+// median is printed.
+//   npm run build && node bench/micro-miss.mjs [case ...]
+import { Writable } from 'node:stream';
+import path from 'node:path';
+import pino from 'pino';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const dist = path.resolve(process.env.MICRO_DIST ?? path.join(root, 'dist'));
+const RUNS = Number(process.env.BENCH_MICRO_RUNS ?? 7);
+const load = (file) => import(path.join(dist, file));
+
+const { identityFromHeaders, identityRules } = await load('mediawiki/identity.js');
+const { parsePhpQuery } = await load('mediawiki/php-input.js');
+const { sharedHeaders } = await load('cache/compact.js');
+const { AccessLog } = await load('observe/access-log.js');
+const { requesterAddressForms } = await load('mediawiki/requester-address.js');
+
+/** Median ns per call of `fn(i)` over RUNS runs of `n` calls, after one warm-up run. */
+function time(n, fn) {
+  const runs = [];
+  for (let r = 0; r <= RUNS; r++) {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) fn(i);
+    const ns = Number(process.hrtime.bigint() - start) / n;
+    if (r > 0) runs.push(ns);
+  }
+  runs.sort((a, b) => a - b);
+  return runs[Math.floor(runs.length / 2)];
+}
+
+const rules = identityRules({ cookiePrefix: 'wiki', sessionName: '', sessionJwtCookie: false, secret: Buffer.alloc(32, 1) });
+/** Headers of a miss of bench/miss-throughput.mjs as the recv step sees them (no cookie). */
+const anonymousHeaders = { host: '127.0.0.1:8080', 'user-agent': 'wrk', accept: '*/*' };
+/** The same with the logged-in section's session cookie. */
+const sessionHeaders = { ...anonymousHeaders, cookie: `wiki_session=${'b'.repeat(32)}; wikiUserName=LabUser; wikiUserID=3` };
+const query = parsePhpQuery('action=query&meta=siteinfo&format=json&requestid=abc123');
+/** The stored headers of that bench's answer (bench/servers/miss-api.mjs), as the flow stores them. */
+const storedHeaders = (second) => ({
+  'x-content-type-options': 'nosniff',
+  'content-type': 'application/json; charset=utf-8',
+  'x-frame-options': 'DENY',
+  'content-disposition': 'inline; filename=api-result.json',
+  vary: 'Accept-Encoding, Treat-as-Untrusted, Cookie',
+  expires: `Thu, 01 Jan 1970 00:00:${String(second % 60).padStart(2, '0')} GMT`,
+  'cache-control': 's-maxage=3600, max-age=0, public',
+});
+const sink = new Writable({ write: (_chunk, _enc, cb) => cb() });
+const log = AccessLog.configure(pino({ base: { service: 'wikiedge' } }, sink), { format: 'json', file: '' });
+const facts = (i) => ({
+  reqId: `req-${i}`,
+  method: 'GET',
+  target: `/w/api.php?action=query&meta=siteinfo&format=json&requestid=${i}`,
+  path: '/w/api.php',
+  module: 'query+siteinfo',
+  disposition: 'miss',
+  status: 200,
+  seconds: 0.000734,
+  client: '127.0.0.1',
+  userAgent: 'wrk',
+  bytesIn: 120,
+  bytesOut: 2400,
+  host: '127.0.0.1:8080',
+  httpVersion: '1.1',
+  upstreamMs: 0.4,
+});
+
+const cases = {
+  identityFromHeaders: () => time(200_000, () => identityFromHeaders(anonymousHeaders, query, rules)),
+  identityFromHeadersSession: () => time(50_000, () => identityFromHeaders(sessionHeaders, query, rules)),
+  // A new header set every 1,000 calls (a new Expires second), as under load.
+  sharedHeaders: () => {
+    const sets = Array.from({ length: 64 }, (_, s) => storedHeaders(s));
+    return time(200_000, (i) => sharedHeaders({ ...sets[(i >> 10) & 63] }));
+  },
+  accessLogRequest: () => time(100_000, (i) => log.request(facts(i))),
+  requesterAddressForms: () => time(200_000, () => requesterAddressForms('127.0.0.1')),
+};
+
+const wanted = process.argv.length > 2 ? process.argv.slice(2) : Object.keys(cases);
+console.log(`dist: ${dist}`);
+for (const name of wanted) console.log(`${name.padEnd(24)} ${cases[name]().toFixed(0).padStart(7)} ns/call`);
