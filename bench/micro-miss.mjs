@@ -4,7 +4,6 @@
 // this one does not: each case is timed in BENCH_MICRO_RUNS (7) runs after a warm-up, and the
 // median is printed.
 //   npm run build && node bench/micro-miss.mjs [case ...]
-import { Writable } from 'node:stream';
 import path from 'node:path';
 import pino from 'pino';
 import { fileURLToPath } from 'node:url';
@@ -49,7 +48,8 @@ const storedHeaders = (second) => ({
   expires: `Thu, 01 Jan 1970 00:00:${String(second % 60).padStart(2, '0')} GMT`,
   'cache-control': 's-maxage=3600, max-age=0, public',
 });
-const sink = new Writable({ write: (_chunk, _enc, cb) => cb() });
+/** A destination that drops the lines: only the line's making is timed. */
+const sink = { write: () => true };
 const log = AccessLog.configure(pino({ base: { service: 'wikiedge' } }, sink), { format: 'json', file: '' });
 const facts = (i) => ({
   reqId: `req-${i}`,
