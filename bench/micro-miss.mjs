@@ -78,7 +78,9 @@ const cases = {
     return time(200_000, (i) => sharedHeaders(sets[(i >> 10) & 63]));
   },
   accessLogRequest: () => time(100_000, (i) => log.request(facts(i))),
+  // The X-Forwarded-For the gateway sends for that bench's client, and for a client behind a proxy.
   requesterAddressForms: () => time(200_000, () => requesterAddressForms('127.0.0.1')),
+  requesterAddressFormsProxied: () => time(200_000, () => requesterAddressForms('203.0.113.7, 10.0.0.1')),
 };
 
 const wanted = process.argv.length > 2 ? process.argv.slice(2) : Object.keys(cases);
