@@ -18,6 +18,7 @@ const { parsePhpQuery } = await load('mediawiki/php-input.js');
 const { sharedHeaders } = await load('cache/compact.js');
 const { AccessLog } = await load('observe/access-log.js');
 const { requesterAddressForms } = await load('mediawiki/requester-address.js');
+const { AnswerPolicy } = await load('policy/answer-policy.js');
 
 /** Median ns per call of `fn(i)` over RUNS runs of `n` calls, after one warm-up run. */
 function time(n, fn) {
@@ -69,7 +70,49 @@ const facts = (i) => ({
   upstreamMs: 0.4,
 });
 
+/** That answer's headers as undici gives them to the flow. */
+const upstreamHeaders = () => ({
+  'x-content-type-options': 'nosniff',
+  'content-type': 'application/json; charset=utf-8',
+  'x-frame-options': 'DENY',
+  'content-disposition': 'inline; filename=api-result.json',
+  vary: 'Accept-Encoding, Treat-as-Untrusted, Cookie',
+  expires: 'Thu, 01 Jan 1970 00:00:01 GMT',
+  'cache-control': 's-maxage=3600, max-age=0, public',
+  'content-length': '2127',
+  date: 'Sun, 29 Nov 2026 03:00:00 GMT',
+  connection: 'keep-alive',
+  'keep-alive': 'timeout=5',
+});
+const anonymous = identityFromHeaders(anonymousHeaders, query, rules);
+const policyContext = {
+  requester: anonymous,
+  rule: {},
+  probed: true,
+  path: 'store',
+  defaults: { ttlPublicSeconds: 3600, ttlSessionSeconds: 300 },
+  settings: { ttlMaxSeconds: 86_400, ttlJitterRatio: 0.1, ttlClockSeconds: 5, maxEntryBytes: 1 << 20 },
+  random: Math.random,
+};
+const bodyFacts = {
+  complete: true,
+  bodyBytes: 2127,
+  debuginfoKept: false,
+  echoesCredentials: false,
+  holdsRequesterAddress: false,
+  fetchedWithClientCookies: false,
+};
+const noDependencies = () => ({ clock: false, tags: ['*'], invalidatedMeanwhile: false });
+
 const cases = {
+  // A miss's policy, as flow.ts asks it: the verdict, the client's headers, the stored ones.
+  answerPolicy: () =>
+    time(100_000, () => {
+      const policy = new AnswerPolicy({ status: 200, headers: upstreamHeaders() }, policyContext);
+      policy.verdict(bodyFacts, noDependencies, 1_764_385_200_000);
+      policy.responseHeaders();
+      return policy.storedHeaders('gzip');
+    }),
   identityFromHeaders: () => time(200_000, () => identityFromHeaders(anonymousHeaders, query, rules)),
   identityFromHeadersSession: () => time(50_000, () => identityFromHeaders(sessionHeaders, query, rules)),
   // A new header set every 1,000 calls (a new Expires second), as under load.
