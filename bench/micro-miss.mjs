@@ -5,6 +5,7 @@
 // median is printed.
 //   npm run build && node bench/micro-miss.mjs [case ...]
 import path from 'node:path';
+import { IncomingMessage, ServerResponse } from 'node:http';
 import pino from 'pino';
 import { fileURLToPath } from 'node:url';
 
@@ -104,7 +105,34 @@ const bodyFacts = {
 };
 const noDependencies = () => ({ clock: false, tags: ['*'], invalidatedMeanwhile: false });
 
+/** cluster/generations.ts serve(): a request counted until its response closes, each way. */
+const generation = { inFlight: 0, idle: undefined };
+const answered = () => {
+  if (--generation.inFlight === 0) generation.idle?.();
+};
+const closeCounted = (listen) => () => {
+  const res = new ServerResponse(new IncomingMessage(null));
+  generation.inFlight++;
+  listen(res);
+  res.emit('close');
+};
+
 const cases = {
+  // Both include making the ServerResponse: only their difference is the listener's cost.
+  closeOnceClosure: () =>
+    time(
+      100_000,
+      closeCounted((res) =>
+        res.once('close', () => {
+          if (--generation.inFlight === 0) generation.idle?.();
+        }),
+      ),
+    ),
+  closeOnShared: () =>
+    time(
+      100_000,
+      closeCounted((res) => res.on('close', answered)),
+    ),
   // A miss's policy, as flow.ts asks it: the verdict, the client's headers, the stored ones.
   answerPolicy: () =>
     time(100_000, () => {
