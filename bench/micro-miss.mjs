@@ -20,6 +20,9 @@ const { sharedHeaders } = await load('cache/compact.js');
 const { AccessLog } = await load('observe/access-log.js');
 const { requesterAddressForms } = await load('mediawiki/requester-address.js');
 const { AnswerPolicy } = await load('policy/answer-policy.js');
+const { recv } = await load('steps/recv.js');
+const { parseTarget } = await load('words/target.js');
+const { moduleLabeller } = await load('observe/metrics.js');
 
 /** Median ns per call of `fn(i)` over RUNS runs of `n` calls, after one warm-up run. */
 function time(n, fn) {
@@ -117,7 +120,19 @@ const closeCounted = (listen) => () => {
   res.emit('close');
 };
 
+/** What the recv step reads of the gateway, as gateway/gateway.ts builds it with no module rules. */
+const recvParts = {
+  identityRules: rules,
+  config: { modules: {}, apiPath: '/w/api.php' },
+  metrics: { unknownCredentials: { inc() {} } },
+  moduleLabel: moduleLabeller([]),
+};
+/** The bench's URLs, each new: its requests never find their recv step remembered. */
+const missTargets = Array.from({ length: 65_536 }, (_, i) => parseTarget(`/w/api.php?action=query&meta=siteinfo&format=json&requestid=m${i}`));
+const missRequest = { method: 'GET', headers: anonymousHeaders };
+
 const cases = {
+  recvMiss: () => time(50_000, (i) => recv(recvParts, missRequest, missTargets[i & 65_535])),
   // Both include making the ServerResponse: only their difference is the listener's cost.
   closeOnceClosure: () =>
     time(
