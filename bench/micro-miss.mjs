@@ -21,6 +21,7 @@ const { AccessLog } = await load('observe/access-log.js');
 const { requesterAddressForms } = await load('mediawiki/requester-address.js');
 const { AnswerPolicy } = await load('policy/answer-policy.js');
 const { recv } = await load('steps/recv.js');
+const { canonicalQuery } = await load('policy/request.js');
 const { parseTarget } = await load('words/target.js');
 const { moduleLabeller } = await load('observe/metrics.js');
 
@@ -132,6 +133,7 @@ const missTargets = Array.from({ length: 65_536 }, (_, i) => parseTarget(`/w/api
 const missRequest = { method: 'GET', headers: anonymousHeaders };
 
 const cases = {
+  canonicalQuery: () => time(200_000, () => canonicalQuery(query)),
   recvMiss: () => time(50_000, (i) => recv(recvParts, missRequest, missTargets[i & 65_535])),
   // Both include making the ServerResponse: only their difference is the listener's cost.
   closeOnceClosure: () =>
