@@ -16,12 +16,13 @@ const load = (file) => import(path.join(dist, file));
 
 const { identityFromHeaders, identityRules } = await load('mediawiki/identity.js');
 const { parsePhpQuery } = await load('mediawiki/php-input.js');
-const { sharedHeaders } = await load('cache/compact.js');
+const { compactModules, sharedHeaders } = await load('cache/compact.js');
 const { AccessLog } = await load('observe/access-log.js');
 const { requesterAddressForms } = await load('mediawiki/requester-address.js');
 const { AnswerPolicy } = await load('policy/answer-policy.js');
 const { recv } = await load('steps/recv.js');
 const { canonicalQuery } = await load('policy/request.js');
+const { Tiered } = await load('cache/tier.js');
 const { parseTarget } = await load('words/target.js');
 const { moduleLabeller } = await load('observe/metrics.js');
 
@@ -132,7 +133,38 @@ const recvParts = {
 const missTargets = Array.from({ length: 65_536 }, (_, i) => parseTarget(`/w/api.php?action=query&meta=siteinfo&format=json&requestid=m${i}`));
 const missRequest = { method: 'GET', headers: anonymousHeaders };
 
+/** A tier of 64 MiB, full of the bench's entries after its warm-up run: every set evicts. */
+const tier = new Tiered('shared', 64 * 1024 * 1024, { maxEntries: 1_000_000 });
+const gzipBody = Buffer.alloc(1100, 7);
+const sharedSet = (i) => {
+  const urlKey = `/w/api.php?action=query&format=json&meta=siteinfo&requestid=t${i}`;
+  return tier.set(
+    `${urlKey}\nanon\n=http\n-\n-`,
+    {
+      status: 200,
+      headers: storedHeaders(i >> 10),
+      body: gzipBody,
+      coding: 'gzip',
+      identityBytes: 2127,
+      storedAt: 1_764_385_200_000,
+      ttlMs: 3_600_000,
+      urlKey,
+      modules: ['query', 'siteinfo'],
+      slot: undefined,
+      deps: ['*'],
+    },
+    1_764_385_200_000,
+  );
+};
+
 const cases = {
+  // A stored entry's module list and its dependency tags, as tier.ts set() shares them.
+  compactModules: () =>
+    time(200_000, () => {
+      compactModules(['query', 'siteinfo']);
+      return compactModules(['*']);
+    }),
+  tierSet: () => time(50_000, sharedSet),
   canonicalQuery: () => time(200_000, () => canonicalQuery(query)),
   recvMiss: () => time(50_000, (i) => recv(recvParts, missRequest, missTargets[i & 65_535])),
   // Both include making the ServerResponse: only their difference is the listener's cost.

@@ -59,8 +59,10 @@ export function compactHeaders(headers: Readonly<Record<string, string | string[
 }
 
 export function compactModules(modules: readonly string[]): readonly string[] {
-  // JSON: unambiguous whatever the names hold ([] and [''] join alike, so may names with a NUL).
-  const id = JSON.stringify(modules);
+  // Each name prefixed with its length: unambiguous whatever the names hold ([] and [''] join
+  // alike, so may names with a NUL), cheaper than their JSON (bench/micro-miss.mjs compactModules).
+  let id = '';
+  for (const name of modules) id += `${name.length}:${name}`;
   const found = moduleLists.get(id);
   if (found) return found;
   const list = Object.freeze(modules.map(intern));

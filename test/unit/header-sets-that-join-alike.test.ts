@@ -1,9 +1,10 @@
 /**
- * Shared header sets (cache/compact.ts sharedHeaders) are found by an id built from the names
- * and values: sets whose names and values would read alike once run together stay apart.
+ * Shared header sets and module lists (cache/compact.ts sharedHeaders, compactModules) are found
+ * by an id built from the names and values: those that would read alike once run together stay
+ * apart.
  */
 import { describe, expect, it } from 'vitest';
-import { sharedHeaders } from '../../src/cache/compact.js';
+import { compactModules, sharedHeaders } from '../../src/cache/compact.js';
 
 type Headers = Record<string, string | string[]>;
 
@@ -32,6 +33,27 @@ describe('shared header sets that join alike', () => {
       expect(b).toEqual(other);
       expect(sharedHeaders({ ...one })).toBe(a);
       expect(sharedHeaders({ ...other })).toBe(b);
+    });
+  }
+});
+
+const ALIKE_LISTS: [string[], string[]][] = [
+  [[], ['']],
+  [['ab'], ['a', 'b']],
+  [['1:a'], ['', 'a']],
+  [['a', ''], ['a']],
+  [['2:ab'], ['2', 'ab']],
+];
+
+describe('shared module lists that join alike', () => {
+  for (const [one, other] of ALIKE_LISTS) {
+    it(`${JSON.stringify(one)} and ${JSON.stringify(other)} stay apart`, () => {
+      const a = compactModules(one);
+      const b = compactModules(other);
+      expect(a).toEqual(one);
+      expect(b).toEqual(other);
+      expect(compactModules([...one])).toBe(a);
+      expect(compactModules([...other])).toBe(b);
     });
   }
 });
