@@ -21,7 +21,7 @@ const { AccessLog } = await load('observe/access-log.js');
 const { requesterAddressForms } = await load('mediawiki/requester-address.js');
 const { AnswerPolicy } = await load('policy/answer-policy.js');
 const { recv } = await load('steps/recv.js');
-const { canonicalQuery } = await load('policy/request.js');
+const { canonicalQuery, modulesOf } = await load('policy/request.js');
 const { Tiered } = await load('cache/tier.js');
 const { parseTarget } = await load('words/target.js');
 const { moduleLabeller } = await load('observe/metrics.js');
@@ -158,6 +158,7 @@ const sharedSet = (i) => {
 };
 
 const cases = {
+  modulesOf: () => time(200_000, () => modulesOf(query)),
   // A stored entry's module list and its dependency tags, as tier.ts set() shares them.
   compactModules: () =>
     time(200_000, () => {

@@ -35,6 +35,8 @@ export function isHtmlFormat(query: PhpArray): boolean {
  * on `|`.
  */
 function multiValue(value: string): string[] {
+  // One value, most often (`meta=siteinfo`): no split and no filter.
+  if (!value.includes('|') && !value.startsWith('\x1f')) return value === '' ? [] : [value];
   return (value.startsWith('\x1f') ? value.slice(1).split('\x1f') : value.split('|')).filter(Boolean);
 }
 
