@@ -59,8 +59,10 @@ export function compactHeaders(headers: Readonly<Record<string, string | string[
 }
 
 export function compactModules(modules: readonly string[]): readonly string[] {
-  // JSON: unambiguous whatever the names hold ([] and [''] join alike, so may names with a NUL).
-  const id = JSON.stringify(modules);
+  // Each name prefixed with its length: unambiguous whatever the names hold ([] and [''] join
+  // alike, so may names with a NUL), cheaper than their JSON (bench/micro-miss.mjs compactModules).
+  let id = '';
+  for (const name of modules) id += `${name.length}:${name}`;
   const found = moduleLists.get(id);
   if (found) return found;
   const list = Object.freeze(modules.map(intern));
@@ -74,8 +76,7 @@ export function compactModules(modules: readonly string[]): readonly string[] {
  * change it (the store's headers are only ever read: replayed, copied into a reply, encoded).
  */
 export function sharedHeaders(headers: Readonly<Record<string, string | string[]>>): Readonly<Record<string, string | string[]>> {
-  // JSON of the entries: unambiguous whatever the values hold.
-  const id = JSON.stringify(Object.entries(headers));
+  const id = headerSetId(headers);
   const found = headerSets.get(id);
   if (found) return found;
   const set = Object.freeze(compactHeaders(headers));
@@ -83,4 +84,18 @@ export function sharedHeaders(headers: Readonly<Record<string, string | string[]
   if (headerSets.size >= MAX_HEADER_SETS) headerSets.delete(headerSets.keys().next().value as string);
   headerSets.set(id, set);
   return set;
+}
+
+/**
+ * An id equal for equal header sets only, whatever the names and values hold: each name and
+ * string value prefixed with its length, a list as its JSON (which ends where it ends). Half the
+ * cost of the JSON of Object.entries() (bench/micro-miss.mjs sharedHeaders).
+ */
+function headerSetId(headers: Readonly<Record<string, string | string[]>>): string {
+  let id = '';
+  for (const name of Object.keys(headers)) {
+    const value = headers[name]!;
+    id += typeof value === 'string' ? `${name.length}:${name}${value.length}:${value}` : `${name.length}:${name}${JSON.stringify(value)}`;
+  }
+  return id;
 }

@@ -49,6 +49,8 @@ export interface Generation {
   inFlight: number;
   /** Called when inFlight reaches 0, while it is being retired. */
   idle: (() => void) | undefined;
+  /** A request it was handed is answered (or its client left): one function for all of them. */
+  readonly answered: () => void;
   /** Its close, once begun: a shutdown during a reload closes the old gateway once, not twice. */
   closing?: Promise<void>;
 }
@@ -184,9 +186,9 @@ export class Generations {
   private serve(req: IncomingMessage, res: ServerResponse): void {
     const g = this.current;
     g.inFlight++;
-    res.once('close', () => {
-      if (--g.inFlight === 0) g.idle?.();
-    });
+    // `on`, not `once`: a response emits 'close' once (node:http emitCloseNT), and `once` would
+    // wrap a new closure for every request (~0.2 µs per request, hits included: bench/micro-miss.mjs).
+    res.on('close', g.answered);
     if (!this.front.listening || !serveFreshHit(g.built.gateway, req, res)) g.built.publicApp.routing(req, res);
   }
 
@@ -202,7 +204,17 @@ export class Generations {
     }
     const connections = new EventEmitter();
     built.gateway.metrics.watchClientConnections(connections as Server);
-    return { id, built, connections, inFlight: 0, idle: undefined };
+    const g: Generation = {
+      id,
+      built,
+      connections,
+      inFlight: 0,
+      idle: undefined,
+      answered: () => {
+        if (--g.inFlight === 0) g.idle?.();
+      },
+    };
+    return g;
   }
 
   /** What generation `id` tells the others: the purges it applied, whose sessions it learned. */

@@ -34,6 +34,8 @@ export function echoesRequester(query: PhpArray): boolean {
 }
 
 const DOTTED_QUAD = /^\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
+/** An octet with a leading zero, which MediaWiki reads and prints without it. */
+const LEADING_ZERO = /(?:^|\.)0\d/;
 
 /** Every spelling of the non-loopback addresses in an X-Forwarded-For value the wiki may print. */
 export function requesterAddressForms(forwardedFor: string): string[] {
@@ -41,11 +43,14 @@ export function requesterAddressForms(forwardedFor: string): string[] {
   for (const raw of forwardedFor.split(',')) {
     const address = raw.trim();
     if (DOTTED_QUAD.test(address)) {
-      // MediaWiki takes leading zeros (IPUtils::isIPv4) where Node does not.
-      const canonical = address
-        .split('.')
-        .map((octet) => String(Number(octet)))
-        .join('.');
+      // MediaWiki takes leading zeros (IPUtils::isIPv4) where Node does not. Most addresses
+      // have none: they are their own canonical form, without a split and a join per request.
+      const canonical = LEADING_ZERO.test(address)
+        ? address
+            .split('.')
+            .map((octet) => String(Number(octet)))
+            .join('.')
+        : address;
       if (!isIPv4(canonical) || canonical.startsWith('127.')) continue;
       forms.add(address);
       forms.add(canonical);

@@ -35,6 +35,8 @@ export function isHtmlFormat(query: PhpArray): boolean {
  * on `|`.
  */
 function multiValue(value: string): string[] {
+  // One value, most often (`meta=siteinfo`): no split and no filter.
+  if (!value.includes('|') && !value.startsWith('\x1f')) return value === '' ? [] : [value];
   return (value.startsWith('\x1f') ? value.slice(1).split('\x1f') : value.split('|')).filter(Boolean);
 }
 
@@ -132,9 +134,17 @@ export function canonicalQuery(query: PhpArray): string {
   for (const name of names) {
     const value = query.get(name);
     if (typeof value !== 'string') continue; // classify() already refused array shapes
-    out += `${out ? '&' : ''}${encodeURIComponent(name)}=${encodeURIComponent(value)}`;
+    out += `${out ? '&' : ''}${encoded(name)}=${encoded(value)}`;
   }
   return out;
+}
+
+/** What encodeURIComponent leaves as it is (ECMA-262 uriUnreserved): most names and values of a query. */
+const URI_UNRESERVED = /^[A-Za-z0-9\-_.!~*'()]*$/;
+
+/** encodeURIComponent(s), with no call for a string it would return unchanged (bench/micro-miss.mjs canonicalQuery). */
+function encoded(s: string): string {
+  return URI_UNRESERVED.test(s) ? s : encodeURIComponent(s);
 }
 
 /** Request headers other than Cookie that MediaWiki's Vary names and that we key on. */
