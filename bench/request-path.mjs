@@ -26,9 +26,10 @@
 //     when the callee's file sits in a higher layer than the caller's. Code run after an await, by
 //     a timer or an I/O callback has no caller of ours and counts as neither. Layers are each
 //     build's own: the upward rules ("x-not-to-y") of its .dependency-cruiser.cjs, lowest first;
-//     src/main.ts, in no layer, above all. Each function's hits are compared with its coverage
-//     count over the same window: the difference is printed as unseen (an async function's
-//     resumption after an await counts as a call in coverage and hits no breakpoint).
+//     a call from or to a file in no layer (src/main.ts) is not counted. Each function's hits are
+//     compared with its coverage count over the same window: the difference is printed as unseen
+//     (an async function's resumption after an await counts as a call in coverage and hits no
+//     breakpoint).
 //
 // --baseline <ref> builds that ref in a temporary git worktree (bench/baseline.mjs) and measures
 // it the same way, side by side with this tree's build.
@@ -159,7 +160,10 @@ function layersOf(dir) {
   /** A src/ file's layer: its name and rank (0 the lowest). */
   return (file) => {
     const at = ordered.findIndex((l) => l.path.test(file));
-    return at >= 0 ? { name: ordered[at].name, rank: at } : { name: '(no layer)', rank: ordered.length };
+    if (at >= 0) return { name: ordered[at].name, rank: at };
+    // A file its build's rules put in no layer (the entry point, or a file the rules missed) has
+    // no place to go up from or to.
+    return { name: '(no layer)', rank: Infinity };
   };
 }
 
@@ -213,7 +217,8 @@ async function measure({ dir, main, label }) {
       const from = srcOf(scripts.get(caller.location.scriptId));
       if (from === fn.file) continue;
       traced.crossings++;
-      if (layerOf(fn.file).rank > layerOf(from).rank) {
+      const [up, down] = [layerOf(fn.file).rank, layerOf(from).rank];
+      if (Number.isFinite(up) && Number.isFinite(down) && up > down) {
         traced.upward++;
         const edge = `${from} -> ${fn.file}`;
         traced.edges.set(edge, (traced.edges.get(edge) ?? 0) + 1);
