@@ -94,8 +94,8 @@ export class CacheStore {
    * Replace the identity entry `current` under `key` by its gzip form (tier.ts Tiered.addGzip):
    * false when the key holds another entry by now, or it no longer fits.
    */
-  addGzip(tier: Tier, key: string, current: CacheEntry, gzip: Buffer): boolean {
-    return this.tiers[tier].addGzip(key, current, gzip, this.opts.now());
+  addGzip(tier: Tier, key: string, current: CacheEntry, gzip: Buffer, headers: CacheEntry['headers']): boolean {
+    return this.tiers[tier].addGzip(key, current, gzip, headers, this.opts.now());
   }
 
   /** Remove one entry (a dead one found on lookup). */

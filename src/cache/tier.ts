@@ -363,14 +363,14 @@ export class Tiered {
   }
 
   /**
-   * Replace the identity entry `current` under `key` by its gzip form (representations.ts
-   * gzipFirst: made when a client first takes it): false when the key holds another entry by
+   * Replace the identity entry `current` under `key` by its gzip form with `headers`
+   * (representations.ts gzipFirst: made when a client first takes it): false when the key holds another entry by
    * now, the entry is stored compressed already, or the new one no longer fits. As addBrotli, it
    * becomes the most recently used and is not counted as an eviction.
    */
-  addGzip(key: string, current: CacheEntry, gzip: Buffer, now: number): boolean {
+  addGzip(key: string, current: CacheEntry, gzip: Buffer, headers: CacheEntry['headers'], now: number): boolean {
     if (current.coding) return false;
-    return this.replaceForm(key, current, { ...entryFields(current), body: gzip, coding: 'gzip', identityBytes: current.body.length }, now);
+    return this.replaceForm(key, current, { ...entryFields(current), headers, body: gzip, coding: 'gzip', identityBytes: current.body.length }, now);
   }
 
   private replaceForm(key: string, current: CacheEntry, next: CacheEntry, now: number): boolean {

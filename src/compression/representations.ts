@@ -29,6 +29,7 @@ import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import type { CacheEntry, CacheStore } from '../cache/store.js';
 import { entryFields } from '../cache/entry.js';
+import { varyOnAcceptEncoding } from '../policy/policy.js';
 import type { Tier } from '../words/outcomes.js';
 import { type Coding, prefersGzipToIdentity } from '../http/accept-encoding.js';
 import {
@@ -168,24 +169,42 @@ export class Representations {
    */
   gzipFirst(tier: Tier, key: string, entry: CacheEntry): CacheEntry | undefined {
     const made = storedFormSync(entry.body);
-    return made && this.adoptGzip(tier, key, entry, made.form, made.cost);
+    if (!made) return undefined;
+    this.gzipTried.add(entry);
+    return this.adoptGzip(tier, key, entry, made.form, made.cost);
   }
 
-  /** gzipFirst for answers of any size (large ones on libuv's thread pool). */
+  /**
+   * gzipFirst for answers of any size (large ones on libuv's thread pool). Marked tried before it
+   * starts: the clients that find the entry while it is made get it as it is, rather than each
+   * making it again (hits are never limited: one miss must not buy a compression per hit).
+   */
   async gzipFirstAsync(tier: Tier, key: string, entry: CacheEntry): Promise<CacheEntry> {
+    this.gzipTried.add(entry);
     const { form, cost } = await storedForm(entry.body);
     return this.adoptGzip(tier, key, entry, form, cost);
   }
 
+  /**
+   * `entry`, stored as it is, was found not worth its gzip when it was stored (its miss's client
+   * took gzip, and gzip did not pay): no hit tries again.
+   */
+  gzipNotWorthIt(tier: Tier, key: string): void {
+    // get, not peek: the view it keeps is the object every later hit finds (tier.ts keepView).
+    const entry = this.opts.store.get(tier, key);
+    if (entry && !entry.coding) this.gzipTried.add(entry);
+  }
+
   private adoptGzip(tier: Tier, key: string, entry: CacheEntry, form: StoredForm, cost: CompressionCost | undefined): CacheEntry {
     if (cost) this.opts.metrics.compressed(cost, 'store');
-    this.gzipTried.add(entry);
     if (form.coding !== 'gzip') return entry;
-    // Delivered now whether or not it takes the entry's place: the key may hold another entry
-    // by now (replaced, purged), and this one is still what the client was found.
-    const gzipped: CacheEntry = { ...entryFields(entry), body: form.body, coding: 'gzip', identityBytes: entry.body.length };
-    this.opts.store.addGzip(tier, key, entry, form.body);
-    return gzipped;
+    // A coded representation varies on Accept-Encoding, whatever the entry said (an entry kept
+    // as it is because gzip did not pay when it was stored may not).
+    const headers = varyOnAcceptEncoding(entry.headers);
+    // The stored one when it takes the entry's place (br is counted on it); else this copy,
+    // still what the client found (the key holds another entry by now: replaced, purged).
+    if (this.opts.store.addGzip(tier, key, entry, form.body, headers)) return this.opts.store.get(tier, key) ?? entry;
+    return { ...entryFields(entry), headers, body: form.body, coding: 'gzip', identityBytes: entry.body.length };
   }
 
   /**

@@ -116,7 +116,7 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
         return entry(hit, found!.shared ? 'hit-shared' : 'hit');
       }
       case 'stale-and-refresh':
-        refreshInBackground(gw, request, api, key, tier);
+        refreshInBackground(gw, request, api, key, tier, found!.entry.coding === 'gzip');
         return entry(found!.entry, 'stale');
       case 'keep-as-fallback':
         fallback = found!.entry;
@@ -266,9 +266,10 @@ async function fetchOnceAcrossReplicas(
  * the stale entry already, so nothing here touches its record. With Redis, only the replica that
  * takes the lock refreshes; the others get its entry through Redis.
  */
-function refreshInBackground(gw: Gateway, request: FastifyRequest, api: ApiRequest, key: string, tier: Tier): void {
+function refreshInBackground(gw: Gateway, request: FastifyRequest, api: ApiRequest, key: string, tier: Tier, wasGzip: boolean): void {
   if (gw.coalescer.pending(key)) return;
-  const refresh = () => fetchAndStore(gw, request, api, key, tier, 'refresh');
+  // An entry some client took the gzip of is refreshed in gzip: its clients would make it again.
+  const refresh = () => fetchAndStore(gw, request, api, key, tier, 'refresh', undefined, undefined, wasGzip);
   // An entry Redis will not hold is refreshed by whoever holds it (policy.ts mayLeaveTheProcess).
   const work: Promise<Stored | undefined> = mayLeaveTheProcess(api) ? gw.storage.refreshOnce(tier, key, refresh) : refresh();
   gw.coalescer.lead(key, () =>
@@ -324,6 +325,8 @@ async function fetchAndStore(
   gone?: AbortSignal,
   /** A miss's client, answered before the entry is stored (none for a background refresh). */
   client?: AnswerFirst,
+  /** A refresh of an entry stored in gzip: stored in gzip again. */
+  gzipAtStore = false,
 ): Promise<Stored> {
   const probe = shouldProbe(api.query);
   // A background refresh's answer is for the store alone: a shared one is always asked for
@@ -415,10 +418,10 @@ async function fetchAndStore(
   }
   // Compressed once, after debuginfo was stripped, when a client first takes the gzip: the
   // stored form (codings.ts) is what every hit is sent, and what Redis holds. A client that
-  // takes gzip gets it now, and the entry is stored in it; any other miss (and a background
-  // refresh) is stored as it is, and its gzip is made by the first hit that takes it
+  // takes gzip gets it now, and the entry is stored in it (as is a refresh of an entry some
+  // client took the gzip of); any other miss is stored as it is, and its gzip is made by the first hit that takes it
   // (representations.ts gzipFirst): a miss nobody asks for again is never compressed.
-  const madeNow = client && prefersGzipToIdentity(client.preference) ? await gw.compression.storedForm(body) : undefined;
+  const madeNow = (client ? prefersGzipToIdentity(client.preference) : gzipAtStore) ? await gw.compression.storedForm(body) : undefined;
   const fetched: Fetched = {
     answer: madeNow
       ? { status: res.statusCode, headers: clientHeaders, setCookies: cookies.relay, body, stored: madeNow }
@@ -450,7 +453,11 @@ async function fetchAndStore(
   };
   // An invalidation that lands meanwhile is caught by the store's own guard against the same
   // mark (storage.ts store).
-  if (await gw.storage.store(tier, key, entry, mark)) return { fetched, entry };
+  if (await gw.storage.store(tier, key, entry, mark)) {
+    // Made and found not worth it: no hit tries again.
+    if (madeNow?.coding === 'identity') gw.compression.gzipNotWorthIt(tier, key);
+    return { fetched, entry };
+  }
   // Not kept: a change reached it while it was compressed or written, or the tier is too small for it.
   const notStored = gw.storage.invalidatedSince(entry, mark) ? 'invalidated' : 'too-large';
   gw.metrics.notStored.inc({ reason: notStored });

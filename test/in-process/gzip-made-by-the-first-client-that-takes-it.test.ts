@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { gatewayOnFake } from '../support/gateway-on-fake.js';
 import { header, http } from '../support/http.js';
-import { metric } from '../support/replicas.js';
+import { metric, until } from '../support/replicas.js';
 import type { RunningGateway } from '../support/gateway.js';
 import { request } from 'undici';
 
@@ -16,9 +16,15 @@ const BODY = JSON.stringify({ batchcomplete: true, query: { pages: Array.from({ 
 /** An answer gzip cannot shrink by a tenth (random bytes): stored as it is for good. */
 const NOISE = randomBytes(1500);
 
+/** Above what is compressed on the request's thread (codings.ts SYNC_MAX_BYTES, 64 KiB): made on the thread pool. */
+const LARGE = JSON.stringify({ query: { pages: Array.from({ length: 4000 }, (_, i) => ({ title: `Page ${i}`, pageid: i, ns: 0 })) } });
+
 function publicAnswer(req: IncomingMessage, res: ServerResponse): void {
-  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 's-maxage=300, max-age=300, public' });
-  res.end(req.url?.includes('noise') ? NOISE : BODY);
+  const url = req.url ?? '';
+  // `short`: fresh for a second, then in its grace window (a background refresh).
+  const maxAge = url.includes('short') ? 1 : 300;
+  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': `s-maxage=${maxAge}, max-age=${maxAge}, public` });
+  res.end(url.includes('noise') ? NOISE : url.includes('large') ? LARGE : BODY);
 }
 
 /** A GET whose body is kept as bytes (a gzip body is not text). */
@@ -103,5 +109,51 @@ describe('the gzip of an entry is made by the first client that takes it', () =>
       expect(hit.bytes.equals(NOISE)).toBe(true);
     }
     expect(await storeGzipInput(pair.gw)).toBe(before + NOISE.length);
+  });
+
+  it('a gzip client’s miss that gzip does not pay for is not tried again by its hits', async () => {
+    const u = url('noise');
+    const before = await storeGzipInput(pair.gw);
+    await bytes(u, { 'accept-encoding': 'gzip' });
+    await pair.gw.built.gateway.afterAnswers.settled(5_000);
+    for (let i = 0; i < 3; i++) {
+      const hit = await bytes(u, { 'accept-encoding': 'gzip' });
+      expect(said(hit, 'x-cache')).toBe('hit');
+      expect(said(hit, 'content-encoding')).toBeUndefined();
+    }
+    expect(await storeGzipInput(pair.gw)).toBe(before + NOISE.length);
+  });
+
+  it('clients that find a large entry while its gzip is being made do not make it again', async () => {
+    const u = url('large');
+    await http(u);
+    await pair.gw.built.gateway.afterAnswers.settled(5_000);
+    const before = await storeGzipInput(pair.gw);
+    const hits = await Promise.all(Array.from({ length: 20 }, () => bytes(u, { 'accept-encoding': 'gzip' })));
+    for (const hit of hits) {
+      expect(said(hit, 'x-cache')).toBe('hit');
+      const body = said(hit, 'content-encoding') === 'gzip' ? gunzipSync(hit.bytes) : hit.bytes;
+      expect(body.toString()).toBe(LARGE);
+    }
+    const after = await bytes(u, { 'accept-encoding': 'gzip' });
+    expect(said(after, 'content-encoding')).toBe('gzip');
+    expect(await storeGzipInput(pair.gw)).toBe(before + Buffer.byteLength(LARGE));
+  });
+
+  it('a background refresh of an entry some client took the gzip of stores it in gzip again', async () => {
+    const u = url('short');
+    await http(u);
+    await pair.gw.built.gateway.afterAnswers.settled(5_000);
+    await bytes(u, { 'accept-encoding': 'gzip' });
+    await new Promise((r) => setTimeout(r, 1_200));
+    const before = await storeGzipInput(pair.gw);
+    const stale = await http(u);
+    expect(header(stale, 'x-cache')).toBe('stale');
+    // The refresh compressed its answer as it stored it, before any gzip client came back.
+    await until('the refresh stored', async () => (await storeGzipInput(pair.gw)) > before);
+    expect(await storeGzipInput(pair.gw)).toBe(before + Buffer.byteLength(BODY));
+    const hit = await bytes(u, { 'accept-encoding': 'gzip' });
+    expect(said(hit, 'content-encoding')).toBe('gzip');
+    expect(await storeGzipInput(pair.gw)).toBe(before + Buffer.byteLength(BODY));
   });
 });
