@@ -33,6 +33,7 @@ import type { CompressionCost } from '../http/codings.js';
 const CODINGS: readonly Coding[] = ['identity', 'gzip', 'br'];
 
 export type CompressionStage = 'store' | 'answer' | 'upgrade';
+const STAGES: readonly CompressionStage[] = ['store', 'answer', 'upgrade'];
 export type UpgradeOutcome = 'made' | 'not-smaller' | 'gone' | 'dropped' | 'failed';
 
 export interface CompressionMetricsOptions {
@@ -87,6 +88,11 @@ export class CompressionMetrics {
       labelNames: ['coding', 'stage'] as const,
       registers,
     });
+    // Every series a dashboard reads exists from the start, at 0: which stages compress depends on
+    // the clients (a miss whose client takes no gzip compresses nothing: representations.ts
+    // gzipFirst), and a panel should show none rather than no data.
+    for (const coding of ['gzip', 'br'] as const)
+      for (const stage of STAGES) for (const counter of [this.inputBytes, this.outputBytes, this.seconds]) counter.inc({ coding, stage }, 0);
     this.decodeSeconds = new Counter({
       name: 'wikiedge_decompression_seconds_total',
       help: 'Seconds spent decoding stored gzip for clients that take no compression.',
