@@ -55,8 +55,12 @@ export class ClusterMetrics<W extends { readonly id: number }> {
     private readonly own?: Registry,
   ) {}
 
+  /** Workers that handed over their final figures: no answer of theirs replaces those. */
+  private readonly final = new WeakSet<W>();
+
   /** A worker's final figures, handed over just before it exits (worker-side.ts): what retire() folds. */
   keepFinal(worker: W, figures: MetricsJson): void {
+    this.final.add(worker);
     this.last.set(worker, figures);
   }
 
@@ -99,8 +103,12 @@ export class ClusterMetrics<W extends { readonly id: number }> {
         if (figures) parts.push(figures);
         return;
       }
-      if (a.status === 'fulfilled') this.last.set(worker, a.value);
-      else this.log.warn({ worker: worker.id, err: String(a.reason) }, 'metrics: a worker did not answer, its last figures are used');
+      // An answer to a scrape asked before the worker's final figures can be read after them (its
+      // continuation runs once both IPC messages are in): it is older, and would lose what the
+      // worker counted in between (reload-counters-never-go-down, WIKIEDGE_WORKERS=2, lost 2 and 6).
+      if (a.status === 'fulfilled') {
+        if (!this.final.has(worker)) this.last.set(worker, a.value);
+      } else this.log.warn({ worker: worker.id, err: String(a.reason) }, 'metrics: a worker did not answer, its last figures are used');
       // A worker that did not answer still counts with what it said last: sums must not drop.
       const figures = this.last.get(worker);
       if (figures) parts.push(figures);

@@ -172,4 +172,20 @@ describe('ClusterMetrics', () => {
     expect((await c.scrape([w1]))('wikiedge_requests_total{cache="hit"}')).toBe(11);
     expect((await c.scrape([w1]))('wikiedge_requests_total{cache="hit"}')).toBe(11);
   });
+
+  it('an answer asked before a worker’s final figures and read after them does not replace them (the worker still live)', async () => {
+    const c = cluster();
+    const [w1, w2] = [{ id: 1 }, { id: 2 }];
+    c.answers.set(w1, [requests(3)]);
+    c.answers.set(w2, [requests(5)]);
+    await c.scrape([w1, w2]);
+    // The scrape asks w2 (which answers 6), then w2's final figures (8) arrive before that answer
+    // is read, and it has not exited yet: the older answer must not win.
+    c.answers.set(w2, [requests(6)]);
+    const during = c.scrape([w1, w2]);
+    c.metrics.keepFinal(w2, [requests(8)]);
+    await during;
+    c.metrics.retire(w2);
+    expect((await c.scrape([w1]))('wikiedge_requests_total{cache="hit"}')).toBe(11);
+  });
 });
