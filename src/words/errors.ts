@@ -105,6 +105,11 @@ export function renderApiError(err: GatewayError, fmt: ErrorFormat): RenderedErr
     const body = `<?xml version="1.0"?><api><error code="${xmlEscape(err.code)}" info="${xmlEscape(err.message)}" xml:space="preserve">${xmlEscape(DOCREF)}</error></api>`;
     return { status: err.status, headers, body };
   }
+  if (fmt.format === 'php') {
+    // ApiFormatPhp::execute: PHP's serialize() of the same result, with ApiFormatPhp::getMimeType.
+    headers['content-type'] = 'application/vnd.php.serialized; charset=utf-8';
+    return { status: err.status, headers, body: phpSerialize(payload) };
+  }
   const json = JSON.stringify(payload);
   if (fmt.callback !== undefined && JSONP_CALLBACK.test(fmt.callback)) {
     headers['content-type'] = 'text/javascript; charset=utf-8';
@@ -125,6 +130,23 @@ export function renderPlainError(err: GatewayError): RenderedError {
     },
     body: `${err.status} ${err.message}\n`,
   };
+}
+
+/**
+ * PHP's serialize() of what an error holds (strings, lists, string-keyed maps): a list is an
+ * array keyed 0…n-1, a string's length is its UTF-8 bytes (ext/standard/var.c
+ * php_var_serialize_intern).
+ */
+export function phpSerialize(value: unknown): string {
+  if (typeof value === 'string') return `s:${Buffer.byteLength(value)}:"${value}";`;
+  if (typeof value === 'number' && Number.isInteger(value)) return `i:${value};`;
+  if (typeof value === 'boolean') return `b:${value ? 1 : 0};`;
+  if (Array.isArray(value)) return `a:${value.length}:{${value.map((v, i) => `i:${i};${phpSerialize(v)}`).join('')}}`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value);
+    return `a:${entries.length}:{${entries.map(([k, v]) => phpSerialize(k) + phpSerialize(v)).join('')}}`;
+  }
+  return 'N;';
 }
 
 function xmlEscape(s: string): string {
