@@ -41,7 +41,7 @@ import { request, WebSocket } from 'undici';
 import { createServer } from 'node:http';
 import { prepareBaseline } from './baseline.mjs';
 import { freePort, gateway, root, stopProcess } from './harness.mjs';
-import { missAnswer } from './servers/miss-api.mjs';
+import { hasSession, missAnswer, PRIVATE, PUBLIC } from './servers/miss-api.mjs';
 
 const argv = process.argv.slice(2);
 const option = (name) => {
@@ -83,15 +83,6 @@ async function get(gw, pathAndQuery, { method = 'GET', body, ...headers } = {}) 
  */
 async function standIn() {
   const body = missAnswer();
-  const common = {
-    'x-content-type-options': 'nosniff',
-    'content-type': 'application/json; charset=utf-8',
-    'x-frame-options': 'DENY',
-    'content-disposition': 'inline; filename=api-result.json',
-    vary: 'Accept-Encoding, Treat-as-Untrusted, Cookie',
-  };
-  const publicHeaders = { ...common, expires: 'Thu, 01 Jan 1970 00:00:01 GMT', 'cache-control': 's-maxage=3600, max-age=0, public' };
-  const privateHeaders = { ...common, 'cache-control': 'private, must-revalidate, max-age=0' };
   const namespaces = Buffer.from(
     JSON.stringify({
       batchcomplete: true,
@@ -99,9 +90,8 @@ async function standIn() {
     }),
   );
   const server = createServer((req, res) => {
-    if (req.url.includes('siprop=namespaces')) return res.writeHead(200, publicHeaders).end(namespaces);
-    const session = /(?:^|;\s*)wiki_session=([^;]+)/.exec(req.headers.cookie ?? '');
-    res.writeHead(200, session && session[1] !== 'deleted' ? privateHeaders : publicHeaders).end(body);
+    if (req.url.includes('siprop=namespaces')) return res.writeHead(200, PUBLIC).end(namespaces);
+    res.writeHead(200, hasSession(req.headers.cookie) ? PRIVATE : PUBLIC).end(body);
   });
   server.keepAliveTimeout = 65_000; // as miss-api's: a traced request holds a connection idle for seconds
   await new Promise((r) => server.listen(0, '127.0.0.1', r));

@@ -28,18 +28,19 @@ export function missAnswer() {
   return body;
 }
 
-const common = {
+const COMMON = {
   'x-content-type-options': 'nosniff',
   'content-type': 'application/json; charset=utf-8',
   'x-frame-options': 'DENY',
   'content-disposition': 'inline; filename=api-result.json',
   vary: 'Accept-Encoding, Treat-as-Untrusted, Cookie',
 };
-const PUBLIC = { ...common, expires: 'Thu, 01 Jan 1970 00:00:01 GMT', 'cache-control': 's-maxage=3600, max-age=0, public' };
-const PRIVATE = { ...common, 'cache-control': 'private, must-revalidate, max-age=0' };
+/** The headers of the public answer (an anonymous requester) and of the private one (a session). */
+export const PUBLIC = { ...COMMON, expires: 'Thu, 01 Jan 1970 00:00:01 GMT', 'cache-control': 's-maxage=3600, max-age=0, public' };
+export const PRIVATE = { ...COMMON, 'cache-control': 'private, must-revalidate, max-age=0' };
 
 /** A session MediaWiki would load: a non-empty `wiki_session` other than PHP's `deleted`. */
-const hasSession = (cookie) => {
+export const hasSession = (cookie) => {
   const m = /(?:^|;\s*)wiki_session=([^;]*)/.exec(cookie ?? '');
   return m !== null && m[1] !== '' && m[1] !== 'deleted';
 };
