@@ -5,16 +5,25 @@
  * the cross-replica lock's release still use (apps/app.ts closeGateway).
  */
 export class AfterAnswers {
-  private readonly pending = new Set<Promise<void>>();
+  private readonly pending = new Set<Running>();
+
+  /**
+   * Work begun, until its `done()`: the miss's one handler of its fetch calls it (steps/flow.ts
+   * lookupOrFetch), so tracking a miss costs no promise of its own.
+   */
+  begin(): Running {
+    const running = new Running(this.pending);
+    this.pending.add(running);
+    return running;
+  }
 
   /** Tracks `work` until it settles; its outcome is its owner's to handle. */
   track(work: Promise<unknown>): void {
-    const settled = work.then(
-      () => undefined,
-      () => undefined,
+    const running = this.begin();
+    work.then(
+      () => running.done(),
+      () => running.done(),
     );
-    this.pending.add(settled);
-    void settled.then(() => this.pending.delete(settled));
   }
 
   /** How many are still running. */
@@ -30,7 +39,29 @@ export class AfterAnswers {
       timer = setTimeout(resolve, boundMs);
       timer.unref();
     });
-    await Promise.race([Promise.all([...this.pending]), bound]);
+    await Promise.race([Promise.all([...this.pending].map((r) => r.ended())), bound]);
     clearTimeout(timer);
+  }
+}
+
+/** One piece of work a request left running. */
+export class Running {
+  private end: Promise<void> | undefined;
+  private resolve: (() => void) | undefined;
+  private finished = false;
+
+  constructor(private readonly pending: Set<Running>) {}
+
+  done(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.pending.delete(this);
+    this.resolve?.();
+  }
+
+  /** Resolves when it is done: made only when someone waits (a closing gateway, a trace). */
+  ended(): Promise<void> {
+    if (this.finished) return Promise.resolve();
+    return (this.end ??= new Promise((resolve) => (this.resolve = resolve)));
   }
 }

@@ -24,6 +24,19 @@ export interface GateOptions {
 
 export type Release = () => void;
 
+/**
+ * How a waiter hears that its client left: an AbortSignal, or anything that says `aborted` and
+ * calls an `abort` listener as one does. A miss passes its request record's (steps/request-record.ts
+ * clientLeaving), heard from the close listener every request has anyway: an AbortController and
+ * a second close listener per miss cost ~2.5 µs (docs/BENCHMARKS.md, "Where a miss's time goes"),
+ * and only a miss that has to wait for its turn ever listens.
+ */
+export interface LeaveSignal {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
 interface Waiter {
   readonly client: string;
   readonly group: string;
@@ -57,7 +70,7 @@ export class UpstreamGate {
    * aborts while waiting, ClientClosedError. `group` ('' for none): the group whose share it
    * also counts in (perGroupMax).
    */
-  acquire(client: string, signal?: AbortSignal, group = ''): Promise<Release> {
+  acquire(client: string, signal?: LeaveSignal, group = ''): Promise<Release> {
     if (signal?.aborted) return Promise.reject(new ClientClosedError());
     const held = client ? (this.perClient.get(client) ?? 0) : 0;
     if (client && this.opts.perClientMax > 0 && held >= this.opts.perClientMax) {

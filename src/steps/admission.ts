@@ -16,7 +16,7 @@ import type { Metrics } from '../observe/metrics.js';
 import type { SessionUsers } from '../policy/session-users.js';
 import { clientKey } from '../limits/client-key.js';
 import { type IdentityRules, sessionIdentityFromHeaders } from '../mediawiki/identity.js';
-import type { Release, UpstreamGate } from '../limits/upstream-gate.js';
+import type { LeaveSignal, Release, UpstreamGate } from '../limits/upstream-gate.js';
 
 export type { Release } from '../limits/upstream-gate.js';
 
@@ -40,7 +40,7 @@ export interface Limits {
 /** What a request leaving needs: its client's count under way, and the clock. */
 export type UnderWayParts = Pick<Limits, 'underWay' | 'now'>;
 
-export async function admit(limits: Limits, req: IncomingMessage, admission: Admission, signal?: AbortSignal): Promise<Release> {
+export async function admit(limits: Limits, req: IncomingMessage, admission: Admission, signal?: LeaveSignal): Promise<Release> {
   if (admission === 'refresh') return limits.gate.acquire('', signal);
   const state = underWay(limits, req);
   const now = limits.now();

@@ -20,6 +20,7 @@ import { ClientClosedError, GatewayError, failureKind, fromUpstreamFailure } fro
 import { headerString } from '../http/forwarding.js';
 import { requestCookieNames } from '../mediawiki/identity.js';
 import { admit, type Limits, releaseWith } from './admission.js';
+import type { LeaveSignal } from '../limits/upstream-gate.js';
 import type { Logger } from 'pino';
 import type { Metrics } from '../observe/metrics.js';
 import type { DebuginfoMetrics } from '../mediawiki/debuginfo/record.js';
@@ -58,7 +59,7 @@ export async function askWiki(
   upstreamRequest: UpstreamRequest,
   readLimit: number,
   /** Stop waiting for a turn when this aborts (the client left); the upstream request's own signal by default. */
-  waitSignal: AbortSignal | undefined = upstreamRequest.signal,
+  waitSignal: LeaveSignal | undefined = upstreamRequest.signal,
 ): Promise<WikiAnswer> {
   // A turn at the wiki first: 429/503 without one, nothing sent.
   const release = await admit(parts, request.raw, reason === 'refresh' ? 'refresh' : 'uncached', waitSignal);
@@ -103,11 +104,15 @@ export async function askWiki(
   }
 }
 
-/** A whole answer, for inspection: debuginfo hides in compressed answers too, so one the wiki compressed anyway is decoded. */
-async function decoded(res: UpstreamHead, body: Buffer, upstreamMs: number): Promise<WikiAnswer> {
+/**
+ * A whole answer, for inspection: debuginfo hides in compressed answers too, so one the wiki
+ * compressed anyway is decoded. One it did not (what the gateway asks for) is returned as it is,
+ * not through a promise of its own.
+ */
+function decoded(res: UpstreamHead, body: Buffer, upstreamMs: number): WikiAnswer | Promise<WikiAnswer> {
   const encoding = headerString(res.headers['content-encoding']);
   if (!encoding) return { res, body, complete: true, decoded: false, upstreamMs };
-  return { res, body: await decodeContent(body, encoding, MAX_INSPECT_BYTES), complete: true, decoded: true, upstreamMs };
+  return decodeContent(body, encoding, MAX_INSPECT_BYTES).then((plain) => ({ res, body: plain, complete: true, decoded: true, upstreamMs }));
 }
 
 function tooLargeToInspect(): GatewayError {

@@ -41,10 +41,11 @@ import { forwardedView, headerString, upstreamRequestHeaders } from '../http/for
 import type { Gateway } from '../gateway/gateway.js';
 import { budgetLeft, refuse, requestBodyOf } from './admission.js';
 import type { Disposition, Freshness, NoStoreReason, PassReason, Tier } from '../words/outcomes.js';
-import { MODULE_PARAMETERS, noteFormModule, noteOutcome, noteTarget, type Outcome } from './request-record.js';
+import { clientLeaving, MODULE_PARAMETERS, noteFormModule, noteOutcome, noteTarget, type Outcome } from './request-record.js';
+import type { LeaveSignal } from '../limits/upstream-gate.js';
 import { learnSessionUser, type SessionParts, settleSession, wrote } from './session-lifecycle.js';
 import type { RequestTarget } from '../words/target.js';
-import { askWiki, clientGone, inspect, MAX_INSPECT_BYTES, setCookies, type WikiAnswer } from './ask-wiki.js';
+import { askWiki, clientGone, type Inspected, inspect, MAX_INSPECT_BYTES, setCookies, type WikiAnswer } from './ask-wiki.js';
 import { type Answer, deliverAnswer, deliverEntry, tooCostlyForAHit } from './deliver.js';
 import { bypassesCache, mayLeaveTheProcess, writerBypasses } from '../policy/policy.js';
 import { AnswerPolicy } from '../policy/answer-policy.js';
@@ -150,40 +151,47 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
   // An entry Redis will not hold (policy.ts mayLeaveTheProcess) is no other replica's to wait for.
   const alone = bypass || forItself || !mayLeaveTheProcess(api);
   // The client's answer is known before its entry is stored (fetchAndStore: compressed and
-  // written after the answer went out); `work` ends with the store, and so does the lock.
-  let answered!: (fetched: Fetched) => void;
-  let answeredEarly = false;
-  const early = new Promise<Fetched>(
-    (resolve) =>
-      (answered = (fetched) => {
-        answeredEarly = true;
-        resolve(fetched);
-      }),
-  );
-  const work = fetchOnceAcrossReplicas(gw, request, api, key, tier, alone, clientGone(reply), preference, answered);
-  // Once the client has its answer, a failure of the compression or the store is no one's
-  // answer any more (Promise.race below has settled): logged and counted, never silent.
-  gw.afterAnswers.track(work);
-  work.catch((err: unknown) => {
-    if (!answeredEarly) return;
-    gw.metrics.notStored.inc({ reason: 'store-failed' });
-    request.log.warn({ err }, 'the store after the answer failed');
+  // written after the answer went out); the fetch ends with the store, and so do the lock, the
+  // lead that identical requests wait on, and what a closing gateway waits for: all settled by
+  // the one handler below (a promise per step costs the miss; docs/BENCHMARKS.md).
+  const running = gw.afterAnswers.begin();
+  const leading = forItself ? undefined : gw.coalescer.begin(key);
+  let answer!: (first: Fetched | Led<Stored>) => void;
+  let fail!: (err: unknown) => void;
+  const answers = new Promise<Fetched | Led<Stored>>((resolve, reject) => {
+    answer = resolve;
+    fail = reject;
   });
-  if (!forItself)
-    gw.coalescer.lead(key, () =>
-      work.then(
-        (led) => ('entry' in led ? led.entry : led.fetched.entry),
-        () => undefined,
-      ),
-    );
-  let first: Fetched | { readonly entry: CacheEntry };
+  let answeredEarly = false;
+  const answered = (fetched: Fetched) => {
+    answeredEarly = true;
+    answer(fetched);
+  };
+  fetchOnceAcrossReplicas(gw, request, api, key, tier, alone, clientLeaving(request), preference, answered).then(
+    (led) => {
+      running.done();
+      leading?.settle('entry' in led ? led.entry : led.fetched.entry);
+      answer(led);
+    },
+    (err: unknown) => {
+      running.done();
+      leading?.settle(undefined);
+      if (!answeredEarly) return fail(err);
+      // The client has its answer: a failure of the compression or the store is no one's
+      // answer any more. Logged and counted, never silent.
+      gw.metrics.notStored.inc({ reason: 'store-failed' });
+      request.log.warn({ err }, 'the store after the answer failed');
+    },
+  );
+  let first: Fetched | Led<Stored>;
   try {
-    first = await Promise.race([early, work.then((led) => ('entry' in led ? led : led.fetched.fetched))]);
+    first = await answers;
   } catch (err) {
     // stale-if-error: the wiki failed (or is too busy), the fallback answers.
     if (fallback && !(err instanceof ClientClosedError)) return entry(fallback, 'stale');
     throw err;
   }
+  if ('fetched' in first) first = first.fetched.fetched;
   if ('entry' in first) return entry(first.entry, 'coalesced');
   const fetched = first;
   if (fallback && fetched.answer.status >= 500) {
@@ -252,7 +260,7 @@ async function fetchOnceAcrossReplicas(
   key: string,
   tier: Tier,
   alone: boolean,
-  gone: AbortSignal,
+  gone: LeaveSignal,
   preference: readonly Coding[],
   answered: (fetched: Fetched) => void,
 ): Promise<Led<Stored>> {
@@ -322,7 +330,7 @@ async function fetchAndStore(
   tier: Tier,
   reason: 'miss' | 'refresh',
   /** The client left: stop waiting for a turn at the gate (a fetch under way goes on: others may share it). */
-  gone?: AbortSignal,
+  gone?: LeaveSignal,
   /** A miss's client, answered before the entry is stored (none for a background refresh). */
   client?: AnswerFirst,
   /** A refresh of an entry stored in gzip: stored in gzip again. */
@@ -363,7 +371,8 @@ async function fetchAndStore(
     gone,
   );
   const { res } = asked;
-  const { inspected, cookies, json } = await afterAnswer(gw, request, api, asked, headers, false);
+  const { inspected, cookies, json, settling } = afterAnswer(gw, request, api, asked, headers, false);
+  if (settling) await settling;
 
   // ---------------------------------------------------------------------------------- store
   // One policy for this answer (policy/answer-policy.ts): the long TTL defaults only where the
@@ -514,24 +523,26 @@ async function invalidateWrite(
  * (session-lifecycle.ts), the API error counted, and the session's user learned from answers
  * that name it. The answer's JSON is parsed at most once, when something asks for it.
  */
-async function afterAnswer(
+function afterAnswer(
   gw: Gateway,
   request: FastifyRequest,
   api: ApiRequest,
   fetched: WikiAnswer,
   headers: Record<string, string | string[]>,
   wroteNow: boolean,
-) {
+): { inspected: Inspected; cookies: ReturnType<typeof setCookies>; json: () => unknown; settling: Promise<void> | undefined } {
   const { res } = fetched;
   const inspected = inspect(gw, fetched, api, headerString(headers['x-forwarded-for']) ?? '');
   const cookies = setCookies(gw.cookieNames, gw.metrics, request, res.headers['set-cookie']);
   // Most answers settle nothing (settleSession's own first test): no promise to wait for then.
-  if (api.identity.kind === 'session' && (cookies.sessionEnded || wroteNow))
-    await settleSession(gw.storage, gw.metrics, request.log as Logger, api.identity, { ended: cookies.sessionEnded, wrote: wroteNow });
+  const settling =
+    api.identity.kind === 'session' && (cookies.sessionEnded || wroteNow)
+      ? settleSession(gw.storage, gw.metrics, request.log as Logger, api.identity, { ended: cookies.sessionEnded, wrote: wroteNow })
+      : undefined;
   countApiError(gw.metrics, res.headers);
   const json = lazyJson(inspected.body, headerString(res.headers['content-type']));
   noteSessionUser(gw, request, api, json, res.headers['set-cookie']);
-  return { inspected, cookies, json };
+  return { inspected, cookies, json, settling };
 }
 
 /** The answer's JSON, parsed once and only if asked (dependencies, a session's user). */
@@ -587,7 +598,8 @@ async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyReply, a
     gw.config.debuginfo === 'off' ? 0 : MAX_INSPECT_BYTES,
   );
   const { res } = fetched;
-  const { inspected, cookies, json } = await afterAnswer(gw, request, api, fetched, headers, wrote(request.method));
+  const { inspected, cookies, json, settling } = afterAnswer(gw, request, api, fetched, headers, wrote(request.method));
+  if (settling) await settling;
   await invalidateWrite(gw.changes, request, api, form, res.statusCode, res.headers, json);
   // Relayed, never stored: the policy rewrites its headers for the client only.
   const policy = new AnswerPolicy(

@@ -20,6 +20,7 @@ import { modulesOf } from '../policy/request.js';
 import { headerString } from '../http/forwarding.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { leftUnderWay } from './admission.js';
+import type { LeaveSignal } from '../limits/upstream-gate.js';
 import { clientAddress } from '../limits/client-address.js';
 import { UNKNOWN_MODULE } from '../observe/metrics.js';
 import type { Disposition, NoStoreReason, PassReason } from '../words/outcomes.js';
@@ -45,6 +46,10 @@ export interface RequestRecord {
   recorded: boolean;
   /** The admin listener traces this request (steps/trace.ts): its steps are written there too. */
   readonly trace: Trace | undefined;
+  /** The client closed the connection before its answer was complete. */
+  left: boolean;
+  /** What a turn at the wiki waits on for that (clientLeaving), made when first asked for. */
+  leaving: ClientLeaving | undefined;
 }
 
 declare module 'fastify' {
@@ -82,12 +87,53 @@ export function beginRecord(gw: Gateway, request: FastifyRequest, reply: Fastify
     recorded: false,
     // Only a request carrying X-Wikiedge-Trace looks further (the header's name, never a guess of it).
     trace: request.headers[TRACE_HEADER] === undefined ? undefined : claimTrace(gw, request, startedAt),
+    left: false,
+    leaving: undefined,
   };
   reply.raw.once('close', () => {
-    if (request.edge.recorded) return;
+    const edge = request.edge;
+    if (!reply.raw.writableFinished) {
+      edge.left = true;
+      edge.leaving?.leave();
+    }
+    if (edge.recorded) return;
     if (reply.raw.writableFinished) finishRecord(gw, request, reply.raw.statusCode);
     else finishRecord(gw, request, 499, 'client-closed');
   });
+}
+
+/**
+ * The request's client leaving before its answer, for a miss waiting for its turn at the wiki
+ * (limits/upstream-gate.ts LeaveSignal): told by the close listener above, so a miss makes no
+ * AbortController of its own.
+ */
+export function clientLeaving(request: FastifyRequest): LeaveSignal {
+  const edge = request.edge;
+  return (edge.leaving ??= new ClientLeaving(edge.left));
+}
+
+class ClientLeaving implements LeaveSignal {
+  private listeners: (() => void)[] = [];
+
+  constructor(public aborted: boolean) {}
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    // As an AbortSignal: a listener added once it has aborted is never called.
+    if (!this.aborted) this.listeners.push(listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    const i = this.listeners.indexOf(listener);
+    if (i !== -1) this.listeners.splice(i, 1);
+  }
+
+  leave(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    const listeners = this.listeners;
+    this.listeners = [];
+    for (const listener of listeners) listener();
+  }
 }
 
 export function noteTarget(request: FastifyRequest, target: RequestTarget, module?: string): void {

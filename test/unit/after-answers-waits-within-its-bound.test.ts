@@ -36,3 +36,20 @@ describe('AfterAnswers', () => {
     await new AfterAnswers().settled(60_000);
   });
 });
+
+describe('AfterAnswers.begin', () => {
+  it('counts work until its done(), and settled() waits for it', async () => {
+    const after = new AfterAnswers();
+    const running = after.begin();
+    expect(after.size).toBe(1);
+    let done = false;
+    const settled = after.settled(60_000).then(() => (done = true));
+    await Promise.resolve();
+    expect(done).toBe(false);
+    running.done();
+    running.done();
+    await settled;
+    expect(done).toBe(true);
+    expect(after.size).toBe(0);
+  });
+});
