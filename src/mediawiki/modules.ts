@@ -36,6 +36,12 @@ export interface WriteFacts {
   readonly user?: string;
   /** A Wikibase write: it names the entities it changes (policy/changes.ts entityIdsOfWrite). */
   readonly entities?: true;
+  /**
+   * Whether one item of its answer (the module's result object, each item of a list result; a
+   * Wikibase write's `entity`) says the write changed nothing: no revision, no log entry, no
+   * recentchanges row. Such a write invalidates no list (policy/changes.ts changeFromWrite).
+   */
+  readonly unchanged?: (item: Readonly<Record<string, unknown>>) => boolean;
 }
 
 export interface ModuleFacts {
@@ -68,6 +74,8 @@ const LINKS_TABLE: ModuleFacts = { depends: 'pages', jobs: true };
 const JOB_LIST: ModuleFacts = { depends: 'any', jobs: true };
 
 const values = (query: PhpArray, name: string) => split(phpStringParam(query, name));
+
+const isEmptyList = (value: unknown) => Array.isArray(value) && value.length === 0;
 
 /** ApiBase::explodeMultiValue(): a value starting with U+001F is split on U+001F, anything else on `|`. */
 export function split(value: string | undefined): string[] {
@@ -162,7 +170,23 @@ const searchTypeOf =
   (query: PhpArray, generator: boolean): string =>
     phpStringParam(query, generator ? `g${param}` : param) ?? 'item';
 
-const WIKIBASE_WRITE: ModuleFacts = { depends: 'any', write: { titles: [], entities: true }, wikibase: true };
+/**
+ * A flag of an answer: `""` in formatversion 1, `true` in 2 (ApiResult), absent when false.
+ */
+const flagged = (value: unknown) => value !== undefined && value !== false;
+
+/**
+ * A null edit: ApiEditPage answers `"result":"Success"` with `nochange` and no `newrevid`
+ * (PageUpdater made no revision, so no recentchanges row); only the page's links update runs again.
+ */
+const nullEdit = (item: Readonly<Record<string, unknown>>) => flagged(item['nochange']);
+
+/**
+ * A Wikibase write that saved nothing new: ModifyEntity::addToOutput passes the revision before
+ * the save to ResultBuilder::addRevisionIdFromStatusToResult, which flags `entity.nochange` when
+ * the saved revision is that one (wbsetlabel, wbeditentity, … given what the entity already has).
+ */
+const WIKIBASE_WRITE: ModuleFacts = { depends: 'any', write: { titles: [], entities: true, unchanged: nullEdit }, wikibase: true };
 
 /** action= modules. */
 export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
@@ -203,7 +227,7 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   setnotificationtimestamp: ANY,
   imagerotate: ANY,
   // Writes (ApiEditPage title/pageid, ApiMove from/to/fromid, ApiUpload filename, …)
-  edit: { depends: 'any', write: { titles: ['title'] } },
+  edit: { depends: 'any', write: { titles: ['title'], unchanged: nullEdit } },
   move: { depends: 'any', write: { titles: ['from', 'to'] } },
   delete: { depends: 'any', write: { titles: ['title'] } },
   undelete: { depends: 'any', write: { titles: ['title'] } },
@@ -216,12 +240,16 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   setpagelanguage: { depends: 'any', write: { titles: ['title'] } },
   purge: { depends: 'any', write: { titles: ['titles'] } },
   revisiondelete: { depends: 'any', write: { titles: ['target'] } },
-  import: { depends: 'any', write: { titles: [] } },
+  // ApiImportReporter::reportPage: a page none of whose revisions was new imports `revisions: 0`;
+  // a title it could not import is `invalid`.
+  import: { depends: 'any', write: { titles: [], unchanged: (item) => item['revisions'] === 0 || flagged(item['invalid']) } },
   managetags: { depends: 'any', write: { titles: [] } },
-  tag: { depends: 'any', write: { titles: [] } },
+  // ApiTag: `noop` where ChangeTags::updateTagsWithChecks wrote no log entry, `status: "error"` where it refused.
+  tag: { depends: 'any', write: { titles: [], unchanged: (item) => flagged(item['noop']) || item['status'] === 'error' } },
   block: { depends: 'any', write: { titles: [], user: 'user' } },
   unblock: { depends: 'any', write: { titles: [], user: 'user' } },
-  userrights: { depends: 'any', write: { titles: [], user: 'user' } },
+  // ApiUserrights: the groups UserGroupManager really added and removed; none, no log entry.
+  userrights: { depends: 'any', write: { titles: [], user: 'user', unchanged: (item) => isEmptyList(item['added']) && isEmptyList(item['removed']) } },
   // Wikibase reads
   wbgetentities: { depends: 'entities', entityIds: idsIn('ids'), wikibase: true },
   wbgetclaims: { depends: 'entities', entityIds: claimEntities, wikibase: true },
