@@ -26,6 +26,7 @@
  * extension-repo.json APIModules / APIListModules / APIPropModules / APIMetaModules.
  */
 import { type PhpArray, phpStringParam } from './php-input.js';
+import { entityIdOfNumber } from './entities.js';
 
 export type DependencyClass = 'pages' | 'namespace' | 'entities' | 'terms' | 'any' | 'nothing';
 
@@ -136,6 +137,8 @@ const claimEntities = (query: PhpArray): string[] | undefined => {
  * label; a quantity's unit is an entity URI whose label it prints) and its `property` (whose
  * datatype decides the formatting). Wikibase's formatters read labels through the term lookup
  * (repo/includes/Api/FormatSnakValue.php), so the answer changes with those entities' labels.
+ * Undefined (any change: the answer names no entity) when the datavalue names one in a way not
+ * read here.
  */
 function formatValueEntities(query: PhpArray): string[] | undefined {
   const out = values(query, 'property');
@@ -147,21 +150,35 @@ function formatValueEntities(query: PhpArray): string[] | undefined {
   } catch {
     return undefined;
   }
-  collectEntityIds(value, out, 0);
-  return out;
+  return collectEntityIds(value, out, 0) ? out : undefined;
 }
 
 const ENTITY_URI = /\/entity\/([A-Za-z]\d+)$/;
 
-function collectEntityIds(node: unknown, out: string[], depth: number): void {
-  if (depth > 8 || typeof node !== 'object' || node === null) return;
-  for (const [key, v] of Object.entries(node as Record<string, unknown>)) {
+/**
+ * The entities a datavalue names, into `out`: an entity-id value's `id` and its legacy form
+ * `entity-type` + `numeric-id` (EntityIdValue::newFromArray reads the pair, Wikibase's
+ * deserializer the `id`: both, when both are given), and entity URIs (a quantity's unit, a time's
+ * calendar model). False when it names one in a form not read here (an entity type without a
+ * number, a value nested deeper than read): then only any change covers it.
+ */
+function collectEntityIds(node: unknown, out: string[], depth: number): boolean {
+  if (typeof node !== 'object' || node === null) return true;
+  if (depth > 8) return false;
+  const o = node as Record<string, unknown>;
+  if (o['numeric-id'] !== undefined || o['entity-type'] !== undefined) {
+    const legacy = o['numeric-id'] === undefined ? undefined : entityIdOfNumber(o['entity-type'], o['numeric-id']);
+    if (legacy !== undefined) out.push(legacy);
+    else if (o['numeric-id'] !== undefined || typeof o['id'] !== 'string') return false;
+  }
+  for (const [key, v] of Object.entries(o)) {
     if (typeof v === 'string') {
       if (key === 'id') out.push(v);
       const uri = ENTITY_URI.exec(v);
       if (uri) out.push(uri[1]!);
-    } else if (typeof v === 'object') collectEntityIds(v, out, depth + 1);
+    } else if (typeof v === 'object' && !collectEntityIds(v, out, depth + 1)) return false;
   }
+  return true;
 }
 
 /** wbsearchentities `type`, list=wbsearch `wbstype` (a generator's `gwbstype`): `item` by default. */

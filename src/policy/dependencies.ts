@@ -106,7 +106,9 @@ export function dependenciesOf(input: DependencyInput): Dependencies {
       if (classes[i] === 'entities') {
         const before = tags.size;
         const named = f?.entityIds?.(query);
-        for (const id of named ?? []) addEntity(tags, id, ns);
+        // An id named in a form that maps to no page (not an entity id, a type the wiki keeps in
+        // no namespace learned): no change would name it, so any change.
+        for (const id of named ?? []) if (!addEntity(tags, id, ns)) tags.add(ANY);
         collectAnswerEntities(input.answer(), tags, ns);
         // The request's entities unreadable and the answer naming none: any change.
         if (named === undefined && tags.size === before) tags.add(ANY);
@@ -262,9 +264,12 @@ function collectAnswerPages(answer: unknown, tags: Set<string>, ns: Namespaces):
   }
 }
 
-function addEntity(tags: Set<string>, id: unknown, ns: Namespaces): void {
-  if (typeof id !== 'string') return;
-  for (const title of entityPageTitles(id, ns)) addTitle(tags, title, ns);
+/** The page(s) of an entity; false when the id names none. */
+function addEntity(tags: Set<string>, id: unknown, ns: Namespaces): boolean {
+  if (typeof id !== 'string') return false;
+  const titles = entityPageTitles(id, ns);
+  for (const title of titles) addTitle(tags, title, ns);
+  return titles.length > 0;
 }
 
 /**
