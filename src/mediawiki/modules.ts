@@ -60,6 +60,13 @@ export interface ModuleFacts {
    * way (by site and title) or unreadably, so that only the answer can say.
    */
   readonly entityIds?: (query: PhpArray) => string[] | undefined;
+  /**
+   * For `entities`: its answer names no entity its request does not (wbformatvalue prints one
+   * value, wbformatentities keys its answer by the ids asked for), so an answer that cannot be
+   * read (format=xml, php, …) loses nothing. Otherwise such an answer depends on any change: it
+   * may name entities only it knows (a redirect's target, an entity found by site and title).
+   */
+  readonly answerNamesNoOther?: true;
   /** For `terms`: the entity type searched. */
   readonly searchType?: (query: PhpArray, generator: boolean) => string;
   /** A Wikibase module: its own row in the dashboard. */
@@ -270,8 +277,8 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   // Wikibase reads
   wbgetentities: { depends: 'entities', entityIds: idsIn('ids'), wikibase: true },
   wbgetclaims: { depends: 'entities', entityIds: claimEntities, wikibase: true },
-  wbformatvalue: { depends: 'entities', entityIds: formatValueEntities, wikibase: true },
-  wbformatentities: { depends: 'entities', entityIds: idsIn('ids'), wikibase: true },
+  wbformatvalue: { depends: 'entities', entityIds: formatValueEntities, answerNamesNoOther: true, wikibase: true },
+  wbformatentities: { depends: 'entities', entityIds: idsIn('ids'), answerNamesNoOther: true, wikibase: true },
   wbsearchentities: { depends: 'terms', searchType: searchTypeOf('type'), wikibase: true },
   wbparsevalue: { depends: 'nothing', wikibase: true },
   wbavailablebadges: { depends: 'nothing', wikibase: true },

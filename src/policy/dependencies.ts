@@ -15,7 +15,8 @@
  * - namespace lists on their namespace;
  * - entity modules (wbgetentities, wbgetclaims, wbformatvalue, wbformatentities) on the page of
  *   every entity the request or the answer names, redirects' sources and targets included
- *   (mediawiki/entities.ts maps an id to its page);
+ *   (mediawiki/entities.ts maps an id to its page); on any change when the answer could name
+ *   more than the request and cannot be read, or the request names one in a form not read;
  * - entity searches on `t:<type>` of the type searched, never on wikitext edits;
  * - every other list and every unknown module on any change; configuration on nothing.
  * A parse of a page depends on its templates too (a template edit re-renders it, and only the
@@ -109,7 +110,11 @@ export function dependenciesOf(input: DependencyInput): Dependencies {
         // An id named in a form that maps to no page (not an entity id, a type the wiki keeps in
         // no namespace learned): no change would name it, so any change.
         for (const id of named ?? []) if (!addEntity(tags, id, ns)) tags.add(ANY);
-        collectAnswerEntities(input.answer(), tags, ns);
+        // The entities the answer names are the ones a change will name (a redirect's target);
+        // without them (an answer in xml or php, or one that did not parse), any change, as for pages.
+        const answer = input.answer();
+        if (answer === undefined && !f?.answerNamesNoOther) tags.add(ANY);
+        collectAnswerEntities(answer, tags, ns);
         // The request's entities unreadable and the answer naming none: any change.
         if (named === undefined && tags.size === before) tags.add(ANY);
       }
