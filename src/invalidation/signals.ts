@@ -69,7 +69,7 @@ export class ChangeSignals {
   /**
    * The TTL defaults that apply now to an answer: the long ones while the follower vouches for
    * what it depends on. `signalled` false: what the answer reads changes without a signal the
-   * follower sees (dependencies.ts updatedByJobs), so the short ones whatever the follower.
+   * follower sees (dependencies.ts changesAreSignalled), so the short ones whatever the follower.
    */
   ttlDefaults(signalled = true): TtlDefaults {
     return signalled && this.follower?.healthy ? this.opts.followedTtl : this.opts.shortTtl;

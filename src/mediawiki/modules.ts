@@ -10,11 +10,13 @@
  *     entities   the Wikibase entities the request and the answer name (their pages);
  *     terms      the terms of one entity type (a search: `t:<type>`, any entity of that type changed);
  *     any        any change at all (lists any change can alter; the safe default);
- *     nothing    its TTL alone (configuration).
+ *     nothing    its TTL alone (configuration and code).
  *   A function when the request decides (`prop=info&inprop=protection` reads what no change names).
  * - `jobs`: it reads what MediaWiki's jobs update without a change signal (links tables, search
  *   index), so it keeps the short TTL defaults whatever the follower.
  * - `expiries`: it shows protections or blocks, which end at their expiry with no signal.
+ * - `live`: it reads what changes with no recentchanges row (the replicas' lag), so it keeps the
+ *   short TTL defaults whatever the follower.
  * - `clock`: its answer carries the wiki's clock.
  * - `echoes`: it prints the current user's name into text the request supplies.
  * - `write`: it changes the wiki; the parameters naming the pages it changes, the answer field
@@ -51,6 +53,11 @@ export interface ModuleFacts {
   readonly namespace?: { readonly param: string; readonly fallback: number };
   readonly jobs?: boolean | ((query: PhpArray) => boolean);
   readonly expiries?: (query: PhpArray) => boolean;
+  /**
+   * It reads what changes with no recentchanges row at all (the replicas' lag, the job queue's
+   * length, a remote repository): the short TTL defaults whatever the follower.
+   */
+  readonly live?: (query: PhpArray) => boolean;
   readonly clock?: (query: PhpArray) => boolean;
   readonly echoes?: (query: PhpArray) => boolean;
   readonly write?: WriteFacts;
@@ -91,15 +98,88 @@ export function split(value: string | undefined): string[] {
   return value.startsWith('\x1f') ? value.slice(1).split('\x1f') : value.split('|');
 }
 
-/** siteinfo's data rather than configuration: statistics, and members counted per group. */
-function siteinfoCounts(query: PhpArray): boolean {
-  const props = siprops(query);
-  return props.includes('statistics') || (props.includes('usergroups') && query.has('sinumberingroup'));
+/**
+ * What one siteinfo prop reads beyond the wiki's configuration and code (ApiQuerySiteinfo::execute
+ * and its append* methods):
+ * - `depends`: `any` for the wiki's content, or a table whose change no recentchanges row names
+ *   a page of; `messages` for interface messages, which an edit of a MediaWiki: page changes;
+ * - `live`: it changes with no recentchanges row at all, so the follower cannot vouch for it.
+ */
+interface SiteinfoProp {
+  readonly depends?: 'any' | 'messages';
+  readonly live?: true;
+}
+
+const CONFIGURATION: SiteinfoProp = {};
+
+/** Every prop of ApiQuerySiteinfo::getAllowedParams; one not here is read as depending on any change. */
+const SITEINFO_PROPS: Readonly<Record<string, (query: PhpArray) => SiteinfoProp>> = {
+  // Title::newMainPage() reads the `mainpage` message (its `time` caps it to seconds anyway).
+  general: () => ({ depends: 'messages' }),
+  // The interwiki table: Special:Interwiki logs a change under its own title alone, so only `*`
+  // follows it; an extra language link's text is an `interlanguage-link-*` message.
+  interwikimap: () => ({ depends: 'any' }),
+  // LoadBalancer::getMaxLag: the replicas' lag at the moment asked.
+  dbrepllag: () => ({ live: true }),
+  // SiteStats: pages, edits, users change with every change; `jobs` (the job queue's length) and
+  // `activeusers` (recounted by a job) with none.
+  statistics: () => ({ depends: 'any', live: true }),
+  // Members counted per group (`sinumberingroup`): rights changes and new accounts are logged, but
+  // a membership ends at its expiry (user_groups.ug_expiry) with no log row.
+  usergroups: (query) => (query.has('sinumberingroup') ? { depends: 'any', live: true } : CONFIGURATION),
+  // A skin's name is its `skinname-*` message.
+  skins: () => ({ depends: 'messages' }),
+  namespaces: () => CONFIGURATION,
+  namespacealiases: () => CONFIGURATION,
+  specialpagealiases: () => CONFIGURATION,
+  magicwords: () => CONFIGURATION,
+  autocreatetempuser: () => CONFIGURATION,
+  clientlibraries: () => CONFIGURATION,
+  libraries: () => CONFIGURATION,
+  extensions: () => CONFIGURATION,
+  fileextensions: () => CONFIGURATION,
+  rightsinfo: () => CONFIGURATION,
+  restrictions: () => CONFIGURATION,
+  languages: () => CONFIGURATION,
+  languagevariants: () => CONFIGURATION,
+  extensiontags: () => CONFIGURATION,
+  functionhooks: () => CONFIGURATION,
+  showhooks: () => CONFIGURATION,
+  variables: () => CONFIGURATION,
+  protocols: () => CONFIGURATION,
+  defaultoptions: () => CONFIGURATION,
+  uploaddialog: () => CONFIGURATION,
+  autopromote: () => CONFIGURATION,
+  autopromoteonce: () => CONFIGURATION,
+  copyuploaddomains: () => CONFIGURATION,
+};
+
+function siteinfoProps(query: PhpArray): SiteinfoProp[] {
+  return siprops(query).map((p) => (Object.hasOwn(SITEINFO_PROPS, p) ? SITEINFO_PROPS[p]!(query) : { depends: 'any' }));
+}
+
+function siteinfoDepends(query: PhpArray): DependencyClass {
+  const props = siteinfoProps(query);
+  if (props.some((p) => p.depends === 'any')) return 'any';
+  return props.some((p) => p.depends === 'messages') ? 'namespace' : 'nothing';
 }
 
 function siprops(query: PhpArray): string[] {
-  return (phpStringParam(query, 'siprop') ?? 'general').split('|');
+  return split(phpStringParam(query, 'siprop') ?? 'general');
 }
+
+/** Interface messages: what an edit of a MediaWiki: page (namespace 8) changes. */
+const MESSAGES = { param: '', fallback: 8 } as const;
+
+/**
+ * wbparsevalue&validate: Wikibase's validators of the datatype run on the parsed value
+ * (repo/includes/Api/ParseValue.php). An entity datatype's check that the entity exists reads the
+ * entities the values name; commonsMedia, geo-shape and tabular-data check a page on the
+ * configured remote repository (Commons), whose changes no recentchanges row of this wiki shows.
+ */
+const validatesEntities = (query: PhpArray) => query.has('validate') && (phpStringParam(query, 'datatype') ?? '').startsWith('wikibase-');
+const REMOTE_DATATYPES = new Set(['commonsMedia', 'geo-shape', 'tabular-data']);
+const validatesRemotely = (query: PhpArray) => query.has('validate') && REMOTE_DATATYPES.has(phpStringParam(query, 'datatype') ?? '');
 
 /**
  * prop=info reading a page's restrictions: its protection (`inprop=protection`), which a
@@ -223,8 +303,10 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   },
   compare: { depends: 'pages', echoes: (query) => query.has('frompst') || query.has('topst') },
   expandtemplates: { depends: 'any', echoes: () => true },
-  help: NOTHING,
-  paraminfo: NOTHING,
+  // Help text is interface messages (`apihelp-*`), which the wiki's MediaWiki: pages override;
+  // paraminfo prints them unless `helpformat` is `none`, its default.
+  help: { depends: 'namespace', namespace: MESSAGES },
+  paraminfo: { depends: (query) => ((phpStringParam(query, 'helpformat') ?? 'none') === 'none' ? 'nothing' : 'namespace'), namespace: MESSAGES },
   rsd: NOTHING,
   opensearch: ANY,
   feedcontributions: ANY,
@@ -280,7 +362,13 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   wbformatvalue: { depends: 'entities', entityIds: formatValueEntities, answerNamesNoOther: true, wikibase: true },
   wbformatentities: { depends: 'entities', entityIds: idsIn('ids'), answerNamesNoOther: true, wikibase: true },
   wbsearchentities: { depends: 'terms', searchType: searchTypeOf('type'), wikibase: true },
-  wbparsevalue: { depends: 'nothing', wikibase: true },
+  wbparsevalue: {
+    depends: (query) => (validatesEntities(query) ? 'entities' : 'nothing'),
+    entityIds: (query) => (validatesEntities(query) ? values(query, 'values') : []),
+    answerNamesNoOther: true,
+    live: validatesRemotely,
+    wikibase: true,
+  },
   wbavailablebadges: { depends: 'nothing', wikibase: true },
   // Wikibase writes: they name their entities in the answer and the request (policy/changes.ts).
   wbeditentity: WIKIBASE_WRITE,
@@ -377,7 +465,9 @@ export const QUERY_MODULES: Readonly<Record<string, ModuleFacts>> = {
   globalblocks: { depends: 'any', expiries: () => true },
   // meta=
   siteinfo: {
-    depends: (query) => (siteinfoCounts(query) ? 'any' : 'nothing'),
+    depends: siteinfoDepends,
+    namespace: MESSAGES,
+    live: (query) => siteinfoProps(query).some((p) => p.live === true),
     clock: (query) => siprops(query).includes('general'),
   },
   filerepoinfo: NOTHING,

@@ -18,7 +18,9 @@
  *   (mediawiki/entities.ts maps an id to its page); on any change when the answer could name
  *   more than the request and cannot be read, or the request names one in a form not read;
  * - entity searches on `t:<type>` of the type searched, never on wikitext edits;
- * - every other list and every unknown module on any change; configuration on nothing.
+ * - every other list and every unknown module on any change; interface messages on namespace 8;
+ *   configuration on nothing. What changes with no change signal at all (live state) is not
+ *   vouched for by the follower (changesAreSignalled).
  * A parse of a page depends on its templates too (a template edit re-renders it, and only the
  * job that follows purges the page): changes in the Template, Module and MediaWiki namespaces.
  * An operator's module rule (`dependsOn`) overrides the table.
@@ -147,6 +149,24 @@ export function dependenciesOf(input: DependencyInput): Dependencies {
  */
 export function showsExpiries(modules: readonly string[], query: PhpArray): boolean {
   return factsOf(modules).some((f) => f?.expiries?.(query) === true);
+}
+
+/**
+ * Answers that read what changes with no recentchanges row at all (siteinfo's replication lag and
+ * statistics, wbparsevalue validating against a remote repository): the follower cannot vouch
+ * for them, so they keep the short TTL defaults.
+ */
+export function readsLiveState(modules: readonly string[], query: PhpArray): boolean {
+  return factsOf(modules).some((f) => f?.live?.(query) === true);
+}
+
+/**
+ * Whether every change of what the answer reads is one the change follower sees, so that its long
+ * TTL defaults may apply (invalidation/signals.ts ttlDefaults): not what jobs update, protections
+ * and blocks that expire, nor live state.
+ */
+export function changesAreSignalled(modules: readonly string[], query: PhpArray): boolean {
+  return !updatedByJobs(modules, query) && !showsExpiries(modules, query) && !readsLiveState(modules, query);
 }
 
 /** Nodes an expiry search visits at most: answers are bounded, the walk is too. */
