@@ -45,6 +45,12 @@ export interface WriteFacts {
    * recentchanges row. Such a write invalidates no list (policy/changes.ts changeFromWrite).
    */
   readonly unchanged?: (item: Readonly<Record<string, unknown>>) => boolean;
+  /**
+   * Its answer never says whether it saved anything, though it may save nothing (a null edit):
+   * the lists its change touches go only once the wiki confirms its pages changed (policy/changes.ts
+   * Change.confirm), or anyone could empty them at will.
+   */
+  readonly unproven?: true;
 }
 
 export interface ModuleFacts {
@@ -292,6 +298,14 @@ const nullEdit = (item: Readonly<Record<string, unknown>>) => flagged(item['noch
  */
 const WIKIBASE_WRITE: ModuleFacts = { depends: 'any', write: { titles: [], entities: true, unchanged: nullEdit }, wikibase: true };
 
+/**
+ * Wikibase's statement setters answer `pageinfo.lastrevid` and pass no revision before the save to
+ * ResultBuilder::addRevisionIdFromStatusToResult (SetClaimValue, SetClaim, SetQualifier,
+ * SetReference: execute), so their answer never flags `nochange`; setting what a statement already
+ * has saves nothing, and anonymous clients may do it.
+ */
+const WIKIBASE_STATEMENT_SETTER: ModuleFacts = { depends: 'any', write: { titles: [], entities: true, unproven: true }, wikibase: true };
+
 /** action= modules. */
 export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   // Reads
@@ -378,12 +392,12 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   wbsetsitelink: WIKIBASE_WRITE,
   wblinktitles: WIKIBASE_WRITE,
   wbcreateclaim: WIKIBASE_WRITE,
-  wbsetclaimvalue: WIKIBASE_WRITE,
-  wbsetclaim: WIKIBASE_WRITE,
+  wbsetclaimvalue: WIKIBASE_STATEMENT_SETTER,
+  wbsetclaim: WIKIBASE_STATEMENT_SETTER,
   wbremoveclaims: WIKIBASE_WRITE,
-  wbsetqualifier: WIKIBASE_WRITE,
+  wbsetqualifier: WIKIBASE_STATEMENT_SETTER,
   wbremovequalifiers: WIKIBASE_WRITE,
-  wbsetreference: WIKIBASE_WRITE,
+  wbsetreference: WIKIBASE_STATEMENT_SETTER,
   wbremovereferences: WIKIBASE_WRITE,
   wbmergeitems: WIKIBASE_WRITE,
   wbcreateredirect: WIKIBASE_WRITE,

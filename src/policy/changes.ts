@@ -32,6 +32,12 @@ export interface Change {
   readonly users: readonly string[];
   /** When the change happened (ms since the epoch, the wiki's clock), when known. */
   readonly at: number | undefined;
+  /**
+   * Pages whose lists (their namespace, entity type, any change) go only once the wiki confirms
+   * they changed (invalidation/purge-confirmation.ts), as for a PURGE: a write whose answer cannot
+   * say whether it saved anything (modules.ts WriteFacts.unproven). Its `tags` name the pages alone.
+   */
+  readonly confirm?: readonly string[];
 }
 
 /** A recentchanges row (formatversion=2, rcprop=title|ids|timestamp|loginfo). */
@@ -189,14 +195,23 @@ export function changeFromWrite(
   // namespace, no entity type, no user; only the pages it names, whose links update MediaWiki
   // still runs again (a null edit re-parses the page).
   const changed = !savedNothing(action, write, json);
-  const tags = new Set<string>(changed ? [ANY] : []);
+  // A write whose answer cannot say whether it saved anything (modules.ts WriteFacts.unproven):
+  // its pages' own answers now, the rest once the wiki confirms the pages changed, as for a PURGE.
+  const entityIds = write.entities ? entityIdsOfWrite(params, json) : [];
+  const entityPages = entityIds.flatMap((id) => entityPageTitles(id, namespaces));
+  const unproven = changed && write.unproven === true && entityPages.length > 0;
+  const confirm: string[] = [];
+  const tags = new Set<string>(changed && !unproven ? [ANY] : []);
   const addTitle = (text: string) => {
     const t = titleKey(text, namespaces);
     if (!t) return;
-    if (changed) {
+    if (changed && !unproven) {
       addPage(tags, t, namespaces);
       addClasses(tags, t, namespaces, undefined);
-    } else tags.add(`p:${t.key}`);
+      return;
+    }
+    tags.add(`p:${t.key}`);
+    if (unproven) confirm.push(t.key);
   };
   for (const name of names) {
     for (const text of (params(name) ?? '').split('|')) if (text) addTitle(FILE_PARAMS.has(name) ? `File:${text}` : text);
@@ -214,17 +229,12 @@ export function changeFromWrite(
     if (changed && userField && typeof o[userField] === 'string') users.push(o[userField]);
   }
   if (write.entities) {
-    const ids = entityIdsOfWrite(params, json);
-    let named = 0;
-    for (const id of ids)
-      for (const title of entityPageTitles(id, namespaces)) {
-        addTitle(title);
-        named++;
-      }
+    for (const title of entityPages) addTitle(title);
     // A write that names no entity it could be read from: as broadly as the follower would.
-    if (named === 0 && changed) for (const type of ['item', 'property', 'lexeme']) tags.add(entityTypeTag(type));
+    if (entityPages.length === 0 && changed) for (const type of ['item', 'property', 'lexeme']) tags.add(entityTypeTag(type));
   }
-  return { source: 'write', type: write.entities ? 'wikibase' : action, tags: [...tags], users, at: undefined };
+  const type = write.entities ? 'wikibase' : action;
+  return { source: 'write', type, tags: [...tags], users, at: undefined, ...(confirm.length > 0 && { confirm: [...new Set(confirm)] }) };
 }
 
 /**
