@@ -196,6 +196,8 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     apply: (list) => changes.apply(list),
     log: log.child({ component: 'purge-confirmation' }),
   });
+  // A write that may have saved nothing touches lists only once the wiki confirms its pages changed.
+  changes.confirmWith((title) => purgeConfirmations.note(title));
   const follower = config.rcFollow ? newFollower(config, log, upstream, storage, changes, changeMetrics, deps.siblings !== undefined) : undefined;
   if (follower) changes.followWith(follower);
   const rules = identityRules({

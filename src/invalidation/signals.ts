@@ -11,7 +11,7 @@
  */
 import type { Logger } from 'pino';
 import type { PurgeMessage, PurgeResult } from '../cache/purge.js';
-import type { Change, ChangeSource } from '../policy/changes.js';
+import { type Change, type ChangeSource, changeConfirmed } from '../policy/changes.js';
 import type { GapReason } from './follower.js';
 import { DEFAULT_NAMESPACES, type Namespaces } from '../mediawiki/titles.js';
 
@@ -49,6 +49,7 @@ export interface SignalsOptions {
 export class ChangeSignals {
   private ns: Namespaces = DEFAULT_NAMESPACES;
   private follower: { readonly healthy: boolean } | undefined;
+  private confirmer: ((title: string) => Promise<void>) | undefined;
 
   constructor(private readonly opts: SignalsOptions) {}
 
@@ -61,6 +62,14 @@ export class ChangeSignals {
     this.ns = ns;
   }
 
+  /**
+   * Who asks the wiki whether a page changed and then applies what its change touches
+   * (purge-confirmation.ts PurgeConfirmations.note), for changes that name pages to `confirm`.
+   */
+  confirmWith(confirmer: (title: string) => Promise<void>): void {
+    this.confirmer = confirmer;
+  }
+
   /** The follower whose health decides the TTL defaults. */
   followWith(follower: { readonly healthy: boolean }): void {
     this.follower = follower;
@@ -69,7 +78,7 @@ export class ChangeSignals {
   /**
    * The TTL defaults that apply now to an answer: the long ones while the follower vouches for
    * what it depends on. `signalled` false: what the answer reads changes without a signal the
-   * follower sees (dependencies.ts updatedByJobs), so the short ones whatever the follower.
+   * follower sees (dependencies.ts changesAreSignalled), so the short ones whatever the follower.
    */
   ttlDefaults(signalled = true): TtlDefaults {
     return signalled && this.follower?.healthy ? this.opts.followedTtl : this.opts.shortTtl;
@@ -106,6 +115,19 @@ export class ChangeSignals {
       total += n;
       this.opts.metrics.invalidated('user', n);
       this.opts.log.info({ user, evicted: n }, 'the rights of a user changed: its sessions` cache entries were evicted');
+    }
+    // Pages whose lists wait for the wiki to confirm a change (a write that may have saved nothing):
+    // asked together, each waited for a bounded time (purge-confirmation.ts CONFIRM_WAIT_MS). Without
+    // a confirmer, the pages count as changed.
+    const confirm = new Set(changes.flatMap((c) => c.confirm ?? []));
+    if (confirm.size > 0) {
+      const confirmer = this.confirmer;
+      if (confirmer) await Promise.all([...confirm].map((title) => confirmer(title)));
+      else
+        total += await this.apply(
+          [...confirm].map((title) => changeConfirmed(title, this.ns)),
+          reach,
+        );
     }
     const now = this.opts.now();
     for (const change of changes) this.opts.metrics.lag(change.source, change.at !== undefined ? Math.max(0, (now - change.at) / 1000) : 0);

@@ -23,9 +23,25 @@ export function parseEntityId(text: string): { readonly id: string; readonly typ
   return { id: `${prefix}${m[2]}`, type: TYPE_OF_PREFIX[prefix]! };
 }
 
+/**
+ * The id a legacy entity-id value names (`{"entity-type":"item","numeric-id":2}` → Q2, as
+ * Wikibase DataModel's LegacyIdInterpreter::newIdFromTypeAndNumber reads it; lexemes as
+ * WikibaseLexeme numbers them), or undefined for a type or number it cannot be read from (forms
+ * and senses have no number of their own: their ids are strings).
+ */
+export function entityIdOfNumber(type: unknown, number: unknown): string | undefined {
+  const prefix = typeof type === 'string' && Object.hasOwn(PREFIX_OF_TYPE, type) ? PREFIX_OF_TYPE[type] : undefined;
+  const digits = typeof number === 'number' ? String(number) : typeof number === 'string' ? number.trim() : '';
+  if (prefix === undefined || !/^[1-9]\d{0,9}$/.test(digits)) return undefined;
+  return `${prefix}${digits}`;
+}
+
+/** A lexeme's form or sense (WikibaseLexeme FormId, SenseId: `L1-F2`, `L1-S1`) is kept on the lexeme's page. */
+const SUB_ENTITY_ID = /^(L[1-9]\d{0,9})-[FS][1-9]\d{0,9}$/i;
+
 /** The title(s) of an entity's page: one when the wiki's layout is known, both layouts until then. */
 export function entityPageTitles(text: string, namespaces: Namespaces): string[] {
-  const entity = parseEntityId(text);
+  const entity = parseEntityId(SUB_ENTITY_ID.exec(text.trim())?.[1] ?? text);
   if (!entity) return [];
   const ns = namespaces.entities?.get(entity.type);
   if (ns === undefined) {

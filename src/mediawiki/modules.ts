@@ -10,11 +10,13 @@
  *     entities   the Wikibase entities the request and the answer name (their pages);
  *     terms      the terms of one entity type (a search: `t:<type>`, any entity of that type changed);
  *     any        any change at all (lists any change can alter; the safe default);
- *     nothing    its TTL alone (configuration).
+ *     nothing    its TTL alone (configuration and code).
  *   A function when the request decides (`prop=info&inprop=protection` reads what no change names).
  * - `jobs`: it reads what MediaWiki's jobs update without a change signal (links tables, search
  *   index), so it keeps the short TTL defaults whatever the follower.
  * - `expiries`: it shows protections or blocks, which end at their expiry with no signal.
+ * - `live`: it reads what changes with no recentchanges row (the replicas' lag), so it keeps the
+ *   short TTL defaults whatever the follower.
  * - `clock`: its answer carries the wiki's clock.
  * - `echoes`: it prints the current user's name into text the request supplies.
  * - `write`: it changes the wiki; the parameters naming the pages it changes, the answer field
@@ -26,6 +28,7 @@
  * extension-repo.json APIModules / APIListModules / APIPropModules / APIMetaModules.
  */
 import { type PhpArray, phpStringParam } from './php-input.js';
+import { entityIdOfNumber } from './entities.js';
 
 export type DependencyClass = 'pages' | 'namespace' | 'entities' | 'terms' | 'any' | 'nothing';
 
@@ -36,6 +39,18 @@ export interface WriteFacts {
   readonly user?: string;
   /** A Wikibase write: it names the entities it changes (policy/changes.ts entityIdsOfWrite). */
   readonly entities?: true;
+  /**
+   * Whether one item of its answer (the module's result object, each item of a list result; a
+   * Wikibase write's `entity`) says the write changed nothing: no revision, no log entry, no
+   * recentchanges row. Such a write invalidates no list (policy/changes.ts changeFromWrite).
+   */
+  readonly unchanged?: (item: Readonly<Record<string, unknown>>) => boolean;
+  /**
+   * Its answer never says whether it saved anything, though it may save nothing (a null edit):
+   * the lists its change touches go only once the wiki confirms its pages changed (policy/changes.ts
+   * Change.confirm), or anyone could empty them at will.
+   */
+  readonly unproven?: true;
 }
 
 export interface ModuleFacts {
@@ -44,6 +59,11 @@ export interface ModuleFacts {
   readonly namespace?: { readonly param: string; readonly fallback: number };
   readonly jobs?: boolean | ((query: PhpArray) => boolean);
   readonly expiries?: (query: PhpArray) => boolean;
+  /**
+   * It reads what changes with no recentchanges row at all (the replicas' lag, the job queue's
+   * length, a remote repository): the short TTL defaults whatever the follower.
+   */
+  readonly live?: (query: PhpArray) => boolean;
   readonly clock?: (query: PhpArray) => boolean;
   readonly echoes?: (query: PhpArray) => boolean;
   readonly write?: WriteFacts;
@@ -53,6 +73,13 @@ export interface ModuleFacts {
    * way (by site and title) or unreadably, so that only the answer can say.
    */
   readonly entityIds?: (query: PhpArray) => string[] | undefined;
+  /**
+   * For `entities`: its answer names no entity its request does not (wbformatvalue prints one
+   * value, wbformatentities keys its answer by the ids asked for), so an answer that cannot be
+   * read (format=xml, php, …) loses nothing. Otherwise such an answer depends on any change: it
+   * may name entities only it knows (a redirect's target, an entity found by site and title).
+   */
+  readonly answerNamesNoOther?: true;
   /** For `terms`: the entity type searched. */
   readonly searchType?: (query: PhpArray, generator: boolean) => string;
   /** A Wikibase module: its own row in the dashboard. */
@@ -69,21 +96,96 @@ const JOB_LIST: ModuleFacts = { depends: 'any', jobs: true };
 
 const values = (query: PhpArray, name: string) => split(phpStringParam(query, name));
 
+const isEmptyList = (value: unknown) => Array.isArray(value) && value.length === 0;
+
 /** ApiBase::explodeMultiValue(): a value starting with U+001F is split on U+001F, anything else on `|`. */
 export function split(value: string | undefined): string[] {
   if (value === undefined || value === '') return [];
   return value.startsWith('\x1f') ? value.slice(1).split('\x1f') : value.split('|');
 }
 
-/** siteinfo's data rather than configuration: statistics, and members counted per group. */
-function siteinfoCounts(query: PhpArray): boolean {
-  const props = siprops(query);
-  return props.includes('statistics') || (props.includes('usergroups') && query.has('sinumberingroup'));
+/**
+ * What one siteinfo prop reads beyond the wiki's configuration and code (ApiQuerySiteinfo::execute
+ * and its append* methods):
+ * - `depends`: `any` for the wiki's content, or a table whose change no recentchanges row names
+ *   a page of; `messages` for interface messages, which an edit of a MediaWiki: page changes;
+ * - `live`: it changes with no recentchanges row at all, so the follower cannot vouch for it.
+ */
+interface SiteinfoProp {
+  readonly depends?: 'any' | 'messages';
+  readonly live?: true;
+}
+
+const CONFIGURATION: SiteinfoProp = {};
+
+/** Every prop of ApiQuerySiteinfo::getAllowedParams; one not here is read as depending on any change. */
+const SITEINFO_PROPS: Readonly<Record<string, (query: PhpArray) => SiteinfoProp>> = {
+  // Title::newMainPage() reads the `mainpage` message (its `time` caps it to seconds anyway).
+  general: () => ({ depends: 'messages' }),
+  // The interwiki table: Special:Interwiki logs a change under its own title alone, so only `*`
+  // follows it; an extra language link's text is an `interlanguage-link-*` message.
+  interwikimap: () => ({ depends: 'any' }),
+  // LoadBalancer::getMaxLag: the replicas' lag at the moment asked.
+  dbrepllag: () => ({ live: true }),
+  // SiteStats: pages, edits, users change with every change; `jobs` (the job queue's length) and
+  // `activeusers` (recounted by a job) with none.
+  statistics: () => ({ depends: 'any', live: true }),
+  // Members counted per group (`sinumberingroup`): rights changes and new accounts are logged, but
+  // a membership ends at its expiry (user_groups.ug_expiry) with no log row.
+  usergroups: (query) => (query.has('sinumberingroup') ? { depends: 'any', live: true } : CONFIGURATION),
+  // A skin's name is its `skinname-*` message.
+  skins: () => ({ depends: 'messages' }),
+  namespaces: () => CONFIGURATION,
+  namespacealiases: () => CONFIGURATION,
+  specialpagealiases: () => CONFIGURATION,
+  magicwords: () => CONFIGURATION,
+  autocreatetempuser: () => CONFIGURATION,
+  clientlibraries: () => CONFIGURATION,
+  libraries: () => CONFIGURATION,
+  extensions: () => CONFIGURATION,
+  fileextensions: () => CONFIGURATION,
+  rightsinfo: () => CONFIGURATION,
+  restrictions: () => CONFIGURATION,
+  languages: () => CONFIGURATION,
+  languagevariants: () => CONFIGURATION,
+  extensiontags: () => CONFIGURATION,
+  functionhooks: () => CONFIGURATION,
+  showhooks: () => CONFIGURATION,
+  variables: () => CONFIGURATION,
+  protocols: () => CONFIGURATION,
+  defaultoptions: () => CONFIGURATION,
+  uploaddialog: () => CONFIGURATION,
+  autopromote: () => CONFIGURATION,
+  autopromoteonce: () => CONFIGURATION,
+  copyuploaddomains: () => CONFIGURATION,
+};
+
+function siteinfoProps(query: PhpArray): SiteinfoProp[] {
+  return siprops(query).map((p) => (Object.hasOwn(SITEINFO_PROPS, p) ? SITEINFO_PROPS[p]!(query) : { depends: 'any' }));
+}
+
+function siteinfoDepends(query: PhpArray): DependencyClass {
+  const props = siteinfoProps(query);
+  if (props.some((p) => p.depends === 'any')) return 'any';
+  return props.some((p) => p.depends === 'messages') ? 'namespace' : 'nothing';
 }
 
 function siprops(query: PhpArray): string[] {
-  return (phpStringParam(query, 'siprop') ?? 'general').split('|');
+  return split(phpStringParam(query, 'siprop') ?? 'general');
 }
+
+/** Interface messages: what an edit of a MediaWiki: page (namespace 8) changes. */
+const MESSAGES = { param: '', fallback: 8 } as const;
+
+/**
+ * wbparsevalue&validate: Wikibase's validators of the datatype run on the parsed value
+ * (repo/includes/Api/ParseValue.php). An entity datatype's check that the entity exists reads the
+ * entities the values name; commonsMedia, geo-shape and tabular-data check a page on the
+ * configured remote repository (Commons), whose changes no recentchanges row of this wiki shows.
+ */
+const validatesEntities = (query: PhpArray) => query.has('validate') && (phpStringParam(query, 'datatype') ?? '').startsWith('wikibase-');
+const REMOTE_DATATYPES = new Set(['commonsMedia', 'geo-shape', 'tabular-data']);
+const validatesRemotely = (query: PhpArray) => query.has('validate') && REMOTE_DATATYPES.has(phpStringParam(query, 'datatype') ?? '');
 
 /**
  * prop=info reading a page's restrictions: its protection (`inprop=protection`), which a
@@ -128,6 +230,8 @@ const claimEntities = (query: PhpArray): string[] | undefined => {
  * label; a quantity's unit is an entity URI whose label it prints) and its `property` (whose
  * datatype decides the formatting). Wikibase's formatters read labels through the term lookup
  * (repo/includes/Api/FormatSnakValue.php), so the answer changes with those entities' labels.
+ * Undefined (any change: the answer names no entity) when the datavalue names one in a way not
+ * read here.
  */
 function formatValueEntities(query: PhpArray): string[] | undefined {
   const out = values(query, 'property');
@@ -139,21 +243,35 @@ function formatValueEntities(query: PhpArray): string[] | undefined {
   } catch {
     return undefined;
   }
-  collectEntityIds(value, out, 0);
-  return out;
+  return collectEntityIds(value, out, 0) ? out : undefined;
 }
 
 const ENTITY_URI = /\/entity\/([A-Za-z]\d+)$/;
 
-function collectEntityIds(node: unknown, out: string[], depth: number): void {
-  if (depth > 8 || typeof node !== 'object' || node === null) return;
-  for (const [key, v] of Object.entries(node as Record<string, unknown>)) {
+/**
+ * The entities a datavalue names, into `out`: an entity-id value's `id` and its legacy form
+ * `entity-type` + `numeric-id` (EntityIdValue::newFromArray reads the pair, Wikibase's
+ * deserializer the `id`: both, when both are given), and entity URIs (a quantity's unit, a time's
+ * calendar model). False when it names one in a form not read here (an entity type without a
+ * number, a value nested deeper than read): then only any change covers it.
+ */
+function collectEntityIds(node: unknown, out: string[], depth: number): boolean {
+  if (typeof node !== 'object' || node === null) return true;
+  if (depth > 8) return false;
+  const o = node as Record<string, unknown>;
+  if (o['numeric-id'] !== undefined || o['entity-type'] !== undefined) {
+    const legacy = o['numeric-id'] === undefined ? undefined : entityIdOfNumber(o['entity-type'], o['numeric-id']);
+    if (legacy !== undefined) out.push(legacy);
+    else if (o['numeric-id'] !== undefined || typeof o['id'] !== 'string') return false;
+  }
+  for (const [key, v] of Object.entries(o)) {
     if (typeof v === 'string') {
       if (key === 'id') out.push(v);
       const uri = ENTITY_URI.exec(v);
       if (uri) out.push(uri[1]!);
-    } else if (typeof v === 'object') collectEntityIds(v, out, depth + 1);
+    } else if (typeof v === 'object' && !collectEntityIds(v, out, depth + 1)) return false;
   }
+  return true;
 }
 
 /** wbsearchentities `type`, list=wbsearch `wbstype` (a generator's `gwbstype`): `item` by default. */
@@ -162,7 +280,31 @@ const searchTypeOf =
   (query: PhpArray, generator: boolean): string =>
     phpStringParam(query, generator ? `g${param}` : param) ?? 'item';
 
-const WIKIBASE_WRITE: ModuleFacts = { depends: 'any', write: { titles: [], entities: true }, wikibase: true };
+/**
+ * A flag of an answer: `""` in formatversion 1, `true` in 2 (ApiResult), absent when false.
+ */
+const flagged = (value: unknown) => value !== undefined && value !== false;
+
+/**
+ * A null edit: ApiEditPage answers `"result":"Success"` with `nochange` and no `newrevid`
+ * (PageUpdater made no revision, so no recentchanges row); only the page's links update runs again.
+ */
+const nullEdit = (item: Readonly<Record<string, unknown>>) => flagged(item['nochange']);
+
+/**
+ * A Wikibase write that saved nothing new: ModifyEntity::addToOutput passes the revision before
+ * the save to ResultBuilder::addRevisionIdFromStatusToResult, which flags `entity.nochange` when
+ * the saved revision is that one (wbsetlabel, wbeditentity, … given what the entity already has).
+ */
+const WIKIBASE_WRITE: ModuleFacts = { depends: 'any', write: { titles: [], entities: true, unchanged: nullEdit }, wikibase: true };
+
+/**
+ * Wikibase's statement setters answer `pageinfo.lastrevid` and pass no revision before the save to
+ * ResultBuilder::addRevisionIdFromStatusToResult (SetClaimValue, SetClaim, SetQualifier,
+ * SetReference: execute), so their answer never flags `nochange`; setting what a statement already
+ * has saves nothing, and anonymous clients may do it.
+ */
+const WIKIBASE_STATEMENT_SETTER: ModuleFacts = { depends: 'any', write: { titles: [], entities: true, unproven: true }, wikibase: true };
 
 /** action= modules. */
 export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
@@ -175,8 +317,10 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   },
   compare: { depends: 'pages', echoes: (query) => query.has('frompst') || query.has('topst') },
   expandtemplates: { depends: 'any', echoes: () => true },
-  help: NOTHING,
-  paraminfo: NOTHING,
+  // Help text is interface messages (`apihelp-*`), which the wiki's MediaWiki: pages override;
+  // paraminfo prints them unless `helpformat` is `none`, its default.
+  help: { depends: 'namespace', namespace: MESSAGES },
+  paraminfo: { depends: (query) => ((phpStringParam(query, 'helpformat') ?? 'none') === 'none' ? 'nothing' : 'namespace'), namespace: MESSAGES },
   rsd: NOTHING,
   opensearch: ANY,
   feedcontributions: ANY,
@@ -203,7 +347,7 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   setnotificationtimestamp: ANY,
   imagerotate: ANY,
   // Writes (ApiEditPage title/pageid, ApiMove from/to/fromid, ApiUpload filename, …)
-  edit: { depends: 'any', write: { titles: ['title'] } },
+  edit: { depends: 'any', write: { titles: ['title'], unchanged: nullEdit } },
   move: { depends: 'any', write: { titles: ['from', 'to'] } },
   delete: { depends: 'any', write: { titles: ['title'] } },
   undelete: { depends: 'any', write: { titles: ['title'] } },
@@ -216,19 +360,29 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   setpagelanguage: { depends: 'any', write: { titles: ['title'] } },
   purge: { depends: 'any', write: { titles: ['titles'] } },
   revisiondelete: { depends: 'any', write: { titles: ['target'] } },
-  import: { depends: 'any', write: { titles: [] } },
+  // ApiImportReporter::reportPage: a page none of whose revisions was new imports `revisions: 0`;
+  // a title it could not import is `invalid`.
+  import: { depends: 'any', write: { titles: [], unchanged: (item) => item['revisions'] === 0 || flagged(item['invalid']) } },
   managetags: { depends: 'any', write: { titles: [] } },
-  tag: { depends: 'any', write: { titles: [] } },
+  // ApiTag: `noop` where ChangeTags::updateTagsWithChecks wrote no log entry, `status: "error"` where it refused.
+  tag: { depends: 'any', write: { titles: [], unchanged: (item) => flagged(item['noop']) || item['status'] === 'error' } },
   block: { depends: 'any', write: { titles: [], user: 'user' } },
   unblock: { depends: 'any', write: { titles: [], user: 'user' } },
-  userrights: { depends: 'any', write: { titles: [], user: 'user' } },
+  // ApiUserrights: the groups UserGroupManager really added and removed; none, no log entry.
+  userrights: { depends: 'any', write: { titles: [], user: 'user', unchanged: (item) => isEmptyList(item['added']) && isEmptyList(item['removed']) } },
   // Wikibase reads
   wbgetentities: { depends: 'entities', entityIds: idsIn('ids'), wikibase: true },
   wbgetclaims: { depends: 'entities', entityIds: claimEntities, wikibase: true },
-  wbformatvalue: { depends: 'entities', entityIds: formatValueEntities, wikibase: true },
-  wbformatentities: { depends: 'entities', entityIds: idsIn('ids'), wikibase: true },
+  wbformatvalue: { depends: 'entities', entityIds: formatValueEntities, answerNamesNoOther: true, wikibase: true },
+  wbformatentities: { depends: 'entities', entityIds: idsIn('ids'), answerNamesNoOther: true, wikibase: true },
   wbsearchentities: { depends: 'terms', searchType: searchTypeOf('type'), wikibase: true },
-  wbparsevalue: { depends: 'nothing', wikibase: true },
+  wbparsevalue: {
+    depends: (query) => (validatesEntities(query) ? 'entities' : 'nothing'),
+    entityIds: (query) => (validatesEntities(query) ? values(query, 'values') : []),
+    answerNamesNoOther: true,
+    live: validatesRemotely,
+    wikibase: true,
+  },
   wbavailablebadges: { depends: 'nothing', wikibase: true },
   // Wikibase writes: they name their entities in the answer and the request (policy/changes.ts).
   wbeditentity: WIKIBASE_WRITE,
@@ -238,12 +392,12 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   wbsetsitelink: WIKIBASE_WRITE,
   wblinktitles: WIKIBASE_WRITE,
   wbcreateclaim: WIKIBASE_WRITE,
-  wbsetclaimvalue: WIKIBASE_WRITE,
-  wbsetclaim: WIKIBASE_WRITE,
+  wbsetclaimvalue: WIKIBASE_STATEMENT_SETTER,
+  wbsetclaim: WIKIBASE_STATEMENT_SETTER,
   wbremoveclaims: WIKIBASE_WRITE,
-  wbsetqualifier: WIKIBASE_WRITE,
+  wbsetqualifier: WIKIBASE_STATEMENT_SETTER,
   wbremovequalifiers: WIKIBASE_WRITE,
-  wbsetreference: WIKIBASE_WRITE,
+  wbsetreference: WIKIBASE_STATEMENT_SETTER,
   wbremovereferences: WIKIBASE_WRITE,
   wbmergeitems: WIKIBASE_WRITE,
   wbcreateredirect: WIKIBASE_WRITE,
@@ -325,7 +479,9 @@ export const QUERY_MODULES: Readonly<Record<string, ModuleFacts>> = {
   globalblocks: { depends: 'any', expiries: () => true },
   // meta=
   siteinfo: {
-    depends: (query) => (siteinfoCounts(query) ? 'any' : 'nothing'),
+    depends: siteinfoDepends,
+    namespace: MESSAGES,
+    live: (query) => siteinfoProps(query).some((p) => p.live === true),
     clock: (query) => siprops(query).includes('general'),
   },
   filerepoinfo: NOTHING,

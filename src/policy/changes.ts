@@ -7,7 +7,8 @@
  * type of each entity page it names (`t:<type>`: searches), and the pages themselves, by title
  * and by id. A CDN PURGE alone names only its page: MediaWiki sends one for an anonymous
  * `action=purge` too (ApiPurge needs no token), so a PURGE is not taken for a change of lists
- * until the wiki confirms the page changed (invalidation/purge-confirmation.ts). A recentchanges row names more than
+ * until the wiki confirms the page changed (invalidation/purge-confirmation.ts); nor is a write whose
+ * answer says it changed nothing (a null edit). A recentchanges row names more than
  * its title (MoveLogFormatter, MergeLogFormatter, ProtectLogFormatter: formatParametersForApi()): a move its target (`logparams.target_title`), a merge its
  * destination (`dest_title`), a move of protection its old title (`oldtitle_title`). A rights or
  * block log row ends the sessions of the user it names (User:Name): their cached answers were
@@ -17,7 +18,7 @@
 import { ANY } from './dependencies.js';
 import { DEFAULT_NAMESPACES, type Namespaces, pairedKey, titleKey } from '../mediawiki/titles.js';
 import { entityPageTitles, entityTypeOfPage, entityTypeTag } from '../mediawiki/entities.js';
-import { entityOfGuid, writeFacts } from '../mediawiki/modules.js';
+import { entityOfGuid, type WriteFacts, writeFacts } from '../mediawiki/modules.js';
 
 /** purge: a CDN PURGE; follower: a recentchanges row; write: a write that passed through the gateway. */
 export type ChangeSource = 'purge' | 'follower' | 'write';
@@ -31,6 +32,12 @@ export interface Change {
   readonly users: readonly string[];
   /** When the change happened (ms since the epoch, the wiki's clock), when known. */
   readonly at: number | undefined;
+  /**
+   * Pages whose lists (their namespace, entity type, any change) go only once the wiki confirms
+   * they changed (invalidation/purge-confirmation.ts), as for a PURGE: a write whose answer cannot
+   * say whether it saved anything (modules.ts WriteFacts.unproven). Its `tags` name the pages alone.
+   */
+  readonly confirm?: readonly string[];
 }
 
 /** A recentchanges row (formatversion=2, rcprop=title|ids|timestamp|loginfo). */
@@ -182,19 +189,35 @@ export function changeFromWrite(
   const names = write.titles;
   // A purge changes no list (and needs no token: anyone may send one); only the pages it purged.
   if (action === 'purge') return purgedPages(answer, namespaces);
-  const tags = new Set<string>([ANY]);
+  const json = typeof answer === 'object' && answer !== null ? (answer as Record<string, unknown>) : {};
+  // A write whose answer says it changed nothing (a null edit: no token needed from an anonymous
+  // client, so anyone could otherwise empty every list on every replica at will): no list, no
+  // namespace, no entity type, no user; only the pages it names, whose links update MediaWiki
+  // still runs again (a null edit re-parses the page).
+  const changed = !savedNothing(action, write, json);
+  // A write whose answer cannot say whether it saved anything (modules.ts WriteFacts.unproven):
+  // its pages' own answers now, the rest once the wiki confirms the pages changed, as for a PURGE.
+  const entityIds = write.entities ? entityIdsOfWrite(params, json) : [];
+  const entityPages = entityIds.flatMap((id) => entityPageTitles(id, namespaces));
+  const unproven = changed && write.unproven === true && entityPages.length > 0;
+  const confirm: string[] = [];
+  const tags = new Set<string>(changed && !unproven ? [ANY] : []);
   const addTitle = (text: string) => {
     const t = titleKey(text, namespaces);
     if (!t) return;
-    addPage(tags, t, namespaces);
-    addClasses(tags, t, namespaces, undefined);
+    if (changed && !unproven) {
+      addPage(tags, t, namespaces);
+      addClasses(tags, t, namespaces, undefined);
+      return;
+    }
+    tags.add(`p:${t.key}`);
+    if (unproven) confirm.push(t.key);
   };
   for (const name of names) {
     for (const text of (params(name) ?? '').split('|')) if (text) addTitle(FILE_PARAMS.has(name) ? `File:${text}` : text);
   }
   for (const id of (params('pageid') ?? params('fromid') ?? '').split('|')) if (/^\d+$/.test(id)) tags.add(`i:${id}`);
   const users: string[] = [];
-  const json = typeof answer === 'object' && answer !== null ? (answer as Record<string, unknown>) : {};
   const result = json[action];
   for (const item of Array.isArray(result) ? result : [result]) {
     if (typeof item !== 'object' || item === null) continue;
@@ -203,20 +226,29 @@ export function changeFromWrite(
     if (typeof o['filename'] === 'string') addTitle(`File:${o['filename']}`);
     if (typeof o['pageid'] === 'number' && o['pageid'] > 0) tags.add(`i:${o['pageid']}`);
     const userField = write.user;
-    if (userField && typeof o[userField] === 'string') users.push(o[userField]);
+    if (changed && userField && typeof o[userField] === 'string') users.push(o[userField]);
   }
   if (write.entities) {
-    const ids = entityIdsOfWrite(params, json);
-    let named = 0;
-    for (const id of ids)
-      for (const title of entityPageTitles(id, namespaces)) {
-        addTitle(title);
-        named++;
-      }
+    for (const title of entityPages) addTitle(title);
     // A write that names no entity it could be read from: as broadly as the follower would.
-    if (named === 0) for (const type of ['item', 'property', 'lexeme']) tags.add(entityTypeTag(type));
+    if (entityPages.length === 0 && changed) for (const type of ['item', 'property', 'lexeme']) tags.add(entityTypeTag(type));
   }
-  return { source: 'write', type: write.entities ? 'wikibase' : action, tags: [...tags], users, at: undefined };
+  const type = write.entities ? 'wikibase' : action;
+  return { source: 'write', type, tags: [...tags], users, at: undefined, ...(confirm.length > 0 && { confirm: [...new Set(confirm)] }) };
+}
+
+/**
+ * Whether a confirmed write's answer says it changed nothing (modules.ts WriteFacts.unchanged):
+ * every item of its result does, and there is at least one. A Wikibase write's item is its
+ * `entity`; a core module's its result object, or each item of a list result (tag, import). An
+ * answer the module table cannot read that way changed something, as far as the gateway knows.
+ */
+function savedNothing(action: string, write: WriteFacts, json: Readonly<Record<string, unknown>>): boolean {
+  const unchanged = write.unchanged;
+  if (!unchanged) return false;
+  const result = write.entities ? json['entity'] : json[action];
+  const items = Array.isArray(result) ? result : [result];
+  return items.length > 0 && items.every((item) => typeof item === 'object' && item !== null && unchanged(item as Record<string, unknown>));
 }
 
 /**

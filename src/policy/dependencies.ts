@@ -15,9 +15,12 @@
  * - namespace lists on their namespace;
  * - entity modules (wbgetentities, wbgetclaims, wbformatvalue, wbformatentities) on the page of
  *   every entity the request or the answer names, redirects' sources and targets included
- *   (mediawiki/entities.ts maps an id to its page);
+ *   (mediawiki/entities.ts maps an id to its page); on any change when the answer could name
+ *   more than the request and cannot be read, or the request names one in a form not read;
  * - entity searches on `t:<type>` of the type searched, never on wikitext edits;
- * - every other list and every unknown module on any change; configuration on nothing.
+ * - every other list and every unknown module on any change; interface messages on namespace 8;
+ *   configuration on nothing. What changes with no change signal at all (live state) is not
+ *   vouched for by the follower (changesAreSignalled).
  * A parse of a page depends on its templates too (a template edit re-renders it, and only the
  * job that follows purges the page): changes in the Template, Module and MediaWiki namespaces.
  * An operator's module rule (`dependsOn`) overrides the table.
@@ -106,8 +109,14 @@ export function dependenciesOf(input: DependencyInput): Dependencies {
       if (classes[i] === 'entities') {
         const before = tags.size;
         const named = f?.entityIds?.(query);
-        for (const id of named ?? []) addEntity(tags, id, ns);
-        collectAnswerEntities(input.answer(), tags, ns);
+        // An id named in a form that maps to no page (not an entity id, a type the wiki keeps in
+        // no namespace learned): no change would name it, so any change.
+        for (const id of named ?? []) if (!addEntity(tags, id, ns)) tags.add(ANY);
+        // The entities the answer names are the ones a change will name (a redirect's target);
+        // without them (an answer in xml or php, or one that did not parse), any change, as for pages.
+        const answer = input.answer();
+        if (answer === undefined && !f?.answerNamesNoOther) tags.add(ANY);
+        collectAnswerEntities(answer, tags, ns);
         // The request's entities unreadable and the answer naming none: any change.
         if (named === undefined && tags.size === before) tags.add(ANY);
       }
@@ -140,6 +149,24 @@ export function dependenciesOf(input: DependencyInput): Dependencies {
  */
 export function showsExpiries(modules: readonly string[], query: PhpArray): boolean {
   return factsOf(modules).some((f) => f?.expiries?.(query) === true);
+}
+
+/**
+ * Answers that read what changes with no recentchanges row at all (siteinfo's replication lag and
+ * statistics, wbparsevalue validating against a remote repository): the follower cannot vouch
+ * for them, so they keep the short TTL defaults.
+ */
+export function readsLiveState(modules: readonly string[], query: PhpArray): boolean {
+  return factsOf(modules).some((f) => f?.live?.(query) === true);
+}
+
+/**
+ * Whether every change of what the answer reads is one the change follower sees, so that its long
+ * TTL defaults may apply (invalidation/signals.ts ttlDefaults): not what jobs update, protections
+ * and blocks that expire, nor live state.
+ */
+export function changesAreSignalled(modules: readonly string[], query: PhpArray): boolean {
+  return !updatedByJobs(modules, query) && !showsExpiries(modules, query) && !readsLiveState(modules, query);
 }
 
 /** Nodes an expiry search visits at most: answers are bounded, the walk is too. */
@@ -262,9 +289,12 @@ function collectAnswerPages(answer: unknown, tags: Set<string>, ns: Namespaces):
   }
 }
 
-function addEntity(tags: Set<string>, id: unknown, ns: Namespaces): void {
-  if (typeof id !== 'string') return;
-  for (const title of entityPageTitles(id, ns)) addTitle(tags, title, ns);
+/** The page(s) of an entity; false when the id names none. */
+function addEntity(tags: Set<string>, id: unknown, ns: Namespaces): boolean {
+  if (typeof id !== 'string') return false;
+  const titles = entityPageTitles(id, ns);
+  for (const title of titles) addTitle(tags, title, ns);
+  return titles.length > 0;
 }
 
 /**

@@ -49,7 +49,7 @@ import { askWiki, clientGone, type Inspected, inspect, MAX_INSPECT_BYTES, setCoo
 import { type Answer, deliverAnswer, deliverEntry, tooCostlyForAHit } from './deliver.js';
 import { bypassesCache, mayLeaveTheProcess, writerBypasses } from '../policy/policy.js';
 import { AnswerPolicy } from '../policy/answer-policy.js';
-import { answerJson, dependenciesOf, showsExpiries, updatedByJobs } from '../policy/dependencies.js';
+import { answerJson, changesAreSignalled, dependenciesOf } from '../policy/dependencies.js';
 import { userNamed } from '../policy/session-users.js';
 import { changeFromWrite, confirmedWrite, WRITE_PARAMETERS } from '../policy/changes.js';
 import { phpStringParam } from '../mediawiki/php-input.js';
@@ -384,7 +384,7 @@ async function fetchAndStore(
       rule: api.rule,
       probed: probe,
       path: 'store',
-      defaults: gw.changes.ttlDefaults(!updatedByJobs(api.modules, api.query) && !showsExpiries(api.modules, api.query)),
+      defaults: gw.changes.ttlDefaults(changesAreSignalled(api.modules, api.query)),
       settings: gw.policy,
       random: gw.random,
     },

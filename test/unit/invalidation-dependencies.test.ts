@@ -69,13 +69,15 @@ describe('lists', () => {
   });
 });
 
-describe('configuration and the clock', () => {
+describe('configuration, interface messages and the clock', () => {
   it.each([
-    ['action=query&meta=siteinfo', [], true],
+    // general's `mainpage` is the `mainpage` message (Title::newMainPage).
+    ['action=query&meta=siteinfo', ['n:8'], true],
     ['action=query&meta=siteinfo&siprop=namespaces', [], false],
     ['action=query&meta=siteinfo&siprop=general|statistics', ['*'], true],
     ['action=paraminfo&modules=query', [], false],
-    ['action=help', [], false],
+    ['action=paraminfo&modules=query&helpformat=wikitext', ['n:8'], false],
+    ['action=help', ['n:8'], false],
     ['action=wbavailablebadges', [], false],
     ['action=query&list=allpages&curtimestamp=1', ['n:0'], true],
   ])('%s → %j, clock %s', (q, tags, clock) => {

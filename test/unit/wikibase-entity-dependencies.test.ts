@@ -87,10 +87,15 @@ describe.each(LAYOUTS)('with $name', ({ ns, page }) => {
 
   describe('writes name their entities', () => {
     const write = (action: string, params: Record<string, string>, answer: unknown) => changeFromWrite(action, (n) => params[n], ns, answer)!.tags;
-    it('wbsetclaimvalue: the claim GUID`s entity, from the request and the answer', () => {
-      const tags = write('wbsetclaimvalue', { claim: 'Q1$0E94672F-0999' }, { pageinfo: { lastrevid: 26 }, success: 1, claim: { id: 'Q1$0E94672F-0999' } });
-      expect(tags).toContain(p('Q1'));
-      expect(tags).toContain('t:item');
+    it('wbsetclaimvalue: the claim GUID`s entity, from the request and the answer; its type`s searches once the wiki confirms it changed', () => {
+      const c = changeFromWrite('wbsetclaimvalue', (n) => ({ claim: 'Q1$0E94672F-0999' })[n], ns, {
+        pageinfo: { lastrevid: 26 },
+        success: 1,
+        claim: { id: 'Q1$0E94672F-0999' },
+      })!;
+      expect(c.tags).toEqual([p('Q1')]);
+      expect(c.confirm).toEqual([page('Q1')]);
+      expect(changeConfirmed(page('Q1'), ns).tags).toContain('t:item');
     });
     it('wbremoveclaims: the entities of every removed claim', () => {
       expect(write('wbremoveclaims', { claim: 'Q3$a|Q3$b' }, { success: 1, claims: ['Q3$a', 'Q3$b'] })).toContain(p('Q3'));
