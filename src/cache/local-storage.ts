@@ -38,9 +38,9 @@ export class LocalStorage implements Storage {
     return Promise.resolve();
   }
 
-  lookup(tier: Tier, key: string): Promise<Found | undefined> {
+  lookup(tier: Tier, key: string): Found | undefined {
     const entry = this.local.get(tier, key);
-    return Promise.resolve(entry && { entry, shared: false });
+    return entry && { entry, shared: false };
   }
 
   freshness(entry: CacheEntry): Freshness {
@@ -51,24 +51,24 @@ export class LocalStorage implements Storage {
     this.local.delete(tier, key);
   }
 
-  async fetchOnce<T>(_tier: Tier, _key: string, fetch: () => Promise<T>): Promise<Led<T>> {
-    return { fetched: await fetch() };
+  fetchOnce<T>(_tier: Tier, _key: string, fetch: () => Promise<T>): Promise<Led<T>> {
+    return fetch().then((fetched) => ({ fetched }));
   }
 
   refreshOnce<T>(_tier: Tier, _key: string, refresh: () => Promise<T>): Promise<T | undefined> {
     return refresh();
   }
 
-  mark(): Promise<FetchMark> {
-    return Promise.resolve({ local: this.local.invalidationMark(), shared: undefined });
+  mark(): FetchMark {
+    return { local: this.local.invalidationMark(), shared: undefined };
   }
 
   invalidatedSince(answer: Guarded, mark: FetchMark): boolean {
     return this.local.invalidatedSince(answer, mark.local);
   }
 
-  store(tier: Tier, key: string, entry: CacheEntry, mark: FetchMark): Promise<boolean> {
-    return Promise.resolve(!this.local.invalidatedSince(entry, mark.local) && this.local.set(tier, key, entry));
+  store(tier: Tier, key: string, entry: CacheEntry, mark: FetchMark): boolean {
+    return !this.local.invalidatedSince(entry, mark.local) && this.local.set(tier, key, entry);
   }
 
   purge(message: PurgeMessage, options: PurgeOptions = {}): Promise<PurgeResult> {

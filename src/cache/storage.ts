@@ -28,6 +28,14 @@ export interface Found {
 }
 
 /** What the leader of a miss ended with: its own fetch, or the entry another replica stored. */
+/**
+ * What a storage step gives: at once when the storage has it at hand (the local tier alone), a
+ * promise when it must ask (the shared tier), as undici's CacheStore `get()` may return either.
+ * The request path awaits only a promise: a miss paid an await per step for nothing
+ * (docs/BENCHMARKS.md run X).
+ */
+export type Awaitable<T> = T | Promise<T>;
+
 export type Led<T> = { readonly fetched: T } | { readonly entry: CacheEntry };
 
 /**
@@ -86,7 +94,7 @@ export interface Storage {
    * the local one (policy/freshness.ts replacesLocal), filling the local tier; else the local
    * one, whatever its freshness. A shared tier that fails is not asked (never a throw).
    */
-  lookup(tier: Tier, key: string): Promise<Found | undefined>;
+  lookup(tier: Tier, key: string): Awaitable<Found | undefined>;
   /** What an entry's age means now (policy/freshness.ts), with this storage's windows and gaps. */
   freshness(entry: CacheEntry): Freshness;
   /** Drop one local entry (a dead one found at lookup). */
@@ -105,7 +113,7 @@ export interface Storage {
   refreshOnce<T>(tier: Tier, key: string, refresh: () => Promise<T>): Promise<T | undefined>;
 
   /** Noted before the wiki is asked (FetchMark). */
-  mark(): Promise<FetchMark>;
+  mark(): Awaitable<FetchMark>;
   /** Whether an answer with these guard tags (guards.ts) may predate an invalidation made since `mark`, locally. */
   invalidatedSince(answer: Guarded, mark: FetchMark): boolean;
   /**
@@ -113,7 +121,7 @@ export interface Storage {
    * replica asked next finds it), unless an invalidation since `mark` reached its guard tags.
    * False when the local tier did not keep it (larger than the tier, or invalidated).
    */
-  store(tier: Tier, key: string, entry: CacheEntry, mark: FetchMark): Promise<boolean>;
+  store(tier: Tier, key: string, entry: CacheEntry, mark: FetchMark): Awaitable<boolean>;
 
   /**
    * A purge (a URL's variants, a session, a user, a module, a prefix, everything, tags, a gap):

@@ -71,6 +71,15 @@ export class UpstreamGate {
    * also counts in (perGroupMax).
    */
   acquire(client: string, signal?: LeaveSignal, group = ''): Promise<Release> {
+    const turn = this.take(client, signal, group);
+    return turn instanceof Promise ? turn : Promise.resolve(turn);
+  }
+
+  /**
+   * As acquire, but a turn free now is given as it is, not through a promise: the miss path's
+   * common case (steps/admission.ts admit), where every promise costs (docs/BENCHMARKS.md run X).
+   */
+  take(client: string, signal?: LeaveSignal, group = ''): Release | Promise<Release> {
     if (signal?.aborted) return Promise.reject(new ClientClosedError());
     const held = client ? (this.perClient.get(client) ?? 0) : 0;
     if (client && this.opts.perClientMax > 0 && held >= this.opts.perClientMax) {
@@ -78,7 +87,7 @@ export class UpstreamGate {
     }
     const groupMax = this.opts.perGroupMax ?? 0;
     if (group && groupMax > 0 && (this.perClient.get(group) ?? 0) >= groupMax) return this.refuseAtOnce('client-share');
-    if (this.inFlight < this.opts.maxConcurrent) return Promise.resolve(this.grant(client, group));
+    if (this.inFlight < this.opts.maxConcurrent) return this.grant(client, group);
     if (this.queue.length >= this.opts.maxQueued) return this.refuseAtOnce('queue-full');
     return new Promise<Release>((resolve, reject) => {
       const leave = () => {

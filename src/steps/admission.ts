@@ -40,8 +40,12 @@ export interface Limits {
 /** What a request leaving needs: its client's count under way, and the clock. */
 export type UnderWayParts = Pick<Limits, 'underWay' | 'now'>;
 
-export async function admit(limits: Limits, req: IncomingMessage, admission: Admission, signal?: LeaveSignal): Promise<Release> {
-  if (admission === 'refresh') return limits.gate.acquire('', signal);
+/**
+ * A turn at the wiki for this request, its budget charged first (a refusal throws at once). A turn
+ * free now is returned as it is (limits/upstream-gate.ts take); a promise only when it must wait.
+ */
+export function admit(limits: Limits, req: IncomingMessage, admission: Admission, signal?: LeaveSignal): Release | Promise<Release> {
+  if (admission === 'refresh') return limits.gate.take('', signal);
   const state = underWay(limits, req);
   const now = limits.now();
   // A session's group is asked first, taking nothing, so that a refusal there spends nothing of the session's.
@@ -50,16 +54,22 @@ export async function admit(limits: Limits, req: IncomingMessage, admission: Adm
   const charge = limits.budget.charge(state.client, now, inParallel(limits, state.client, state));
   if (!charge.ok) refuse(limits.metrics, charge.retryAfterSeconds);
   if (state.group) limits.groupBudget.charge(state.group, now, inParallel(limits, state.group, state));
-  const release = await limits.gate.acquire(state.client, signal, state.group);
-  // The turn keeps the request under way until it is released, whenever the client leaves: a
-  // fetch goes on for others after its client has gone.
+  const turn = limits.gate.take(state.client, signal, state.group);
+  return turn instanceof Promise ? turn.then((release) => held(limits.underWay, state, release)) : held(limits.underWay, state, turn);
+}
+
+/**
+ * The turn keeps the request under way until it is released, whenever the client leaves: a
+ * fetch goes on for others after its client has gone.
+ */
+function held(underWay: UncachedUnderWay, state: UnderWayState, release: Release): Release {
   state.holds++;
   let released = false;
   return () => {
     if (released) return;
     released = true;
     release();
-    letGo(limits.underWay, state);
+    letGo(underWay, state);
   };
 }
 

@@ -62,7 +62,8 @@ export async function askWiki(
   waitSignal: LeaveSignal | undefined = upstreamRequest.signal,
 ): Promise<WikiAnswer> {
   // A turn at the wiki first: 429/503 without one, nothing sent.
-  const release = await admit(parts, request.raw, reason === 'refresh' ? 'refresh' : 'uncached', waitSignal);
+  const turn = admit(parts, request.raw, reason === 'refresh' ? 'refresh' : 'uncached', waitSignal);
+  const release = turn instanceof Promise ? await turn : turn;
   let streaming = false;
   try {
     const started = parts.now();

@@ -154,14 +154,34 @@ export async function deliverEntry(
 const EMPTY = Buffer.alloc(0);
 
 /** An answer fetched just now (stored or not). */
-export async function deliverAnswer(
+export function deliverAnswer(
   compression: Representations,
   request: FastifyRequest,
   reply: FastifyReply,
   answer: Answer,
   delivered: { readonly disposition: Disposition; readonly identity: Identity; readonly preference: readonly Coding[] },
-): Promise<FastifyReply> {
-  const { headers, body, coding } = await representationOf(compression, answer, delivered.preference);
+): FastifyReply | Promise<FastifyReply> {
+  const representation = representationOf(compression, answer, delivered.preference);
+  // Most answers go as they are: no promise then (docs/BENCHMARKS.md run X).
+  return representation instanceof Promise
+    ? representation.then((r) => sendAnswer(compression, request, reply, answer, delivered, r))
+    : sendAnswer(compression, request, reply, answer, delivered, representation);
+}
+
+interface Representation {
+  readonly headers: Headers;
+  readonly body: Buffer | NodeJS.ReadableStream;
+  readonly coding: Coding;
+}
+
+function sendAnswer(
+  compression: Representations,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  answer: Answer,
+  delivered: { readonly disposition: Disposition; readonly identity: Identity },
+  { headers, body, coding }: Representation,
+): FastifyReply {
   reply.code(answer.status).headers(headers);
   if (answer.setCookies.length > 0) reply.header('set-cookie', answer.setCookies);
   stamp(request, reply, delivered.disposition, delivered.identity);
@@ -174,13 +194,10 @@ export async function deliverAnswer(
  * form, identity, or a coding made for this client when it takes neither). Not stored: the
  * client's first choice, compressed once when it is large enough (an answer under
  * MIN_COMPRESS_BYTES stays identity unless the client refuses identity). Streams, empty bodies
- * (a HEAD passed on), answers the wiki encoded itself and partial content go as they are.
+ * (a HEAD passed on), answers the wiki encoded itself and partial content go as they are. A
+ * promise only when something has to be compressed.
  */
-async function representationOf(
-  compression: Representations,
-  answer: Answer,
-  preference: readonly Coding[],
-): Promise<{ headers: Headers; body: Buffer | NodeJS.ReadableStream; coding: Coding }> {
+function representationOf(compression: Representations, answer: Answer, preference: readonly Coding[]): Representation | Promise<Representation> {
   const body = answer.body;
   if (!Buffer.isBuffer(body) || body.length === 0 || answer.headers['content-encoding'] !== undefined || answer.headers['content-range'] !== undefined)
     return { headers: answer.headers, body, coding: 'identity' };
@@ -195,8 +212,8 @@ async function representationOf(
   // The same Vary as the stored entry's (flow.ts), or as it would have had.
   const headers = (form ? form.coding === 'gzip' : compressible(body.length)) ? varyOnAcceptEncoding(answer.headers) : answer.headers;
   if (coding === 'identity') return { headers, body, coding };
-  const encoded = coding === 'gzip' && form?.coding === 'gzip' ? form.body : await compression.answerBytes(body, coding);
-  return { headers: representationHeaders(headers, coding), body: encoded, coding };
+  if (coding === 'gzip' && form?.coding === 'gzip') return { headers: representationHeaders(headers, coding), body: form.body, coding };
+  return compression.answerBytes(body, coding).then((encoded) => ({ headers: representationHeaders(headers, coding), body: encoded, coding }));
 }
 
 function stamp(request: FastifyRequest, reply: FastifyReply, disposition: Disposition, identity: Identity): void {

@@ -106,7 +106,8 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
   // --------------------------------------------------------------------------------- lookup
   let fallback: CacheEntry | undefined;
   if (!bypass) {
-    const found = await gw.storage.lookup(tier, key);
+    const looked = gw.storage.lookup(tier, key);
+    const found = looked instanceof Promise ? await looked : looked;
     const decision = lookupDecision(found && gw.storage.freshness(found.entry));
     switch (decision) {
       case 'hit': {
@@ -253,7 +254,7 @@ function coalesce(coalescer: Coalescer<CacheEntry>, metrics: Metrics, key: strin
  * fetches itself; the shared tier failing means fetching right away). A session holder's bypass
  * never waits for anyone, nor does a fetch for the requester alone (`alone`).
  */
-async function fetchOnceAcrossReplicas(
+function fetchOnceAcrossReplicas(
   gw: Gateway,
   request: FastifyRequest,
   api: ApiRequest,
@@ -265,8 +266,12 @@ async function fetchOnceAcrossReplicas(
   answered: (fetched: Fetched) => void,
 ): Promise<Led<Stored>> {
   const fetch = () => fetchAndStore(gw, request, api, key, tier, 'miss', gone, { preference, answered });
-  if (alone) return { fetched: await fetch() };
+  if (alone) return fetch().then(ledByItself);
   return gw.storage.fetchOnce(tier, key, fetch, { waitMs: gw.config.coalesceWaitMs, waiting: () => gw.metrics.coalescedWaiters.inc() });
+}
+
+function ledByItself(fetched: Stored): Led<Stored> {
+  return { fetched };
 }
 
 /**
@@ -354,7 +359,8 @@ async function fetchAndStore(
   });
   // Noted before the wiki is asked: an answer whose dependencies are invalidated meanwhile may
   // predate the change, and is not stored (cache/invalidation-log.ts, redis/invalidations.ts).
-  const mark = await gw.storage.mark();
+  const marked = gw.storage.mark();
+  const mark = marked instanceof Promise ? await marked : marked;
   // An answer carrying the wiki's clock is as old as the request for it (RFC 9111 §4.2.3,
   // response_delay): MediaWiki stamps curtimestamp before the module runs (includes/api/ApiMain.php
   // setupExecuteAction, addRequestedFields), and a slow module makes it older on arrival.
@@ -462,7 +468,8 @@ async function fetchAndStore(
   };
   // An invalidation that lands meanwhile is caught by the store's own guard against the same
   // mark (storage.ts store).
-  if (await gw.storage.store(tier, key, entry, mark)) {
+  const kept = gw.storage.store(tier, key, entry, mark);
+  if (kept instanceof Promise ? await kept : kept) {
     // Made and found not worth it: no hit tries again.
     if (madeNow?.coding === 'identity') gw.compression.gzipNotWorthIt(tier, key);
     return { fetched, entry };

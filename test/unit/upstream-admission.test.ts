@@ -129,6 +129,18 @@ describe('UpstreamGate', () => {
     expect(gate.active).toBe(2);
   });
 
+  it('take(): a free turn is given as it is, a wait or a refusal as a promise', async () => {
+    const gate = new UpstreamGate(opts);
+    const r1 = gate.take('a');
+    expect(r1).toBeTypeOf('function');
+    expect(gate.take('b')).toBeTypeOf('function');
+    const waiting = gate.take('c');
+    expect(waiting).toBeInstanceOf(Promise);
+    await expect(gate.take('d')).rejects.toMatchObject({ code: 'wikiedge-overloaded', status: 503 });
+    (r1 as () => void)();
+    await expect(waiting).resolves.toBeTypeOf('function');
+  });
+
   it('a waiter past the queue timeout is refused with Retry-After', async () => {
     const gate = new UpstreamGate(opts);
     await gate.acquire('a');
