@@ -166,7 +166,13 @@ export function readsLiveState(modules: readonly string[], query: PhpArray): boo
  * and blocks that expire, nor live state.
  */
 export function changesAreSignalled(modules: readonly string[], query: PhpArray): boolean {
-  return !updatedByJobs(modules, query) && !showsExpiries(modules, query) && !readsLiveState(modules, query);
+  // updatedByJobs, showsExpiries and readsLiveState in one pass: every miss asks.
+  for (const f of factsOf(modules)) {
+    if (f === undefined) continue;
+    if (typeof f.jobs === 'function' ? f.jobs(query) : f.jobs === true) return false;
+    if (f.expiries?.(query) === true || f.live?.(query) === true) return false;
+  }
+  return true;
 }
 
 /** Nodes an expiry search visits at most: answers are bounded, the walk is too. */
