@@ -10,7 +10,8 @@
  * answers (logged once). ioredis reconnects by
  * itself; commands are never queued while disconnected (enableOfflineQueue: false). The
  * subscriber connection queues its SUBSCRIBE and replays it on every reconnect; its state is
- * logged apart, and `ready()` waits for both.
+ * logged apart, and `ready()` waits for both. Nothing else is sent on the subscriber, so it is
+ * asked PING (checkChannel): a path that died silently is a lost channel within seconds.
  *
  * The target is one URL, the Sentinels of a primary with replicas, or the seed nodes of a Redis
  * Cluster (./target.ts); with Sentinels both connections reach the primary they name, and after a
@@ -70,6 +71,15 @@ const RECONNECT_AFTER_END_MS = 1_000;
 /** How often Sentinels are asked for the primary by name while the tier is not connected. */
 const SENTINEL_CHECK_MS = 5_000;
 
+/**
+ * How often the purge channel's connection is asked PING (at least; never more often than its
+ * bound, below). Redis answers PING on a subscribed connection (https://redis.io/docs/latest/commands/ping/,
+ * "in the context of a subscribed client"), so an answer proves the path carries messages now;
+ * without it a path that died silently (a NAT or proxy dropping it while the command connection
+ * lives) is noticed only by TCP keepalive, minutes later (ioredis issues #240 and #1451).
+ */
+const CHANNEL_PING_MS = 2_000;
+
 export const sleep = (ms: number) =>
   new Promise<void>((resolve) => {
     setTimeout(resolve, ms).unref();
@@ -101,6 +111,11 @@ export class RedisConnection {
   /** The address of the primary last used, to count a Sentinel failover when it changes. */
   private primary: string | undefined;
   private sentinelChecks: NodeJS.Timeout | undefined;
+  /** The purge channel's PING timer, and whether one PING is still unanswered. */
+  private channelChecks: NodeJS.Timeout | undefined;
+  private channelPinging = false;
+  /** The subscriber connection's losses so far: a PING sent before the last one says nothing of the connection now. */
+  private subLosses = 0;
 
   constructor(private readonly opts: RedisConnectionOptions) {
     this.target = opts.target ?? { kind: 'url', url: opts.url, username: '', password: '' };
@@ -161,6 +176,8 @@ export class RedisConnection {
     // ioredis gives a client up for good ('end') when its connector fails outright rather than its
     // connection (Redis.connect in ioredis' lib/Redis.ts): only close() may end ours.
     for (const client of [this.cmd, this.sub]) client.on('end', () => this.connectAgain(client));
+    this.channelChecks = setInterval(() => void this.checkChannel(), Math.max(CHANNEL_PING_MS, this.channelBound));
+    this.channelChecks.unref();
 
     if (target.kind === 'sentinel') {
       // Sentinels that know no primary of that name make ioredis retry for ever, saying only
@@ -317,8 +334,46 @@ export class RedisConnection {
     this.notifyWaiters();
   }
 
+  /** How long the purge channel's PING may go unanswered: as long as a connect may take. */
+  private get channelBound(): number {
+    return Math.max(1_000, this.opts.timeoutMs * 20);
+  }
+
+  /**
+   * PING the subscribed connection; no answer within channelBound is a lost channel, taken exactly
+   * as a close: the connection is dropped, ioredis (or the shard channel) connects again, and
+   * subscriberUp subscribes again and takes the gap (test:
+   * redis-purge-channel-gone-silent-is-noticed.test.ts).
+   */
+  private async checkChannel(): Promise<void> {
+    if (this.closed || this.channelPinging || this.subState !== 'up' || this.sub.status !== 'ready') return;
+    this.channelPinging = true;
+    const losses = this.subLosses;
+    const answered = await Promise.race([
+      this.sub.ping().then(
+        () => true,
+        () => false,
+      ),
+      sleep(this.channelBound).then(() => false),
+    ]);
+    this.channelPinging = false;
+    if (answered || this.closed || losses !== this.subLosses) return;
+    this.opts.metrics.error('subscribe');
+    this.opts.log.warn({ redisSubscriber: 'silent', boundMs: this.channelBound }, 'redis purge channel did not answer PING: dropping it to connect again');
+    this.dropSubscriber();
+  }
+
+  /** Drop the subscriber's connection now, as a loss (its 'close' follows at once, then a reconnect). */
+  private dropSubscriber(): void {
+    // Not disconnect(true): it ends the stream politely (FIN) and waits for the far side, which
+    // a dead path never answers (AbstractConnector.disconnect in ioredis' built/connectors).
+    if (this.sub instanceof Redis && this.sub.stream) this.sub.stream.destroy();
+    else this.sub.disconnect(true);
+  }
+
   private subscriberDown(): void {
     if (this.closed) return;
+    this.subLosses++;
     this.subscribed = false;
     if (this.subState === 'up') {
       this.opts.log.warn({ redisSubscriber: 'down' }, 'redis purge channel lost: purges by other replicas do not reach this one until it is back');
@@ -391,6 +446,7 @@ export class RedisConnection {
     this.closed = true;
     if (this.probing) clearInterval(this.probing);
     if (this.sentinelChecks) clearInterval(this.sentinelChecks);
+    if (this.channelChecks) clearInterval(this.channelChecks);
     this.watch?.close();
     this.opts.metrics.up.set(0);
     const quit = (c: Redis) => (c.status === 'ready' ? c.quit().catch(() => undefined) : Promise.resolve());

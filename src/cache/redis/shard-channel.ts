@@ -63,6 +63,11 @@ export class ShardChannel extends EventEmitter {
     return this.client.ssubscribe(channel);
   }
 
+  /** PING on the subscribed connection (Redis answers it in subscribe mode): connection.ts checkChannel. */
+  ping(): Promise<unknown> {
+    return this.client ? this.client.ping() : Promise.reject(new Error('shard channel not connected'));
+  }
+
   /** The master that owns the channel's slot, as the cluster client knows it now. */
   private owner(): { host: string; port: number } | undefined {
     if (this.channel === undefined) return undefined;
@@ -135,7 +140,15 @@ export class ShardChannel extends EventEmitter {
     return this.client ? this.client.quit() : Promise.resolve();
   }
 
-  disconnect(): void {
+  /**
+   * End the channel for good; or, with `reconnect` (connection.ts drops a channel that stopped
+   * answering PING), drop its connection now, a loss like any other: 'close', then a new owner lookup.
+   */
+  disconnect(reconnect = false): void {
+    if (reconnect) {
+      this.client?.stream?.destroy();
+      return;
+    }
     this.ended = true;
     this.status = 'end';
     if (this.again) clearTimeout(this.again);
