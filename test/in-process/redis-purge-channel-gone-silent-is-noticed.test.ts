@@ -7,12 +7,19 @@
 //
 // The replica's subscriber reaches a real redis-server through a TCP proxy in this test that can
 // stop forwarding its connections without closing them; its command connection goes straight.
+// Both subscribers: one Redis' (SUBSCRIBE; Sentinel's is the same client), and a Redis
+// Cluster's sharded channel (src/cache/redis/shard-channel.ts, SSUBSCRIBE), here over a
+// standalone redis-server, which takes SSUBSCRIBE and SPUBLISH too, named as the owner of the
+// channel's slot.
+import { EventEmitter } from 'node:events';
 import net, { type AddressInfo, type Socket } from 'node:net';
-import { Redis } from 'ioredis';
+import { type Cluster, Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CacheEntry } from '../../src/cache/entry.js';
+import { RedisConnection } from '../../src/cache/redis/connection.js';
+import { ShardChannel, slotOf } from '../../src/cache/redis/shard-channel.js';
 import { CacheStore } from '../../src/cache/store.js';
 import { TieredStorage } from '../../src/cache/tiered-storage.js';
 import { RedisMetrics } from '../../src/observe/metrics.js';
@@ -139,6 +146,72 @@ describe.runIf(redisInstalled)('a purge channel whose path goes silent', () => {
     await until(
       async () => a.store.get('shared', keyOf(after)),
       (e) => e === undefined,
+      5_000,
+    );
+  }, 30_000);
+});
+
+describe.runIf(redisInstalled)('a sharded purge channel whose path goes silent', () => {
+  let redis: TestRedis;
+  let proxy: Awaited<ReturnType<typeof silenceableProxy>>;
+  let connection: RedisConnection | undefined;
+  let publisher: Redis | undefined;
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    proxy = await silenceableProxy(redis.port);
+  }, 30_000);
+  afterAll(async () => {
+    publisher?.disconnect();
+    await connection?.close();
+    await proxy?.close();
+    await redis?.stop();
+  });
+
+  it('is dropped within its bound, subscribed again, and heard again', async () => {
+    const channel = 'wikiedge:purge';
+    // What the shard channel reads of a cluster client: the owner of each slot, and its events.
+    const cluster = Object.assign(new EventEmitter(), { slots: [] as string[][], refreshSlotsCache: () => undefined });
+    cluster.slots[slotOf(channel)] = [`127.0.0.1:${proxy.port}`];
+    const registry = new Registry();
+    const lines: Record<string, unknown>[] = [];
+    let resumed = 0;
+    const heard: string[] = [];
+    connection = new RedisConnection({
+      url: redis.url,
+      timeoutMs: 50,
+      log: pino({ level: 'info' }, { write: (s: string) => lines.push(JSON.parse(s)) }),
+      metrics: new RedisMetrics(registry),
+      connect: (url, o) => (o.connectionName === 'wikiedge-sub' ? (new ShardChannel(cluster as unknown as Cluster, o) as unknown as Redis) : new Redis(url, o)),
+      onChannelResumed: () => resumed++,
+    });
+    connection.subscribe(channel, (text) => heard.push(text));
+    expect(await connection.ready(5_000)).toBe(true);
+    publisher = new Redis(redis.url);
+    await publisher.spublish(channel, 'one');
+    await until(
+      async () => heard.length,
+      (n) => n === 1,
+      5_000,
+    );
+
+    expect(proxy.silence()).toBe(1);
+    const silentAt = Date.now();
+    await publisher.spublish(channel, 'missed');
+    await until(
+      async () => resumed,
+      (n) => n >= 1,
+      15_000,
+    );
+    expect(Date.now() - silentAt).toBeLessThan(10_000);
+    expect(lines.some((l) => l['redisSubscriber'] === 'silent')).toBe(true);
+    expect(heard).toEqual(['one']);
+    expect(connection.up).toBe(true);
+
+    await publisher.spublish(channel, 'two');
+    await until(
+      async () => heard,
+      (h) => h.includes('two'),
       5_000,
     );
   }, 30_000);

@@ -350,10 +350,13 @@ export class RedisConnection {
     this.channelPinging = true;
     const losses = this.subLosses;
     const answered = await Promise.race([
-      this.sub.ping().then(
-        () => true,
-        () => false,
-      ),
+      // Through a then: a ping that throws rather than rejects counts as unanswered too.
+      Promise.resolve()
+        .then(() => this.sub.ping())
+        .then(
+          () => true,
+          () => false,
+        ),
       sleep(this.channelBound).then(() => false),
     ]);
     this.channelPinging = false;
