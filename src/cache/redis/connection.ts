@@ -116,6 +116,8 @@ export class RedisConnection {
   private channelPinging = false;
   /** The subscriber connection's losses so far: a PING sent before the last one says nothing of the connection now. */
   private subLosses = 0;
+  /** Why the last SUBSCRIBE was refused, while it is so (logged once). */
+  private subRefusal: string | undefined;
 
   constructor(private readonly opts: RedisConnectionOptions) {
     this.target = opts.target ?? { kind: 'url', url: opts.url, username: '', password: '' };
@@ -159,7 +161,7 @@ export class RedisConnection {
       connect(where, {
         ...targetOptions(target, base),
         connectionName: 'wikiedge-sub',
-        // The first SUBSCRIBE is queued until connected. After a reconnect subscriberUp sends it
+        // The first SUBSCRIBE is queued until connected. After a reconnect subscriberReady sends it
         // again itself: ioredis' own re-subscription (readyHandler in its
         // built/redis/event_handler.js) leaves the promise of its SUBSCRIBE without a rejection
         // handler, so a close() before the reply was an unhandled "Connection is closed." (test:
@@ -171,7 +173,7 @@ export class RedisConnection {
     this.sub.on('error', (err: Error) => {
       this.lastError = err.message;
     });
-    this.sub.on('ready', () => this.subscriberUp());
+    this.sub.on('ready', () => this.subscriberReady());
     this.sub.on('close', () => this.subscriberDown());
     // ioredis gives a client up for good ('end') when its connector fails outright rather than its
     // connection (Redis.connect in ioredis' lib/Redis.ts): only close() may end ours.
@@ -227,11 +229,38 @@ export class RedisConnection {
     this.sub.on('message', (ch: string, message: string) => {
       if (ch === channel) onMessage(message);
     });
+    this.subscribeNow(channel);
+  }
+
+  /**
+   * SUBSCRIBE (SSUBSCRIBE on a cluster's shard channel): the channel is up once it answered, not
+   * when the connection is ready. One that fails on a connection that is still there (an ACL
+   * without the channel) is a lost channel: the connection is dropped and made again, and the
+   * SUBSCRIBE that then succeeds is a resume, with its gap (test:
+   * redis-channel-up-only-once-subscribed.test.ts).
+   */
+  private subscribeNow(channel: string): void {
+    const losses = this.subLosses;
     this.sub.subscribe(channel).then(
-      () => this.subscriberUp(),
+      () => {
+        // An answer on a connection lost since counts for nothing: its 'ready' subscribes again.
+        if (losses !== this.subLosses) return;
+        this.subRefusal = undefined;
+        this.subscriberUp();
+      },
       (err: unknown) => {
-        if (!this.closed) this.opts.metrics.error('subscribe');
+        if (this.closed) return;
+        this.opts.metrics.error('subscribe');
         this.lastError = String(err);
+        if (losses !== this.subLosses) return;
+        if (this.subRefusal !== String(err)) {
+          this.opts.log.warn({ redisSubscriber: 'refused', err: String(err) }, 'redis purge channel not subscribed: connecting again');
+        }
+        this.subRefusal = String(err);
+        // Not at once: a refusal that stays (an ACL) would make a connection every 50 ms.
+        setTimeout(() => {
+          if (!this.closed && losses === this.subLosses) this.dropSubscriber();
+        }, RECONNECT_AFTER_END_MS).unref();
       },
     );
   }
@@ -308,28 +337,27 @@ export class RedisConnection {
     this.primary = now;
   }
 
+  /**
+   * The subscriber connection is ready. The first one's SUBSCRIBE is already queued (subscribe);
+   * after a loss it is sent here, since ioredis' autoResubscribe is off (see the constructor).
+   */
+  private subscriberReady(): void {
+    if (this.closed || this.channel === undefined || this.subState !== 'down') return;
+    this.subscribeNow(this.channel);
+  }
+
+  /** SUBSCRIBE answered: the channel hears. After a loss, purges sent meanwhile were missed: the gap. */
   private subscriberUp(): void {
     if (this.closed) return;
     this.subscribed = true;
     const resumed = this.subState === 'down';
     this.subState = 'up';
     if (resumed) {
-      // The channel is subscribed again here (ioredis' autoResubscribe is off, see the
-      // constructor): what the local tier holds is marked unvouched once the channel surely
-      // hears again (a purge published between 'ready' and the SUBSCRIBE would be missed too).
-      const resubscribed = this.channel === undefined ? Promise.resolve() : this.sub.subscribe(this.channel);
-      resubscribed.then(
-        () => {
-          if (this.closed) return;
-          this.opts.log.info({ redisSubscriber: 'up' }, 'redis purge channel subscribed again');
-          this.opts.metrics.channelResumed.inc();
-          this.opts.onChannelResumed?.();
-        },
-        (err: unknown) => {
-          if (!this.closed) this.opts.metrics.error('subscribe');
-          this.lastError = String(err);
-        },
-      );
+      // What the local tier holds is marked unvouched once the channel surely hears again (a
+      // purge published before this SUBSCRIBE was answered would be missed too).
+      this.opts.log.info({ redisSubscriber: 'up' }, 'redis purge channel subscribed again');
+      this.opts.metrics.channelResumed.inc();
+      this.opts.onChannelResumed?.();
     }
     this.notifyWaiters();
   }
@@ -342,7 +370,7 @@ export class RedisConnection {
   /**
    * PING the subscribed connection; no answer within channelBound is a lost channel, taken exactly
    * as a close: the connection is dropped, ioredis (or the shard channel) connects again, and
-   * subscriberUp subscribes again and takes the gap (test:
+   * subscriberReady subscribes again, whose answer takes the gap (test:
    * redis-purge-channel-gone-silent-is-noticed.test.ts).
    */
   private async checkChannel(): Promise<void> {

@@ -56,7 +56,7 @@ export class ShardChannel extends EventEmitter {
   /**
    * Subscribe; messages come as `message` (channel, text). Resolves once SSUBSCRIBE succeeded
    * (with no connection yet: once the first one is subscribed, `ready`), never before: the
-   * channel is not heard until then (test: redis-cluster-channel-up-only-once-subscribed.test.ts).
+   * channel is not heard until then (test: redis-channel-up-only-once-subscribed.test.ts).
    */
   subscribe(channel: string): Promise<unknown> {
     this.channel = channel;

@@ -1,12 +1,14 @@
-// On a Redis Cluster the purge channel counts as subscribed only once SSUBSCRIBE succeeded
-// (src/cache/redis/shard-channel.ts subscribe). It used to count at once, before any connection:
-// a first SSUBSCRIBE that failed emitted no loss and left a connection that heard nothing, so
-// purges other replicas published meanwhile were missed with no gap ever taken. Now a first
-// subscription that fails is a lost channel like any other, tried again, and its success is a
-// resume: the gap (what the local tier holds is refreshed at its next use).
+// The purge channel counts as subscribed only once SUBSCRIBE (SSUBSCRIBE on a Redis Cluster's
+// sharded channel) succeeded (src/cache/redis/connection.ts subscribeNow, shard-channel.ts
+// subscribe). It used to count at once: on a cluster before any connection, on one Redis as soon
+// as the connection was ready. A first SUBSCRIBE that failed was then no loss, left a connection
+// that heard nothing and was never tried again, so purges other replicas published meanwhile were
+// missed with no gap ever taken. Now a subscription that fails is a lost channel like any other,
+// tried again, and its success is a resume: the gap (what the local tier holds is refreshed at
+// its next use). On one redis-server and on a Redis Cluster.
 //
 // The replica's ACL user may run every command but subscribe to no channel (`resetchannels`,
-// https://redis.io/docs/latest/operate/oss_and_stack/management/security/acl/), so its SSUBSCRIBE
+// https://redis.io/docs/latest/operate/oss_and_stack/management/security/acl/), so its SUBSCRIBE
 // is refused with NOPERM while its commands work; then the channel is allowed (`allchannels`).
 import pino from 'pino';
 import { Registry } from 'prom-client';
@@ -19,14 +21,12 @@ import { SessionUsers } from '../../src/policy/session-users.js';
 import { REDIS_BACKENDS, redisInstalled, type RunningRedisBackend } from '../support/redis-backends.js';
 import { until } from '../support/until.js';
 
-const startCluster = REDIS_BACKENDS.find(([name]) => name === 'a Redis Cluster')![1];
-
-describe.runIf(redisInstalled)('a Redis Cluster purge channel whose first SSUBSCRIBE is refused', () => {
+describe.runIf(redisInstalled).each(REDIS_BACKENDS)('a purge channel on %s whose first SUBSCRIBE is refused', (_name, start) => {
   let redis: RunningRedisBackend;
   const storages: TieredStorage[] = [];
 
   beforeAll(async () => {
-    redis = await startCluster();
+    redis = await start();
     for (const answer of await redis.everyNode('ACL SETUSER channelless on >channelless-pw ~* +@all resetchannels')) expect(answer).toBe('+OK\r\n');
   }, 120_000);
   afterAll(async () => {
@@ -45,7 +45,11 @@ describe.runIf(redisInstalled)('a Redis Cluster purge channel whose first SSUBSC
         timeoutMs: 300,
         keyPrefix: 'firstsub:',
         metrics: new RedisMetrics(registry),
-        ...(user ? { target: { kind: 'cluster' as const, nodes: nodes(), ...user, tls: false } } : {}),
+        ...(user && {
+          target: redis.cluster
+            ? { kind: 'cluster' as const, nodes: nodes(), ...user, tls: false }
+            : { kind: 'url' as const, url: redis.env['WIKIEDGE_REDIS_URL']!, ...user },
+        }),
         ...hooks,
       }),
     );
@@ -66,14 +70,14 @@ describe.runIf(redisInstalled)('a Redis Cluster purge channel whose first SSUBSC
   });
   const keyOf = (url: string) => `${url}\nanon\n-`;
 
-  it('is not heard until SSUBSCRIBE succeeds, and that success takes the gap', async () => {
+  it('is not heard until SUBSCRIBE succeeds, and that success takes the gap', async () => {
     const registry = new Registry();
     const resumed = async () => (await registry.getSingleMetric('wikiedge_redis_channel_resumed_total')!.get()).values[0]!.value;
     const a = replica({ username: 'channelless', password: 'channelless-pw' }, registry);
     const b = replica(undefined);
     await Promise.all([a.storage.open(3_000), b.storage.open(5_000)]);
 
-    // A's commands work; its channel does not (NOPERM on SSUBSCRIBE).
+    // A's commands work; its channel does not (NOPERM on SUBSCRIBE or SSUBSCRIBE).
     const before = '/w/api.php?action=query&firstsub=before';
     expect(await a.storage.store('shared', keyOf(before), entry(before), await a.storage.mark())).toBe(true);
     expect(a.storage.freshness(a.store.get('shared', keyOf(before))!)).toBe('fresh');
@@ -84,7 +88,7 @@ describe.runIf(redisInstalled)('a Redis Cluster purge channel whose first SSUBSC
     expect(await resumed()).toBe(0);
 
     for (const answer of await redis.everyNode('ACL SETUSER channelless allchannels')) expect(answer).toBe('+OK\r\n');
-    // The first SSUBSCRIBE that succeeds is a resume: the gap is taken.
+    // The first SUBSCRIBE that succeeds is a resume: the gap is taken.
     await until(resumed, (n) => n >= 1, 15_000);
     expect(a.storage.freshness(a.store.get('shared', keyOf(before))!)).not.toBe('fresh');
 
