@@ -25,10 +25,15 @@ import { mayLeaveTheProcess } from '../../policy/policy.js';
 
 // KEYS[1] entry, KEYS[2 .. 1+nidx] index sets, KEYS[2+nidx ..] the v: keys of its guard tags (and of
 // the flush) when guarded; ARGV[1] payload, ARGV[2] px, ARGV[3] member, ARGV[4] nidx, ARGV[5] the
-// mark noted before the fetch ('' unguarded). Returns 0 without writing when one of the entry's
-// guard tags (its dependencies, its URL, session and modules: guards.ts) was invalidated or
-// purged after the mark (invalidations.ts, purges.ts): the answer may predate the change.
-// An index set lives as long as its longest-lived member (PTTL is -1 for a set just made).
+// mark noted before the fetch ('' unguarded), ARGV[6] the entry key prefix. Returns 0 without
+// writing when one of the entry's guard tags (its dependencies, its URL, session and modules:
+// guards.ts) was invalidated or purged after the mark (invalidations.ts, purges.ts): the answer
+// may predate the change. An index set lives as long as its longest-lived member (PTTL is -1 for
+// a set just made), and loses, at each store that joins it, those of PRUNE_PER_SET random members
+// whose entry has ended: a set that every store joins (a module's, the `*` tag's) would otherwise
+// keep every entry that ever joined it (redis-index-sets-stay-bounded.test.ts). With n members
+// alive, about n/2 ended ones stay at most.
+export const PRUNE_PER_SET = 3;
 const STORE_LUA = `
 local px = tonumber(ARGV[2])
 local nidx = tonumber(ARGV[4])
@@ -41,6 +46,9 @@ if ARGV[5] ~= '' then
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', px)
 for i = 2, 1 + nidx do
+  for _, m in ipairs(redis.call('SRANDMEMBER', KEYS[i], ${PRUNE_PER_SET})) do
+    if m ~= ARGV[3] and redis.call('EXISTS', ARGV[6] .. m) == 0 then redis.call('SREM', KEYS[i], m) end
+  end
   redis.call('SADD', KEYS[i], ARGV[3])
   if redis.call('PTTL', KEYS[i]) < px then redis.call('PEXPIRE', KEYS[i], px) end
 end
@@ -173,6 +181,7 @@ export class RedisEntries {
         this.keys.member(key),
         indexes.length,
         mark === undefined ? '' : String(mark),
+        this.keys.entryPrefix,
       ),
     );
     const stored = r.ok && Number(r.value) === 1;

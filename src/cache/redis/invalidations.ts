@@ -22,24 +22,40 @@ import type { RedisConnection } from './connection.js';
 import { FLUSH_TAG, type RedisKeys } from './keys.js';
 import { ClusterWrites } from './cluster-writes.js';
 
+/**
+ * The most entries one purge or invalidation script (here and purges.ts) removes per call: a set
+ * of millions (a module every answer names) is emptied over several calls, none of which holds
+ * Redis for long (a script blocks every other client while it runs:
+ * https://redis.io/docs/latest/develop/interact/programmability/eval-intro/).
+ */
+export const PURGE_BATCH = 1_000;
 /** How long a tag's invalidation number is kept: far longer than any fetch. */
 export const GUARD_MS = 10 * 60_000;
 /** A user's session list lives this long after its last session was seen. */
 const USER_SESSIONS_MS = 24 * 3600_000;
 export { FLUSH_TAG };
 
-// KEYS[1] vseq, then per tag: its v: key and its d: set; ARGV[1] entry key prefix, ARGV[2] GUARD_MS.
-// Numbers the invalidation, records it for every tag, removes every entry of every set.
+// KEYS[1] vseq, then per tag: its v: key and its d: set; ARGV[1] entry key prefix, ARGV[2]
+// GUARD_MS, ARGV[3] '1' to number the invalidation and record it for every tag (the first call
+// only), ARGV[4] how many entries at most (PURGE_BATCH). Pops the sets' members and
+// unlinks their entries; returns { removed, 1 when members may be left }, called again until none.
 const INVALIDATE_LUA = `
-local seq = redis.call('INCR', KEYS[1])
-local n = 0
-for i = 2, #KEYS, 2 do
-  redis.call('SET', KEYS[i], seq, 'PX', ARGV[2])
-  local members = redis.call('SMEMBERS', KEYS[i + 1])
-  for _, m in ipairs(members) do n = n + redis.call('DEL', ARGV[1] .. m) end
-  redis.call('DEL', KEYS[i + 1])
+if ARGV[3] == '1' then
+  local seq = redis.call('INCR', KEYS[1])
+  for i = 2, #KEYS, 2 do redis.call('SET', KEYS[i], seq, 'PX', ARGV[2]) end
 end
-return n`;
+local budget = tonumber(ARGV[4])
+local n = 0
+for i = 3, #KEYS, 2 do
+  while budget > 0 do
+    local members = redis.call('SPOP', KEYS[i], budget)
+    if #members == 0 then break end
+    for _, m in ipairs(members) do n = n + redis.call('UNLINK', ARGV[1] .. m) end
+    budget = budget - #members
+  end
+  if budget == 0 then return { n, 1 } end
+end
+return { n, 0 }`;
 
 // KEYS[1] stale-before, KEYS[2] vseq, KEYS[3] the flush tag's v: key; ARGV[1] the instant, ARGV[2] GUARD_MS.
 const EXPIRE_LUA = `
@@ -65,7 +81,7 @@ if KEYS[2] then redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[4]) end
 return 0`;
 
 interface Scripts {
-  wikiedgeInvalidate(numKeys: number, ...args: (string | number)[]): Promise<number>;
+  wikiedgeInvalidate(numKeys: number, ...args: (string | number)[]): Promise<[number, number]>;
   wikiedgeExpire(staleBefore: string, seq: string, flushGuard: string, before: number, guardMs: number): Promise<number>;
   wikiedgeNoteSession(numKeys: number, ...args: (string | number)[]): Promise<number>;
   wikiedgeNoteSessionList(list: string, slot: string, user: string, max: number, px: number): Promise<number>;
@@ -106,10 +122,20 @@ export class RedisInvalidations {
     }
     const keys: string[] = [this.keys.invalidationSeq];
     for (const tag of tags) keys.push(this.keys.invalidatedAt(tag), this.keys.dep(tag));
-    const r = await this.connection.call('purge', () => this.cmd.wikiedgeInvalidate(keys.length, ...keys, this.keys.entryPrefix, GUARD_MS), {
-      timeoutMs: this.purgeTimeoutMs,
-    });
-    return r.ok ? Number(r.value) : null;
+    let removed = 0;
+    for (let first = true; ; first = false) {
+      const number = first ? '1' : '0';
+      const r = await this.connection.call(
+        'purge',
+        () => this.cmd.wikiedgeInvalidate(keys.length, ...keys, this.keys.entryPrefix, GUARD_MS, number, PURGE_BATCH),
+        {
+          timeoutMs: this.purgeTimeoutMs,
+        },
+      );
+      if (!r.ok) return null;
+      removed += Number(r.value[0]);
+      if (Number(r.value[1]) === 0) return removed;
+    }
   }
 
   /**

@@ -19,7 +19,7 @@ import type { Logger } from 'pino';
 import type { RedisMetrics } from '../../observe/metrics.js';
 import type { RedisConnection } from './connection.js';
 import { type RedisKeys, globEscape } from './keys.js';
-import { GUARD_MS, type RedisInvalidations } from './invalidations.js';
+import { GUARD_MS, PURGE_BATCH, type RedisInvalidations } from './invalidations.js';
 import { moduleGuard, slotGuard, urlGuard } from '../guards.js';
 import { ClusterWrites } from './cluster-writes.js';
 import type { PurgeMessage } from '../../words/purge-message.js';
@@ -28,31 +28,40 @@ import type { CountedAcks } from '../storage.js';
 import { ACK_ID, ReplicaAcks } from './replica-acks.js';
 
 export type { PurgeMessage } from '../../words/purge-message.js';
+export { PURGE_BATCH };
 
 /** A user's slots per message: 1,000 slots of 22 characters stay well under MAX_MESSAGE_CHARS. */
 export const SLOTS_PER_MESSAGE = 1_000;
 const MAX_MESSAGE_CHARS = 65_536;
 
 // KEYS[1] vseq, KEYS[2 .. 1+ARGV[2]] the v: keys of the purge's guard tags (guards.ts), then the
-// index sets; ARGV[1] the entry key prefix, ARGV[3] GUARD_MS. Numbers the purge and records it
-// for its guard tags (so that no replica writes an answer fetched before it, entries.ts), then
-// deletes every member's entry and the sets.
+// index sets; ARGV[1] the entry key prefix, ARGV[3] GUARD_MS, ARGV[4] how many entries at most.
+// Numbers the purge and records it for its guard tags (so that no replica writes an answer
+// fetched before it, entries.ts), then pops the sets' members and unlinks their entries, at most
+// ARGV[4] of them; returns { removed, 1 when members may be left }. The caller calls again,
+// without the guards (recorded once), until none are left: an entry stored between two calls
+// was fetched after the guard, and removing it too is harmless.
 const PURGE_LUA = `
 local nguards = tonumber(ARGV[2])
 if nguards > 0 then
   local seq = redis.call('INCR', KEYS[1])
   for i = 2, 1 + nguards do redis.call('SET', KEYS[i], seq, 'PX', ARGV[3]) end
 end
+local budget = tonumber(ARGV[4])
 local n = 0
 for i = 2 + nguards, #KEYS do
-  local members = redis.call('SMEMBERS', KEYS[i])
-  for _, m in ipairs(members) do n = n + redis.call('DEL', ARGV[1] .. m) end
-  redis.call('DEL', KEYS[i])
+  while budget > 0 do
+    local members = redis.call('SPOP', KEYS[i], budget)
+    if #members == 0 then break end
+    for _, m in ipairs(members) do n = n + redis.call('UNLINK', ARGV[1] .. m) end
+    budget = budget - #members
+  end
+  if budget == 0 then return { n, 1 } end
 end
-return n`;
+return { n, 0 }`;
 
 interface PurgeScript {
-  wikiedgePurge(numKeys: number, ...args: string[]): Promise<number>;
+  wikiedgePurge(numKeys: number, ...args: string[]): Promise<[number, number]>;
 }
 
 /** Parse a channel message; anything malformed is ignored. */
@@ -262,21 +271,29 @@ export class RedisPurges {
       const r = await this.connection.call('purge', () => writes.sweep(indexKeys, guards), { timeoutMs });
       return r.ok ? r.value : null;
     }
-    const r = await this.connection.call(
-      'purge',
-      () =>
-        this.cmd.wikiedgePurge(
-          1 + guards.length + indexKeys.length,
-          this.keys.invalidationSeq,
-          ...guards,
-          ...indexKeys,
-          this.keys.entryPrefix,
-          String(guards.length),
-          String(GUARD_MS),
-        ),
-      { timeoutMs },
-    );
-    return r.ok ? Number(r.value) : null;
+    // PURGE_BATCH entries per call; the guards in the first only.
+    let removed = 0;
+    for (let first = true; ; first = false) {
+      const g = first ? guards : [];
+      const r = await this.connection.call(
+        'purge',
+        () =>
+          this.cmd.wikiedgePurge(
+            1 + g.length + indexKeys.length,
+            this.keys.invalidationSeq,
+            ...g,
+            ...indexKeys,
+            this.keys.entryPrefix,
+            String(g.length),
+            String(GUARD_MS),
+            String(PURGE_BATCH),
+          ),
+        { timeoutMs },
+      );
+      if (!r.ok) return null;
+      removed += Number(r.value[0]);
+      if (Number(r.value[1]) === 0) return removed;
+    }
   }
 
   /**
