@@ -49,7 +49,11 @@ async function main(): Promise<void> {
     return runPrimary(loaded, sources, log);
   }
   reopenOnSigusr1(log);
-  exitOnSignal(log, await runSingle(loaded, log));
+  // Both handlers before start-up's first await: SIGHUP (in runSingle) reloads once the gateway is
+  // up, SIGTERM/SIGINT shut it down once it is, rather than Node's default of ending the process.
+  const single = runSingle(loaded, log);
+  exitOnSignal(log, single);
+  await single.up;
 }
 
 function configOrExit(): { loaded: LoadedConfig; sources: ConfigSources } {

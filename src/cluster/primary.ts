@@ -160,7 +160,9 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
       },
     },
   );
-  reloadOnSighup(log, {
+  // Installed before start-up's first await; a SIGHUP while the workers start reloads once they
+  // all listen (reload.ts reloadOnSighup), rather than replacing workers that are still starting.
+  const sighup = reloadOnSighup(log, {
     read: () => readConfigSources(process.env),
     current: () => current,
     apply: (next, nextSources) => {
@@ -190,9 +192,12 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
   // Every worker must be listening before the admin listener says so; one that exits first
   // means the configuration or the port is wrong, and the primary exits 1 (supervisor.ts).
   await supervisor.start();
+  // A SIGTERM while the workers started: shutdown.ts stops them and exits; nothing more to open.
+  if (state.shuttingDown) return;
   await listenAs(admin, { key: 'WIKIEDGE_ADMIN_PORT', host: fixed.adminHost, port: fixed.adminPort });
   probe.start();
   log.info({ workers: supervisor.size, public: `${fixed.host}:${fixed.port}`, admin: admin.server.address() }, 'wikiedge listening');
+  sighup.started();
 
   /** The admin routes (apps/admin.ts), answered from what the primary knows and by the workers that listen now. */
   function adminBackend(): AdminBackend {

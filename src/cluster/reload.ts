@@ -27,7 +27,8 @@
  * process both tiers in memory. Counters never go down (metrics-aggregation.ts).
  *
  * One line at the start of a reload and one at its end; a SIGHUP during a reload runs one more
- * reload after it (the file may have changed again), a SIGHUP during shutdown is ignored.
+ * reload after it (the file may have changed again), one during start-up reloads once start-up is
+ * over, a SIGHUP during shutdown is ignored.
  */
 import type { Logger } from 'pino';
 import { type Config, ConfigError, type ConfigKey, type ConfigSources, configFromSources, type LoadedConfig } from '../config/config.js';
@@ -90,8 +91,26 @@ function comparable(value: Config[ConfigKey]): string {
   return JSON.stringify(value);
 }
 
-/** Install the SIGHUP handler (of the cluster primary, or of the single process). */
-export function reloadOnSighup(log: Logger, steps: ReloadSteps): void {
+/** The SIGHUP handler, installed before start-up (reloadOnSighup). */
+export interface SighupReload {
+  /**
+   * Start-up is over: from now on a SIGHUP reloads at once, and one that came during start-up
+   * reloads now (unless shutdown has begun).
+   */
+  started(): void;
+}
+
+/**
+ * Install the SIGHUP handler (of the cluster primary, or of the single process). Installed first
+ * thing, before any await of start-up: until a process listens for SIGHUP, Node's default action
+ * ends it (https://nodejs.org/api/process.html#signal-events), and systemd's `systemctl reload`
+ * (deploy/systemd/wikiedge.service) may send it as soon as the process is started. A SIGHUP during
+ * start-up is remembered and reloads once start-up is over (`started`), so that a file changed
+ * meanwhile still takes effect; test/in-process/sighup-during-start-up-reloads-once-up.test.ts.
+ */
+export function reloadOnSighup(log: Logger, steps: ReloadSteps): SighupReload {
+  let up = false;
+  let early = false;
   let running = false;
   let again = false;
 
@@ -126,6 +145,10 @@ export function reloadOnSighup(log: Logger, steps: ReloadSteps): void {
 
   const onSighup = (): void => {
     if (steps.shuttingDown) return void log.info({ signal: 'SIGHUP' }, 'SIGHUP ignored: shutting down');
+    if (!up) {
+      early = true;
+      return void log.info({ signal: 'SIGHUP' }, 'SIGHUP during start-up: the reload follows once start-up is over');
+    }
     if (running) {
       again = true;
       return void log.info({ signal: 'SIGHUP' }, 'SIGHUP during a reload: another reload follows this one');
@@ -145,4 +168,11 @@ export function reloadOnSighup(log: Logger, steps: ReloadSteps): void {
     })();
   };
   process.on('SIGHUP', onSighup);
+  return {
+    started: () => {
+      if (up) return;
+      up = true;
+      if (early) onSighup();
+    },
+  };
 }
