@@ -20,7 +20,9 @@
  *   way through) is applied by the other (cache/purge.ts PurgeSiblings), and so is what either
  *   learns of whose sessions are whose.
  * - Metrics: /metrics is every live generation's registry summed with the retired ones' counters
- *   (metrics-aggregation.ts, as a cluster primary sums its workers), so no counter goes down.
+ *   (metrics-aggregation.ts, as a cluster primary sums its workers), so no counter goes down;
+ *   what is a state or a level of the process is not summed (GENERATION_AGGREGATORS: Redis up
+ *   is the lowest of the live generations, open client connections the highest).
  *   What describes the process rather than a gateway (prom-client's process_* and nodejs_*, the
  *   event-loop lag) comes from one registry for the process's life (`processMetrics`), not from
  *   each generation: summed, the process's CPU would count twice.

@@ -21,7 +21,7 @@ import { type Config, type LoadedConfig, readConfigSources } from '../config/con
 import { UpstreamProbeMetrics } from '../upstream/probe.js';
 import { type Generation, Generations } from './generations.js';
 import { liveAdminOptions } from './admin-options.js';
-import { ClusterMetrics } from './metrics-aggregation.js';
+import { ClusterMetrics, GENERATION_AGGREGATORS } from './metrics-aggregation.js';
 import { reloadOnSighup } from './reload.js';
 import { newProbe } from './wiki-probe.js';
 
@@ -48,7 +48,7 @@ export function runSingle(loaded: LoadedConfig, log: Logger): Single {
   const own = new Registry();
   const probeMetrics = new UpstreamProbeMetrics(own);
   let probe = newProbe(config(), probeMetrics, log);
-  const metrics = new ClusterMetrics<Generation>((g) => g.built.gateway.registry.getMetricsAsJSON(), log, own);
+  const metrics = new ClusterMetrics<Generation>((g) => g.built.gateway.registry.getMetricsAsJSON(), log, own, GENERATION_AGGREGATORS);
   // Assigned by start() before `sighup.started()`: no reload reads them earlier.
   let gens!: Generations;
   let next: LoadedConfig | undefined;
