@@ -39,6 +39,7 @@ import { answerClientError } from '../steps/error-reply.js';
 import { serveFreshHit } from '../steps/fresh-hit.js';
 import type { Tier } from '../words/outcomes.js';
 import type { ClusterMetrics } from './metrics-aggregation.js';
+import { mayHandOver } from './reload.js';
 import { HAND_OVER_LIMIT_MS } from './tier-hand-over.js';
 
 /** One gateway and what the front keeps of it. */
@@ -140,10 +141,13 @@ export class Generations {
     const next = await this.generation(config);
     const old = this.current;
     this.starting = next;
-    let handedOver: HandOverCount;
+    let handedOver: HandOverCount = { offered: 0, taken: 0 };
     try {
-      for (const [slot, user] of old.built.gateway.sessionUsers.entries()) next.built.gateway.sessionUsers.note(slot, user);
-      handedOver = await handOver(old, next);
+      // Not to a gateway of another wiki (reload.ts mayHandOver): its entries would be served as fresh.
+      if (mayHandOver(this.log, old.built.gateway.config, config)) {
+        for (const [slot, user] of old.built.gateway.sessionUsers.entries()) next.built.gateway.sessionUsers.note(slot, user);
+        handedOver = await handOver(old, next);
+      }
     } finally {
       this.starting = undefined;
     }

@@ -31,9 +31,9 @@
  * over, a SIGHUP during shutdown is ignored.
  */
 import type { Logger } from 'pino';
-import { type Config, ConfigError, type ConfigKey, type ConfigSources, configFromSources, type LoadedConfig } from '../config/config.js';
+import { type Config, ConfigError, type ConfigKey, type ConfigSources, configFromSources, type LoadedConfig, usesRedis } from '../config/config.js';
 import { FIELDS } from '../config/fields.js';
-import { FIXED_ON_RELOAD } from '../config/reload-keys.js';
+import { comparable, FIXED_ON_RELOAD, wikiChanged } from '../config/reload-keys.js';
 import type { ReplaceOutcome } from './supervisor.js';
 
 export { FIXED_ON_RELOAD } from '../config/reload-keys.js';
@@ -72,6 +72,25 @@ export function workersReplaced(outcome: ReplaceOutcome, changed: readonly strin
   return { level: 'info', fields: { replaced: outcome.replaced, changed }, msg: 'reload complete' };
 }
 
+/**
+ * Whether a reload from `before` to `after` may hand the local tier over to the new gateway: not
+ * when it changes which wiki is cached, or how its requests are told apart
+ * (config/reload-keys.ts WIKI_KEYS). Then it says so in one line, and, with Redis under the same
+ * key prefix, that the Redis tier still holds the old answers (docs/OPERATIONS.md, Reload).
+ */
+export function mayHandOver(log: Logger, before: Config, after: Config): boolean {
+  const changed = wikiChanged(before, after);
+  if (changed.length === 0) return true;
+  const sameRedis = usesRedis(after) && before.redisKeyPrefix === after.redisKeyPrefix;
+  log.warn(
+    { changed, redisKeyPrefix: sameRedis ? after.redisKeyPrefix : undefined },
+    sameRedis
+      ? 'reload: the cache is of another wiki, or its requests are told apart otherwise: nothing is handed over; the Redis tier still holds the old answers under the same WIKIEDGE_REDIS_KEY_PREFIX (set a new one, or POST /purge?all=1)'
+      : 'reload: the cache is of another wiki, or its requests are told apart otherwise: nothing is handed over',
+  );
+  return false;
+}
+
 /** What a reload from `before` to `after` changes, or the first fixed key it would change. Pure. */
 export function reloadPlan(before: LoadedConfig, after: LoadedConfig): { readonly changed: ConfigKey[] } | { readonly refused: ConfigKey } {
   const changed = (Object.keys(FIELDS) as ConfigKey[]).filter((key) => !sameValue(key, before, after));
@@ -83,12 +102,6 @@ function sameValue(key: ConfigKey, before: LoadedConfig, after: LoadedConfig): b
   // A default drawn at each load (the identity secret) is the primary's one drawn value for its workers.
   if (before.origins[key] === 'default' && after.origins[key] === 'default') return true;
   return comparable(before.config[key]) === comparable(after.config[key]);
-}
-
-function comparable(value: Config[ConfigKey]): string {
-  if (value instanceof URL) return value.href;
-  if (Buffer.isBuffer(value)) return value.toString('base64');
-  return JSON.stringify(value);
 }
 
 /** The SIGHUP handler, installed before start-up (reloadOnSighup). */
