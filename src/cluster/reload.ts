@@ -34,6 +34,7 @@ import type { Logger } from 'pino';
 import { type Config, ConfigError, type ConfigKey, type ConfigSources, configFromSources, type LoadedConfig, usesRedis } from '../config/config.js';
 import { FIELDS } from '../config/fields.js';
 import { comparable, FIXED_ON_RELOAD, wikiChanged } from '../config/reload-keys.js';
+import { takeEarlySignal } from './early-signals.js';
 import type { ReplaceOutcome } from './supervisor.js';
 
 export { FIXED_ON_RELOAD } from '../config/reload-keys.js';
@@ -181,6 +182,8 @@ export function reloadOnSighup(log: Logger, steps: ReloadSteps): SighupReload {
     })();
   };
   process.on('SIGHUP', onSighup);
+  // One that came before this handler, while the process loaded (early-signals.ts): remembered as any during start-up.
+  if (takeEarlySignal('SIGHUP')) onSighup();
   return {
     started: () => {
       if (up) return;
