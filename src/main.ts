@@ -12,19 +12,35 @@
  * SIGHUP reload) and as each worker (the gateway on the shared public port, without an admin
  * listener, answering the primary over IPC, running the configuration the primary hands it).
  */
-import cluster from 'node:cluster';
+// First, and alone: the listeners that keep a signal from ending the process while the rest loads.
+import { type EarlySignal, takeEarlySignal } from './cluster/early-signals.js';
 import type { Logger } from 'pino';
-import { build } from './apps/app.js';
-import { parseCommand, runCommand } from './apps/cli.js';
-import { runPrimary } from './cluster/primary.js';
-import { runSingle } from './cluster/single.js';
-import { configFromPrimary } from './cluster/worker-config.js';
-import { CLUSTER_WORKER_MARK } from './cluster/worker-env.js';
-import { answerPrimary, handOverFinalMetrics, siblingsOverIpc } from './cluster/worker-side.js';
-import { type Config, ConfigError, type ConfigSources, configFromSources, describeConfig, type LoadedConfig, readConfigSources } from './config/config.js';
-import { ListenError, listenAs } from './apps/listen.js';
-import { createLogger } from './observe/logging.js';
-import { reopenAccessLogs } from './observe/access-log.js';
+import type { Config, ConfigSources, LoadedConfig } from './config/config.js';
+
+// The rest is loaded only now, with those listeners in place: a static import would be loaded and
+// linked with the whole graph (Fastify, ioredis, prom-client, ...: ~0.3 s) before early-signals.ts
+// ran, and a SIGHUP meanwhile would end the process (test/in-process/sighup-during-start-up-reloads-once-up.test.ts).
+const {
+  answerPrimary,
+  build,
+  cluster,
+  CLUSTER_WORKER_MARK,
+  ConfigError,
+  configFromPrimary,
+  configFromSources,
+  createLogger,
+  describeConfig,
+  handOverFinalMetrics,
+  ListenError,
+  listenAs,
+  parseCommand,
+  readConfigSources,
+  reopenAccessLogs,
+  runCommand,
+  runPrimary,
+  runSingle,
+  siblingsOverIpc,
+} = await import('./cluster/process-parts.js');
 
 /** How long a starting worker waits for its primary to send the configuration. */
 const WORKER_CONFIG_WAIT_MS = 10_000;
@@ -49,7 +65,11 @@ async function main(): Promise<void> {
     return runPrimary(loaded, sources, log);
   }
   reopenOnSigusr1(log);
-  exitOnSignal(log, await runSingle(loaded, log));
+  // Both handlers before start-up's first await: SIGHUP (in runSingle) reloads once the gateway is
+  // up, SIGTERM/SIGINT shut it down once it is, rather than Node's default of ending the process.
+  const single = runSingle(loaded, log);
+  exitOnSignal(log, single);
+  await single.up;
 }
 
 function configOrExit(): { loaded: LoadedConfig; sources: ConfigSources } {
@@ -70,6 +90,7 @@ async function runWorker(id: number): Promise<void> {
   // The primary reloads; a SIGHUP that reaches a worker too (sent to the process group) must not end it.
   const late: { log?: Logger } = {};
   process.on('SIGHUP', () => late.log?.info({ signal: 'SIGHUP' }, 'SIGHUP ignored by a worker: its primary reloads'));
+  takeEarlySignal('SIGHUP');
   let config: Config;
   try {
     config = configFromSources(await configFromPrimary(WORKER_CONFIG_WAIT_MS)).config;
@@ -133,6 +154,8 @@ function exitOnSignal(log: Logger, built: { close(): Promise<void> }, beforeExit
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  // One that came before these handlers (cluster/early-signals.ts): shut down now.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const satisfies readonly EarlySignal[]) if (takeEarlySignal(signal)) shutdown(signal);
 }
 
 main().catch((err: unknown) => {

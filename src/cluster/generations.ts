@@ -20,7 +20,9 @@
  *   way through) is applied by the other (cache/purge.ts PurgeSiblings), and so is what either
  *   learns of whose sessions are whose.
  * - Metrics: /metrics is every live generation's registry summed with the retired ones' counters
- *   (metrics-aggregation.ts, as a cluster primary sums its workers), so no counter goes down.
+ *   (metrics-aggregation.ts, as a cluster primary sums its workers), so no counter goes down;
+ *   what is a state or a level of the process is not summed (GENERATION_AGGREGATORS: Redis up
+ *   is the lowest of the live generations, open client connections the highest).
  *   What describes the process rather than a gateway (prom-client's process_* and nodejs_*, the
  *   event-loop lag) comes from one registry for the process's life (`processMetrics`), not from
  *   each generation: summed, the process's CPU would count twice.
@@ -37,6 +39,7 @@ import { answerClientError } from '../steps/error-reply.js';
 import { serveFreshHit } from '../steps/fresh-hit.js';
 import type { Tier } from '../words/outcomes.js';
 import type { ClusterMetrics } from './metrics-aggregation.js';
+import { mayHandOver } from './reload.js';
 import { HAND_OVER_LIMIT_MS } from './tier-hand-over.js';
 
 /** One gateway and what the front keeps of it. */
@@ -138,10 +141,13 @@ export class Generations {
     const next = await this.generation(config);
     const old = this.current;
     this.starting = next;
-    let handedOver: HandOverCount;
+    let handedOver: HandOverCount = { offered: 0, taken: 0 };
     try {
-      for (const [slot, user] of old.built.gateway.sessionUsers.entries()) next.built.gateway.sessionUsers.note(slot, user);
-      handedOver = await handOver(old, next);
+      // Not to a gateway of another wiki (reload.ts mayHandOver): its entries would be served as fresh.
+      if (mayHandOver(this.log, old.built.gateway.config, config)) {
+        for (const [slot, user] of old.built.gateway.sessionUsers.entries()) next.built.gateway.sessionUsers.note(slot, user);
+        handedOver = await handOver(old, next);
+      }
     } finally {
       this.starting = undefined;
     }

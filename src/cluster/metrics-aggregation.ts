@@ -29,8 +29,25 @@ export const METRICS_ASK_MS = 5_000;
 export const AGGREGATORS: Readonly<Record<string, Aggregator>> = {
   // 1 only if every worker has the tier up: one worker without Redis is already a problem.
   wikiedge_redis_up: 'min',
+  // By shard, alike: 0 when any worker cannot reach the shard's master (config/prometheus's
+  // WikiedgeRedisShardDown asks for == 0; summed, a shard lost by one of two workers read 1).
+  wikiedge_redis_shard_up: 'min',
   // An info metric is 1 for each combination any worker saw, not the number of workers.
   wikiedge_upstream_info: 'max',
+  // The probe's, on the primary's own registry: counted once today; never summed should a
+  // worker ever report it too.
+  wikiedge_upstream_up: 'min',
+};
+
+/**
+ * The single process's generations (generations.ts) are not workers: they share the process's
+ * one listener, so a reload hands every open connection to the next gateway
+ * (wikiedge_client_connections counts it there too) while the old one still counts those it had
+ * until it retires. The newest generation holds them all: the highest, not the sum.
+ */
+export const GENERATION_AGGREGATORS: Readonly<Record<string, Aggregator>> = {
+  ...AGGREGATORS,
+  wikiedge_client_connections: 'max',
 };
 
 export interface Exposition {
@@ -53,6 +70,8 @@ export class ClusterMetrics<W extends { readonly id: number }> {
     private readonly log: Logger,
     /** The primary's own metrics (the upstream probe's: it runs once, in the primary). */
     private readonly own?: Registry,
+    /** How each metric that must not be summed is folded (AGGREGATORS, or GENERATION_AGGREGATORS). */
+    private readonly aggregators: Readonly<Record<string, Aggregator>> = AGGREGATORS,
   ) {}
 
   /** Workers that handed over their final figures: no answer of theirs replaces those. */
@@ -113,16 +132,19 @@ export class ClusterMetrics<W extends { readonly id: number }> {
       const figures = this.last.get(worker);
       if (figures) parts.push(figures);
     });
-    const registry = sumWorkers(parts);
+    const registry = sumWorkers(parts, this.aggregators);
     return { contentType: registry.contentType, body: await registry.metrics() };
   }
 }
 
-/** The registry that sums the parts, each metric with its aggregator (AGGREGATORS, else sum). */
-export function sumWorkers(parts: readonly MetricsJson[]): ReturnType<typeof AggregatorRegistry.aggregate> {
+/** The registry that sums the parts, each metric with its aggregator (`aggregators`, else its own, else sum). */
+export function sumWorkers(
+  parts: readonly MetricsJson[],
+  aggregators: Readonly<Record<string, Aggregator>> = AGGREGATORS,
+): ReturnType<typeof AggregatorRegistry.aggregate> {
   const withAggregators = parts.map((part) =>
     part.map((metric) => {
-      const aggregator = AGGREGATORS[metric.name];
+      const aggregator = aggregators[metric.name];
       return aggregator ? { ...metric, aggregator } : metric;
     }),
   );

@@ -65,7 +65,7 @@ import { SessionUsers } from '../policy/session-users.js';
 import { liveAdminOptions } from './admin-options.js';
 import { ClusterMetrics, METRICS_ASK_MS } from './metrics-aggregation.js';
 import { PURGE_ASK_MS, PurgeFanOut } from './purge-fan-out.js';
-import { reloadOnSighup, workersReplaced } from './reload.js';
+import { mayHandOver, reloadOnSighup, workersReplaced } from './reload.js';
 import { SHUTDOWN_MARGIN_MS, shutDownOnSignals } from './shutdown.js';
 import { Supervisor } from './supervisor.js';
 import { handOverLocalTier } from './tier-hand-over.js';
@@ -127,7 +127,7 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
       metrics.retire(worker);
     },
     handOver: async (old, replacement) => {
-      await handOverLocalTier(asks, old, replacement, log);
+      if (handOverAllowed) await handOverLocalTier(asks, old, replacement, log);
     },
   });
   /** A message to a worker, unless its channel has closed (an exiting worker: nothing to tell it). */
@@ -160,7 +160,9 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
       },
     },
   );
-  reloadOnSighup(log, {
+  // Installed before start-up's first await; a SIGHUP while the workers start reloads once they
+  // all listen (reload.ts reloadOnSighup), rather than replacing workers that are still starting.
+  const sighup = reloadOnSighup(log, {
     read: () => readConfigSources(process.env),
     current: () => current,
     apply: (next, nextSources) => {
@@ -175,6 +177,8 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
       probe = newProbe(next.config, probeMetrics, log);
       probe.start();
       retireLimitMs = Math.max(drainAndGrace(before), drainAndGrace(next.config)) + SHUTDOWN_MARGIN_MS;
+      // Not to workers of another wiki (reload.ts mayHandOver): their entries would be served as fresh.
+      handOverAllowed = mayHandOver(log, before, next.config);
     },
     replacing: 'replacing the workers one at a time',
     replace: async (changed) => workersReplaced(await supervisor.replaceAll(retireLimitMs), changed),
@@ -183,6 +187,8 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
     },
   });
   let retireLimitMs = drainAndGrace(fixed) + SHUTDOWN_MARGIN_MS;
+  /** Whether this reload's replaced workers hand their local tier over (false: the cache is of another wiki). */
+  let handOverAllowed = true;
 
   // A port in use is said in one line before any worker starts (apps/listen.ts).
   await checkCanListen({ key: 'WIKIEDGE_PORT', host: fixed.host, port: fixed.port });
@@ -190,9 +196,12 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
   // Every worker must be listening before the admin listener says so; one that exits first
   // means the configuration or the port is wrong, and the primary exits 1 (supervisor.ts).
   await supervisor.start();
+  // A SIGTERM while the workers started: shutdown.ts stops them and exits; nothing more to open.
+  if (state.shuttingDown) return;
   await listenAs(admin, { key: 'WIKIEDGE_ADMIN_PORT', host: fixed.adminHost, port: fixed.adminPort });
   probe.start();
   log.info({ workers: supervisor.size, public: `${fixed.host}:${fixed.port}`, admin: admin.server.address() }, 'wikiedge listening');
+  sighup.started();
 
   /** The admin routes (apps/admin.ts), answered from what the primary knows and by the workers that listen now. */
   function adminBackend(): AdminBackend {

@@ -27,12 +27,14 @@
  * process both tiers in memory. Counters never go down (metrics-aggregation.ts).
  *
  * One line at the start of a reload and one at its end; a SIGHUP during a reload runs one more
- * reload after it (the file may have changed again), a SIGHUP during shutdown is ignored.
+ * reload after it (the file may have changed again), one during start-up reloads once start-up is
+ * over, a SIGHUP during shutdown is ignored.
  */
 import type { Logger } from 'pino';
-import { type Config, ConfigError, type ConfigKey, type ConfigSources, configFromSources, type LoadedConfig } from '../config/config.js';
+import { type Config, ConfigError, type ConfigKey, type ConfigSources, configFromSources, type LoadedConfig, usesRedis } from '../config/config.js';
 import { FIELDS } from '../config/fields.js';
-import { FIXED_ON_RELOAD } from '../config/reload-keys.js';
+import { comparable, FIXED_ON_RELOAD, wikiChanged } from '../config/reload-keys.js';
+import { takeEarlySignal } from './early-signals.js';
 import type { ReplaceOutcome } from './supervisor.js';
 
 export { FIXED_ON_RELOAD } from '../config/reload-keys.js';
@@ -71,6 +73,25 @@ export function workersReplaced(outcome: ReplaceOutcome, changed: readonly strin
   return { level: 'info', fields: { replaced: outcome.replaced, changed }, msg: 'reload complete' };
 }
 
+/**
+ * Whether a reload from `before` to `after` may hand the local tier over to the new gateway: not
+ * when it changes which wiki is cached, or how its requests are told apart
+ * (config/reload-keys.ts WIKI_KEYS). Then it says so in one line, and, with Redis under the same
+ * key prefix, that the Redis tier still holds the old answers (docs/OPERATIONS.md, Reload).
+ */
+export function mayHandOver(log: Logger, before: Config, after: Config): boolean {
+  const changed = wikiChanged(before, after);
+  if (changed.length === 0) return true;
+  const sameRedis = usesRedis(after) && before.redisKeyPrefix === after.redisKeyPrefix;
+  log.warn(
+    { changed, redisKeyPrefix: sameRedis ? after.redisKeyPrefix : undefined },
+    sameRedis
+      ? 'reload: the cache is of another wiki, or its requests are told apart otherwise: nothing is handed over; the Redis tier still holds the old answers under the same WIKIEDGE_REDIS_KEY_PREFIX (set a new one, or POST /purge?all=1)'
+      : 'reload: the cache is of another wiki, or its requests are told apart otherwise: nothing is handed over',
+  );
+  return false;
+}
+
 /** What a reload from `before` to `after` changes, or the first fixed key it would change. Pure. */
 export function reloadPlan(before: LoadedConfig, after: LoadedConfig): { readonly changed: ConfigKey[] } | { readonly refused: ConfigKey } {
   const changed = (Object.keys(FIELDS) as ConfigKey[]).filter((key) => !sameValue(key, before, after));
@@ -84,14 +105,26 @@ function sameValue(key: ConfigKey, before: LoadedConfig, after: LoadedConfig): b
   return comparable(before.config[key]) === comparable(after.config[key]);
 }
 
-function comparable(value: Config[ConfigKey]): string {
-  if (value instanceof URL) return value.href;
-  if (Buffer.isBuffer(value)) return value.toString('base64');
-  return JSON.stringify(value);
+/** The SIGHUP handler, installed before start-up (reloadOnSighup). */
+export interface SighupReload {
+  /**
+   * Start-up is over: from now on a SIGHUP reloads at once, and one that came during start-up
+   * reloads now (unless shutdown has begun).
+   */
+  started(): void;
 }
 
-/** Install the SIGHUP handler (of the cluster primary, or of the single process). */
-export function reloadOnSighup(log: Logger, steps: ReloadSteps): void {
+/**
+ * Install the SIGHUP handler (of the cluster primary, or of the single process). Installed first
+ * thing, before any await of start-up: until a process listens for SIGHUP, Node's default action
+ * ends it (https://nodejs.org/api/process.html#signal-events), and systemd's `systemctl reload`
+ * (deploy/systemd/wikiedge.service) may send it as soon as the process is started. A SIGHUP during
+ * start-up is remembered and reloads once start-up is over (`started`), so that a file changed
+ * meanwhile still takes effect; test/in-process/sighup-during-start-up-reloads-once-up.test.ts.
+ */
+export function reloadOnSighup(log: Logger, steps: ReloadSteps): SighupReload {
+  let up = false;
+  let early = false;
   let running = false;
   let again = false;
 
@@ -126,6 +159,10 @@ export function reloadOnSighup(log: Logger, steps: ReloadSteps): void {
 
   const onSighup = (): void => {
     if (steps.shuttingDown) return void log.info({ signal: 'SIGHUP' }, 'SIGHUP ignored: shutting down');
+    if (!up) {
+      early = true;
+      return void log.info({ signal: 'SIGHUP' }, 'SIGHUP during start-up: the reload follows once start-up is over');
+    }
     if (running) {
       again = true;
       return void log.info({ signal: 'SIGHUP' }, 'SIGHUP during a reload: another reload follows this one');
@@ -145,4 +182,13 @@ export function reloadOnSighup(log: Logger, steps: ReloadSteps): void {
     })();
   };
   process.on('SIGHUP', onSighup);
+  // One that came before this handler, while the process loaded (early-signals.ts): remembered as any during start-up.
+  if (takeEarlySignal('SIGHUP')) onSighup();
+  return {
+    started: () => {
+      if (up) return;
+      up = true;
+      if (early) onSighup();
+    },
+  };
 }

@@ -6,6 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
+import { type EarlySignal, takeEarlySignal } from './early-signals.js';
 
 /** On shutdown, how long past drain + grace the primary waits before it kills what is left. */
 export const SHUTDOWN_MARGIN_MS = 5_000;
@@ -43,5 +44,7 @@ export function shutDownOnSignals(log: Logger, config: Pick<Config, 'shutdownDra
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  // One that came before these handlers (early-signals.ts): shut down now.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const satisfies readonly EarlySignal[]) if (takeEarlySignal(signal)) void shutdown(signal);
   return state;
 }

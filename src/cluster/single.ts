@@ -21,47 +21,38 @@ import { type Config, type LoadedConfig, readConfigSources } from '../config/con
 import { UpstreamProbeMetrics } from '../upstream/probe.js';
 import { type Generation, Generations } from './generations.js';
 import { liveAdminOptions } from './admin-options.js';
-import { ClusterMetrics } from './metrics-aggregation.js';
+import { ClusterMetrics, GENERATION_AGGREGATORS } from './metrics-aggregation.js';
 import { reloadOnSighup } from './reload.js';
 import { newProbe } from './wiki-probe.js';
 
-/** The running single process: what SIGTERM closes (main.ts exitOnSignal). */
+/** The running single process: what SIGTERM closes (main.ts exitOnSignal), even while it starts. */
 export interface Single {
+  /** Settles once it listens on both addresses (rejects if it cannot start). */
+  readonly up: Promise<void>;
+  /** Shut down: at once if it is up, else as soon as start-up is over (/readyz is 503 meanwhile). */
   close(): Promise<void>;
 }
 
-/** Build the first gateway, listen on both addresses, reload on SIGHUP. `loaded` is validated (main.ts). */
-export async function runSingle(loaded: LoadedConfig, log: Logger): Promise<Single> {
+/**
+ * Build the first gateway, listen on both addresses, reload on SIGHUP. `loaded` is validated
+ * (main.ts). The SIGHUP handler is installed before anything is awaited (reload.ts
+ * reloadOnSighup): start-up can take seconds (apps/app.ts waits up to 2 s for Redis), and a
+ * SIGHUP meanwhile must reload once the gateway is up, not end the process.
+ */
+export function runSingle(loaded: LoadedConfig, log: Logger): Single {
   const first = loaded;
   let current = loaded;
   const config = (): Config => current.config;
+  const state = { shuttingDown: false };
 
   const own = new Registry();
   const probeMetrics = new UpstreamProbeMetrics(own);
   let probe = newProbe(config(), probeMetrics, log);
-  const metrics = new ClusterMetrics<Generation>((g) => g.built.gateway.registry.getMetricsAsJSON(), log, own);
-  const gens = await Generations.start(config(), log, metrics, own);
-  const state = { shuttingDown: false };
-
-  const backend: AdminBackend = {
-    get shuttingDown() {
-      return state.shuttingDown;
-    },
-    readiness: () => (gens.front.listening ? { ready: true } : { ready: false, reason: 'not-listening' }),
-    upstream: () => ({ state: probe.state, last: probe.last }),
-    metrics: () => metrics.exposition(gens.live()),
-    purge: (message) => gens.purge(message),
-    // Asked per request, so /cache, /config and /trace always see the gateway current now.
-    get inspection() {
-      const { gateway, publicApp } = gens.gateway;
-      return localInspection(gateway, publicApp);
-    },
-  };
-  const admin = buildAdmin(log, backend, liveAdminOptions(config));
-  await admin.ready();
-
+  const metrics = new ClusterMetrics<Generation>((g) => g.built.gateway.registry.getMetricsAsJSON(), log, own, GENERATION_AGGREGATORS);
+  // Assigned by start() before `sighup.started()`: no reload reads them earlier.
+  let gens!: Generations;
   let next: LoadedConfig | undefined;
-  reloadOnSighup(log, {
+  const sighup = reloadOnSighup(log, {
     read: () => readConfigSources(process.env),
     current: () => current,
     apply: (loaded) => {
@@ -94,15 +85,39 @@ export async function runSingle(loaded: LoadedConfig, log: Logger): Promise<Sing
     },
   });
 
-  await listenAs(gens.front, { key: 'WIKIEDGE_PORT', host: config().host, port: config().port });
-  await listenAs(admin, { key: 'WIKIEDGE_ADMIN_PORT', host: config().adminHost, port: config().adminPort });
-  probe.start();
-  gens.gateway.learnNamespaces();
-  log.info({ public: gens.front.address(), admin: admin.server.address() }, 'wikiedge listening');
-
+  const start = async (): Promise<ReturnType<typeof buildAdmin>> => {
+    gens = await Generations.start(config(), log, metrics, own);
+    const backend: AdminBackend = {
+      get shuttingDown() {
+        return state.shuttingDown;
+      },
+      readiness: () => (gens.front.listening ? { ready: true } : { ready: false, reason: 'not-listening' }),
+      upstream: () => ({ state: probe.state, last: probe.last }),
+      metrics: () => metrics.exposition(gens.live()),
+      purge: (message) => gens.purge(message),
+      // Asked per request, so /cache, /config and /trace always see the gateway current now.
+      get inspection() {
+        const { gateway, publicApp } = gens.gateway;
+        return localInspection(gateway, publicApp);
+      },
+    };
+    const admin = buildAdmin(log, backend, liveAdminOptions(config));
+    await admin.ready();
+    await listenAs(gens.front, { key: 'WIKIEDGE_PORT', host: config().host, port: config().port });
+    await listenAs(admin, { key: 'WIKIEDGE_ADMIN_PORT', host: config().adminHost, port: config().adminPort });
+    probe.start();
+    gens.gateway.learnNamespaces();
+    log.info({ public: gens.front.address(), admin: admin.server.address() }, 'wikiedge listening');
+    // A SIGHUP that came while starting reloads now (unless a SIGTERM came too).
+    sighup.started();
+    return admin;
+  };
+  const starting = start();
   return {
+    up: starting.then(() => undefined),
     async close() {
       state.shuttingDown = true;
+      const admin = await starting;
       await gens.close(config());
       await admin.close();
       await probe.stop();

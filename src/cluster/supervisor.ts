@@ -99,6 +99,8 @@ export class Supervisor {
 
   /** Fork every worker; resolves once all of them listen. */
   async start(): Promise<void> {
+    // A SIGTERM came before start-up got here (shutdown.ts): nothing to fork.
+    if (this.stopping) return;
     await Promise.all(this.slots.map((slot) => this.startSlot(slot)));
     this.started = true;
   }

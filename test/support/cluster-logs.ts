@@ -18,7 +18,7 @@ export function logged(gw: SpawnedGateway, msg: string | RegExp): Record<string,
 export async function untilLogged(gw: SpawnedGateway, check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (gw.child.exitCode !== null) throw new Error(`the gateway exited: ${gw.stderr()}`);
+    if (gw.child.exitCode !== null || gw.child.signalCode !== null) throw new Error(`the gateway exited (signal ${gw.child.signalCode}): ${gw.stderr()}`);
     if (Date.now() > deadline) throw new Error(`timed out; log so far:\n${gw.stdout()}`);
     await new Promise((r) => setTimeout(r, 25));
   }

@@ -26,7 +26,17 @@ export interface SpawnedGateway {
   stderr(): string;
 }
 
-export async function spawnGateway(upstream: string, env: Record<string, string> = {}): Promise<SpawnedGateway> {
+export interface SpawnOptions {
+  /**
+   * Run from the moment it is spawned, while it starts (a signal sent before it is up); awaited
+   * with the start, and the start fails if it throws.
+   */
+  readonly whileStarting?: (gw: SpawnedGateway) => Promise<void>;
+  /** Wait until /healthz answers (the default), or hand it back at once. */
+  readonly untilUp?: boolean;
+}
+
+export async function spawnGateway(upstream: string, env: Record<string, string> = {}, options: SpawnOptions = {}): Promise<SpawnedGateway> {
   const [port, adminPort] = [await closedPort(), await closedPort()];
   const child = spawn(process.execPath, [mainJs], {
     env: {
@@ -45,6 +55,26 @@ export async function spawnGateway(upstream: string, env: Record<string, string>
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const adminUrl = `http://127.0.0.1:${adminPort}`;
+  const gw: SpawnedGateway = {
+    child,
+    port,
+    adminPort,
+    url: `http://127.0.0.1:${port}`,
+    adminUrl,
+    exited,
+    stdout: () => stdout,
+    stderr: () => stderr,
+  };
+  const during = options.whileStarting?.(gw).then(
+    () => undefined,
+    (err: unknown) => err ?? new Error('whileStarting failed'),
+  );
+  if (options.untilUp === false) {
+    const err = await during;
+    if (err) child.kill('SIGKILL');
+    if (err) throw err;
+    return gw;
+  }
   // A deadline, not a count of tries: on a loaded machine a primary and its workers take seconds.
   const deadline = Date.now() + START_WAIT_MS;
   for (;;) {
@@ -55,21 +85,20 @@ export async function spawnGateway(upstream: string, env: Record<string, string>
       )
     )
       break;
-    if (Date.now() > deadline || child.exitCode !== null) {
+    // Ended by a signal, it has no exit code but a signal code.
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`the gateway exited before it came up (code ${child.exitCode}, signal ${child.signalCode}): ${stderr}`);
+    }
+    if (Date.now() > deadline) {
       // The caller never gets a handle to stop it: stopped here, or it outlives the test run.
       child.kill('SIGKILL');
       throw new Error(`the gateway did not come up within ${START_WAIT_MS} ms: ${stderr}`);
     }
     await new Promise((r) => setTimeout(r, 25));
   }
-  return {
-    child,
-    port,
-    adminPort,
-    url: `http://127.0.0.1:${port}`,
-    adminUrl,
-    exited,
-    stdout: () => stdout,
-    stderr: () => stderr,
-  };
+  const err = await during;
+  // The caller never gets a handle to stop it, as above.
+  if (err) child.kill('SIGKILL');
+  if (err) throw err;
+  return gw;
 }
