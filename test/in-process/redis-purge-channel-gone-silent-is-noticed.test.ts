@@ -69,7 +69,7 @@ describe.runIf(redisInstalled)('a purge channel whose path goes silent', () => {
   beforeAll(async () => {
     redis = await startRedis();
     proxy = await silenceableProxy(redis.port);
-  }, 30_000);
+  }, 45_000);
   afterAll(async () => {
     await Promise.all(storages.map((s) => s.close()));
     await proxy?.close();
@@ -128,10 +128,11 @@ describe.runIf(redisInstalled)('a purge channel whose path goes silent', () => {
     await until(
       () => metric('wikiedge_redis_channel_resumed_total'),
       (n) => n >= 1,
-      15_000,
+      25_000,
     );
-    // PING every 2 s, no answer within max(1 s, 20 × 50 ms), then a reconnect: well under 10 s.
-    expect(Date.now() - silentAt).toBeLessThan(10_000);
+    // PING every 2 s, two in a row unanswered within max(1 s, 20 × 50 ms) each, then a reconnect:
+    // about 6 s at worst, well under 15 s.
+    expect(Date.now() - silentAt).toBeLessThan(15_000);
     expect(lines.some((l) => l['redisSubscriber'] === 'silent')).toBe(true);
     // The gap: what A held is refreshed at its next use, not served as fresh.
     expect(a.storage.freshness(a.store.get('shared', keyOf(before))!)).not.toBe('fresh');
@@ -148,7 +149,7 @@ describe.runIf(redisInstalled)('a purge channel whose path goes silent', () => {
       (e) => e === undefined,
       5_000,
     );
-  }, 30_000);
+  }, 45_000);
 });
 
 describe.runIf(redisInstalled)('a sharded purge channel whose path goes silent', () => {
@@ -160,7 +161,7 @@ describe.runIf(redisInstalled)('a sharded purge channel whose path goes silent',
   beforeAll(async () => {
     redis = await startRedis();
     proxy = await silenceableProxy(redis.port);
-  }, 30_000);
+  }, 45_000);
   afterAll(async () => {
     publisher?.disconnect();
     await connection?.close();
@@ -201,9 +202,9 @@ describe.runIf(redisInstalled)('a sharded purge channel whose path goes silent',
     await until(
       async () => resumed,
       (n) => n >= 1,
-      15_000,
+      25_000,
     );
-    expect(Date.now() - silentAt).toBeLessThan(10_000);
+    expect(Date.now() - silentAt).toBeLessThan(15_000);
     expect(lines.some((l) => l['redisSubscriber'] === 'silent')).toBe(true);
     expect(heard).toEqual(['one']);
     expect(connection.up).toBe(true);
@@ -214,5 +215,5 @@ describe.runIf(redisInstalled)('a sharded purge channel whose path goes silent',
       (h) => h.includes('two'),
       5_000,
     );
-  }, 30_000);
+  }, 45_000);
 });
