@@ -129,6 +129,7 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
     handOver: async (old, replacement) => {
       if (handOverAllowed) await handOverLocalTier(asks, old, replacement, log);
     },
+    onRetiring: (worker) => metrics.leaving(worker),
   });
   /** A message to a worker, unless its channel has closed (an exiting worker: nothing to tell it). */
   const tell = (worker: Worker, m: unknown) => {
@@ -177,17 +178,26 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
       probe = newProbe(next.config, probeMetrics, log);
       probe.start();
       retireLimitMs = Math.max(drainAndGrace(before), drainAndGrace(next.config)) + SHUTDOWN_MARGIN_MS;
-      // Not to workers of another wiki (reload.ts mayHandOver): their entries would be served as fresh.
-      handOverAllowed = mayHandOver(log, before, next.config);
+      // Not to workers of another wiki (reload.ts mayHandOver): their entries would be served as
+      // fresh. Until a reload has replaced every worker, some may still hold the other wiki's:
+      // a reload stopped halfway and tried again compares the same two configurations.
+      if (!mayHandOver(log, before, next.config)) handOverAllowed = false;
     },
     replacing: 'replacing the workers one at a time',
-    replace: async (changed) => workersReplaced(await supervisor.replaceAll(retireLimitMs), changed),
+    replace: async (changed) => {
+      const outcome = await supervisor.replaceAll(retireLimitMs);
+      if (!outcome.failed && !outcome.stopped) handOverAllowed = true;
+      return workersReplaced(outcome, changed);
+    },
     get shuttingDown() {
       return state.shuttingDown;
     },
   });
   let retireLimitMs = drainAndGrace(fixed) + SHUTDOWN_MARGIN_MS;
-  /** Whether this reload's replaced workers hand their local tier over (false: the cache is of another wiki). */
+  /**
+   * Whether replaced workers hand their local tier over: false from a reload that changed the wiki
+   * until one has replaced every worker (false: a worker may hold another wiki's cache).
+   */
   let handOverAllowed = true;
 
   // A port in use is said in one line before any worker starts (apps/listen.ts).
