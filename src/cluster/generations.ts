@@ -243,6 +243,8 @@ export class Generations {
       const late = await Promise.race([idle.then(() => false), sleep(graceMs, true, { ref: false })]);
       if (late) this.log.warn({ inFlight: old.inFlight, graceMs }, 'reload: the old gateway still had requests in flight past the grace period');
     }
+    // Its Redis connection and probe close now: its up states no longer speak for the process.
+    this.metrics.leaving(old);
     await closeOnce(old);
     const final = await old.built.gateway.registry.getMetricsAsJSON();
     // In one step: from now on a scrape counts it in the retired sums (metrics-aggregation.ts).

@@ -76,6 +76,19 @@ export class ClusterMetrics<W extends { readonly id: number }> {
 
   /** Workers that handed over their final figures: no answer of theirs replaces those. */
   private readonly final = new WeakSet<W>();
+  /** Workers told to drain (replaced by a reload, a generation retiring): see `leaving`. */
+  private readonly leavingWorkers = new WeakSet<W>();
+
+  /**
+   * The worker is draining: it closes its Redis connection and its probe before it exits, so its
+   * up states (the `min` gauges: wikiedge_redis_up, wikiedge_redis_shard_up) say 0 for a while
+   * although nothing is down. They no longer count; its counters, histograms and other gauges
+   * still do (a scrape in that window read wikiedge_redis_up 0 at every reload, and
+   * WikiedgeRedisFlapping could fire on a reload of several workers).
+   */
+  leaving(worker: W): void {
+    this.leavingWorkers.add(worker);
+  }
 
   /** A worker's final figures, handed over just before it exits (worker-side.ts): what retire() folds. */
   keepFinal(worker: W, figures: MetricsJson): void {
@@ -114,12 +127,14 @@ export class ClusterMetrics<W extends { readonly id: number }> {
     const own = this.own ? [await this.own.getMetricsAsJSON()] : [];
     // From here to the sum, no await: the retired sums and `last` are read in one state.
     const parts: MetricsJson[] = [this.retired, ...own];
+    const states = (worker: W, figures: MetricsJson): MetricsJson =>
+      this.gone.has(worker) || this.final.has(worker) || this.leavingWorkers.has(worker) ? figures.filter((m) => this.aggregators[m.name] !== 'min') : figures;
     answers.forEach((a, i) => {
       const worker = workers[i]!;
       if (this.gone.has(worker)) {
         // Retired meanwhile: counted from `last` until its fold is done, by the retired sums after.
         const figures = this.last.get(worker);
-        if (figures) parts.push(figures);
+        if (figures) parts.push(states(worker, figures));
         return;
       }
       // An answer to a scrape asked before the worker's final figures can be read after them (its
@@ -130,7 +145,7 @@ export class ClusterMetrics<W extends { readonly id: number }> {
       } else this.log.warn({ worker: worker.id, err: String(a.reason) }, 'metrics: a worker did not answer, its last figures are used');
       // A worker that did not answer still counts with what it said last: sums must not drop.
       const figures = this.last.get(worker);
-      if (figures) parts.push(figures);
+      if (figures) parts.push(states(worker, figures));
     });
     const registry = sumWorkers(parts, this.aggregators);
     return { contentType: registry.contentType, body: await registry.metrics() };

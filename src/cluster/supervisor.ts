@@ -39,6 +39,8 @@ export interface SupervisorOptions {
    * told to drain (cluster/tier-hand-over.ts). Bounded by its owner; never rejects.
    */
   readonly handOver?: (old: Worker, replacement: Worker) => Promise<void>;
+  /** A worker is told to drain (replaced by a reload), just before its SIGTERM. */
+  readonly onRetiring?: (worker: Worker) => void;
   /** Clock for how long a worker lived (ms). */
   readonly now?: () => number;
 }
@@ -234,6 +236,7 @@ export class Supervisor {
   private async retire(worker: Worker, limitMs: number): Promise<void> {
     if (worker.isDead()) return;
     this.retiring.add(worker);
+    this.options.onRetiring?.(worker);
     const exit = exitOf(worker);
     const overdue = setTimeout(() => {
       this.options.log.error({ worker: worker.id, pid: worker.process.pid, limitMs }, 'reload: a replaced worker still runs past drain + grace: killing it');

@@ -77,3 +77,30 @@ describe('up states over a cluster’s workers', () => {
     }
   });
 });
+
+describe('up states of a worker that is leaving', () => {
+  const redisUp = (value: number): Metric =>
+    ({ name: 'wikiedge_redis_up', help: 'wikiedge_redis_up', type: 'gauge', aggregator: 'sum', values: [{ value, labels: {} }] }) as unknown as Metric;
+  const requests = (value: number): Metric =>
+    ({ name: 'wikiedge_requests_total', help: 'x', type: 'counter', aggregator: 'sum', values: [{ value, labels: {} }] }) as unknown as Metric;
+
+  it('a draining worker (its Redis connection closed, so it says 0) no longer pulls wikiedge_redis_up to 0; its counts still count', async () => {
+    const log = { warn: () => undefined } as unknown as Logger;
+    const [staying, draining] = [{ id: 1 }, { id: 2 }];
+    const answers = new Map<W, MetricsJson>([
+      [staying, [redisUp(1), requests(5)]],
+      [draining, [redisUp(0), requests(7)]],
+    ]);
+    const metrics = new ClusterMetrics<W>(async (w) => answers.get(w)!, log);
+    const read = async (series: string) => {
+      const { body } = await metrics.exposition([staying, draining]);
+      const line = body.split('\n').find((l) => l.startsWith(`${series} `));
+      return line === undefined ? undefined : Number(line.slice(series.length + 1));
+    };
+    // Not told it leaves: a worker that lost Redis is a worker that lost Redis.
+    expect(await read('wikiedge_redis_up')).toBe(0);
+    metrics.leaving(draining);
+    expect(await read('wikiedge_redis_up')).toBe(1);
+    expect(await read('wikiedge_requests_total')).toBe(12);
+  });
+});
