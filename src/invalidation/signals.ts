@@ -122,7 +122,10 @@ export class ChangeSignals {
     const confirm = new Set(changes.flatMap((c) => c.confirm ?? []));
     if (confirm.size > 0) {
       const confirmer = this.confirmer;
-      if (confirmer) await Promise.all([...confirm].map((title) => confirmer(title)));
+      // Not awaited: the pages' own answers went above, and the write's answer does not wait a
+      // round trip to the wiki for its lists (bots saving statement after statement would); the
+      // confirmation applies them within about a second (purge-confirmation.ts), as for a PURGE.
+      if (confirmer) for (const title of confirm) void confirmer(title);
       else
         total += await this.apply(
           [...confirm].map((title) => changeConfirmed(title, this.ns)),

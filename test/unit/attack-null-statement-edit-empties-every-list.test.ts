@@ -37,7 +37,7 @@ function gateway(newestRevisionAt: number) {
     log: pino({ level: 'silent' }),
   });
   signals.confirmWith((title) => confirmations.note(title));
-  return { signals, purged };
+  return { signals, purged, confirmations };
 }
 
 const params = (p: Record<string, string>) => (name: string) => p[name];
@@ -52,15 +52,19 @@ describe('a statement set to the value it has', () => {
   });
 
   it('empties no list when the wiki says the page has no new revision (a null edit), however often it is sent', async () => {
-    const { signals, purged } = gateway(NOW - 86_400_000);
+    const { signals, purged, confirmations } = gateway(NOW - 86_400_000);
     for (let i = 0; i < 5; i++) await signals.apply([changeFromWrite('wbsetclaimvalue', sameValue, undefined, answer)!]);
+    await confirmations.settled();
     expect(purged.flat()).not.toContain('*');
     expect(purged.flat()).toContain('p:Item:Q7');
   });
 
-  it('a real edit (a revision made just now) empties the lists before the writer`s answer goes', async () => {
-    const { signals, purged } = gateway(NOW - 1_000);
+  it('a real edit (a revision made just now): its page at once, its lists once the wiki confirms, without holding up the writer`s answer', async () => {
+    const { signals, purged, confirmations } = gateway(NOW - 1_000);
     await signals.apply([changeFromWrite('wbsetclaimvalue', sameValue, undefined, answer)!]);
+    expect(purged.flat()).toContain('p:Item:Q7');
+    expect(purged.flat()).not.toContain('*');
+    await confirmations.settled();
     expect(purged.flat()).toEqual(expect.arrayContaining(['*', 't:item', 'p:Item:Q7']));
   });
 });
