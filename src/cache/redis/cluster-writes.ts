@@ -10,18 +10,13 @@
  *                  the entry's guard tags (v:) and UNLINK the entry when one is above the mark
  *               (and its URL key joins the register prefix purges read, REGISTER_LUA)
  *   sweep       1. INCR vseq and SET the guard tags' v: to it (when the purge has guard tags)
- *               2. SSCAN every index set (part), BATCH members at a time: UNLINK their entries,
- *                  SREM those members, until the cursor is back at 0
+ *               2. SMEMBERS of every index set (part), UNLINK their entries, SREM what was read
  *
  * Why that is enough: a store whose step 3 read the tags before the sweep's step 1 wrote them did
- * its steps 1 and 2 before that too, so its member is in the set for the whole of step 2, and a
- * full SSCAN returns every element present from its start to its end
- * (https://redis.io/docs/latest/commands/scan/, "Scan guarantees"): the sweep removes the entry.
- * A store whose step 3 came later sees the new number and removes its entry itself. SREM of what
- * was read rather than DEL of a set, so that a membership added meanwhile (an answer fetched after
- * the invalidation) stays for the next one; SSCAN in batches rather than one SMEMBERS, so that a
- * set of millions (a module every answer names) is neither one reply nor one array here
- * (redis-cluster-sweeps-in-batches.test.ts).
+ * its steps 1 and 2 before that too, so the sweep's SMEMBERS finds the entry and removes it; a
+ * store whose step 3 came later sees the new number and removes its entry itself. SREM rather
+ * than DEL of a set, so that a membership added after the SMEMBERS (an answer fetched after the
+ * invalidation) stays for the next one.
  *
  * Commands of one step go out together (the cluster client pipelines them per node).
  */
@@ -130,22 +125,14 @@ export class ClusterWrites {
       const seq = await this.cmd.incr(this.keys.invalidationSeq);
       await Promise.all(guards.map((k) => this.cmd.set(k, seq, 'PX', this.guardMs)));
     }
-    const removed = await Promise.all(sets.map((set) => this.sweepSet(set)));
-    return removed.reduce((a, b) => a + b, 0);
-  }
-
-  /** One index set, BATCH members at a time: their entries unlinked, then the members read. */
-  private async sweepSet(set: string): Promise<number> {
+    const read = await Promise.all(sets.map((k) => this.cmd.smembers(k)));
+    const members = [...new Set(read.flat())];
     let removed = 0;
-    let cursor = '0';
-    do {
-      const [next, members] = await this.cmd.sscan(set, cursor, 'COUNT', BATCH);
-      cursor = next;
-      if (members.length === 0) continue;
-      const gone = await Promise.all(members.map((m) => this.cmd.unlink(this.keys.entryOf(m))));
+    for (let i = 0; i < members.length; i += BATCH) {
+      const gone = await Promise.all(members.slice(i, i + BATCH).map((m) => this.cmd.unlink(this.keys.entryOf(m))));
       removed += gone.reduce((a, b) => a + b, 0);
-      await this.cmd.srem(set, ...members);
-    } while (cursor !== '0');
+    }
+    await Promise.all(sets.map((k, i) => (read[i]!.length > 0 ? this.cmd.srem(k, ...read[i]!) : Promise.resolve(0))));
     return removed;
   }
 

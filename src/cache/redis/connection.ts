@@ -10,8 +10,7 @@
  * answers (logged once). ioredis reconnects by
  * itself; commands are never queued while disconnected (enableOfflineQueue: false). The
  * subscriber connection queues its SUBSCRIBE and replays it on every reconnect; its state is
- * logged apart, and `ready()` waits for both. Nothing else is sent on the subscriber, so it is
- * asked PING (checkChannel): a path that died silently is a lost channel within seconds.
+ * logged apart, and `ready()` waits for both.
  *
  * The target is one URL, the Sentinels of a primary with replicas, or the seed nodes of a Redis
  * Cluster (./target.ts); with Sentinels both connections reach the primary they name, and after a
@@ -71,18 +70,6 @@ const RECONNECT_AFTER_END_MS = 1_000;
 /** How often Sentinels are asked for the primary by name while the tier is not connected. */
 const SENTINEL_CHECK_MS = 5_000;
 
-/**
- * How often the purge channel's connection is asked PING (at least; never more often than its
- * bound, below). Redis answers PING on a subscribed connection (https://redis.io/docs/latest/commands/ping/,
- * "in the context of a subscribed client"), so an answer proves the path carries messages now;
- * without it a path that died silently (a NAT or proxy dropping it while the command connection
- * lives) is noticed only by TCP keepalive, minutes later (ioredis issues #240 and #1451).
- */
-const CHANNEL_PING_MS = 2_000;
-
-/** Unanswered PINGs in a row that make the purge channel count as lost (checkChannel). */
-const CHANNEL_MISSES_BEFORE_DROP = 2;
-
 export const sleep = (ms: number) =>
   new Promise<void>((resolve) => {
     setTimeout(resolve, ms).unref();
@@ -114,15 +101,6 @@ export class RedisConnection {
   /** The address of the primary last used, to count a Sentinel failover when it changes. */
   private primary: string | undefined;
   private sentinelChecks: NodeJS.Timeout | undefined;
-  /** The purge channel's PING timer, and whether one PING is still unanswered. */
-  private channelChecks: NodeJS.Timeout | undefined;
-  private channelPinging = false;
-  /** PINGs of the purge channel unanswered in a row. */
-  private channelUnanswered = 0;
-  /** The subscriber connection's losses so far: a PING sent before the last one says nothing of the connection now. */
-  private subLosses = 0;
-  /** Why the last SUBSCRIBE was refused, while it is so (logged once). */
-  private subRefusal: string | undefined;
 
   constructor(private readonly opts: RedisConnectionOptions) {
     this.target = opts.target ?? { kind: 'url', url: opts.url, username: '', password: '' };
@@ -166,7 +144,7 @@ export class RedisConnection {
       connect(where, {
         ...targetOptions(target, base),
         connectionName: 'wikiedge-sub',
-        // The first SUBSCRIBE is queued until connected. After a reconnect subscriberReady sends it
+        // The first SUBSCRIBE is queued until connected. After a reconnect subscriberUp sends it
         // again itself: ioredis' own re-subscription (readyHandler in its
         // built/redis/event_handler.js) leaves the promise of its SUBSCRIBE without a rejection
         // handler, so a close() before the reply was an unhandled "Connection is closed." (test:
@@ -178,13 +156,11 @@ export class RedisConnection {
     this.sub.on('error', (err: Error) => {
       this.lastError = err.message;
     });
-    this.sub.on('ready', () => this.subscriberReady());
+    this.sub.on('ready', () => this.subscriberUp());
     this.sub.on('close', () => this.subscriberDown());
     // ioredis gives a client up for good ('end') when its connector fails outright rather than its
     // connection (Redis.connect in ioredis' lib/Redis.ts): only close() may end ours.
     for (const client of [this.cmd, this.sub]) client.on('end', () => this.connectAgain(client));
-    this.channelChecks = setInterval(() => void this.checkChannel(), Math.max(CHANNEL_PING_MS, this.channelBound));
-    this.channelChecks.unref();
 
     if (target.kind === 'sentinel') {
       // Sentinels that know no primary of that name make ioredis retry for ever, saying only
@@ -234,38 +210,11 @@ export class RedisConnection {
     this.sub.on('message', (ch: string, message: string) => {
       if (ch === channel) onMessage(message);
     });
-    this.subscribeNow(channel);
-  }
-
-  /**
-   * SUBSCRIBE (SSUBSCRIBE on a cluster's shard channel): the channel is up once it answered, not
-   * when the connection is ready. One that fails on a connection that is still there (an ACL
-   * without the channel) is a lost channel: the connection is dropped and made again, and the
-   * SUBSCRIBE that then succeeds is a resume, with its gap (test:
-   * redis-channel-up-only-once-subscribed.test.ts).
-   */
-  private subscribeNow(channel: string): void {
-    const losses = this.subLosses;
     this.sub.subscribe(channel).then(
-      () => {
-        // An answer on a connection lost since counts for nothing: its 'ready' subscribes again.
-        if (losses !== this.subLosses) return;
-        this.subRefusal = undefined;
-        this.subscriberUp();
-      },
+      () => this.subscriberUp(),
       (err: unknown) => {
-        if (this.closed) return;
-        this.opts.metrics.error('subscribe');
+        if (!this.closed) this.opts.metrics.error('subscribe');
         this.lastError = String(err);
-        if (losses !== this.subLosses) return;
-        if (this.subRefusal !== String(err)) {
-          this.opts.log.warn({ redisSubscriber: 'refused', err: String(err) }, 'redis purge channel not subscribed: connecting again');
-        }
-        this.subRefusal = String(err);
-        // Not at once: a refusal that stays (an ACL) would make a connection every 50 ms.
-        setTimeout(() => {
-          if (!this.closed && losses === this.subLosses) this.dropSubscriber();
-        }, RECONNECT_AFTER_END_MS).unref();
       },
     );
   }
@@ -342,87 +291,34 @@ export class RedisConnection {
     this.primary = now;
   }
 
-  /**
-   * The subscriber connection is ready. The first one's SUBSCRIBE is already queued (subscribe);
-   * after a loss it is sent here, since ioredis' autoResubscribe is off (see the constructor).
-   */
-  private subscriberReady(): void {
-    if (this.closed || this.channel === undefined || this.subState !== 'down') return;
-    this.subscribeNow(this.channel);
-  }
-
-  /** SUBSCRIBE answered: the channel hears. After a loss, purges sent meanwhile were missed: the gap. */
   private subscriberUp(): void {
     if (this.closed) return;
     this.subscribed = true;
     const resumed = this.subState === 'down';
     this.subState = 'up';
     if (resumed) {
-      // What the local tier holds is marked unvouched once the channel surely hears again (a
-      // purge published before this SUBSCRIBE was answered would be missed too).
-      this.opts.log.info({ redisSubscriber: 'up' }, 'redis purge channel subscribed again');
-      this.opts.metrics.channelResumed.inc();
-      this.opts.onChannelResumed?.();
+      // The channel is subscribed again here (ioredis' autoResubscribe is off, see the
+      // constructor): what the local tier holds is marked unvouched once the channel surely
+      // hears again (a purge published between 'ready' and the SUBSCRIBE would be missed too).
+      const resubscribed = this.channel === undefined ? Promise.resolve() : this.sub.subscribe(this.channel);
+      resubscribed.then(
+        () => {
+          if (this.closed) return;
+          this.opts.log.info({ redisSubscriber: 'up' }, 'redis purge channel subscribed again');
+          this.opts.metrics.channelResumed.inc();
+          this.opts.onChannelResumed?.();
+        },
+        (err: unknown) => {
+          if (!this.closed) this.opts.metrics.error('subscribe');
+          this.lastError = String(err);
+        },
+      );
     }
     this.notifyWaiters();
   }
 
-  /** How long the purge channel's PING may go unanswered: as long as a connect may take. */
-  private get channelBound(): number {
-    return Math.max(1_000, this.opts.timeoutMs * 20);
-  }
-
-  /**
-   * PING the subscribed connection; no answer within channelBound is a lost channel, taken exactly
-   * as a close: the connection is dropped, ioredis (or the shard channel) connects again, and
-   * subscriberReady subscribes again, whose answer takes the gap (test:
-   * redis-purge-channel-gone-silent-is-noticed.test.ts).
-   */
-  private async checkChannel(): Promise<void> {
-    if (this.closed || this.channelPinging || this.subState !== 'up' || this.sub.status !== 'ready') return;
-    this.channelPinging = true;
-    const losses = this.subLosses;
-    const answered = await Promise.race([
-      // Through a then: a ping that throws rather than rejects counts as unanswered too.
-      Promise.resolve()
-        .then(() => this.sub.ping())
-        .then(
-          () => true,
-          () => false,
-        ),
-      // As call(): the verdict waits one turn past the bound, so that a PONG already in the
-      // socket after the event loop was blocked (GC, a burst of work) is read first.
-      sleep(this.channelBound)
-        .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
-        .then(() => false),
-    ]);
-    this.channelPinging = false;
-    if (this.closed || losses !== this.subLosses) return;
-    if (answered) {
-      this.channelUnanswered = 0;
-      return;
-    }
-    // Two PINGs in a row unanswered: one missed answer on a loaded host is not worth a gap
-    // (every local entry refetched), and a dead path is still noticed within a few seconds.
-    if (++this.channelUnanswered < CHANNEL_MISSES_BEFORE_DROP) return;
-    this.channelUnanswered = 0;
-    this.opts.metrics.error('subscribe');
-    this.opts.log.warn({ redisSubscriber: 'silent', boundMs: this.channelBound }, 'redis purge channel did not answer PING: dropping it to connect again');
-    this.dropSubscriber();
-  }
-
-  /** Drop the subscriber's connection now, as a loss (its 'close' follows at once, then a reconnect). */
-  private dropSubscriber(): void {
-    // Not disconnect(true): it ends the stream politely (FIN) and waits for the far side, which
-    // a dead path never answers (AbstractConnector.disconnect in ioredis' built/connectors).
-    if (this.sub instanceof Redis && this.sub.stream) this.sub.stream.destroy();
-    else this.sub.disconnect(true);
-  }
-
   private subscriberDown(): void {
     if (this.closed) return;
-    this.subLosses++;
-    this.channelUnanswered = 0;
     this.subscribed = false;
     if (this.subState === 'up') {
       this.opts.log.warn({ redisSubscriber: 'down' }, 'redis purge channel lost: purges by other replicas do not reach this one until it is back');
@@ -495,7 +391,6 @@ export class RedisConnection {
     this.closed = true;
     if (this.probing) clearInterval(this.probing);
     if (this.sentinelChecks) clearInterval(this.sentinelChecks);
-    if (this.channelChecks) clearInterval(this.channelChecks);
     this.watch?.close();
     this.opts.metrics.up.set(0);
     const quit = (c: Redis) => (c.status === 'ready' ? c.quit().catch(() => undefined) : Promise.resolve());

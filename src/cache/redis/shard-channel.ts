@@ -53,23 +53,14 @@ export class ShardChannel extends EventEmitter {
     });
   }
 
-  /**
-   * Subscribe; messages come as `message` (channel, text). Resolves once SSUBSCRIBE succeeded
-   * (with no connection yet: once the first one is subscribed, `ready`), never before: the
-   * channel is not heard until then (test: redis-channel-up-only-once-subscribed.test.ts).
-   */
+  /** Subscribe (now, or as soon as connected); messages come as `message` (channel, text). */
   subscribe(channel: string): Promise<unknown> {
     this.channel = channel;
-    if (!this.client || this.status !== 'ready') {
-      if (!this.client) this.open();
-      return new Promise((resolve) => this.once('ready', () => resolve(1)));
+    if (!this.client) {
+      this.open();
+      return Promise.resolve();
     }
     return this.client.ssubscribe(channel);
-  }
-
-  /** PING on the subscribed connection (Redis answers it in subscribe mode): connection.ts checkChannel. */
-  ping(): Promise<unknown> {
-    return this.client ? this.client.ping() : Promise.reject(new Error('shard channel not connected'));
   }
 
   /** The master that owns the channel's slot, as the cluster client knows it now. */
@@ -107,12 +98,7 @@ export class ShardChannel extends EventEmitter {
           this.status = 'ready';
           this.emit('ready');
         },
-        (err: unknown) => {
-          // A refused SSUBSCRIBE (an ACL without the channel, a slot in migration) leaves a
-          // connection that hears nothing: drop it, a failed attempt ('end' below), and try again.
-          this.emit('error', err instanceof Error ? err : new Error(String(err)));
-          if (this.client === client) client.disconnect();
-        },
+        (err: unknown) => this.emit('error', err instanceof Error ? err : new Error(String(err))),
       );
     });
     // The slot moved away (a resharding, or this node demoted): Redis ends the subscription
@@ -121,11 +107,9 @@ export class ShardChannel extends EventEmitter {
     client.on('end', () => {
       if (this.client !== client) return;
       this.client = undefined;
+      const was = this.status;
       this.status = 'close';
-      // Lost, or never subscribed (the first connection, or its SSUBSCRIBE, failed): either way
-      // purges sent until the next SSUBSCRIBE succeeds are not heard, and connection.ts takes
-      // its success as a resume, with the gap.
-      this.emit('close');
+      if (was === 'ready') this.emit('close');
       // Ask the cluster where the slot is now before connecting again.
       this.cluster.refreshSlotsCache();
       this.later();
@@ -151,15 +135,7 @@ export class ShardChannel extends EventEmitter {
     return this.client ? this.client.quit() : Promise.resolve();
   }
 
-  /**
-   * End the channel for good; or, with `reconnect` (connection.ts drops a channel that stopped
-   * answering PING), drop its connection now, a loss like any other: 'close', then a new owner lookup.
-   */
-  disconnect(reconnect = false): void {
-    if (reconnect) {
-      this.client?.stream?.destroy();
-      return;
-    }
+  disconnect(): void {
     this.ended = true;
     this.status = 'end';
     if (this.again) clearTimeout(this.again);
