@@ -1,5 +1,6 @@
 // Print vitest's JSON report as one closing line: "N passed, N failed, N skipped".
 import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 
 const file = process.argv[2] ?? 'test-results.json';
 let report;
@@ -16,6 +17,20 @@ const failedSuites = report.numFailedTestSuites ?? 0;
 const failed = (report.numFailedTests ?? 0) + (failedSuites > 0 && !report.numFailedTests ? 1 : 0);
 const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
+// Name each failure, so a reader who sees only the end of a CI log knows which test failed
+// (the run of 69d5b35 on record printed "1 failed" and nothing else).
+for (const suite of report.testResults ?? []) {
+  const where = relative(process.cwd(), suite.name ?? '');
+  const failures = (suite.assertionResults ?? []).filter((t) => t.status === 'failed');
+  for (const t of failures) {
+    const first = String(t.failureMessages?.[0] ?? '')
+      .split('\n')[0]
+      .slice(0, 300);
+    console.log(`failed test: ${where} > ${t.fullName ?? t.title}${first ? ` (${first})` : ''}`);
+  }
+  if (failures.length === 0 && suite.status === 'failed')
+    console.log(`failed file: ${where}${suite.message ? ` (${String(suite.message).split('\n')[0].slice(0, 300)})` : ''}`);
+}
 // Vitest fails a run whose tests all passed when an error escaped them (its "Unhandled Errors"
 // section: an uncaught exception or rejection in a test file or in the code under test). The
 // report says so only through `success`; the count above would hide it.
