@@ -35,18 +35,22 @@ export const GUARD_MS = 10 * 60_000;
 const USER_SESSIONS_MS = 24 * 3600_000;
 export { FLUSH_TAG };
 
-// KEYS[1] vseq, then per tag: its v: key and its d: set; ARGV[1] entry key prefix, ARGV[2]
-// GUARD_MS, ARGV[3] '1' to number the invalidation and record it for every tag (the first call
-// only), ARGV[4] how many entries at most (PURGE_BATCH). Pops the sets' members and
-// unlinks their entries; returns { removed, 1 when members may be left }, called again until none.
-const INVALIDATE_LUA = `
-if ARGV[3] == '1' then
+// The one sweep of index sets, for invalidations by tag and for purges (purges.ts).
+// KEYS[1] vseq, KEYS[2 .. 1 + ARGV[2]] the guards (v: keys) to record, then the index sets;
+// ARGV[1] entry key prefix, ARGV[2] how many guards (0 after the first call), ARGV[3]
+// GUARD_MS, ARGV[4] how many entries at most (PURGE_BATCH). Numbers the change and records it
+// in every guard, then pops the sets' members and unlinks their entries; returns { removed, 1
+// when members may be left }, called again (without the guards, recorded once) until none: an
+// entry stored between two calls was fetched after the guard, and removing it too is harmless.
+const SWEEP_LUA = `
+local nguards = tonumber(ARGV[2])
+if nguards > 0 then
   local seq = redis.call('INCR', KEYS[1])
-  for i = 2, #KEYS, 2 do redis.call('SET', KEYS[i], seq, 'PX', ARGV[2]) end
+  for i = 2, 1 + nguards do redis.call('SET', KEYS[i], seq, 'PX', ARGV[3]) end
 end
 local budget = tonumber(ARGV[4])
 local n = 0
-for i = 3, #KEYS, 2 do
+for i = 2 + nguards, #KEYS do
   while budget > 0 do
     local members = redis.call('SPOP', KEYS[i], budget)
     if #members == 0 then break end
@@ -81,7 +85,7 @@ if KEYS[2] then redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[4]) end
 return 0`;
 
 interface Scripts {
-  wikiedgeInvalidate(numKeys: number, ...args: (string | number)[]): Promise<[number, number]>;
+  wikiedgeSweep(numKeys: number, ...args: string[]): Promise<[number, number]>;
   wikiedgeExpire(staleBefore: string, seq: string, flushGuard: string, before: number, guardMs: number): Promise<number>;
   wikiedgeNoteSession(numKeys: number, ...args: (string | number)[]): Promise<number>;
   wikiedgeNoteSessionList(list: string, slot: string, user: string, max: number, px: number): Promise<number>;
@@ -89,7 +93,7 @@ interface Scripts {
 
 export class RedisInvalidations {
   private readonly cmd: RedisConnection['cmd'] & Scripts;
-  /** On a Redis Cluster: invalidations in steps (cluster-writes.ts) instead of INVALIDATE_LUA. */
+  /** On a Redis Cluster: invalidations in steps (cluster-writes.ts) instead of SWEEP_LUA. */
   private readonly clustered: ClusterWrites | undefined;
 
   constructor(
@@ -98,7 +102,7 @@ export class RedisInvalidations {
     private readonly purgeTimeoutMs: number,
   ) {
     this.cmd = connection.cmd as RedisConnection['cmd'] & Scripts;
-    this.cmd.defineCommand('wikiedgeInvalidate', { lua: INVALIDATE_LUA });
+    this.cmd.defineCommand('wikiedgeSweep', { lua: SWEEP_LUA });
     // The scripts a cluster runs take their keys first (numberOfKeys): ioredis' cluster
     // auto-pipelining groups a call by its first argument's slot (lib/autoPipelining.ts
     // getFirstValueInFlattenedArray), and a leading key count put it in slot("1")'s pipeline,
@@ -120,17 +124,35 @@ export class RedisInvalidations {
       const r = await this.connection.call('purge', () => writes.sweep(sets, guards), { timeoutMs: this.purgeTimeoutMs });
       return r.ok ? r.value : null;
     }
-    const keys: string[] = [this.keys.invalidationSeq];
-    for (const tag of tags) keys.push(this.keys.invalidatedAt(tag), this.keys.dep(tag));
+    return this.sweep(
+      tags.map((tag) => this.keys.invalidatedAt(tag)),
+      tags.map((tag) => this.keys.dep(tag)),
+    );
+  }
+
+  /**
+   * One Redis (a cluster sweeps in steps: cluster-writes.ts): the guards' change numbered and
+   * recorded, then the index sets' entries removed, PURGE_BATCH per script call (the guards in
+   * the first only). The number removed, or null when Redis could not be reached.
+   */
+  async sweep(guards: readonly string[], indexKeys: readonly string[], timeoutMs = this.purgeTimeoutMs): Promise<number | null> {
     let removed = 0;
     for (let first = true; ; first = false) {
-      const number = first ? '1' : '0';
+      const g = first ? guards : [];
       const r = await this.connection.call(
         'purge',
-        () => this.cmd.wikiedgeInvalidate(keys.length, ...keys, this.keys.entryPrefix, GUARD_MS, number, PURGE_BATCH),
-        {
-          timeoutMs: this.purgeTimeoutMs,
-        },
+        () =>
+          this.cmd.wikiedgeSweep(
+            1 + g.length + indexKeys.length,
+            this.keys.invalidationSeq,
+            ...g,
+            ...indexKeys,
+            this.keys.entryPrefix,
+            String(g.length),
+            String(GUARD_MS),
+            String(PURGE_BATCH),
+          ),
+        { timeoutMs },
       );
       if (!r.ok) return null;
       removed += Number(r.value[0]);

@@ -34,36 +34,6 @@ export { PURGE_BATCH };
 export const SLOTS_PER_MESSAGE = 1_000;
 const MAX_MESSAGE_CHARS = 65_536;
 
-// KEYS[1] vseq, KEYS[2 .. 1+ARGV[2]] the v: keys of the purge's guard tags (guards.ts), then the
-// index sets; ARGV[1] the entry key prefix, ARGV[3] GUARD_MS, ARGV[4] how many entries at most.
-// Numbers the purge and records it for its guard tags (so that no replica writes an answer
-// fetched before it, entries.ts), then pops the sets' members and unlinks their entries, at most
-// ARGV[4] of them; returns { removed, 1 when members may be left }. The caller calls again,
-// without the guards (recorded once), until none are left: an entry stored between two calls
-// was fetched after the guard, and removing it too is harmless.
-const PURGE_LUA = `
-local nguards = tonumber(ARGV[2])
-if nguards > 0 then
-  local seq = redis.call('INCR', KEYS[1])
-  for i = 2, 1 + nguards do redis.call('SET', KEYS[i], seq, 'PX', ARGV[3]) end
-end
-local budget = tonumber(ARGV[4])
-local n = 0
-for i = 2 + nguards, #KEYS do
-  while budget > 0 do
-    local members = redis.call('SPOP', KEYS[i], budget)
-    if #members == 0 then break end
-    for _, m in ipairs(members) do n = n + redis.call('UNLINK', ARGV[1] .. m) end
-    budget = budget - #members
-  end
-  if budget == 0 then return { n, 1 } end
-end
-return { n, 0 }`;
-
-interface PurgeScript {
-  wikiedgePurge(numKeys: number, ...args: string[]): Promise<[number, number]>;
-}
-
 /** Parse a channel message; anything malformed is ignored. */
 export function parsePurgeMessage(text: string): PurgeMessage | undefined {
   if (text.length > MAX_MESSAGE_CHARS) return undefined;
@@ -121,11 +91,11 @@ export interface RedisPurgesOptions {
 }
 
 export class RedisPurges {
-  private readonly cmd: RedisConnection['cmd'] & PurgeScript;
+  private readonly cmd: RedisConnection['cmd'];
   /** Names this replica's messages on the channel. */
   private readonly id = randomBytes(6).toString('hex');
   private readonly purgeTimeoutMs: number;
-  /** On a Redis Cluster: sweeps in steps (cluster-writes.ts) instead of PURGE_LUA, SPUBLISH. */
+  /** On a Redis Cluster: sweeps in steps (cluster-writes.ts) instead of SWEEP_LUA (invalidations.ts), SPUBLISH. */
   private readonly clustered: ClusterWrites | undefined;
   /** The other replicas' answers to admin purges, and this one's heartbeat. */
   private readonly acks: ReplicaAcks;
@@ -143,8 +113,7 @@ export class RedisPurges {
     private readonly invalidations: RedisInvalidations,
   ) {
     this.purgeTimeoutMs = Math.max(1_000, opts.timeoutMs * 20);
-    this.cmd = connection.cmd as RedisConnection['cmd'] & PurgeScript;
-    this.cmd.defineCommand('wikiedgePurge', { lua: PURGE_LUA });
+    this.cmd = connection.cmd;
     this.clustered = keys.cluster ? new ClusterWrites(connection.cmd, keys, GUARD_MS) : undefined;
     this.acks = new ReplicaAcks(connection, keys, this.id);
     connection.subscribe(keys.channel, (text) => this.onMessage(text));
@@ -271,29 +240,7 @@ export class RedisPurges {
       const r = await this.connection.call('purge', () => writes.sweep(indexKeys, guards), { timeoutMs });
       return r.ok ? r.value : null;
     }
-    // PURGE_BATCH entries per call; the guards in the first only.
-    let removed = 0;
-    for (let first = true; ; first = false) {
-      const g = first ? guards : [];
-      const r = await this.connection.call(
-        'purge',
-        () =>
-          this.cmd.wikiedgePurge(
-            1 + g.length + indexKeys.length,
-            this.keys.invalidationSeq,
-            ...g,
-            ...indexKeys,
-            this.keys.entryPrefix,
-            String(g.length),
-            String(GUARD_MS),
-            String(PURGE_BATCH),
-          ),
-        { timeoutMs },
-      );
-      if (!r.ok) return null;
-      removed += Number(r.value[0]);
-      if (Number(r.value[1]) === 0) return removed;
-    }
+    return this.invalidations.sweep(guards, indexKeys, timeoutMs);
   }
 
   /**
