@@ -15,13 +15,12 @@ import { changeFromPurge } from '../policy/changes.js';
 import { type PurgePaths, purgedTitle } from '../mediawiki/purge-url.js';
 import { answerClientError, replyWithError } from '../steps/error-reply.js';
 import { GatewayError } from '../words/errors.js';
-import { headerString } from '../http/forwarding.js';
-import { clientAddress } from '../limits/client-address.js';
+import { headerString, requestIdOf } from '../http/forwarding.js';
+import { clientAddress } from '../limits/client-key.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { streamThrough } from '../steps/passthrough.js';
 import { parsePhpQuery } from '../mediawiki/php-input.js';
 import { isApiTarget, originForm, parseTarget, targetTooLong } from '../words/target.js';
-import { requestIdOf } from '../words/request-id.js';
 import { beginRecord, finishRecord, noteOutcome, noteTarget, type RequestRecord } from '../steps/request-record.js';
 import type { RequestTarget } from '../words/target.js';
 

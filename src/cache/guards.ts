@@ -2,7 +2,7 @@
  * What an answer fetched before a purge must be checked against before it is stored after it.
  * A change names dependency tags (policy/dependencies.ts); a PURGE names a URL, a logout
  * or a rights change a session, the admin a module: each is recorded under a tag of its own
- * (the same invalidation log, cache/invalidation-log.ts locally and the `v:` keys in Redis,
+ * (the same invalidation log, cache/store.ts InvalidationLog locally and the `v:` keys in Redis,
  * redis/invalidations.ts), and an answer's guard tags are its dependency tags and these.
  *
  * Without them, a miss that asked the wiki just before `PURGE /w/api.php?…` (or a logout) and

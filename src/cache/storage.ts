@@ -39,7 +39,7 @@ export type Awaitable<T> = T | Promise<T>;
 export type Led<T> = { readonly fetched: T } | { readonly entry: CacheEntry };
 
 /**
- * The invalidations every tier had seen when a fetch began (cache/invalidation-log.ts locally,
+ * The invalidations every tier had seen when a fetch began (cache/store.ts InvalidationLog locally,
  * redis/invalidations.ts shared): an answer whose guard tags were invalidated since is not stored.
  */
 export interface FetchMark {

@@ -27,8 +27,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Tier } from '../words/outcomes.js';
 import { tierGauge } from '../observe/metrics.js';
-import type { Coding } from '../http/accept-encoding.js';
-import type { CompressionCost } from '../http/codings.js';
+import type { Coding, CompressionCost } from '../http/codings.js';
 
 const CODINGS: readonly Coding[] = ['identity', 'gzip', 'br'];
 

@@ -31,14 +31,15 @@ import type { CacheEntry, CacheStore } from '../cache/store.js';
 import { entryFields } from '../cache/entry.js';
 import { varyOnAcceptEncoding } from '../policy/policy.js';
 import type { Tier } from '../words/outcomes.js';
-import { type Coding, prefersGzipToIdentity } from '../http/accept-encoding.js';
 import {
   BR_UPGRADE_QUALITY,
+  type Coding,
   type CompressionCost,
   compressible,
   encodeMeasured,
   gunzip,
   gunzipAsync,
+  prefersGzipToIdentity,
   storedForm,
   storedFormSync,
   type StoredForm,

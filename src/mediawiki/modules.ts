@@ -557,3 +557,30 @@ export function echoesRequester(modules: readonly string[], query: PhpArray): bo
 export function passesByDefault(module: string): boolean {
   return queryModuleFacts(module)?.pass === true;
 }
+
+/**
+ * The `module` label of the request metrics and the access log: MediaWiki's own module names,
+ * from a closed set (every module of this table and whatever the operator's module rules name),
+ * so that a client inventing module names cannot grow the series count. Pure: the request's
+ * modules (policy/request.ts modulesOf) in, one label out; anything else is `other`.
+ */
+export function moduleLabeller(extra: readonly string[]): (modules: readonly string[]) => string {
+  const known = new Set([...KNOWN_MODULE_NAMES, ...extra]);
+  return (modules) => {
+    const action = modules[0] ?? 'help';
+    if (!known.has(action)) return 'other';
+    if (action !== 'query' || modules.length === 1) return action;
+    // One series per query submodule; several at once are folded, so combinations cannot explode.
+    if (modules.length > 2) return 'query+multiple';
+    const sub = modules[1]!;
+    return known.has(sub) ? `query+${sub}` : 'query+other';
+  };
+}
+
+/**
+ * A POST whose form could not be read (a body too large to hold, streamed on as it came, or a
+ * form PHP would not parse either): its module is not known, and the label says so rather than
+ * guessing from the query string, which the body may override ($_POST wins over $_GET in
+ * MediaWiki's WebRequest).
+ */
+export const UNKNOWN_MODULE = 'unknown';

@@ -56,7 +56,7 @@ const PURGE_SOURCE_OF_CAUSE: Readonly<Record<string, PurgeSource>> = {
 export class ChangeSignalMetrics {
   readonly events: Counter<'source' | 'type'>;
   readonly invalidatedEntries: Counter<'cause'>;
-  /** Entries invalidated by a change, by the module label of their request (bounded: mediawiki/module-labels.ts). */
+  /** Entries invalidated by a change, by the module label of their request (bounded: mediawiki/modules.ts moduleLabeller). */
   readonly invalidatedByModule: Counter<'module'>;
   readonly lagSeconds: Histogram<'source'>;
   readonly followerUp: Gauge;

@@ -15,7 +15,7 @@ import type { UpstreamFailureKind } from '../words/errors.js';
 import { RequestTally } from './request-metrics.js';
 
 export { DISPOSITIONS, type Disposition } from '../words/outcomes.js';
-export { moduleLabeller, UNKNOWN_MODULE } from '../mediawiki/module-labels.js';
+export { moduleLabeller, UNKNOWN_MODULE } from '../mediawiki/modules.js';
 
 /** Redis operations, the `op` label of wikiedge_redis_errors_total. */
 export type RedisOp = 'get' | 'set' | 'lock' | 'unlock' | 'poll' | 'purge' | 'publish' | 'ping' | 'subscribe';

@@ -9,12 +9,11 @@ import type { Readable } from 'node:stream';
 import { readBounded } from '../http/body.js';
 import { GatewayError } from '../words/errors.js';
 import { headerString } from '../http/forwarding.js';
-import { clientAddress } from '../limits/client-address.js';
 import type { Charge, ClientBudget, UncachedUnderWay } from '../limits/client-budget.js';
 import type { AddressMatcher } from '../words/address-list.js';
 import type { Metrics } from '../observe/metrics.js';
 import type { SessionUsers } from '../policy/session-users.js';
-import { clientKey } from '../limits/client-key.js';
+import { clientAddress, clientKey } from '../limits/client-key.js';
 import { type IdentityRules, sessionIdentityFromHeaders } from '../mediawiki/identity.js';
 import type { LeaveSignal, Release, UpstreamGate } from '../limits/upstream-gate.js';
 

@@ -3,7 +3,7 @@
  * (Fastify) and the fresh-hit path (fresh-hit.ts) alike.
  *
  * - The representation: the coding the client takes best among those at hand (compression/
- *   accept-encoding.ts chooseCoding): a stored entry's gzip or br, or the answer itself (decoded
+ *   http/codings.ts chooseCoding): a stored entry's gzip or br, or the answer itself (decoded
  *   when it is stored compressed); made for this one answer only when the client takes none of
  *   those (compression/representations.ts). An answer not stored is compressed once for its
  *   client when it is large enough (http/codings.ts compressible).
@@ -21,8 +21,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ageSeconds } from '../policy/freshness.js';
 import type { CacheEntry } from '../cache/entry.js';
-import { chooseCoding, type Coding } from '../http/accept-encoding.js';
-import { compressible, type StoredForm } from '../http/codings.js';
+import { chooseCoding, type Coding, compressible, type StoredForm } from '../http/codings.js';
 import type { Representations } from '../compression/representations.js';
 import { headerString } from '../http/forwarding.js';
 import type { Identity } from '../mediawiki/identity.js';
@@ -61,7 +60,7 @@ export function stored(entry: CacheEntry, coding: Coding): boolean {
 /**
  * The coding an entry goes out in for a client with this preference: its best that the entry
  * holds (identity always: decoded if need be), else its first choice, to be made for it
- * (accept-encoding.ts chooseCoding, without a closure per hit).
+ * (http/codings.ts chooseCoding, without a closure per hit).
  */
 export function codingFor(entry: CacheEntry, preference: readonly Coding[]): Coding {
   for (const coding of preference) if (stored(entry, coding)) return coding;

@@ -11,7 +11,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type ErrorFormat, GatewayError, fromUpstreamFailure, renderApiError, renderPlainError } from '../words/errors.js';
 import type { Metrics } from '../observe/metrics.js';
 import type { RefusalDelay } from '../limits/refusal-delay.js';
-import { requestIdOf } from '../words/request-id.js';
+import { requestIdOf } from '../http/forwarding.js';
 import { noteError } from './request-record.js';
 
 export interface ErrorReplyOptions {

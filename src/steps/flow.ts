@@ -27,38 +27,32 @@
  * Decisions live in request.ts and policy.ts; this module only sequences them and does the I/O.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Logger } from 'pino';
 import type { CacheEntry } from '../cache/entry.js';
 import type { Led } from '../cache/storage.js';
 import type { Coalescer } from '../cache/coalescer.js';
 import type { Metrics } from '../observe/metrics.js';
-import type { ChangeSignals } from '../invalidation/signals.js';
 import { replyWithError } from './error-reply.js';
 import { ClientClosedError, GatewayError } from '../words/errors.js';
-import { type Coding, preferenceOf, prefersGzipToIdentity } from '../http/accept-encoding.js';
-import { compressible } from '../http/codings.js';
+import { type Coding, preferenceOf, prefersGzipToIdentity, compressible } from '../http/codings.js';
 import { forwardedView, headerString, upstreamRequestHeaders } from '../http/forwarding.js';
 import type { Gateway } from '../gateway/gateway.js';
-import { budgetLeft, refuse, requestBodyOf } from './admission.js';
-import type { Disposition, Freshness, NoStoreReason, PassReason, Tier } from '../words/outcomes.js';
-import { clientLeaving, MODULE_PARAMETERS, noteFormModule, noteOutcome, noteTarget, type Outcome } from './request-record.js';
+import { budgetLeft, refuse } from './admission.js';
+import type { Disposition, Freshness, NoStoreReason, Tier } from '../words/outcomes.js';
+import { clientLeaving, noteOutcome, noteTarget, type Outcome } from './request-record.js';
 import type { LeaveSignal } from '../limits/upstream-gate.js';
-import { learnSessionUser, type SessionParts, settleSession, wrote } from './session-lifecycle.js';
 import type { RequestTarget } from '../words/target.js';
-import { askWiki, clientGone, type Inspected, inspect, MAX_INSPECT_BYTES, setCookies, type WikiAnswer } from './ask-wiki.js';
+import { askWiki, MAX_INSPECT_BYTES } from './ask-wiki.js';
 import { type Answer, deliverAnswer, deliverEntry, tooCostlyForAHit } from './deliver.js';
 import { bypassesCache, mayLeaveTheProcess, writerBypasses } from '../policy/policy.js';
 import { AnswerPolicy } from '../policy/answer-policy.js';
-import { answerJson, changesAreSignalled, dependenciesOf } from '../policy/dependencies.js';
-import { userNamed } from '../policy/session-users.js';
-import { changeFromWrite, confirmedWrite, WRITE_PARAMETERS } from '../policy/changes.js';
-import { phpStringParam } from '../mediawiki/php-input.js';
-import { type PostedForm, postedForm } from '../mediawiki/php-post.js';
+import { changesAreSignalled, dependenciesOf } from '../policy/dependencies.js';
 import { type ApiRequest, keyedHeadersOf, recv } from './recv.js';
+import { afterAnswer } from './after-answer.js';
+import { type AnsweredDelivery, pass } from './pass.js';
 import { cacheKey, shouldProbe, upstreamTarget } from '../policy/request.js';
 
 /** What the steps decided for a request: what to deliver, and what the record notes. */
-type Delivery = ({ readonly kind: 'entry'; readonly entry: CacheEntry } & Outcome) | ({ readonly kind: 'answer'; readonly answer: Answer } & Outcome);
+type Delivery = ({ readonly kind: 'entry'; readonly entry: CacheEntry } & Outcome) | AnsweredDelivery;
 
 export async function serveApi(gw: Gateway, request: FastifyRequest, reply: FastifyReply, target: RequestTarget) {
   // ----------------------------------------------------------------------------------- recv
@@ -358,7 +352,7 @@ async function fetchAndStore(
     credentialHeaders: gw.identityRules.credentialHeaders,
   });
   // Noted before the wiki is asked: an answer whose dependencies are invalidated meanwhile may
-  // predate the change, and is not stored (cache/invalidation-log.ts, redis/invalidations.ts).
+  // predate the change, and is not stored (cache/store.ts InvalidationLog, redis/invalidations.ts).
   const marked = gw.storage.mark();
   const mark = marked instanceof Promise ? await marked : marked;
   // An answer carrying the wiki's clock is as old as the request for it (RFC 9111 §4.2.3,
@@ -483,145 +477,4 @@ async function fetchAndStore(
 /** Resolves on the event loop's next turn (setImmediate), after the I/O of this one. */
 function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
-}
-
-/** The parameters a posted form is read for: the modules it names, and the pages a write names. */
-const FORM_PARAMETERS: ReadonlySet<string> = new Set([...MODULE_PARAMETERS, ...WRITE_PARAMETERS]);
-const NO_FORM: PostedForm = { kind: 'none' };
-
-/**
- * A successful write that passed through here changed its pages: what depends on them goes
- * before the writer's answer does (changes.ts changeFromWrite), so the writer and everyone else
- * read the write, even where MediaWiki sends no PURGE (protect, merge). Parameters are read as
- * PHP reads them, $_POST over $_GET (mediawiki/php-post.ts: form-encoded and multipart bodies alike).
- * Only a write the answer confirms counts (changes.ts confirms): the answer names the module,
- * so a form too large to be held (an upload) is read from it too; a request that wrote nothing
- * (a read given a token, a form PHP read otherwise than we did) invalidates nothing.
- */
-async function invalidateWrite(
-  changes: ChangeSignals,
-  request: FastifyRequest,
-  api: ApiRequest,
-  form: PostedForm,
-  status: number,
-  headers: Readonly<Record<string, string | string[] | undefined>>,
-  answer: () => unknown,
-): Promise<void> {
-  if (!wrote(request.method) || status !== 200 || headers['mediawiki-api-error'] !== undefined) return;
-  if (form.kind === 'unreadable') {
-    // The module is named by the answer alone (a form too large to be held: an upload).
-    const json = answer();
-    const action = confirmedWrite(json);
-    if (action === undefined) return;
-    const change = changeFromWrite(action, (name) => phpStringParam(api.query, name), changes.namespaces, json);
-    if (change) await changes.apply([change]);
-    return;
-  }
-  const posted = form.kind === 'form' ? form.post : undefined;
-  const param = (name: string) => (posted && phpStringParam(posted, name)) ?? phpStringParam(api.query, name);
-  const change = changeFromWrite(param('action') ?? api.modules[0] ?? '', param, changes.namespaces, answer());
-  if (change) await changes.apply([change]);
-}
-
-/**
- * What every answer of the wiki goes through, whether it is to be stored (miss, refresh) or only
- * relayed (pass), in this order: debuginfo stripped and the answer inspected (ask-wiki.ts), the
- * Set-Cookie headers normalised, the session's end or write settled in both tiers
- * (session-lifecycle.ts), the API error counted, and the session's user learned from answers
- * that name it. The answer's JSON is parsed at most once, when something asks for it.
- */
-function afterAnswer(
-  gw: Gateway,
-  request: FastifyRequest,
-  api: ApiRequest,
-  fetched: WikiAnswer,
-  headers: Record<string, string | string[]>,
-  wroteNow: boolean,
-): { inspected: Inspected; cookies: ReturnType<typeof setCookies>; json: () => unknown; settling: Promise<void> | undefined } {
-  const { res } = fetched;
-  const inspected = inspect(gw, fetched, api, headerString(headers['x-forwarded-for']) ?? '');
-  const cookies = setCookies(gw.cookieNames, gw.metrics, request, res.headers['set-cookie']);
-  // Most answers settle nothing (settleSession's own first test): no promise to wait for then.
-  const settling =
-    api.identity.kind === 'session' && (cookies.sessionEnded || wroteNow)
-      ? settleSession(gw.storage, gw.metrics, request.log as Logger, api.identity, { ended: cookies.sessionEnded, wrote: wroteNow })
-      : undefined;
-  countApiError(gw.metrics, res.headers);
-  const json = lazyJson(inspected.body, headerString(res.headers['content-type']));
-  noteSessionUser(gw, request, api, json, res.headers['set-cookie']);
-  return { inspected, cookies, json, settling };
-}
-
-/** The answer's JSON, parsed once and only if asked (dependencies, a session's user). */
-function lazyJson(body: Buffer | NodeJS.ReadableStream, contentType: string | undefined): () => unknown {
-  let parsed: { value: unknown } | undefined;
-  return () => (parsed ??= { value: Buffer.isBuffer(body) ? answerJson(body, contentType) : undefined }).value;
-}
-
-/**
- * Which user a session belongs to, from the answers that say so (userinfo names the request's
- * session; a login's answer names the user of the session it sets): steps/session-lifecycle.ts
- * learnSessionUser.
- */
-function noteSessionUser(parts: SessionParts, request: FastifyRequest, api: ApiRequest, json: () => unknown, setCookie: string | string[] | undefined): void {
-  const action = api.modules[0];
-  const says = api.modules.includes('userinfo') || action === 'login' || action === 'clientlogin';
-  if (!says && setCookie === undefined) return;
-  const named = says ? userNamed(json()) : undefined;
-  const requestSlot = api.identity.kind === 'session' && api.modules.includes('userinfo') ? api.identity.slot : undefined;
-  learnSessionUser(parts, forwardedView(request.headers), setCookie, requestSlot, named);
-}
-
-function countApiError(metrics: Metrics, headers: Readonly<Record<string, string | string[] | undefined>>): void {
-  const code = headers['mediawiki-api-error'];
-  if (code !== undefined) metrics.apiError(String(code));
-}
-
-// ------------------------------------------------------------------------------------- pass
-const PASSED = { probed: false, path: 'pass', defaults: { ttlPublicSeconds: 0, ttlSessionSeconds: 0 } } as const;
-
-/** Not cacheable: forward as the client sent it; the answer still loses debuginfo and stray cookies. */
-async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyReply, api: ApiRequest, passReason: PassReason): Promise<Delivery> {
-  const gone = clientGone(reply);
-  const headers = upstreamRequestHeaders(request.headers, {
-    peerAddress: request.socket.remoteAddress ?? '',
-    peerTrusted: request.edge.peerTrusted,
-    protocol: 'http',
-    requestId: request.id,
-    // api.php answers are read to strip debuginfo: ask for them unencoded.
-    sharedFetch: gw.config.debuginfo !== 'off',
-  });
-  // Read before a turn at the wiki is taken: a slow body holds our socket, not the wiki's.
-  const body = await requestBodyOf(request.raw, gw.config.requestBodyBufferBytes);
-  // Read once, for the modules the request runs (its metrics label) and, for a write, the pages it changed.
-  const form: PostedForm =
-    body === null ? NO_FORM : postedForm(headerString(request.headers['content-type']), Buffer.isBuffer(body) ? body : undefined, FORM_PARAMETERS);
-  noteFormModule(gw, request, api.query, form);
-  const fetched: WikiAnswer = await askWiki(
-    gw,
-    request,
-    'pass',
-    { method: request.method, path: api.target.upstreamPath, headers, body, signal: gone },
-    gw.config.debuginfo === 'off' ? 0 : MAX_INSPECT_BYTES,
-  );
-  const { res } = fetched;
-  const { inspected, cookies, json, settling } = afterAnswer(gw, request, api, fetched, headers, wrote(request.method));
-  if (settling) await settling;
-  await invalidateWrite(gw.changes, request, api, form, res.statusCode, res.headers, json);
-  // Relayed, never stored: the policy rewrites its headers for the client only.
-  const policy = new AnswerPolicy(
-    { status: res.statusCode, headers: res.headers },
-    { ...PASSED, requester: api.identity, rule: api.rule, settings: gw.policy, random: gw.random },
-  );
-  const clientHeaders = policy.responseHeaders();
-  // A body the gateway did not decode goes out with the wiki's own encoding.
-  const encoding = res.headers['content-encoding'];
-  if (!fetched.decoded && encoding !== undefined) clientHeaders['content-encoding'] = encoding;
-  return {
-    kind: 'answer',
-    answer: { status: res.statusCode, headers: clientHeaders, setCookies: cookies.relay, body: inspected.body },
-    disposition: 'pass',
-    passReason,
-    upstreamMs: fetched.upstreamMs,
-  };
 }

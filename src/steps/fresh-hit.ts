@@ -11,7 +11,7 @@
  *   (request.ts sameKeyedHeaders walks the same field list as the key, held equal to
  *   KeyedHeaders by the compiler);
  * - freshness (the store's);
- * - the coding (http/accept-encoding.ts, remembered per Accept-Encoding value) and the
+ * - the coding (http/codings.ts preferenceOf, remembered per Accept-Encoding value) and the
  *   representation: a stored form (gzip, br) as it is, or the answer (decoded, and kept, by
  *   compression/representations.ts); nothing is compressed here but the gzip of an entry stored
  *   as it is, made once for the first client that takes it (representations.ts gzipFirst);
@@ -26,12 +26,12 @@ import { type IncomingMessage, type ServerResponse, validateHeaderName, validate
 import { ageSeconds } from '../policy/freshness.js';
 import type { CacheEntry } from '../cache/entry.js';
 import type { Gateway } from '../gateway/gateway.js';
-import { requestIdOf } from '../words/request-id.js';
+import { requestIdOf } from '../http/forwarding.js';
 import type { RequestCell } from '../observe/request-metrics.js';
 import type { Metrics } from '../observe/metrics.js';
 import { recordFreshHit } from './request-record.js';
 import { targetTooLong } from '../words/target.js';
-import { type Coding, preferenceOf } from '../http/accept-encoding.js';
+import { type Coding, preferenceOf } from '../http/codings.js';
 import { codingFor, entryHeaders, PER_REQUEST_HEADERS, stored } from './deliver.js';
 import { keyedHeadersOf, type Recv, rememberedRecv } from './recv.js';
 import { cacheKey, type KeyedHeaders, sameKeyedHeaders } from '../policy/request.js';

@@ -3,7 +3,7 @@
  * request (observe/access-log.ts; hits only as WIKIEDGE_LOG_HITS says), whichever path served it:
  * Fastify's (apps/public-app.ts) or the fresh-hit path (steps/fresh-hit.ts). The line carries the URL
  * with the values of credential parameters redacted, the client address as the gateway decides
- * it (limits/client-address.ts: X-Forwarded-For only from WIKIEDGE_TRUSTED_PROXIES), the user
+ * it (limits/client-key.ts clientAddress: X-Forwarded-For only from WIKIEDGE_TRUSTED_PROXIES), the user
  * agent (bounded), the bytes read and written on the connection for the request, and what the
  * steps decided.
  *
@@ -21,7 +21,7 @@ import { headerString } from '../http/forwarding.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { leftUnderWay } from './admission.js';
 import type { LeaveSignal } from '../limits/upstream-gate.js';
-import { clientAddress } from '../limits/client-address.js';
+import { clientAddress } from '../limits/client-key.js';
 import { UNKNOWN_MODULE } from '../observe/metrics.js';
 import type { Disposition, NoStoreReason, PassReason } from '../words/outcomes.js';
 import type { PhpArray } from '../mediawiki/php-input.js';

@@ -1,8 +1,8 @@
-// Accept-Encoding, as RFC 9110 §12.5.3 reads (src/http/accept-encoding.ts): a table of
+// Accept-Encoding, as RFC 9110 §12.5.3 reads (src/http/codings.ts preferenceOf, chooseCoding): a table of
 // literal field values and what they accept, best first; then which representation an entry
 // stored as gzip (with or without br) or as it is gives each of them.
 import { describe, expect, it } from 'vitest';
-import { chooseCoding, type Coding, parseAcceptEncoding, type Preference, preferenceOf } from '../../src/http/accept-encoding.js';
+import { chooseCoding, type Coding, parseAcceptEncoding, type Preference, preferenceOf } from '../../src/http/codings.js';
 
 const cases: [field: string | undefined, preference: Preference, why: string][] = [
   [undefined, ['identity'], 'absent: any coding would do (rule 1), identity is what every client reads'],

@@ -1,7 +1,7 @@
 // Closing a gateway waits for the stores its misses left running after their answers
-// (gateway/after-answers.ts, apps/app.ts closeGateway), but never longer than its bound.
+// (gateway/gateway.ts AfterAnswers, apps/app.ts closeGateway), but never longer than its bound.
 import { describe, expect, it } from 'vitest';
-import { AfterAnswers } from '../../src/gateway/after-answers.js';
+import { AfterAnswers } from '../../src/gateway/gateway.js';
 
 describe('AfterAnswers', () => {
   it('settled() resolves once every tracked work has settled, rejected ones included', async () => {

@@ -1,8 +1,8 @@
-// The local store guard (src/cache/invalidation-log.ts): an answer asked for before one of its
+// The local store guard (src/cache/store.ts InvalidationLog): an answer asked for before one of its
 // dependencies was invalidated is not stored; one asked for after is; a flush counts for every
 // tag; a forgotten record is answered conservatively.
 import { describe, expect, it } from 'vitest';
-import { InvalidationLog } from '../../src/cache/invalidation-log.js';
+import { InvalidationLog } from '../../src/cache/store.js';
 
 describe('InvalidationLog', () => {
   it('nothing invalidated since the mark: the answer may be stored', () => {

@@ -1,7 +1,7 @@
 // The bounded `module` label names Wikibase's modules (src/mediawiki/modules.ts is the one list),
 // so hit ratios and invalidations can be read per Wikibase module; invented names stay `other`.
 import { describe, expect, it } from 'vitest';
-import { moduleLabeller } from '../../src/mediawiki/module-labels.js';
+import { moduleLabeller } from '../../src/mediawiki/modules.js';
 import { modulesOf } from '../../src/policy/request.js';
 import { parsePhpQuery } from '../../src/mediawiki/php-input.js';
 import { readFileSync } from 'node:fs';

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { AddressMatcher } from '../../src/words/address-list.js';
 import { ClientClosedError, GatewayError } from '../../src/words/errors.js';
-import { clientAddress } from '../../src/limits/client-address.js';
+import { clientAddress } from '../../src/limits/client-key.js';
 import { ClientBudget, UncachedUnderWay } from '../../src/limits/client-budget.js';
 import { RefusalDelay } from '../../src/limits/refusal-delay.js';
 import { UpstreamGate } from '../../src/limits/upstream-gate.js';
