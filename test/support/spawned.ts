@@ -36,7 +36,28 @@ export interface SpawnOptions {
   readonly untilUp?: boolean;
 }
 
+/** How often a start whose port was taken meanwhile is tried again on other ports. */
+const PORT_TAKEN_TRIES = 3;
+const PORT_TAKEN = /cannot listen on .*: the address is already in use/;
+
+/**
+ * The gateway on two ports free a moment ago. A port found free can be taken before the child
+ * binds it: by another test's listener or, on loopback, by an outgoing connection, whose local
+ * port comes from the same ephemeral range (a run of 69d5b35's suite failed so: "WIKIEDGE_ADMIN_PORT:
+ * cannot listen on 127.0.0.1:46053: the address is already in use"). Such a start is tried again
+ * on other ports; any other failure is the test's.
+ */
 export async function spawnGateway(upstream: string, env: Record<string, string> = {}, options: SpawnOptions = {}): Promise<SpawnedGateway> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await spawnOnce(upstream, env, options);
+    } catch (err) {
+      if (tries >= PORT_TAKEN_TRIES || options.whileStarting || !PORT_TAKEN.test(String(err))) throw err;
+    }
+  }
+}
+
+async function spawnOnce(upstream: string, env: Record<string, string>, options: SpawnOptions): Promise<SpawnedGateway> {
   const [port, adminPort] = [await closedPort(), await closedPort()];
   const child = spawn(process.execPath, [mainJs], {
     env: {
