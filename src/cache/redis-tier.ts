@@ -50,7 +50,7 @@ export interface RedisTierOptions {
   readonly log: Logger;
   readonly metrics: RedisMetrics;
   /** Apply a purge (ours or another replica's) to the local tier; how many entries it removed. */
-  readonly onPurge: (message: PurgeMessage) => number | void;
+  readonly onPurge: (message: PurgeMessage) => number | void | Promise<number>;
   /** Purges may have been missed (the channel was lost and is back): redis/connection.ts. */
   readonly onPurgesMissed?: () => void;
   /** Test hook: replace the client factory. */
@@ -171,8 +171,8 @@ export class RedisTier {
   }
 
   /** An admin purge: purge(), and the other replicas' count of what they removed (redis/replica-acks.ts). */
-  purgeCounted(message: PurgeMessage): Promise<{ removed: number | null; acks?: Promise<CountedAcks> }> {
-    return this.purges.purgeCounted(message);
+  purgeCounted(message: PurgeMessage, onClientPath = false): Promise<{ removed: number | null; acks?: Promise<CountedAcks> }> {
+    return this.purges.purgeCounted(message, onClientPath);
   }
 
   /** Leave the replicas alive, then close both connections (QUIT, bounded; then drop them). */

@@ -174,7 +174,7 @@ export interface SharedTier {
    * answers (bounded) while the caller purges its own tiers. Optional: a backend without it
    * answers without the replicas' count.
    */
-  purgeCounted?(message: PurgeMessage): Promise<{ readonly removed: number | null; readonly acks?: Promise<CountedAcks> }>;
+  purgeCounted?(message: PurgeMessage, onClientPath?: boolean): Promise<{ readonly removed: number | null; readonly acks?: Promise<CountedAcks> }>;
   /** The entries filed under a URL key, at most `limit` (inspection); undefined when it could not be asked. Optional: a backend without it is not listed. */
   variants?(urlKey: string, limit: number): Promise<readonly SharedVariant[] | undefined>;
 }
@@ -197,8 +197,12 @@ export interface SharedVariant {
 
 /** What the storage gives the shared tier it is built with: purges heard from every replica. */
 export interface SharedTierHooks {
-  /** Apply a purge (ours or another replica's) to this process's tiers; how many entries it removed. */
-  readonly onPurge: (message: PurgeMessage) => number | void;
+  /**
+   * Apply a purge (ours or another replica's) to this process's tiers; how many entries it
+   * removed, or a promise of it when applying it takes the shared tier too (a session's write
+   * whose user only this replica knew): the replica answers an ack only once it is applied.
+   */
+  readonly onPurge: (message: PurgeMessage) => number | void | Promise<number>;
   /** Purges may have been missed (the channel was lost and is back). */
   readonly onPurgesMissed: () => void;
 }

@@ -105,8 +105,26 @@ export class TieredStorage implements Storage {
     if (staleBefore) this.local.expireBefore(staleBefore);
   }
 
-  close(): Promise<void> {
+  /**
+   * The purges still owed are tried once more (each bounded like any purge) before the shared
+   * tier is closed: a reload or a worker's replacement retires this storage, and what it owed
+   * would otherwise be lost without a word. What still cannot be carried is logged as an error:
+   * the shared tier and the other replicas may keep what those purges removed here.
+   */
+  async close(): Promise<void> {
     if (this.owedTimer) clearInterval(this.owedTimer);
+    this.owedTimer = undefined;
+    if (this.owed.length > 0 || this.owedOverflow) {
+      await this.carryOwed();
+      if (this.owedTimer) clearInterval(this.owedTimer);
+      this.owedTimer = undefined;
+      if (this.owed.length > 0 || this.owedOverflow) {
+        this.opts.log.error(
+          { redisPurge: 'dropped', owed: this.owed.length, overflow: this.owedOverflow },
+          'closing with purges the shared tier never took: it and the other replicas may serve what they removed here until it expires',
+        );
+      }
+    }
     return this.tier.close();
   }
 
@@ -189,14 +207,19 @@ export class TieredStorage implements Storage {
 
   async purge(message: PurgeMessage, options: PurgeOptions = {}): Promise<PurgeResult> {
     const siblings = options.tellSiblings === false ? undefined : this.opts.siblings;
-    // An admin purge: the other replicas' answers are waited for once this one's tiers are purged.
+    // An admin purge: the other replicas' answers are waited for once this one's tiers are
+    // purged, and counted. A session's purge its client's answer waits for (a write, a logout):
+    // waited for too (bounded, replica-acks.ts CLIENT_ACK_WAIT_MS), so that the client's next
+    // request finds it applied on whichever replica takes it; as the siblings without a shared
+    // tier are (purge.ts tellSiblings).
+    const waitForReplicas = options.onClientPath ? isSessionPurge(message) : options.countReplicas === true;
     let acks: Promise<CountedAcks> | undefined;
     const counted = this.tier.purgeCounted?.bind(this.tier);
     const tier =
-      options.countReplicas && !options.onClientPath && counted
+      waitForReplicas && counted
         ? {
-            purge: async (m: PurgeMessage) => {
-              const r = await counted(m);
+            purge: async (m: PurgeMessage, onClientPath?: boolean) => {
+              const r = await counted(m, onClientPath);
               acks = r.acks;
               return r.removed;
             },
@@ -206,6 +229,7 @@ export class TieredStorage implements Storage {
     if (result.redisPurged === null) this.owe(message);
     if (!acks) return result;
     const { replicas, heardHere } = await acks;
+    if (options.onClientPath) return result;
     return { ...result, purged: result.purged + heardHere, replicas };
   }
 
@@ -273,15 +297,29 @@ export class TieredStorage implements Storage {
     return this.tier.variants ? this.tier.variants(urlKey, limit) : Promise.resolve(undefined);
   }
 
-  /** A purge heard on the shared tier's channel (ours or another replica's). */
-  private heard(message: PurgeMessage): number {
+  /**
+   * A purge heard on the shared tier's channel (ours or another replica's). A session wrote whose
+   * user its replica did not know (steps/session-lifecycle.ts), and this one knows: the user's
+   * other sessions go here at once, then from the shared tier (and through its channel from the
+   * other replicas), then here again: a lookup between the first two would have copied their
+   * entries back from the shared tier (lookup). Settled, and so answered to a purger waiting for
+   * the replicas, only then; owed when the shared tier could not carry it.
+   */
+  private heard(message: PurgeMessage): number | Promise<number> {
     const users = this.opts.users;
     const removed = applyLocalPurge(this.local, message, users);
-    // A session wrote whose user its replica did not know (steps/session-lifecycle.ts): this one
-    // knows, and applied it here; the user's entries in the shared tier and on the other replicas go too.
     if (message.kind !== 'slot' || !message.wrote) return removed;
     const user = users.userOf(message.slot);
-    if (user !== undefined) void this.tier.purge({ kind: 'user', user, slots: [...new Set([message.slot, ...users.slots(user)])] });
-    return removed;
+    if (user === undefined) return removed;
+    const everySession: PurgeMessage = { kind: 'user', user, slots: [...new Set([message.slot, ...users.slots(user)])] };
+    return this.tier.purge(everySession).then((redisPurged) => {
+      if (redisPurged === null) this.owe(everySession);
+      return removed + applyLocalPurge(this.local, everySession, users);
+    });
   }
+}
+
+/** A purge of a session's entries (a write, a logout), or of a user's sessions. */
+function isSessionPurge(message: PurgeMessage): boolean {
+  return message.kind === 'slot' || message.kind === 'user';
 }

@@ -93,6 +93,8 @@ export class RedisConnection {
   private lastError = '';
   private timeoutsInARow = 0;
   private readonly upWaiters: (() => void)[] = [];
+  /** Called each time the tier comes up (onUp). */
+  private readonly upListeners: (() => void)[] = [];
   private readonly target: RedisTarget;
   /** The command connection's server passed the INFO check (./server-check.ts) since it connected. */
   private checked = false;
@@ -204,6 +206,11 @@ export class RedisConnection {
     return this.state === 'up';
   }
 
+  /** `listener` is called each time the tier comes up (at start, and after each time it was down). */
+  onUp(listener: () => void): void {
+    this.upListeners.push(listener);
+  }
+
   /** Subscribe the subscriber connection to `channel`; its messages go to `onMessage`. */
   subscribe(channel: string, onMessage: (text: string) => void): void {
     this.channel = channel;
@@ -229,6 +236,7 @@ export class RedisConnection {
     if (this.probing) clearInterval(this.probing);
     this.probing = undefined;
     this.opts.log.info({ redis: 'up', was }, 'redis tier up: shared entries, locks and purges in use');
+    for (const listener of this.upListeners) listener();
     this.notifyWaiters();
   }
 

@@ -25,7 +25,7 @@ import { ClusterWrites } from './cluster-writes.js';
 import type { PurgeMessage } from '../../words/purge-message.js';
 import { matchesUrlPattern, redisGlobOf, urlPatternProblem, urlPrefixMatcher } from '../url-match.js';
 import type { CountedAcks } from '../storage.js';
-import { ACK_ID, ReplicaAcks } from './replica-acks.js';
+import { ACK_ID, ACK_WAIT_MS, CLIENT_ACK_WAIT_MS, ReplicaAcks } from './replica-acks.js';
 
 export type { PurgeMessage } from '../../words/purge-message.js';
 export { PURGE_BATCH };
@@ -84,8 +84,8 @@ export interface RedisPurgesOptions {
   readonly timeoutMs: number;
   readonly log: Logger;
   readonly metrics: RedisMetrics;
-  /** Apply a purge (ours or another replica's) to the local tier; how many entries it removed. */
-  readonly onPurge: (message: PurgeMessage) => number | void;
+  /** Apply a purge (ours or another replica's) to the local tier; how many entries it removed (storage.ts SharedTierHooks.onPurge). */
+  readonly onPurge: (message: PurgeMessage) => number | void | Promise<number>;
   /** The clock the wait for other replicas' answers is bounded on. */
   readonly now?: () => number;
 }
@@ -124,17 +124,18 @@ export class RedisPurges {
    * alive answered, or ACK_WAIT_MS passed (replica-acks.ts). The replicas alive are read before
    * the message is published, so that none answers before it is expected.
    */
-  async purgeCounted(message: PurgeMessage): Promise<{ removed: number | null; acks?: Promise<CountedAcks> }> {
+  async purgeCounted(message: PurgeMessage, onClientPath = false): Promise<{ removed: number | null; acks?: Promise<CountedAcks> }> {
     if (!this.connection.up) return { removed: null };
     const expected = await this.acks.alive();
     const ackId = randomBytes(8).toString('hex');
     if (expected) this.heardOwn.set(ackId, 0);
-    const removed = await this.purge(message, false, expected && ackId);
+    const removed = await this.purge(message, onClientPath, expected && ackId);
     if (removed === null || !expected) {
       this.heardOwn.delete(ackId);
       return { removed };
     }
-    const collected = this.acks.collect(ackId, expected, this.opts.now ?? Date.now).then((replicas) => {
+    const bound = onClientPath ? CLIENT_ACK_WAIT_MS : ACK_WAIT_MS;
+    const collected = this.acks.collect(ackId, expected, this.opts.now ?? Date.now, bound).then((replicas) => {
       const heardHere = this.heardOwn.get(ackId) ?? 0;
       this.heardOwn.delete(ackId);
       return { replicas, heardHere };
@@ -327,19 +328,25 @@ export class RedisPurges {
     const message = parsePurgeMessage(text);
     if (!message) return;
     this.opts.metrics.purgeMessages.inc({ kind: message.kind });
-    let removed: number;
+    let applied: number | void | Promise<number>;
     try {
-      removed = this.opts.onPurge(message) ?? 0;
+      applied = this.opts.onPurge(message);
     } catch (err) {
       this.opts.log.error({ err: String(err) }, 'applying a redis purge message failed');
       return;
     }
-    // An admin purge of another replica waits for this one's count (replica-acks.ts); its own
-    // copies the purger counts itself.
+    // A purge that waits for the replicas (an admin's, a session's on its client's path) waits
+    // for this one's count (replica-acks.ts), answered once it is applied; its own copies the
+    // purger counts itself.
     const { ack, from } = ackOf(text);
     if (ack === undefined) return;
-    if (from !== this.id) void this.acks.answer(ack, removed);
-    else if (this.heardOwn.has(ack)) this.heardOwn.set(ack, this.heardOwn.get(ack)! + removed);
+    const answer = (removed: number) => {
+      if (from !== this.id) void this.acks.answer(ack, removed);
+      else if (this.heardOwn.has(ack)) this.heardOwn.set(ack, this.heardOwn.get(ack)! + removed);
+    };
+    if (applied instanceof Promise) {
+      applied.then(answer, (err: unknown) => this.opts.log.error({ err: String(err) }, 'applying a redis purge message failed'));
+    } else answer(applied ?? 0);
   }
 }
 

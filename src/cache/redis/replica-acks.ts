@@ -12,10 +12,11 @@
  * One key per command, so it works alike on one Redis, behind Sentinels and on a Redis Cluster
  * (the ack key carries its own hash tag, the replicas' set the global `{g}` one: keys.ts).
  *
- * Bounds: only a message carrying an ack id (an admin purge: purges.ts) is answered, each replica
- * answers with one hash field of two short values; the purger reads at most MAX_REPLICAS ids and
- * waits at most ACK_WAIT_MS. A client's PURGE carries no ack id: it neither waits nor makes
- * anyone write.
+ * Bounds: only a message carrying an ack id is answered (an admin purge, and a session's purge
+ * its client's answer waits for: purges.ts purgeCounted), each replica answers with one hash
+ * field of two short values; the purger reads at most MAX_REPLICAS ids and waits at most
+ * ACK_WAIT_MS (CLIENT_ACK_WAIT_MS on a client's path). A PURGE carries no ack id: it neither
+ * waits nor makes anyone write.
  */
 import type { RedisConnection } from './connection.js';
 import type { RedisKeys } from './keys.js';
@@ -27,11 +28,20 @@ export const HEARTBEAT_MS = 2_000;
 export const HEARTBEAT_TTL_MS = 10_000;
 /** How long the admin purge waits for every replica expected to answer. */
 export const ACK_WAIT_MS = 500;
+/**
+ * How long a purge a client's answer waits for (a session holder's write, a logout) waits for the
+ * other replicas to have applied it: without the wait, the client's next request, sent to another
+ * replica, could arrive there before the purge did and be answered from what the write changed
+ * (test/integration/a-session-write-refreshes-the-users-other-sessions.test.ts, its replicas
+ * cases). A replica that does not answer in time (gone, stalled) costs the write this much once.
+ */
+export const CLIENT_ACK_WAIT_MS = 250;
 /** How long the acknowledgements of a purge are kept (they are read within ACK_WAIT_MS). */
 const ACK_TTL_MS = 10_000;
 /** At most this many replicas are read, and named as missing. */
 export const MAX_REPLICAS = 256;
-/** Between two reads of the acknowledgements. */
+/** Between two reads of the acknowledgements: from the first, doubled up to the last (replicas on one network answer within milliseconds). */
+const FIRST_POLL_MS = 2;
 const POLL_MS = 20;
 
 /** An ack id or a replica id, as this module makes them (randomBytes hex): anything else on the channel is ignored. */
@@ -86,6 +96,10 @@ export class ReplicaAcks {
     this.cmd.defineCommand('wikiedgeAck', { lua: ACK_LUA, numberOfKeys: 1 });
     this.timer = setInterval(() => void this.alive(this.self), HEARTBEAT_MS);
     this.timer.unref();
+    // Said as soon as the tier answers, not HEARTBEAT_MS later: a purge waiting for the replicas
+    // meanwhile would not have waited for this one (the call at construction fails while the
+    // connection is not yet up).
+    connection.onUp(() => void this.alive(this.self));
     void this.alive(this.self);
   }
 
@@ -108,12 +122,17 @@ export class ReplicaAcks {
     const deadline = now() + boundMs;
     const others = expected.filter((id) => id !== this.self);
     let acks: Record<string, string> = {};
+    // No other replica is alive: none to wait for.
+    if (others.length === 0) return replicaCount(this.self, expected, acks);
+    let pollMs = FIRST_POLL_MS;
     for (;;) {
       const left = deadline - now();
       const r = await this.connection.call('purge', () => this.cmd.hgetall(this.keys.purgeAcks(purgeId)), { timeoutMs: Math.max(50, left) });
       if (r.ok) acks = r.value;
-      if (others.every((id) => acks[id] !== undefined) || now() + POLL_MS > deadline) break;
-      await new Promise<void>((resolve) => setTimeout(resolve, POLL_MS).unref());
+      if (others.every((id) => acks[id] !== undefined) || now() + pollMs > deadline) break;
+      const wait = pollMs;
+      await new Promise<void>((resolve) => setTimeout(resolve, wait).unref());
+      pollMs = Math.min(POLL_MS, pollMs * 2);
     }
     return replicaCount(this.self, expected, acks);
   }
