@@ -5,17 +5,27 @@
  * only the page's own answers (policy/changes.ts changeFromPurge). What depends on lists (its
  * namespace, searches of its entity type, any change) goes only once the wiki confirms the page
  * changed: asked straight at the wiki, in batches, whether the page's newest revision is new
- * (a new revid since the gateway last asked, or one made within CONFIRM_WINDOW_MS of the wiki's
- * clock: edits, creations, moves and protections all make a revision) or the page is gone (a
- * deletion). A purge of an unchanged page confirms nothing, however often it is sent.
+ * (a new revid since the gateway last asked, or one made within CONFIRM_WINDOW_MS before the
+ * PURGE arrived: edits, creations, moves and protections all make a revision) or the page is gone
+ * (a deletion). A purge of an unchanged page confirms nothing, however often it is sent.
  *
- * Many PURGEs within BATCH_MS (or up to 50 pages) are one question to the wiki and one
- * invalidation: a burst of edits costs one class invalidation per batch, not one per page.
+ * Each question asks about every page purged since the last one was sent (up to 50), so a burst
+ * of edits costs one question and one class invalidation per batch, not one per page, and the
+ * backlog stays what arrives while about one question is answered (up to QUESTIONS_AT_ONCE full
+ * questions' worth): the PURGEs of a save are gathered for BATCH_MS; while a question is out,
+ * those arriving after it wait for its answer and go in the next; 50 waiting start a further
+ * question, at most QUESTIONS_AT_ONCE out together.
  */
 import type { Logger } from 'pino';
 import type { Change } from '../policy/changes.js';
 
-/** A newest revision this recent (the wiki's clock) is taken for the change the PURGE follows. */
+/**
+ * A newest revision made this long before its PURGE arrived (the wiki's clock) is taken for the
+ * change the PURGE follows. MediaWiki sends the PURGE right after the save, in a PRESEND deferred
+ * update (includes/page/WikiPage.php onArticleEdit and onArticleCreate, called from
+ * includes/Storage/DerivedPageDataUpdater.php doUpdates), so it arrives seconds after the
+ * revision at most, however long the question then waits.
+ */
 export const CONFIRM_WINDOW_MS = 60_000;
 /** PURGEs gathered into one question to the wiki (a save's PURGEs come together, pipelined). */
 export const BATCH_MS = 10;
@@ -24,11 +34,18 @@ export const BATCH_MS = 10;
  * update (CdnCacheUpdate::purge), which under `php -S` runs before the write's answer: waiting
  * keeps lists fresh on the first read after a write there. Bounded, since a wiki with a single
  * PHP worker cannot answer the question while its worker waits for this PURGE's answer; the
- * confirmation goes on after it.
+ * confirmation goes on after it. A PURGE that finds more pages waiting than the next questions
+ * take does not wait at all (QUESTIONS_AT_ONCE), so the wait never grows with a backlog.
  */
 export const CONFIRM_WAIT_MS = 1_000;
 /** Titles one question asks about (the API's limit for anonymous clients, ApiBase::LIMIT_SML1). */
-const TITLES_PER_QUESTION = 50;
+export const TITLES_PER_QUESTION = 50;
+/**
+ * Questions out at once, when more than one question's titles wait: 200 pages answered per round
+ * trip to the wiki. Bounded, so that PURGEs outrunning even that wait here rather than become as
+ * many requests at the wiki.
+ */
+export const QUESTIONS_AT_ONCE = 4;
 /** Pages whose last revision the confirmer remembers (a bounded map: oldest forgotten first). */
 const REMEMBERED = 20_000;
 
@@ -41,6 +58,23 @@ export interface PageNow {
   readonly revisionAt?: number;
 }
 
+/** The gateway's clock and its timers: the process's own (processClock) unless a test gives one. */
+export interface Clock {
+  /** ms since the epoch */
+  now(): number;
+  /** Calls `fn` after `ms`, never holding the process open; what it returns cancels the call. */
+  later(ms: number, fn: () => void): () => void;
+}
+
+export const processClock: Clock = {
+  now: () => Date.now(),
+  later: (ms, fn) => {
+    const timer = setTimeout(fn, ms);
+    timer.unref();
+    return () => clearTimeout(timer);
+  },
+};
+
 export interface PurgeConfirmationOptions {
   /** Ask the wiki about these titles; the wiki's clock (ms) with them. Throws when it cannot. */
   readonly ask: (titles: readonly string[]) => Promise<{ readonly pages: readonly PageNow[]; readonly now: number }>;
@@ -49,81 +83,155 @@ export interface PurgeConfirmationOptions {
   readonly apply: (changes: readonly Change[]) => Promise<unknown>;
   readonly log: Logger;
   readonly metrics?: { confirmation(outcome: 'confirmed' | 'unchanged' | 'unknown', n: number): void };
+  /** processClock by default. */
+  readonly clock?: Clock;
+}
+
+/**
+ * Whether the wiki's answer about a page confirms a change. `before`: the page's state when the
+ * confirmer last asked (pageState), undefined if it never did (or forgot); `wikiNow`: the wiki's
+ * clock in the answer; `waitedMs`: how long, on the gateway's clock, from the PURGE's arrival to
+ * the answer's.
+ */
+export function confirmsChange(before: string | undefined, page: PageNow, wikiNow: number, waitedMs: number): boolean {
+  if (before !== undefined) return before !== pageState(page);
+  if (page.missing) return true;
+  // wikiNow - waitedMs is the wiki's clock when the PURGE arrived, or a little earlier (the wiki
+  // reads its clock before its answer reaches the gateway), which only widens the window. Each
+  // clock is only compared with itself, so the skew between them does not count.
+  return page.revisionAt !== undefined && wikiNow - waitedMs - page.revisionAt <= CONFIRM_WINDOW_MS;
+}
+
+/** What the confirmer remembers of a page: its newest revision, or that it is gone. */
+export function pageState(page: PageNow): string {
+  return page.missing ? 'missing' : `r${page.revid ?? '?'}`;
+}
+
+/** A page waiting for (or in) a question. */
+interface Purged {
+  /** When its first PURGE not yet asked about arrived (the gateway's clock). */
+  readonly since: number;
+  /** The PURGEs' answers waiting for the confirmation. */
+  readonly waiters: (() => void)[];
 }
 
 export class PurgeConfirmations {
-  private pending = new Set<string>();
-  private waiters: (() => void)[] = [];
-  private timer: NodeJS.Timeout | undefined;
+  /** Pages to ask about, oldest first (a Map keeps the order they were added in). */
+  private readonly pending = new Map<string, Purged>();
+  /**
+   * Pages in a question not yet answered. Purged again meanwhile, a page waits in `pending` for
+   * that answer before it is asked again: a later PURGE's answer never overtakes an earlier one's.
+   */
+  private readonly asking = new Map<string, Purged>();
+  private readonly questions = new Set<Promise<void>>();
+  private cancelBatch: (() => void) | undefined;
   private readonly lastSeen = new Map<string, string>();
-  private inFlight: Promise<void> = Promise.resolve();
+  private readonly clock: Clock;
 
-  constructor(private readonly opts: PurgeConfirmationOptions) {}
+  constructor(private readonly opts: PurgeConfirmationOptions) {
+    this.clock = opts.clock ?? processClock;
+  }
 
   /**
    * A page was purged: ask the wiki (soon, with the others) whether it changed. Resolves once the
-   * answer is applied, or after CONFIRM_WAIT_MS, whichever comes first.
+   * answer is applied, or after CONFIRM_WAIT_MS, whichever comes first; at once if more pages are
+   * waiting than the next questions take.
    */
   note(title: string): Promise<void> {
-    this.pending.add(title);
-    if (this.pending.size >= TITLES_PER_QUESTION) this.flushSoon(0);
-    else this.flushSoon(BATCH_MS);
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, CONFIRM_WAIT_MS);
-      timer.unref();
-      this.waiters.push(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+    const waits = this.pending.size < QUESTIONS_AT_ONCE * TITLES_PER_QUESTION;
+    let purged = this.pending.get(title);
+    if (!purged) {
+      purged = { since: this.clock.now(), waiters: [] };
+      this.pending.set(title, purged);
+    }
+    const waiters = purged.waiters;
+    const answered = waits
+      ? new Promise<void>((resolve) => {
+          const cancel = this.clock.later(CONFIRM_WAIT_MS, resolve);
+          waiters.push(() => {
+            cancel();
+            resolve();
+          });
+        })
+      : Promise.resolve();
+    this.pump(false);
+    return answered;
   }
 
   /** Resolves once every page noted so far has been asked about and applied (tests, shutdown). */
   async settled(): Promise<void> {
-    while (this.pending.size > 0 || this.timer) {
-      if (this.timer) {
-        clearTimeout(this.timer);
-        this.timer = undefined;
-      }
-      await this.flush();
+    while (this.pending.size > 0 || this.questions.size > 0) {
+      this.cancelBatch?.();
+      this.cancelBatch = undefined;
+      this.pump(true);
+      await Promise.all(this.questions);
     }
-    await this.inFlight;
   }
 
   stop(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.cancelBatch?.();
+    this.cancelBatch = undefined;
+    for (const purged of [...this.pending.values(), ...this.asking.values()]) for (const w of purged.waiters.splice(0)) w();
     this.pending.clear();
-    for (const w of this.waiters.splice(0)) w();
   }
 
-  private flushSoon(ms: number): void {
-    if (this.timer && ms > 0) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.flush();
-    }, ms);
-    this.timer.unref();
+  /**
+   * Send the questions that are due. `gathered`: the PURGEs waiting have been gathered long enough
+   * (BATCH_MS, or an answer came back meanwhile); a full question never waits for that.
+   */
+  private pump(gathered: boolean): void {
+    while (this.questions.size < QUESTIONS_AT_ONCE) {
+      const titles = this.askable();
+      if (titles.length === 0) return;
+      if (titles.length < TITLES_PER_QUESTION) {
+        // Not full: those behind an unanswered question go in the next, sent once it is answered.
+        if (this.questions.size > 0) return;
+        if (!gathered) {
+          this.cancelBatch ??= this.clock.later(BATCH_MS, () => {
+            this.cancelBatch = undefined;
+            this.pump(true);
+          });
+          return;
+        }
+      }
+      this.ask(titles);
+    }
   }
 
-  private flush(): Promise<void> {
-    const titles = [...this.pending].slice(0, TITLES_PER_QUESTION);
-    for (const t of titles) this.pending.delete(t);
-    if (this.pending.size > 0) this.flushSoon(0);
-    if (titles.length === 0) return this.inFlight;
-    const waiters = this.pending.size === 0 ? this.waiters.splice(0) : [];
-    // One question at a time, in order: a later PURGE's answer never overtakes an earlier one's.
-    this.inFlight = this.inFlight
-      .then(() => this.confirm(titles))
+  /** The oldest pages waiting that no unanswered question asks about, as many as one question takes. */
+  private askable(): string[] {
+    const titles: string[] = [];
+    for (const title of this.pending.keys()) {
+      if (this.asking.has(title)) continue;
+      titles.push(title);
+      if (titles.length === TITLES_PER_QUESTION) break;
+    }
+    return titles;
+  }
+
+  private ask(titles: readonly string[]): void {
+    const asked = new Map<string, Purged>();
+    for (const title of titles) {
+      const purged = this.pending.get(title)!;
+      this.pending.delete(title);
+      this.asking.set(title, purged);
+      asked.set(title, purged);
+    }
+    const question: Promise<void> = this.confirm(asked)
       .catch((err: unknown) => this.opts.log.error({ err: String(err) }, 'purged pages: applying a confirmed change failed'))
       .finally(() => {
-        for (const w of waiters) w();
+        this.questions.delete(question);
+        for (const [title, purged] of asked) {
+          this.asking.delete(title);
+          for (const w of purged.waiters.splice(0)) w();
+        }
+        this.pump(true);
       });
-    return this.inFlight;
+    this.questions.add(question);
   }
 
-  private async confirm(titles: readonly string[]): Promise<void> {
+  private async confirm(asked: ReadonlyMap<string, Purged>): Promise<void> {
+    const titles = [...asked.keys()];
     let answer: Awaited<ReturnType<PurgeConfirmationOptions['ask']>>;
     try {
       answer = await this.opts.ask(titles);
@@ -134,19 +242,21 @@ export class PurgeConfirmations {
       await this.opts.apply(titles.map((t) => this.opts.confirmed(t)));
       return;
     }
+    const answeredAt = this.clock.now();
+    // A title the answer adds (the normalized form of one asked) waited as long as the oldest.
+    const oldest = Math.min(...[...asked.values()].map((p) => p.since));
     const changes: Change[] = [];
     let unchanged = 0;
     const answered = new Set<string>();
     for (const page of answer.pages) {
       answered.add(page.title);
-      const state = page.missing ? 'missing' : `r${page.revid ?? '?'}`;
-      const before = this.remember(page.title, state);
-      const recent = page.revisionAt !== undefined && answer.now - page.revisionAt <= CONFIRM_WINDOW_MS;
-      if (before === undefined ? page.missing || recent : before !== state) changes.push(this.opts.confirmed(page.title));
+      const before = this.remember(page.title, pageState(page));
+      const waited = Math.max(0, answeredAt - (asked.get(page.title)?.since ?? oldest));
+      if (confirmsChange(before, page, answer.now, waited)) changes.push(this.opts.confirmed(page.title));
       else unchanged++;
     }
     // A title the wiki did not answer about (invalid, or a normalisation not reported): as if changed.
-    for (const t of titles) if (!answered.has(t) && !answer.pages.some((p) => p.title === t)) changes.push(this.opts.confirmed(t));
+    for (const t of titles) if (!answered.has(t)) changes.push(this.opts.confirmed(t));
     this.opts.metrics?.confirmation('confirmed', changes.length);
     this.opts.metrics?.confirmation('unchanged', unchanged);
     if (changes.length > 0) await this.opts.apply(changes);
