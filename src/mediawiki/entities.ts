@@ -70,7 +70,18 @@ export function entityTypeOfPage(t: { readonly key: string; readonly ns: number 
   return known.get(entity.type) === t.ns ? entity.type : undefined;
 }
 
-/** The tag of "some entity of this type changed its terms or came or went" (searches depend on it). */
+/**
+ * Sub-entity types and the type of the entity whose page keeps them: a lexeme's forms and senses
+ * (WikibaseLexeme.entitytypes.php: `sub-entity-types` of `lexeme`) have no page of their own and
+ * change only as edits of their lexeme's page, the one change signal that can name them.
+ */
+const HOLDER_OF_SUB_ENTITY_TYPE: Readonly<Record<string, string>> = { form: 'lexeme', sense: 'lexeme' };
+
+/**
+ * The tag of "some entity of this type changed its terms or came or went" (searches depend on it;
+ * a change of an entity's page names it). A sub-entity type's is its holder's: only a change of
+ * the holder's page can name it (a search of forms goes when any lexeme changes).
+ */
 export function entityTypeTag(type: string): string {
-  return `t:${type}`;
+  return `t:${Object.hasOwn(HOLDER_OF_SUB_ENTITY_TYPE, type) ? HOLDER_OF_SUB_ENTITY_TYPE[type] : type}`;
 }
