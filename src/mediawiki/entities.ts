@@ -4,6 +4,7 @@
  * Wikidata, where items live in the main namespace): learned from siteinfo (titles.ts
  * Namespaces.entities), never a fixed table. Until the gateway has learned them, both layouts
  * are assumed: an id stands for `Item:Q1` and `Q1` alike, which over-invalidates, never under.
+ * A MediaInfo id (`M123`) names its page by id instead (entityPageId).
  */
 import type { Namespaces } from './titles.js';
 
@@ -34,6 +35,19 @@ export function entityIdOfNumber(type: unknown, number: unknown): string | undef
   const digits = typeof number === 'number' ? String(number) : typeof number === 'string' ? number.trim() : '';
   if (prefix === undefined || !/^[1-9]\d{0,9}$/.test(digits)) return undefined;
   return `${prefix}${digits}`;
+}
+
+/**
+ * A MediaInfo id (WikibaseMediaInfo, `M123`) names the entity in the `mediainfo` slot of the page
+ * whose id is its number, a File: page (MediaInfoHandler::getTitleForId: Title::newFromID;
+ * getIdForTitle: 'M' . the page's id): a page named by id, whatever its title.
+ */
+const PAGE_ID_ENTITY_ID = /^M([1-9]\d{0,9})$/i;
+
+/** The page id an entity id names (`M123` → 123), or undefined for an entity named by title or no entity. */
+export function entityPageId(text: string): number | undefined {
+  const m = PAGE_ID_ENTITY_ID.exec(text.trim());
+  return m ? Number(m[1]) : undefined;
 }
 
 /** A lexeme's form or sense (WikibaseLexeme FormId, SenseId: `L1-F2`, `L1-S1`) is kept on the lexeme's page. */
