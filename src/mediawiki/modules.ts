@@ -178,14 +178,48 @@ function siprops(query: PhpArray): string[] {
 const MESSAGES = { param: '', fallback: 8 } as const;
 
 /**
+ * The datatype wbparsevalue and wbformatvalue give their values: `datatype=`, or else the datatype
+ * of `property=`, which only the wiki knows (ParseValue::getParser and getValidator,
+ * FormatSnakValue::getDataTypeId read it with PropertyDataTypeLookup; each module refuses both at
+ * once): FROM_PROPERTY, any datatype as far as the gateway can tell. Undefined when neither is given.
+ */
+const FROM_PROPERTY = Symbol('the datatype of property=');
+function valueDatatype(query: PhpArray): string | typeof FROM_PROPERTY | undefined {
+  const datatype = phpStringParam(query, 'datatype');
+  if (datatype !== undefined && datatype !== '') return datatype;
+  return phpStringParam(query, 'property') !== undefined ? FROM_PROPERTY : undefined;
+}
+
+/** Whether the values' datatype may be one `test` accepts: it is, or it is a property's. */
+function datatypeMayBe(query: PhpArray, test: (datatype: string) => boolean): boolean {
+  const datatype = valueDatatype(query);
+  return datatype === FROM_PROPERTY || (datatype !== undefined && test(datatype));
+}
+
+/**
  * wbparsevalue&validate: Wikibase's validators of the datatype run on the parsed value
  * (repo/includes/Api/ParseValue.php). An entity datatype's check that the entity exists reads the
  * entities the values name; commonsMedia, geo-shape and tabular-data check a page on the
  * configured remote repository (Commons), whose changes no recentchanges row of this wiki shows.
+ * A property's datatype may be any of them.
  */
-const validatesEntities = (query: PhpArray) => query.has('validate') && (phpStringParam(query, 'datatype') ?? '').startsWith('wikibase-');
+const validatesEntities = (query: PhpArray) => query.has('validate') && datatypeMayBe(query, (d) => d.startsWith('wikibase-'));
 const REMOTE_DATATYPES = new Set(['commonsMedia', 'geo-shape', 'tabular-data']);
-const validatesRemotely = (query: PhpArray) => query.has('validate') && REMOTE_DATATYPES.has(phpStringParam(query, 'datatype') ?? '');
+const validatesRemotely = (query: PhpArray) => query.has('validate') && datatypeMayBe(query, (d) => REMOTE_DATATYPES.has(d));
+
+/** The property whose datatype the values take (its page is read for it), or none. */
+const datatypeProperty = (query: PhpArray): string[] => (valueDatatype(query) === FROM_PROPERTY ? [phpStringParam(query, 'property')!] : []);
+
+/**
+ * wbformatvalue of commonsMedia in the verbose HTML dispositions: CommonsInlineImageFormatter
+ * reads the file (its thumbnail, its size) from the file repository, Commons' for a remote one
+ * (WikibaseValueFormatterBuilders::newCommonsMediaFormatter, for the formats
+ * SnakFormat::isPossibleFormat serves from FORMAT_HTML_VERBOSE); `text/html` is
+ * CommonsLinkFormatter, a link made from the name alone, and wikitext or plain text the name.
+ */
+const INLINE_IMAGE_FORMATS = new Set(['text/html; disposition=verbose', 'text/html; disposition=verbose-preview']);
+const rendersRemoteFile = (query: PhpArray) =>
+  INLINE_IMAGE_FORMATS.has(phpStringParam(query, 'generate') ?? '') && datatypeMayBe(query, (d) => d === 'commonsMedia');
 
 /**
  * prop=info reading a page's restrictions: its protection (`inprop=protection`), which a
@@ -373,12 +407,12 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   // Wikibase reads
   wbgetentities: { depends: 'entities', entityIds: idsIn('ids'), wikibase: true },
   wbgetclaims: { depends: 'entities', entityIds: claimEntities, wikibase: true },
-  wbformatvalue: { depends: 'entities', entityIds: formatValueEntities, answerNamesNoOther: true, wikibase: true },
+  wbformatvalue: { depends: 'entities', entityIds: formatValueEntities, answerNamesNoOther: true, live: rendersRemoteFile, wikibase: true },
   wbformatentities: { depends: 'entities', entityIds: idsIn('ids'), answerNamesNoOther: true, wikibase: true },
   wbsearchentities: { depends: 'terms', searchType: searchTypeOf('type'), wikibase: true },
   wbparsevalue: {
-    depends: (query) => (validatesEntities(query) ? 'entities' : 'nothing'),
-    entityIds: (query) => (validatesEntities(query) ? values(query, 'values') : []),
+    depends: (query) => (validatesEntities(query) || valueDatatype(query) === FROM_PROPERTY ? 'entities' : 'nothing'),
+    entityIds: (query) => [...datatypeProperty(query), ...(validatesEntities(query) ? values(query, 'values') : [])],
     answerNamesNoOther: true,
     live: validatesRemotely,
     wikibase: true,
