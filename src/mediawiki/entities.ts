@@ -50,6 +50,16 @@ export function entityPageId(text: string): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
+/**
+ * Whether an entity id may name a redirect, whose label and data are its target's: any but a
+ * property's (Wikibase's EntityHandler::supportsRedirects is its content class having
+ * newFromRedirect, which ItemContent and LexemeContent have and PropertyContent has not; a
+ * MediaInfo's File: page may itself redirect). Undefined or unreadable ids may.
+ */
+export function mayBeRedirect(text: string): boolean {
+  return parseEntityId(text)?.type !== 'property';
+}
+
 /** A lexeme's form or sense (WikibaseLexeme FormId, SenseId: `L1-F2`, `L1-S1`) is kept on the lexeme's page. */
 const SUB_ENTITY_ID = /^(L[1-9]\d{0,9})-[FS][1-9]\d{0,9}$/i;
 

@@ -13,7 +13,8 @@
  *     nothing    its TTL alone (configuration and code).
  *   A function when the request decides (`prop=info&inprop=protection` reads what no change names).
  * - `jobs`: it reads what MediaWiki's jobs update without a change signal (links tables, search
- *   index), so it keeps the short TTL defaults whatever the follower.
+ *   index), or what only a job's PURGE names (a redirect's target, printed by a Wikibase
+ *   formatter), so it keeps the short TTL defaults whatever the follower.
  * - `expiries`: it shows protections or blocks, which end at their expiry with no signal.
  * - `live`: it reads what changes with no recentchanges row (the replicas' lag), so it keeps the
  *   short TTL defaults whatever the follower.
@@ -28,7 +29,7 @@
  * extension-repo.json APIModules / APIListModules / APIPropModules / APIMetaModules.
  */
 import { type PhpArray, phpStringParam } from './php-input.js';
-import { entityIdOfNumber } from './entities.js';
+import { entityIdOfNumber, mayBeRedirect } from './entities.js';
 
 export type DependencyClass = 'pages' | 'namespace' | 'entities' | 'terms' | 'any' | 'nothing';
 
@@ -76,7 +77,8 @@ export interface ModuleFacts {
   /**
    * For `entities`: its answer names no entity its request does not (wbformatvalue prints one
    * value, wbformatentities keys its answer by the ids asked for), so an answer that cannot be
-   * read (format=xml, php, …) loses nothing. Otherwise such an answer depends on any change: it
+   * read (format=xml, php, …) loses nothing (a redirect's target it prints without naming it:
+   * `jobs`). Otherwise such an answer depends on any change: it
    * may name entities only it knows (a redirect's target, an entity found by site and title).
    */
   readonly answerNamesNoOther?: true;
@@ -280,6 +282,19 @@ function formatValueEntities(query: PhpArray): string[] | undefined {
   return collectEntityIds(value, out, 0) ? out : undefined;
 }
 
+/**
+ * wbformatvalue and wbformatentities print labels through a lookup that follows redirects
+ * (CachingFallbackLabelDescriptionLookup::getTerm → lookupLatestRevisionResolvingRedirect): Q6,
+ * a redirect to Q1 since a merge, prints Q1's label, which changes with no change naming Q6 (a
+ * row, a PURGE, a write of Item:Q1 alone). Neither the request nor the answer can tell which ids
+ * are redirects, and the answer does not name the target (its link is Q6's own title:
+ * EntityIdHtmlLinkFormatter). What does tell is a job: an edit of Item:Q1 queues HTMLCacheUpdateJob
+ * for the pages redirecting to it (`table=redirect`), which PURGEs Item:Q6. So, as for the links
+ * tables, such an answer keeps the short TTL defaults (`jobs`) when it formats an entity that may
+ * be a redirect (entities.ts mayBeRedirect), or one it cannot read.
+ */
+const formatsRedirectable = (ids: string[] | undefined) => ids === undefined || ids.some(mayBeRedirect);
+
 const ENTITY_URI = /\/entity\/([A-Za-z]\d+)$/;
 
 /**
@@ -407,8 +422,21 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   // Wikibase reads
   wbgetentities: { depends: 'entities', entityIds: idsIn('ids'), wikibase: true },
   wbgetclaims: { depends: 'entities', entityIds: claimEntities, wikibase: true },
-  wbformatvalue: { depends: 'entities', entityIds: formatValueEntities, answerNamesNoOther: true, live: rendersRemoteFile, wikibase: true },
-  wbformatentities: { depends: 'entities', entityIds: idsIn('ids'), answerNamesNoOther: true, wikibase: true },
+  wbformatvalue: {
+    depends: 'entities',
+    entityIds: formatValueEntities,
+    answerNamesNoOther: true,
+    jobs: (query) => formatsRedirectable(formatValueEntities(query)),
+    live: rendersRemoteFile,
+    wikibase: true,
+  },
+  wbformatentities: {
+    depends: 'entities',
+    entityIds: idsIn('ids'),
+    answerNamesNoOther: true,
+    jobs: (query) => formatsRedirectable(idsIn('ids')(query)),
+    wikibase: true,
+  },
   wbsearchentities: { depends: 'terms', searchType: searchTypeOf('type'), wikibase: true },
   wbparsevalue: {
     depends: (query) => (validatesEntities(query) || valueDatatype(query) === FROM_PROPERTY ? 'entities' : 'nothing'),
