@@ -234,8 +234,7 @@ export function changeFromWrite(
     for (const title of entityPages) addTitle(title);
     for (const id of entityPageIds) tags.add(`i:${id}`);
     // A write that names no entity it could be read from: as broadly as the follower would.
-    if (entityPages.length === 0 && entityPageIds.length === 0 && changed)
-      for (const type of ['item', 'property', 'lexeme']) tags.add(entityTypeTag(type));
+    if (entityPages.length === 0 && entityPageIds.length === 0 && changed) for (const type of ['item', 'property', 'lexeme']) tags.add(entityTypeTag(type));
   }
   const type = write.entities ? 'wikibase' : action;
   return { source: 'write', type, tags: [...tags], users, at: undefined, ...(confirm.length > 0 && { confirm: [...new Set(confirm)] }) };
