@@ -4,6 +4,7 @@
  * Wikidata, where items live in the main namespace): learned from siteinfo (titles.ts
  * Namespaces.entities), never a fixed table. Until the gateway has learned them, both layouts
  * are assumed: an id stands for `Item:Q1` and `Q1` alike, which over-invalidates, never under.
+ * A MediaInfo id (`M123`) names its page by id instead (entityPageId).
  */
 import type { Namespaces } from './titles.js';
 
@@ -34,6 +35,29 @@ export function entityIdOfNumber(type: unknown, number: unknown): string | undef
   const digits = typeof number === 'number' ? String(number) : typeof number === 'string' ? number.trim() : '';
   if (prefix === undefined || !/^[1-9]\d{0,9}$/.test(digits)) return undefined;
   return `${prefix}${digits}`;
+}
+
+/**
+ * A MediaInfo id (WikibaseMediaInfo, `M123`) names the entity in the `mediainfo` slot of the page
+ * whose id is its number, a File: page (MediaInfoHandler::getTitleForId: Title::newFromID;
+ * getIdForTitle: 'M' . the page's id): a page named by id, whatever its title.
+ */
+const PAGE_ID_ENTITY_ID = /^M([1-9]\d{0,9})$/i;
+
+/** The page id an entity id names (`M123` → 123), or undefined for an entity named by title or no entity. */
+export function entityPageId(text: string): number | undefined {
+  const m = PAGE_ID_ENTITY_ID.exec(text.trim());
+  return m ? Number(m[1]) : undefined;
+}
+
+/**
+ * Whether an entity id may name a redirect, whose label and data are its target's: any but a
+ * property's (Wikibase's EntityHandler::supportsRedirects is its content class having
+ * newFromRedirect, which ItemContent and LexemeContent have and PropertyContent has not; a
+ * MediaInfo's File: page may itself redirect). Undefined or unreadable ids may.
+ */
+export function mayBeRedirect(text: string): boolean {
+  return parseEntityId(text)?.type !== 'property';
 }
 
 /** A lexeme's form or sense (WikibaseLexeme FormId, SenseId: `L1-F2`, `L1-S1`) is kept on the lexeme's page. */
@@ -70,7 +94,18 @@ export function entityTypeOfPage(t: { readonly key: string; readonly ns: number 
   return known.get(entity.type) === t.ns ? entity.type : undefined;
 }
 
-/** The tag of "some entity of this type changed its terms or came or went" (searches depend on it). */
+/**
+ * Sub-entity types and the type of the entity whose page keeps them: a lexeme's forms and senses
+ * (WikibaseLexeme.entitytypes.php: `sub-entity-types` of `lexeme`) have no page of their own and
+ * change only as edits of their lexeme's page, the one change signal that can name them.
+ */
+const HOLDER_OF_SUB_ENTITY_TYPE: Readonly<Record<string, string>> = { form: 'lexeme', sense: 'lexeme' };
+
+/**
+ * The tag of "some entity of this type changed its terms or came or went" (searches depend on it;
+ * a change of an entity's page names it). A sub-entity type's is its holder's: only a change of
+ * the holder's page can name it (a search of forms goes when any lexeme changes).
+ */
 export function entityTypeTag(type: string): string {
-  return `t:${type}`;
+  return `t:${Object.hasOwn(HOLDER_OF_SUB_ENTITY_TYPE, type) ? HOLDER_OF_SUB_ENTITY_TYPE[type] : type}`;
 }

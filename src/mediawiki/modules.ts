@@ -13,7 +13,8 @@
  *     nothing    its TTL alone (configuration and code).
  *   A function when the request decides (`prop=info&inprop=protection` reads what no change names).
  * - `jobs`: it reads what MediaWiki's jobs update without a change signal (links tables, search
- *   index), so it keeps the short TTL defaults whatever the follower.
+ *   index), or what only a job's PURGE names (a redirect's target, printed by a Wikibase
+ *   formatter), so it keeps the short TTL defaults whatever the follower.
  * - `expiries`: it shows protections or blocks, which end at their expiry with no signal.
  * - `live`: it reads what changes with no recentchanges row (the replicas' lag), so it keeps the
  *   short TTL defaults whatever the follower.
@@ -28,7 +29,7 @@
  * extension-repo.json APIModules / APIListModules / APIPropModules / APIMetaModules.
  */
 import { type PhpArray, phpStringParam } from './php-input.js';
-import { entityIdOfNumber } from './entities.js';
+import { entityIdOfNumber, mayBeRedirect } from './entities.js';
 
 export type DependencyClass = 'pages' | 'namespace' | 'entities' | 'terms' | 'any' | 'nothing';
 
@@ -76,7 +77,8 @@ export interface ModuleFacts {
   /**
    * For `entities`: its answer names no entity its request does not (wbformatvalue prints one
    * value, wbformatentities keys its answer by the ids asked for), so an answer that cannot be
-   * read (format=xml, php, …) loses nothing. Otherwise such an answer depends on any change: it
+   * read (format=xml, php, …) loses nothing (a redirect's target it prints without naming it:
+   * `jobs`). Otherwise such an answer depends on any change: it
    * may name entities only it knows (a redirect's target, an entity found by site and title).
    */
   readonly answerNamesNoOther?: true;
@@ -178,14 +180,48 @@ function siprops(query: PhpArray): string[] {
 const MESSAGES = { param: '', fallback: 8 } as const;
 
 /**
+ * The datatype wbparsevalue and wbformatvalue give their values: `datatype=`, or else the datatype
+ * of `property=`, which only the wiki knows (ParseValue::getParser and getValidator,
+ * FormatSnakValue::getDataTypeId read it with PropertyDataTypeLookup; each module refuses both at
+ * once): FROM_PROPERTY, any datatype as far as the gateway can tell. Undefined when neither is given.
+ */
+const FROM_PROPERTY = Symbol('the datatype of property=');
+function valueDatatype(query: PhpArray): string | typeof FROM_PROPERTY | undefined {
+  const datatype = phpStringParam(query, 'datatype');
+  if (datatype !== undefined && datatype !== '') return datatype;
+  return phpStringParam(query, 'property') !== undefined ? FROM_PROPERTY : undefined;
+}
+
+/** Whether the values' datatype may be one `test` accepts: it is, or it is a property's. */
+function datatypeMayBe(query: PhpArray, test: (datatype: string) => boolean): boolean {
+  const datatype = valueDatatype(query);
+  return datatype === FROM_PROPERTY || (datatype !== undefined && test(datatype));
+}
+
+/**
  * wbparsevalue&validate: Wikibase's validators of the datatype run on the parsed value
  * (repo/includes/Api/ParseValue.php). An entity datatype's check that the entity exists reads the
  * entities the values name; commonsMedia, geo-shape and tabular-data check a page on the
  * configured remote repository (Commons), whose changes no recentchanges row of this wiki shows.
+ * A property's datatype may be any of them.
  */
-const validatesEntities = (query: PhpArray) => query.has('validate') && (phpStringParam(query, 'datatype') ?? '').startsWith('wikibase-');
+const validatesEntities = (query: PhpArray) => query.has('validate') && datatypeMayBe(query, (d) => d.startsWith('wikibase-'));
 const REMOTE_DATATYPES = new Set(['commonsMedia', 'geo-shape', 'tabular-data']);
-const validatesRemotely = (query: PhpArray) => query.has('validate') && REMOTE_DATATYPES.has(phpStringParam(query, 'datatype') ?? '');
+const validatesRemotely = (query: PhpArray) => query.has('validate') && datatypeMayBe(query, (d) => REMOTE_DATATYPES.has(d));
+
+/** The property whose datatype the values take (its page is read for it), or none. */
+const datatypeProperty = (query: PhpArray): string[] => (valueDatatype(query) === FROM_PROPERTY ? [phpStringParam(query, 'property')!] : []);
+
+/**
+ * wbformatvalue of commonsMedia in the verbose HTML dispositions: CommonsInlineImageFormatter
+ * reads the file (its thumbnail, its size) from the file repository, Commons' for a remote one
+ * (WikibaseValueFormatterBuilders::newCommonsMediaFormatter, for the formats
+ * SnakFormat::isPossibleFormat serves from FORMAT_HTML_VERBOSE); `text/html` is
+ * CommonsLinkFormatter, a link made from the name alone, and wikitext or plain text the name.
+ */
+const INLINE_IMAGE_FORMATS = new Set(['text/html; disposition=verbose', 'text/html; disposition=verbose-preview']);
+const rendersRemoteFile = (query: PhpArray) =>
+  INLINE_IMAGE_FORMATS.has(phpStringParam(query, 'generate') ?? '') && datatypeMayBe(query, (d) => d === 'commonsMedia');
 
 /**
  * prop=info reading a page's restrictions: its protection (`inprop=protection`), which a
@@ -245,6 +281,19 @@ function formatValueEntities(query: PhpArray): string[] | undefined {
   }
   return collectEntityIds(value, out, 0) ? out : undefined;
 }
+
+/**
+ * wbformatvalue and wbformatentities print labels through a lookup that follows redirects
+ * (CachingFallbackLabelDescriptionLookup::getTerm → lookupLatestRevisionResolvingRedirect): Q6,
+ * a redirect to Q1 since a merge, prints Q1's label, which changes with no change naming Q6 (a
+ * row, a PURGE, a write of Item:Q1 alone). Neither the request nor the answer can tell which ids
+ * are redirects, and the answer does not name the target (its link is Q6's own title:
+ * EntityIdHtmlLinkFormatter). What does tell is a job: an edit of Item:Q1 queues HTMLCacheUpdateJob
+ * for the pages redirecting to it (`table=redirect`), which PURGEs Item:Q6. So, as for the links
+ * tables, such an answer keeps the short TTL defaults (`jobs`) when it formats an entity that may
+ * be a redirect (entities.ts mayBeRedirect), or one it cannot read.
+ */
+const formatsRedirectable = (ids: string[] | undefined) => ids === undefined || ids.some(mayBeRedirect);
 
 const ENTITY_URI = /\/entity\/([A-Za-z]\d+)$/;
 
@@ -373,12 +422,25 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   // Wikibase reads
   wbgetentities: { depends: 'entities', entityIds: idsIn('ids'), wikibase: true },
   wbgetclaims: { depends: 'entities', entityIds: claimEntities, wikibase: true },
-  wbformatvalue: { depends: 'entities', entityIds: formatValueEntities, answerNamesNoOther: true, wikibase: true },
-  wbformatentities: { depends: 'entities', entityIds: idsIn('ids'), answerNamesNoOther: true, wikibase: true },
+  wbformatvalue: {
+    depends: 'entities',
+    entityIds: formatValueEntities,
+    answerNamesNoOther: true,
+    jobs: (query) => formatsRedirectable(formatValueEntities(query)),
+    live: rendersRemoteFile,
+    wikibase: true,
+  },
+  wbformatentities: {
+    depends: 'entities',
+    entityIds: idsIn('ids'),
+    answerNamesNoOther: true,
+    jobs: (query) => formatsRedirectable(idsIn('ids')(query)),
+    wikibase: true,
+  },
   wbsearchentities: { depends: 'terms', searchType: searchTypeOf('type'), wikibase: true },
   wbparsevalue: {
-    depends: (query) => (validatesEntities(query) ? 'entities' : 'nothing'),
-    entityIds: (query) => (validatesEntities(query) ? values(query, 'values') : []),
+    depends: (query) => (validatesEntities(query) || valueDatatype(query) === FROM_PROPERTY ? 'entities' : 'nothing'),
+    entityIds: (query) => [...datatypeProperty(query), ...(validatesEntities(query) ? values(query, 'values') : [])],
     answerNamesNoOther: true,
     live: validatesRemotely,
     wikibase: true,

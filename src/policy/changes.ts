@@ -17,7 +17,7 @@
  */
 import { ANY } from './dependencies.js';
 import { DEFAULT_NAMESPACES, type Namespaces, pairedKey, titleKey } from '../mediawiki/titles.js';
-import { entityPageTitles, entityTypeOfPage, entityTypeTag } from '../mediawiki/entities.js';
+import { entityPageId, entityPageTitles, entityTypeOfPage, entityTypeTag } from '../mediawiki/entities.js';
 import { entityOfGuid, type WriteFacts, writeFacts } from '../mediawiki/modules.js';
 
 /** purge: a CDN PURGE; follower: a recentchanges row; write: a write that passed through the gateway. */
@@ -199,6 +199,8 @@ export function changeFromWrite(
   // its pages' own answers now, the rest once the wiki confirms the pages changed, as for a PURGE.
   const entityIds = write.entities ? entityIdsOfWrite(params, json) : [];
   const entityPages = entityIds.flatMap((id) => entityPageTitles(id, namespaces));
+  // MediaInfo ids name their File: page by id (entities.ts entityPageId).
+  const entityPageIds = entityIds.map(entityPageId).filter((id): id is number => id !== undefined);
   const unproven = changed && write.unproven === true && entityPages.length > 0;
   const confirm: string[] = [];
   const tags = new Set<string>(changed && !unproven ? [ANY] : []);
@@ -230,8 +232,9 @@ export function changeFromWrite(
   }
   if (write.entities) {
     for (const title of entityPages) addTitle(title);
+    for (const id of entityPageIds) tags.add(`i:${id}`);
     // A write that names no entity it could be read from: as broadly as the follower would.
-    if (entityPages.length === 0 && changed) for (const type of ['item', 'property', 'lexeme']) tags.add(entityTypeTag(type));
+    if (entityPages.length === 0 && entityPageIds.length === 0 && changed) for (const type of ['item', 'property', 'lexeme']) tags.add(entityTypeTag(type));
   }
   const type = write.entities ? 'wikibase' : action;
   return { source: 'write', type, tags: [...tags], users, at: undefined, ...(confirm.length > 0 && { confirm: [...new Set(confirm)] }) };

@@ -15,7 +15,7 @@
  * - namespace lists on their namespace;
  * - entity modules (wbgetentities, wbgetclaims, wbformatvalue, wbformatentities) on the page of
  *   every entity the request or the answer names, redirects' sources and targets included
- *   (mediawiki/entities.ts maps an id to its page); on any change when the answer could name
+ *   (mediawiki/entities.ts maps an id to its page: by title, or by page id for MediaInfo's `M123`); on any change when the answer could name
  *   more than the request and cannot be read, or the request names one in a form not read;
  * - entity searches on `t:<type>` of the type searched, never on wikitext edits;
  * - every other list and every unknown module on any change; interface messages on namespace 8;
@@ -33,7 +33,7 @@ import type { PhpArray } from '../mediawiki/php-input.js';
 import { phpStringParam } from '../mediawiki/php-input.js';
 import { DEFAULT_NAMESPACES, type Namespaces, titleKey } from '../mediawiki/titles.js';
 import { type DependencyClass, type ModuleFacts, entityOfGuid, factsOf, split } from '../mediawiki/modules.js';
-import { entityPageTitles, entityTypeTag } from '../mediawiki/entities.js';
+import { entityPageId, entityPageTitles, entityTypeTag } from '../mediawiki/entities.js';
 
 export type { DependencyClass } from '../mediawiki/modules.js';
 
@@ -295,9 +295,14 @@ function collectAnswerPages(answer: unknown, tags: Set<string>, ns: Namespaces):
   }
 }
 
-/** The page(s) of an entity; false when the id names none. */
+/** The page(s) of an entity, by title or (MediaInfo) by page id; false when the id names none. */
 function addEntity(tags: Set<string>, id: unknown, ns: Namespaces): boolean {
   if (typeof id !== 'string') return false;
+  const pageId = entityPageId(id);
+  if (pageId !== undefined) {
+    tags.add(`i:${pageId}`);
+    return true;
+  }
   const titles = entityPageTitles(id, ns);
   for (const title of titles) addTitle(tags, title, ns);
   return titles.length > 0;
