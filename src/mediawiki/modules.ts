@@ -224,6 +224,14 @@ const rendersRemoteFile = (query: PhpArray) =>
   INLINE_IMAGE_FORMATS.has(phpStringParam(query, 'generate') ?? '') && datatypeMayBe(query, (d) => d === 'commonsMedia');
 
 /**
+ * wbgetentities by `sites` and `titles` with `normalize`: a title the repository does not find
+ * directly is normalized by the client wiki itself, over HTTP, following that wiki's redirects
+ * (Wikibase REL1_39 repo/includes/Api/EntityByTitleHelper.php getEntityId → normalizeTitle →
+ * Site::normalizePageName). A redirect retargeted there leaves no row here.
+ */
+const normalizesAtAClient = (query: PhpArray) => query.has('normalize') && query.has('sites') && query.has('titles');
+
+/**
  * prop=info reading a page's restrictions: its protection (`inprop=protection`), which a
  * cascading protection of another page sets with no change naming this page, and what a user
  * may do with it (`intestactions`), which also depends on those.
@@ -420,7 +428,7 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   // ApiUserrights: the groups UserGroupManager really added and removed; none, no log entry.
   userrights: { depends: 'any', write: { titles: [], user: 'user', unchanged: (item) => isEmptyList(item['added']) && isEmptyList(item['removed']) } },
   // Wikibase reads
-  wbgetentities: { depends: 'entities', entityIds: idsIn('ids'), wikibase: true },
+  wbgetentities: { depends: 'entities', entityIds: idsIn('ids'), wikibase: true, live: normalizesAtAClient },
   wbgetclaims: { depends: 'entities', entityIds: claimEntities, wikibase: true },
   wbformatvalue: {
     depends: 'entities',
