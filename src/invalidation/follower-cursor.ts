@@ -43,14 +43,22 @@ export function cmp(a: Position, b: Position): number {
 
 /**
  * The late window's next floor: LATE_WINDOW_MS before the cursor, or higher so that at most
- * `max` applied rows lie above it; never lower than before (rows below the old floor were not
- * kept in `seen`: read again they would be applied twice).
+ * `max` applied rows up to the cursor lie above it; never lower than before (rows below the old
+ * floor were not kept in `seen`: read again they would be applied twice), and never above the
+ * cursor. Rows dated ahead of the wiki's clock sit above the cursor in `seen` (applied once, read
+ * again as the cursor reaches them): a floor among them would start every next read after them,
+ * past the rows the wiki writes once its clock is right again, which would never be read
+ * (test/in-process/change-follower-after-the-wikis-clock-came-back.test.ts).
  */
 export function nextFloor(floor: Position, pos: Position, seen: ReadonlyMap<number, number>, max: number): Position {
   let next: Position = { s: pos.s - LATE_WINDOW_MS / 1000, id: 0 };
   if (cmp(next, floor) < 0) next = floor;
+  if (cmp(next, pos) > 0) return pos;
   const kept: Position[] = [];
-  for (const [id, s] of seen) if (cmp({ s, id }, next) > 0) kept.push({ s, id });
+  for (const [id, s] of seen) {
+    const at = { s, id };
+    if (cmp(at, next) > 0 && cmp(at, pos) <= 0) kept.push(at);
+  }
   if (kept.length <= max) return next;
   kept.sort(cmp);
   return kept[kept.length - max - 1]!;

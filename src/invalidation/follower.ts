@@ -285,6 +285,14 @@ export class ChangeFollower {
     this.behindMs = read.behindMs;
     this.more = read.more;
     this.behind = false;
+    // The lease is renewed per poll, and one page may take as long as the wiki takes to answer:
+    // another replica may have taken the lease meanwhile and follow from the stored cursor. Its
+    // cursor is not written over with this one's (test/in-process/change-follower-lease-lost-during-a-poll.test.ts).
+    if (!(await this.opts.lease.hold())) {
+      this.leader = false;
+      this.state = undefined;
+      return;
+    }
     const polledAt = this.opts.now();
     await this.opts.cursors.save(this.toCursor(polledAt));
     this.lastVouched = polledAt;
@@ -388,9 +396,19 @@ export class ChangeFollower {
     if (cmp(floor, pos) > 0) floor = pos;
     const seen = new Map<number, number>();
     for (const r of rows) if (cmp(r, floor) > 0) seen.set(r.id, r.s);
-    this.state = { pos, floor, seen };
-    await this.opts.cursors.save(this.toCursor(undefined));
+    // The gap first, then the jumped cursor: a jump that is kept covers every row it skips. A gap
+    // whose cursor could not be saved is only taken again (harmless); a jumped cursor without its
+    // gap skipped the rows unseen while the follower went on vouching
+    // (test/in-process/change-follower-restart-whose-cursor-is-not-saved.test.ts).
     await this.gap(reason, now);
+    const before = this.state;
+    this.state = { pos, floor, seen };
+    try {
+      await this.opts.cursors.save(this.toCursor(undefined));
+    } catch (err) {
+      this.state = before;
+      throw err;
+    }
     return this.state;
   }
 
@@ -477,7 +495,11 @@ export class ChangeFollower {
     const cursorAhead = this.state !== undefined && this.state.pos.s * 1000 > server * 1000 + CLOCK_SLACK_MS;
     if (!back && !cursorAhead) return false;
     // A new start at the wiki's present; the rows dated after it were applied already (seen).
-    await this.restart('clock', this.opts.now());
+    // Not made: the next poll must see the clock as wrong again.
+    await this.restart('clock', this.opts.now()).catch((err: unknown) => {
+      this.lastServerTime = previous;
+      throw err;
+    });
     return true;
   }
 

@@ -180,6 +180,10 @@ export class ChangeSignalMetrics {
     this.followerUp.set(s.healthy ? 1 : 0);
     this.followerLeader.set(s.leader ? 1 : 0);
     if (s.lastSuccessMs !== undefined) this.followerLastSuccess.set(s.lastSuccessMs / 1000);
-    if (s.cursorLagSeconds !== undefined) this.followerCursorLag.set(s.cursorLagSeconds);
+    // A standby reads no rows: the leader's lag is the one that counts (replicas and workers are
+    // aggregated with max). Left as it was, a replica that lost the lease exported its last lag
+    // as a leader for ever (test/in-process/change-follower-standby-exports-no-stale-lag.test.ts).
+    if (!s.leader) this.followerCursorLag.set(0);
+    else if (s.cursorLagSeconds !== undefined) this.followerCursorLag.set(s.cursorLagSeconds);
   }
 }

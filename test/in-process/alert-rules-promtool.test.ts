@@ -52,6 +52,7 @@ describe('alert rules', () => {
     expect(alerts.map((a) => a.alert).sort()).toEqual([
       'WikiedgeAdmissionRejections',
       'WikiedgeCacheAtBudget',
+      'WikiedgeChangeFollowerJumping',
       'WikiedgeChangeFollowerStalled',
       'WikiedgeErrorRatioFlapping',
       'WikiedgeEventLoopLag',
