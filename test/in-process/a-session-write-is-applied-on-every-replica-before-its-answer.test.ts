@@ -8,7 +8,7 @@
 // Both cases: the writing replica knows whose session it is (through Redis), and it does not.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerLoginsAs, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
+import { answerLoginsAs, loginThrough, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { MANY_CLIENTS_FROM_LOOPBACK, type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
 import { redisKeys } from '../../src/cache/redis/keys.js';
@@ -45,14 +45,7 @@ describe.runIf(redisInstalled).each(REDIS_BACKENDS)('a session write`s answer, w
     await redis?.stop();
   });
 
-  const login = async (gw: RunningGateway) => {
-    const res = await http(`${gw.apiUrl}?action=clientlogin&format=json`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: 'username=Alice&password=x&logintoken=%2B%5C',
-    });
-    return `${String((res.headers['set-cookie'] as string[])[0]).split(';')[0]}; wikiUserName=Alice`;
-  };
+  const login = (gw: RunningGateway) => loginThrough(gw.apiUrl, 'Alice');
 
   /** Redis' record of whose sessions these are (su:, us:), as noted after the logins. */
   const forgetInRedis = async () => {

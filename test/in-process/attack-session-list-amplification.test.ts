@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisKeys } from '../../src/cache/redis/keys.js';
 import { MAX_SESSIONS_PER_USER } from '../../src/policy/session-users.js';
-import { answerLoginsAs, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
+import { answerLoginsAs, loginThrough, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { MANY_CLIENTS_FROM_LOOPBACK, type RunningGateway, startGateway } from '../support/gateway.js';
 import { http } from '../support/http.js';
 import { REDIS_BACKENDS, redisInstalled, type RunningRedisBackend } from '../support/redis-backends.js';
@@ -42,14 +42,7 @@ describe.runIf(redisInstalled).each(REDIS_BACKENDS)('an account that logs in aga
     await redis?.stop();
   });
 
-  const login = async () => {
-    const res = await http(`${gw.apiUrl}?action=clientlogin&format=json`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: 'username=Mallory&password=x&logintoken=%2B%5C',
-    });
-    return `${String((res.headers['set-cookie'] as string[])[0]).split(';')[0]}; wikiUserName=Mallory`;
-  };
+  const login = () => loginThrough(gw.apiUrl, 'Mallory');
 
   it('keeps a bounded list of its sessions, here and in Redis; its writes keep the tight Redis bound', async () => {
     let last = '';

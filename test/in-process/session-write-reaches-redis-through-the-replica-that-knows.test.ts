@@ -7,7 +7,7 @@
 // redis-server and on a Redis Cluster (test/support/redis-backends.ts).
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerLoginsAs, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
+import { answerLoginsAs, loginThrough, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.js';
 import { MANY_CLIENTS_FROM_LOOPBACK, type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
 import { redisKeys } from '../../src/cache/redis/keys.js';
@@ -41,14 +41,7 @@ describe.runIf(redisInstalled).each(REDIS_BACKENDS)('a write whose replica does 
     await redis?.stop();
   });
 
-  const login = async (gw: RunningGateway) => {
-    const res = await http(`${gw.apiUrl}?action=clientlogin&format=json`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: 'username=Alice&password=x&logintoken=%2B%5C',
-    });
-    return `${String((res.headers['set-cookie'] as string[])[0]).split(';')[0]}; wikiUserName=Alice`;
-  };
+  const login = (gw: RunningGateway) => loginThrough(gw.apiUrl, 'Alice');
 
   it('the replica that knows evicts the user`s other sessions in Redis and everywhere', async () => {
     const bot = await login(knows);

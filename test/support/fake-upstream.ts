@@ -2,6 +2,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
+import { http } from './http.js';
 
 export interface FakeUpstream {
   readonly url: string;
@@ -105,4 +106,17 @@ export function answerLoginsAs(
     });
     res.end(JSON.stringify({ clientlogin: { status: 'PASS', username: user } }));
   };
+}
+
+/**
+ * A clientlogin POST through the gateway at `apiUrl` to a wiki answering with answerLoginsAs:
+ * the Cookie header of the session it set (and the user name cookie, as a browser sends it back).
+ */
+export async function loginThrough(apiUrl: string, user: string): Promise<string> {
+  const res = await http(`${apiUrl}?action=clientlogin&format=json`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: `username=${encodeURIComponent(user)}&password=x&logintoken=%2B%5C`,
+  });
+  return `${String((res.headers['set-cookie'] as string[])[0]).split(';')[0]}; wikiUserName=${encodeURIComponent(user)}`;
 }
