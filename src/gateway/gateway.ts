@@ -191,7 +191,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
       if (res.statusCode !== 200) throw new Error(`the wiki answered ${res.statusCode}`);
       return pagesOfAnswer(JSON.parse(text));
     },
-    confirmed: (title) => changeConfirmed(title, changes.namespaces),
+    confirmed: (title, onlyStatements) => changeConfirmed(title, changes.namespaces, onlyStatements),
     apply: (list) => changes.apply(list),
     log: log.child({ component: 'purge-confirmation' }),
   });

@@ -15,9 +15,16 @@
  * questions' worth): the PURGEs of a save are gathered for BATCH_MS; while a question is out,
  * those arriving after it wait for its answer and go in the next; 50 waiting start a further
  * question, at most QUESTIONS_AT_ONCE out together.
+ *
+ * A confirmed change names the page's entity type (what searches of it depend on) unless the wiki
+ * shows it was one revision of the page's statements alone (onlyStatementsSince): the newest
+ * revision's parent is the revision the confirmer saw last, and its summary is a statement
+ * module's. A page seen for the first time, or several revisions since, keeps it: the question
+ * reads only the newest revision (prop=revisions for many titles), which does not say what the
+ * ones before it changed.
  */
 import type { Logger } from 'pino';
-import type { Change } from '../policy/changes.js';
+import { type Change, statementsOnlyComment } from '../policy/changes.js';
 
 /**
  * A newest revision made this long before its PURGE arrived (the wiki's clock) is taken for the
@@ -56,6 +63,10 @@ export interface PageNow {
   readonly revid?: number;
   /** ms since the epoch, the wiki's clock */
   readonly revisionAt?: number;
+  /** The newest revision's parent (0 for a page's first revision). */
+  readonly parentid?: number;
+  /** The newest revision's edit summary; absent when hidden from anonymous readers. */
+  readonly comment?: string;
 }
 
 /** The gateway's clock and its timers: the process's own (processClock) unless a test gives one. */
@@ -78,8 +89,11 @@ export const processClock: Clock = {
 export interface PurgeConfirmationOptions {
   /** Ask the wiki about these titles; the wiki's clock (ms) with them. Throws when it cannot. */
   readonly ask: (titles: readonly string[]) => Promise<{ readonly pages: readonly PageNow[]; readonly now: number }>;
-  /** The change a confirmed page makes (policy/changes.ts changeConfirmed). */
-  readonly confirmed: (title: string) => Change;
+  /**
+   * The change a confirmed page makes (policy/changes.ts changeConfirmed); `onlyStatements`: what
+   * changed is one revision of its statements alone (onlyStatementsSince).
+   */
+  readonly confirmed: (title: string, onlyStatements: boolean) => Change;
   readonly apply: (changes: readonly Change[]) => Promise<unknown>;
   readonly log: Logger;
   readonly metrics?: { confirmation(outcome: 'confirmed' | 'unchanged' | 'unknown', n: number): void };
@@ -100,6 +114,18 @@ export function confirmsChange(before: string | undefined, page: PageNow, wikiNo
   // reads its clock before its answer reaches the gateway), which only widens the window. Each
   // clock is only compared with itself, so the skew between them does not count.
   return page.revisionAt !== undefined && wikiNow - waitedMs - page.revisionAt <= CONFIRM_WINDOW_MS;
+}
+
+/**
+ * Whether all that changed on a page since the confirmer last saw it (`before`, pageState) is its
+ * newest revision, and that revision changed statements alone (policy/changes.ts
+ * statementsOnlyComment). Only when the newest revision's parent is the revision seen last: with
+ * more revisions between, or none seen (`before` undefined: the first question about the page),
+ * the others may have changed its labels, and the answer shows only the newest.
+ */
+export function onlyStatementsSince(before: string | undefined, page: PageNow): boolean {
+  if (before === undefined || page.missing || page.parentid === undefined || page.parentid === 0) return false;
+  return before === `r${page.parentid}` && statementsOnlyComment(page.comment);
 }
 
 /** What the confirmer remembers of a page: its newest revision, or that it is gone. */
@@ -239,7 +265,7 @@ export class PurgeConfirmations {
       // The wiki could not say: take every page for changed (stale answers are worse than misses).
       this.opts.log.warn({ err: String(err), pages: titles.length }, 'purged pages: the wiki could not confirm a change; invalidating as if changed');
       this.opts.metrics?.confirmation('unknown', titles.length);
-      await this.opts.apply(titles.map((t) => this.opts.confirmed(t)));
+      await this.opts.apply(titles.map((t) => this.opts.confirmed(t, false)));
       return;
     }
     const answeredAt = this.clock.now();
@@ -252,11 +278,11 @@ export class PurgeConfirmations {
       answered.add(page.title);
       const before = this.remember(page.title, pageState(page));
       const waited = Math.max(0, answeredAt - (asked.get(page.title)?.since ?? oldest));
-      if (confirmsChange(before, page, answer.now, waited)) changes.push(this.opts.confirmed(page.title));
+      if (confirmsChange(before, page, answer.now, waited)) changes.push(this.opts.confirmed(page.title, onlyStatementsSince(before, page)));
       else unchanged++;
     }
     // A title the wiki did not answer about (invalid, or a normalisation not reported): as if changed.
-    for (const t of titles) if (!answered.has(t)) changes.push(this.opts.confirmed(t));
+    for (const t of titles) if (!answered.has(t)) changes.push(this.opts.confirmed(t, false));
     this.opts.metrics?.confirmation('confirmed', changes.length);
     this.opts.metrics?.confirmation('unchanged', unchanged);
     if (changes.length > 0) await this.opts.apply(changes);
@@ -271,9 +297,13 @@ export class PurgeConfirmations {
   }
 }
 
-/** The question: each page's newest revision (prop=revisions gives only the newest for many titles), and the wiki's clock. */
+/**
+ * The question: each page's newest revision (prop=revisions gives only the newest for many titles)
+ * with its parent and its summary (onlyStatementsSince), and the wiki's clock. A summary hidden
+ * from anonymous readers comes as `commenthidden` with no `comment` (ApiQueryRevisionsBase::extractRevisionInfo).
+ */
 export function confirmationQuery(titles: readonly string[]): string {
-  return `action=query&prop=revisions&rvprop=ids%7Ctimestamp&curtimestamp=1&format=json&formatversion=2&titles=${encodeURIComponent(titles.join('|'))}`;
+  return `action=query&prop=revisions&rvprop=ids%7Ctimestamp%7Ccomment&curtimestamp=1&format=json&formatversion=2&titles=${encodeURIComponent(titles.join('|'))}`;
 }
 
 /** The answer to confirmationQuery, with titles as asked (normalized ones mapped back). */
@@ -282,7 +312,12 @@ export function pagesOfAnswer(answer: unknown): { pages: PageNow[]; now: number 
     curtimestamp?: string;
     query?: {
       normalized?: { from: string; to: string }[];
-      pages?: { title?: string; missing?: boolean; invalid?: boolean; revisions?: { revid?: number; timestamp?: string }[] }[];
+      pages?: {
+        title?: string;
+        missing?: boolean;
+        invalid?: boolean;
+        revisions?: { revid?: number; parentid?: number; timestamp?: string; comment?: string; commenthidden?: boolean }[];
+      }[];
     };
   };
   const now = Date.parse(a.curtimestamp ?? '');
@@ -298,6 +333,8 @@ export function pagesOfAnswer(answer: unknown): { pages: PageNow[]; now: number 
       missing: p.missing === true,
       ...(typeof rev?.revid === 'number' && { revid: rev.revid }),
       ...(Number.isFinite(at) && { revisionAt: at }),
+      ...(typeof rev?.parentid === 'number' && { parentid: rev.parentid }),
+      ...(typeof rev?.comment === 'string' && rev.commenthidden !== true && { comment: rev.comment }),
     };
     for (const title of [p.title, ...(asked.get(p.title) ?? [])]) pages.push({ title, ...page });
   }
