@@ -18,10 +18,11 @@
  *
  * A confirmed change names the page's entity type (what searches of it depend on) unless the wiki
  * shows it was one revision of the page's statements alone (onlyStatementsSince): the newest
- * revision's parent is the revision the confirmer saw last, and its summary is a statement
- * module's. A page seen for the first time, or several revisions since, keeps it: the question
- * reads only the newest revision (prop=revisions for many titles), which does not say what the
- * ones before it changed.
+ * revision's summary is a statement module's, and its parent is the revision the confirmer saw
+ * last or, for a page it never asked about, older than the window (asked in a second question,
+ * parentsQuery), so that no other revision is taken for this change. Several revisions since, or
+ * a parent the wiki could not date, keep it: the question reads only the newest revision
+ * (prop=revisions for many titles), which does not say what the ones before it changed.
  */
 import type { Logger } from 'pino';
 import { type Change, statementsOnlyComment } from '../policy/changes.js';
@@ -90,6 +91,12 @@ export interface PurgeConfirmationOptions {
   /** Ask the wiki about these titles; the wiki's clock (ms) with them. Throws when it cannot. */
   readonly ask: (titles: readonly string[]) => Promise<{ readonly pages: readonly PageNow[]; readonly now: number }>;
   /**
+   * Ask the wiki when these revisions were made (ms since the epoch, the wiki's clock; a revision
+   * it does not answer about is left out). Throws when it cannot. Without it, a page never asked
+   * about before keeps its entity type (onlyStatementsSince).
+   */
+  readonly askRevisions?: (revids: readonly number[]) => Promise<ReadonlyMap<number, number>>;
+  /**
    * The change a confirmed page makes (policy/changes.ts changeConfirmed); `onlyStatements`: what
    * changed is one revision of its statements alone (onlyStatementsSince).
    */
@@ -123,9 +130,18 @@ export function confirmsChange(before: string | undefined, page: PageNow, wikiNo
  * more revisions between, or none seen (`before` undefined: the first question about the page),
  * the others may have changed its labels, and the answer shows only the newest.
  */
-export function onlyStatementsSince(before: string | undefined, page: PageNow): boolean {
-  if (before === undefined || page.missing || page.parentid === undefined || page.parentid === 0) return false;
-  return before === `r${page.parentid}` && statementsOnlyComment(page.comment);
+export function onlyStatementsSince(before: string | undefined, page: PageNow, parentBeforeWindow = false): boolean {
+  if (page.missing || page.parentid === undefined || page.parentid === 0 || !statementsOnlyComment(page.comment)) return false;
+  return before === undefined ? parentBeforeWindow : before === `r${page.parentid}`;
+}
+
+/**
+ * Whether a revision made at `at` (the wiki's clock) is older than the window a PURGE that
+ * arrived `waitedMs` before the answer (dated `wikiNow`) confirms (confirmsChange): no change
+ * this PURGE confirms is that revision's.
+ */
+export function beforeWindow(at: number, wikiNow: number, waitedMs: number): boolean {
+  return wikiNow - waitedMs - at > CONFIRM_WINDOW_MS;
 }
 
 /** What the confirmer remembers of a page: its newest revision, or that it is gone. */
@@ -274,18 +290,41 @@ export class PurgeConfirmations {
     const changes: Change[] = [];
     let unchanged = 0;
     const answered = new Set<string>();
+    const confirmed: { page: PageNow; before: string | undefined; waited: number }[] = [];
     for (const page of answer.pages) {
       answered.add(page.title);
       const before = this.remember(page.title, pageState(page));
       const waited = Math.max(0, answeredAt - (asked.get(page.title)?.since ?? oldest));
-      if (confirmsChange(before, page, answer.now, waited)) changes.push(this.opts.confirmed(page.title, onlyStatementsSince(before, page)));
+      if (confirmsChange(before, page, answer.now, waited)) confirmed.push({ page, before, waited });
       else unchanged++;
+    }
+    // Pages never asked about whose newest revision is a statement module's: when was its parent made?
+    const parentsAt = await this.parentsAt(
+      confirmed.filter((c) => c.before === undefined && onlyStatementsSince(undefined, c.page, true)).map((c) => c.page.parentid!),
+    );
+    for (const { page, before, waited } of confirmed) {
+      const parentAt = parentsAt.get(page.parentid ?? 0);
+      changes.push(this.opts.confirmed(page.title, onlyStatementsSince(before, page, parentAt !== undefined && beforeWindow(parentAt, answer.now, waited))));
     }
     // A title the wiki did not answer about (invalid, or a normalisation not reported): as if changed.
     for (const t of titles) if (!answered.has(t)) changes.push(this.opts.confirmed(t, false));
     this.opts.metrics?.confirmation('confirmed', changes.length);
     this.opts.metrics?.confirmation('unchanged', unchanged);
     if (changes.length > 0) await this.opts.apply(changes);
+  }
+
+  /** When the wiki made these revisions; none known when it cannot say (their pages keep their entity type). */
+  private async parentsAt(revids: readonly number[]): Promise<ReadonlyMap<number, number>> {
+    if (revids.length === 0 || !this.opts.askRevisions) return new Map();
+    try {
+      return await this.opts.askRevisions([...new Set(revids)]);
+    } catch (err) {
+      this.opts.log.warn(
+        { err: String(err), revisions: revids.length },
+        'purged pages: the wiki could not date the revisions before the newest; their entity types go',
+      );
+      return new Map();
+    }
   }
 
   private remember(title: string, state: string): string | undefined {
@@ -304,6 +343,25 @@ export class PurgeConfirmations {
  */
 export function confirmationQuery(titles: readonly string[]): string {
   return `action=query&prop=revisions&rvprop=ids%7Ctimestamp%7Ccomment&curtimestamp=1&format=json&formatversion=2&titles=${encodeURIComponent(titles.join('|'))}`;
+}
+
+/** The second question (PurgeConfirmationOptions.askRevisions): when each revision was made, and the wiki's clock. */
+export function parentsQuery(revids: readonly number[]): string {
+  return `action=query&prop=revisions&rvprop=ids%7Ctimestamp&format=json&formatversion=2&revids=${revids.join('%7C')}`;
+}
+
+/** The answer to parentsQuery: each revision's time (ms, the wiki's clock); `badrevids` are left out. */
+export function revisionTimesOfAnswer(answer: unknown): Map<number, number> {
+  const a = (answer ?? {}) as { query?: { pages?: { revisions?: { revid?: number; timestamp?: string }[] }[] } };
+  if (!Array.isArray(a.query?.pages)) throw new Error('the wiki did not answer the question about revisions');
+  const times = new Map<number, number>();
+  for (const p of a.query.pages) {
+    for (const r of p.revisions ?? []) {
+      const at = Date.parse(r.timestamp ?? '');
+      if (typeof r.revid === 'number' && Number.isFinite(at)) times.set(r.revid, at);
+    }
+  }
+  return times;
 }
 
 /** The answer to confirmationQuery, with titles as asked (normalized ones mapped back). */

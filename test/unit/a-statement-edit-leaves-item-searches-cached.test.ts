@@ -16,7 +16,15 @@
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { changeConfirmed, changeFromRow, changeFromWrite, type RecentChangeRow, statementsOnlyComment } from '../../src/policy/changes.js';
-import { confirmationQuery, type PageNow, pagesOfAnswer, PurgeConfirmations } from '../../src/invalidation/purge-confirmation.js';
+import {
+  CONFIRM_WINDOW_MS,
+  confirmationQuery,
+  type PageNow,
+  pagesOfAnswer,
+  parentsQuery,
+  PurgeConfirmations,
+  revisionTimesOfAnswer,
+} from '../../src/invalidation/purge-confirmation.js';
 import type { Change } from '../../src/policy/changes.js';
 
 /** Rows of the recorded list=recentchanges (formatversion=2) of Wikibase REL1_39, as answered. */
@@ -247,10 +255,11 @@ describe('a statement edit leaves item searches cached', () => {
     });
 
     /** A confirmer whose wiki answers each question with the next of `answers`; the changes it applied. */
-    function confirmer(answers: PageNow[]) {
+    function confirmer(answers: PageNow[], askRevisions?: (revids: readonly number[]) => Promise<ReadonlyMap<number, number>>) {
       const applied: Change[] = [];
       const c = new PurgeConfirmations({
         ask: async () => ({ pages: [answers.shift()!], now: NOW }),
+        ...(askRevisions && { askRevisions }),
         confirmed: (title, onlyStatements) => changeConfirmed(title, undefined, onlyStatements),
         apply: async (list) => void applied.push(...list),
         log: pino({ level: 'silent' }),
@@ -292,6 +301,50 @@ describe('a statement edit leaves item searches cached', () => {
       const { purge } = confirmer([q1(24, 23, '/* wbsetclaimvalue:1| */'), q1(26, 24, '/* wbsetlabel-set:1|en */ Berlin (city)')]);
       await purge();
       expect(await purge()).toContain('t:item');
+    });
+
+    describe('a page never asked about before', () => {
+      const newest = q1(26, 24, '/* wbsetclaimvalue:1| */ [[Property:P2]]: 3,700,000');
+      const parentAt = (at: number) => async (revids: readonly number[]) => new Map(revids.map((r) => [r, at]));
+
+      it('its parent made before the window (the newest is the only revision the PURGE can stand for): not t:item', async () => {
+        const asked: number[][] = [];
+        const { purge } = confirmer([newest], async (revids) => (asked.push([...revids]), parentAt(NOW - CONFIRM_WINDOW_MS - 10_000)(revids)));
+        expect(await purge()).not.toContain('t:item');
+        expect(asked).toEqual([[24]]);
+      });
+
+      it('its parent made within the window (a label may have changed there, its PURGE folded into this one): t:item', async () => {
+        const { purge } = confirmer([newest], parentAt(NOW - 10_000));
+        expect(await purge()).toContain('t:item');
+      });
+
+      it('the wiki cannot date the parent, or is not asked: t:item', async () => {
+        expect(await confirmer([newest], async () => Promise.reject(new Error('down'))).purge()).toContain('t:item');
+        expect(await confirmer([newest], async () => new Map()).purge()).toContain('t:item');
+        expect(await confirmer([newest]).purge()).toContain('t:item');
+      });
+
+      it('its newest revision a label`s, or its first: t:item, and the parent is not asked about', async () => {
+        const asked: number[] = [];
+        const ask = async (revids: readonly number[]) => (asked.push(...revids), parentAt(0)(revids));
+        expect(await confirmer([q1(26, 24, '/* wbsetlabel-set:1|en */ Berlin (city)')], ask).purge()).toContain('t:item');
+        expect(await confirmer([q1(26, 0, '/* wbsetclaimvalue:1| */')], ask).purge()).toContain('t:item');
+        expect(asked).toEqual([]);
+      });
+
+      it('the second question asks for the parents` ids and times; its answer is read', () => {
+        const q = new URLSearchParams(parentsQuery([24, 17]));
+        expect([q.get('prop'), q.get('revids'), q.get('rvprop')]).toEqual(['revisions', '24|17', 'ids|timestamp']);
+        const times = revisionTimesOfAnswer({
+          batchcomplete: true,
+          query: {
+            badrevids: { '17': { revid: 17, missing: true } },
+            pages: [{ pageid: 11, ns: 120, title: 'Item:Q1', revisions: [{ revid: 24, parentid: 23, timestamp: '2026-11-28T20:12:06Z' }] }],
+          },
+        });
+        expect([...times]).toEqual([[24, Date.parse('2026-11-28T20:12:06Z')]]);
+      });
     });
 
     it('the question asks for each newest revision`s parent and summary; the answer`s are read, a hidden one is not', () => {
