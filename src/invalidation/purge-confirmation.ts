@@ -124,11 +124,13 @@ export function confirmsChange(before: string | undefined, page: PageNow, wikiNo
 }
 
 /**
- * Whether all that changed on a page since the confirmer last saw it (`before`, pageState) is its
- * newest revision, and that revision changed statements alone (policy/changes.ts
- * statementsOnlyComment). Only when the newest revision's parent is the revision seen last: with
- * more revisions between, or none seen (`before` undefined: the first question about the page),
- * the others may have changed its labels, and the answer shows only the newest.
+ * Whether all that a confirmed change of a page stands for is its newest revision, and that
+ * revision changed statements alone (policy/changes.ts statementsOnlyComment). The newest
+ * revision's parent must be the revision the confirmer saw last (`before`, pageState) or, for a
+ * page it never asked about (`before` undefined), made before the window (`parentBeforeWindow`,
+ * beforeWindow): otherwise other revisions (whose PURGEs this one may have been folded with) may
+ * have changed its labels, and the answer shows only the newest. A creation (parent 0), a page
+ * gone and a summary hidden or not a statement module's are not.
  */
 export function onlyStatementsSince(before: string | undefined, page: PageNow, parentBeforeWindow = false): boolean {
   if (page.missing || page.parentid === undefined || page.parentid === 0 || !statementsOnlyComment(page.comment)) return false;
