@@ -26,7 +26,7 @@ import { Representations } from '../compression/representations.js';
 import { type IdentityRules, cookieCredentialKind, identityRules } from '../mediawiki/identity.js';
 import { Metrics, RedisMetrics, moduleLabeller } from '../observe/metrics.js';
 import { ChangeSignalMetrics } from '../observe/change-metrics.js';
-import { PurgeConfirmations, confirmationQuery, pagesOfAnswer } from '../invalidation/purge-confirmation.js';
+import { PurgeConfirmations, confirmationQuery, pagesOfAnswer, parentsQuery, revisionTimesOfAnswer } from '../invalidation/purge-confirmation.js';
 import { changeConfirmed } from '../policy/changes.js';
 import { ALWAYS_LEADER, ChangeFollower, type Cursor, MemoryCursorStore } from '../invalidation/follower.js';
 import { SessionUsers } from '../policy/session-users.js';
@@ -179,19 +179,21 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     responseTimeoutMs: config.upstreamResponseTimeoutMs,
     connections: config.upstreamConnections,
   });
+  const askWiki = async (query: string): Promise<unknown> => {
+    const res = await upstream.request({
+      method: 'GET',
+      path: `${config.apiPath}?${query}`,
+      headers: { 'user-agent': 'wikiedge-purge-confirmation', accept: 'application/json' },
+      signal: AbortSignal.timeout(config.upstreamResponseTimeoutMs),
+    });
+    const text = await res.body.text();
+    if (res.statusCode !== 200) throw new Error(`the wiki answered ${res.statusCode}`);
+    return JSON.parse(text) as unknown;
+  };
   const purgeConfirmations = new PurgeConfirmations({
-    ask: async (titles) => {
-      const res = await upstream.request({
-        method: 'GET',
-        path: `${config.apiPath}?${confirmationQuery(titles)}`,
-        headers: { 'user-agent': 'wikiedge-purge-confirmation', accept: 'application/json' },
-        signal: AbortSignal.timeout(config.upstreamResponseTimeoutMs),
-      });
-      const text = await res.body.text();
-      if (res.statusCode !== 200) throw new Error(`the wiki answered ${res.statusCode}`);
-      return pagesOfAnswer(JSON.parse(text));
-    },
-    confirmed: (title) => changeConfirmed(title, changes.namespaces),
+    ask: async (titles) => pagesOfAnswer(await askWiki(confirmationQuery(titles))),
+    askRevisions: async (revids) => revisionTimesOfAnswer(await askWiki(parentsQuery(revids))),
+    confirmed: (title, onlyStatements) => changeConfirmed(title, changes.namespaces, onlyStatements),
     apply: (list) => changes.apply(list),
     log: log.child({ component: 'purge-confirmation' }),
   });

@@ -15,9 +15,17 @@
  * questions' worth): the PURGEs of a save are gathered for BATCH_MS; while a question is out,
  * those arriving after it wait for its answer and go in the next; 50 waiting start a further
  * question, at most QUESTIONS_AT_ONCE out together.
+ *
+ * A confirmed change names the page's entity type (what searches of it depend on) unless the wiki
+ * shows it was one revision of the page's statements alone (onlyStatementsSince): the newest
+ * revision's summary is a statement module's, and its parent is the revision the confirmer saw
+ * last or, for a page it never asked about, older than the window (asked in a second question,
+ * parentsQuery), so that no other revision is taken for this change. Several revisions since, or
+ * a parent the wiki could not date, keep it: the question reads only the newest revision
+ * (prop=revisions for many titles), which does not say what the ones before it changed.
  */
 import type { Logger } from 'pino';
-import type { Change } from '../policy/changes.js';
+import { type Change, statementsOnlyComment } from '../policy/changes.js';
 
 /**
  * A newest revision made this long before its PURGE arrived (the wiki's clock) is taken for the
@@ -56,6 +64,10 @@ export interface PageNow {
   readonly revid?: number;
   /** ms since the epoch, the wiki's clock */
   readonly revisionAt?: number;
+  /** The newest revision's parent (0 for a page's first revision). */
+  readonly parentid?: number;
+  /** The newest revision's edit summary; absent when hidden from anonymous readers. */
+  readonly comment?: string;
 }
 
 /** The gateway's clock and its timers: the process's own (processClock) unless a test gives one. */
@@ -78,8 +90,17 @@ export const processClock: Clock = {
 export interface PurgeConfirmationOptions {
   /** Ask the wiki about these titles; the wiki's clock (ms) with them. Throws when it cannot. */
   readonly ask: (titles: readonly string[]) => Promise<{ readonly pages: readonly PageNow[]; readonly now: number }>;
-  /** The change a confirmed page makes (policy/changes.ts changeConfirmed). */
-  readonly confirmed: (title: string) => Change;
+  /**
+   * Ask the wiki when these revisions were made (ms since the epoch, the wiki's clock; a revision
+   * it does not answer about is left out). Throws when it cannot. Without it, a page never asked
+   * about before keeps its entity type (onlyStatementsSince).
+   */
+  readonly askRevisions?: (revids: readonly number[]) => Promise<ReadonlyMap<number, number>>;
+  /**
+   * The change a confirmed page makes (policy/changes.ts changeConfirmed); `onlyStatements`: what
+   * changed is one revision of its statements alone (onlyStatementsSince).
+   */
+  readonly confirmed: (title: string, onlyStatements: boolean) => Change;
   readonly apply: (changes: readonly Change[]) => Promise<unknown>;
   readonly log: Logger;
   readonly metrics?: { confirmation(outcome: 'confirmed' | 'unchanged' | 'unknown', n: number): void };
@@ -100,6 +121,29 @@ export function confirmsChange(before: string | undefined, page: PageNow, wikiNo
   // reads its clock before its answer reaches the gateway), which only widens the window. Each
   // clock is only compared with itself, so the skew between them does not count.
   return page.revisionAt !== undefined && wikiNow - waitedMs - page.revisionAt <= CONFIRM_WINDOW_MS;
+}
+
+/**
+ * Whether all that a confirmed change of a page stands for is its newest revision, and that
+ * revision changed statements alone (policy/changes.ts statementsOnlyComment). The newest
+ * revision's parent must be the revision the confirmer saw last (`before`, pageState) or, for a
+ * page it never asked about (`before` undefined), made before the window (`parentBeforeWindow`,
+ * beforeWindow): otherwise other revisions (whose PURGEs this one may have been folded with) may
+ * have changed its labels, and the answer shows only the newest. A creation (parent 0), a page
+ * gone and a summary hidden or not a statement module's are not.
+ */
+export function onlyStatementsSince(before: string | undefined, page: PageNow, parentBeforeWindow = false): boolean {
+  if (page.missing || page.parentid === undefined || page.parentid === 0 || !statementsOnlyComment(page.comment)) return false;
+  return before === undefined ? parentBeforeWindow : before === `r${page.parentid}`;
+}
+
+/**
+ * Whether a revision made at `at` (the wiki's clock) is older than the window a PURGE that
+ * arrived `waitedMs` before the answer (dated `wikiNow`) confirms (confirmsChange): no change
+ * this PURGE confirms is that revision's.
+ */
+export function beforeWindow(at: number, wikiNow: number, waitedMs: number): boolean {
+  return wikiNow - waitedMs - at > CONFIRM_WINDOW_MS;
 }
 
 /** What the confirmer remembers of a page: its newest revision, or that it is gone. */
@@ -239,7 +283,7 @@ export class PurgeConfirmations {
       // The wiki could not say: take every page for changed (stale answers are worse than misses).
       this.opts.log.warn({ err: String(err), pages: titles.length }, 'purged pages: the wiki could not confirm a change; invalidating as if changed');
       this.opts.metrics?.confirmation('unknown', titles.length);
-      await this.opts.apply(titles.map((t) => this.opts.confirmed(t)));
+      await this.opts.apply(titles.map((t) => this.opts.confirmed(t, false)));
       return;
     }
     const answeredAt = this.clock.now();
@@ -248,18 +292,41 @@ export class PurgeConfirmations {
     const changes: Change[] = [];
     let unchanged = 0;
     const answered = new Set<string>();
+    const confirmed: { page: PageNow; before: string | undefined; waited: number }[] = [];
     for (const page of answer.pages) {
       answered.add(page.title);
       const before = this.remember(page.title, pageState(page));
       const waited = Math.max(0, answeredAt - (asked.get(page.title)?.since ?? oldest));
-      if (confirmsChange(before, page, answer.now, waited)) changes.push(this.opts.confirmed(page.title));
+      if (confirmsChange(before, page, answer.now, waited)) confirmed.push({ page, before, waited });
       else unchanged++;
     }
+    // Pages never asked about whose newest revision is a statement module's: when was its parent made?
+    const parentsAt = await this.parentsAt(
+      confirmed.filter((c) => c.before === undefined && onlyStatementsSince(undefined, c.page, true)).map((c) => c.page.parentid!),
+    );
+    for (const { page, before, waited } of confirmed) {
+      const parentAt = parentsAt.get(page.parentid ?? 0);
+      changes.push(this.opts.confirmed(page.title, onlyStatementsSince(before, page, parentAt !== undefined && beforeWindow(parentAt, answer.now, waited))));
+    }
     // A title the wiki did not answer about (invalid, or a normalisation not reported): as if changed.
-    for (const t of titles) if (!answered.has(t)) changes.push(this.opts.confirmed(t));
+    for (const t of titles) if (!answered.has(t)) changes.push(this.opts.confirmed(t, false));
     this.opts.metrics?.confirmation('confirmed', changes.length);
     this.opts.metrics?.confirmation('unchanged', unchanged);
     if (changes.length > 0) await this.opts.apply(changes);
+  }
+
+  /** When the wiki made these revisions; none known when it cannot say (their pages keep their entity type). */
+  private async parentsAt(revids: readonly number[]): Promise<ReadonlyMap<number, number>> {
+    if (revids.length === 0 || !this.opts.askRevisions) return new Map();
+    try {
+      return await this.opts.askRevisions([...new Set(revids)]);
+    } catch (err) {
+      this.opts.log.warn(
+        { err: String(err), revisions: revids.length },
+        'purged pages: the wiki could not date the revisions before the newest; their entity types go',
+      );
+      return new Map();
+    }
   }
 
   private remember(title: string, state: string): string | undefined {
@@ -271,9 +338,32 @@ export class PurgeConfirmations {
   }
 }
 
-/** The question: each page's newest revision (prop=revisions gives only the newest for many titles), and the wiki's clock. */
+/**
+ * The question: each page's newest revision (prop=revisions gives only the newest for many titles)
+ * with its parent and its summary (onlyStatementsSince), and the wiki's clock. A summary hidden
+ * from anonymous readers comes as `commenthidden` with no `comment` (ApiQueryRevisionsBase::extractRevisionInfo).
+ */
 export function confirmationQuery(titles: readonly string[]): string {
-  return `action=query&prop=revisions&rvprop=ids%7Ctimestamp&curtimestamp=1&format=json&formatversion=2&titles=${encodeURIComponent(titles.join('|'))}`;
+  return `action=query&prop=revisions&rvprop=ids%7Ctimestamp%7Ccomment&curtimestamp=1&format=json&formatversion=2&titles=${encodeURIComponent(titles.join('|'))}`;
+}
+
+/** The second question (PurgeConfirmationOptions.askRevisions): when each revision was made, and the wiki's clock. */
+export function parentsQuery(revids: readonly number[]): string {
+  return `action=query&prop=revisions&rvprop=ids%7Ctimestamp&format=json&formatversion=2&revids=${revids.join('%7C')}`;
+}
+
+/** The answer to parentsQuery: each revision's time (ms, the wiki's clock); `badrevids` are left out. */
+export function revisionTimesOfAnswer(answer: unknown): Map<number, number> {
+  const a = (answer ?? {}) as { query?: { pages?: { revisions?: { revid?: number; timestamp?: string }[] }[] } };
+  if (!Array.isArray(a.query?.pages)) throw new Error('the wiki did not answer the question about revisions');
+  const times = new Map<number, number>();
+  for (const p of a.query.pages) {
+    for (const r of p.revisions ?? []) {
+      const at = Date.parse(r.timestamp ?? '');
+      if (typeof r.revid === 'number' && Number.isFinite(at)) times.set(r.revid, at);
+    }
+  }
+  return times;
 }
 
 /** The answer to confirmationQuery, with titles as asked (normalized ones mapped back). */
@@ -282,7 +372,12 @@ export function pagesOfAnswer(answer: unknown): { pages: PageNow[]; now: number 
     curtimestamp?: string;
     query?: {
       normalized?: { from: string; to: string }[];
-      pages?: { title?: string; missing?: boolean; invalid?: boolean; revisions?: { revid?: number; timestamp?: string }[] }[];
+      pages?: {
+        title?: string;
+        missing?: boolean;
+        invalid?: boolean;
+        revisions?: { revid?: number; parentid?: number; timestamp?: string; comment?: string; commenthidden?: boolean }[];
+      }[];
     };
   };
   const now = Date.parse(a.curtimestamp ?? '');
@@ -298,6 +393,8 @@ export function pagesOfAnswer(answer: unknown): { pages: PageNow[]; now: number 
       missing: p.missing === true,
       ...(typeof rev?.revid === 'number' && { revid: rev.revid }),
       ...(Number.isFinite(at) && { revisionAt: at }),
+      ...(typeof rev?.parentid === 'number' && { parentid: rev.parentid }),
+      ...(typeof rev?.comment === 'string' && rev.commenthidden !== true && { comment: rev.comment }),
     };
     for (const title of [p.title, ...(asked.get(p.title) ?? [])]) pages.push({ title, ...page });
   }

@@ -52,6 +52,15 @@ export interface WriteFacts {
    * Change.confirm), or anyone could empty them at will.
    */
   readonly unproven?: true;
+  /**
+   * A Wikibase write that changes statements alone (their main snaks, qualifiers, references,
+   * ranks), never labels, descriptions, aliases or sitelinks: what searches of its entity type
+   * match and show does not change (policy/changes.ts). The autocomment opening its edit summary
+   * names it (`wbsetclaimvalue:1|`, `wbcreateclaim-create:1|`: Wikibase's SummaryFormatter writes
+   * the API module's name, then `-` and the action when there is one), so a recentchanges row or
+   * a revision says it too (policy/changes.ts statementsOnlyComment).
+   */
+  readonly statementsOnly?: true;
 }
 
 export interface ModuleFacts {
@@ -361,7 +370,21 @@ const WIKIBASE_WRITE: ModuleFacts = { depends: 'any', write: { titles: [], entit
  * SetReference: execute), so their answer never flags `nochange`; setting what a statement already
  * has saves nothing, and anonymous clients may do it.
  */
-const WIKIBASE_STATEMENT_SETTER: ModuleFacts = { depends: 'any', write: { titles: [], entities: true, unproven: true }, wikibase: true };
+const WIKIBASE_STATEMENT_SETTER: ModuleFacts = {
+  depends: 'any',
+  write: { titles: [], entities: true, unproven: true, statementsOnly: true },
+  wikibase: true,
+};
+
+/**
+ * Wikibase's writes of statements that do flag `nochange` (CreateClaim, RemoveClaims,
+ * RemoveQualifiers, RemoveReferences: each a ChangeOp on the entity's StatementList alone).
+ */
+const WIKIBASE_STATEMENT_WRITE: ModuleFacts = {
+  depends: 'any',
+  write: { titles: [], entities: true, unchanged: nullEdit, statementsOnly: true },
+  wikibase: true,
+};
 
 /** action= modules. */
 export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
@@ -461,14 +484,14 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   wbsetaliases: WIKIBASE_WRITE,
   wbsetsitelink: WIKIBASE_WRITE,
   wblinktitles: WIKIBASE_WRITE,
-  wbcreateclaim: WIKIBASE_WRITE,
+  wbcreateclaim: WIKIBASE_STATEMENT_WRITE,
   wbsetclaimvalue: WIKIBASE_STATEMENT_SETTER,
   wbsetclaim: WIKIBASE_STATEMENT_SETTER,
-  wbremoveclaims: WIKIBASE_WRITE,
+  wbremoveclaims: WIKIBASE_STATEMENT_WRITE,
   wbsetqualifier: WIKIBASE_STATEMENT_SETTER,
-  wbremovequalifiers: WIKIBASE_WRITE,
+  wbremovequalifiers: WIKIBASE_STATEMENT_WRITE,
   wbsetreference: WIKIBASE_STATEMENT_SETTER,
-  wbremovereferences: WIKIBASE_WRITE,
+  wbremovereferences: WIKIBASE_STATEMENT_WRITE,
   wbmergeitems: WIKIBASE_WRITE,
   wbcreateredirect: WIKIBASE_WRITE,
 };

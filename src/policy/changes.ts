@@ -14,6 +14,13 @@
  * block log row ends the sessions of the user it names (User:Name): their cached answers were
  * made with rights they may no longer have. A row hidden from anonymous readers (`actionhidden`)
  * names nothing: only `*`.
+ *
+ * A change known to touch an entity's statements alone (a Wikibase statement module wrote it:
+ * statementsOnlyComment, modules.ts WriteFacts.statementsOnly) does not name its entity type:
+ * searches match labels, aliases and ids and show labels and descriptions (Wikibase REL1_39's
+ * term store, repo/includes/Api/SearchEntities.php and QuerySearchEntities.php over
+ * EntitySearchHelper), and a site-and-title lookup reads sitelinks, none of which a statement
+ * edit changes. Everything else about it (`*`, its namespace, its page) it names as any change.
  */
 import { ANY } from './dependencies.js';
 import { DEFAULT_NAMESPACES, type Namespaces, pairedKey, titleKey } from '../mediawiki/titles.js';
@@ -40,7 +47,7 @@ export interface Change {
   readonly confirm?: readonly string[];
 }
 
-/** A recentchanges row (formatversion=2, rcprop=title|ids|timestamp|loginfo). */
+/** A recentchanges row (formatversion=2, rcprop=title|ids|timestamp|loginfo|comment). */
 export interface RecentChangeRow {
   readonly type: string;
   readonly ns?: number;
@@ -53,6 +60,9 @@ export interface RecentChangeRow {
   readonly logaction?: string;
   readonly logparams?: Record<string, unknown>;
   readonly actionhidden?: boolean;
+  /** The edit summary; absent when hidden from anonymous readers (`commenthidden`). */
+  readonly comment?: string;
+  readonly commenthidden?: boolean;
 }
 
 const USER_LOG_TYPES = new Set(['rights', 'block']);
@@ -60,12 +70,14 @@ const USER_LOG_TYPES = new Set(['rights', 'block']);
 export function changeFromRow(row: RecentChangeRow, namespaces: Namespaces = DEFAULT_NAMESPACES): Change {
   const tags = new Set<string>([ANY]);
   const users: string[] = [];
+  // An edit (not a creation, nor a log entry) whose summary says a statement module wrote it.
+  const onlyStatements = row.type === 'edit' && row.commenthidden !== true && statementsOnlyComment(row.comment);
   const addTitle = (text: unknown, ns: unknown) => {
     if (typeof text !== 'string') return;
     const t = titleKey(text, namespaces);
     if (!t) return;
     addPage(tags, t, namespaces);
-    addClasses(tags, t, namespaces, ns);
+    addClasses(tags, t, namespaces, ns, onlyStatements);
   };
   if (!row.actionhidden) {
     addTitle(row.title, row.ns);
@@ -103,23 +115,52 @@ export function changeFromPurge(title: string, namespaces: Namespaces = DEFAULT_
 
 /**
  * A purged page that the wiki confirms changed (a new revision, or gone): what lists of its
- * namespace, searches of its entity type and any-change answers depend on.
+ * namespace, searches of its entity type and any-change answers depend on. `onlyStatements`: the
+ * wiki showed that what changed since the page was last seen is one revision of its statements
+ * alone (purge-confirmation.ts), so searches of its entity type stay.
  */
-export function changeConfirmed(title: string, namespaces: Namespaces = DEFAULT_NAMESPACES): Change {
+export function changeConfirmed(title: string, namespaces: Namespaces = DEFAULT_NAMESPACES, onlyStatements = false): Change {
   const tags = new Set<string>([ANY]);
   const t = titleKey(title, namespaces);
   if (t) {
     addPage(tags, t, namespaces);
-    addClasses(tags, t, namespaces, undefined);
+    addClasses(tags, t, namespaces, undefined, onlyStatements);
   }
   return { source: 'purge', type: 'confirmed', tags: [...tags], users: [], at: undefined };
 }
 
-/** The classes a changed page belongs to: its namespace, and its entity type when it is an entity's page. */
-function addClasses(tags: Set<string>, t: { readonly key: string; readonly ns: number }, namespaces: Namespaces, ns: unknown): void {
+/**
+ * The classes a changed page belongs to: its namespace, and its entity type when it is an entity's
+ * page and the change may have touched more than its statements (`onlyStatements`).
+ */
+function addClasses(tags: Set<string>, t: { readonly key: string; readonly ns: number }, namespaces: Namespaces, ns: unknown, onlyStatements: boolean): void {
   tags.add(`n:${typeof ns === 'number' ? ns : t.ns}`);
   const type = entityTypeOfPage(t, namespaces);
-  if (type !== undefined) tags.add(entityTypeTag(type));
+  if (type !== undefined && !onlyStatements) tags.add(entityTypeTag(type));
+}
+
+/**
+ * The key of the autocomment opening an edit summary, and its module: Wikibase's SummaryFormatter
+ * (repo/includes/SummaryFormatter.php formatAutoComment) writes the Summary's message key (the API
+ * module's name, then `-` and the action when there is one: lib/includes/Summary.php
+ * getMessageKey), then `:`, the count and the arguments, between the markers `/*` and its close;
+ * the summary a client typed comes after it. The captures' rows: `wbsetclaimvalue:1|`,
+ * `wbcreateclaim-create:1|`, `wbsetlabel-set:1|de`, `wbeditentity-update-languages-short:0||de`.
+ */
+const AUTOCOMMENT = /^\/\* ([a-z]+)(?:-[a-z-]+)?:/;
+
+/**
+ * Whether an edit summary says its revision changed statements alone: its autocomment is one of a
+ * statement module's (modules.ts WriteFacts.statementsOnly: wbcreateclaim, wbsetclaim,
+ * wbsetclaimvalue, wbremoveclaims, wbsetqualifier, wbremovequalifiers, wbsetreference,
+ * wbremovereferences, with whatever action). No summary, a hidden one, a summary that does not
+ * open with an autocomment, or one of another module (wbeditentity, which may change anything;
+ * wbsetsitelink and wblinktitles, which change site-and-title lookups; an undo) is not.
+ */
+export function statementsOnlyComment(comment: unknown): boolean {
+  if (typeof comment !== 'string') return false;
+  const module = AUTOCOMMENT.exec(comment)?.[1];
+  return module !== undefined && writeFacts(module)?.statementsOnly === true;
 }
 
 /** A page's tag and its subject/talk pair's (titles.ts pairedKey): a change to one alters answers about both. */
@@ -204,12 +245,13 @@ export function changeFromWrite(
   const unproven = changed && write.unproven === true && entityPages.length > 0;
   const confirm: string[] = [];
   const tags = new Set<string>(changed && !unproven ? [ANY] : []);
+  const onlyStatements = write.statementsOnly === true;
   const addTitle = (text: string) => {
     const t = titleKey(text, namespaces);
     if (!t) return;
     if (changed && !unproven) {
       addPage(tags, t, namespaces);
-      addClasses(tags, t, namespaces, undefined);
+      addClasses(tags, t, namespaces, undefined, onlyStatements);
       return;
     }
     tags.add(`p:${t.key}`);
@@ -233,8 +275,11 @@ export function changeFromWrite(
   if (write.entities) {
     for (const title of entityPages) addTitle(title);
     for (const id of entityPageIds) tags.add(`i:${id}`);
-    // A write that names no entity it could be read from: as broadly as the follower would.
-    if (entityPages.length === 0 && entityPageIds.length === 0 && changed) for (const type of ['item', 'property', 'lexeme']) tags.add(entityTypeTag(type));
+    // A write that names no entity it could be read from: as broadly as the follower would (a
+    // statement module's, whatever entity it wrote, changed no search).
+    if (entityPages.length === 0 && entityPageIds.length === 0 && changed && !onlyStatements) {
+      for (const type of ['item', 'property', 'lexeme']) tags.add(entityTypeTag(type));
+    }
   }
   const type = write.entities ? 'wikibase' : action;
   return { source: 'write', type, tags: [...tags], users, at: undefined, ...(confirm.length > 0 && { confirm: [...new Set(confirm)] }) };

@@ -99,6 +99,28 @@ describe.each([{ itemsInMain: false }, { itemsInMain: true }])('Wikibase entitie
     expect(JSON.stringify(await json('action=wbgetclaims&entity=Q7'))).not.toContain(guid);
   });
 
+  it('a statement created straight at the wiki, then another: wbgetclaims and lists fresh each time, item searches stay hits after the second', async () => {
+    const claims = 'action=wbgetclaims&entity=Q3';
+    // Depends on any change: it goes once the wiki has confirmed the PURGE's change.
+    const anyChange = 'action=query&list=recentchanges&rcprop=title&rclimit=5';
+    const searches = ['action=wbsearchentities&search=Germ&language=en', 'action=query&list=wbsearch&wbssearch=Germ'];
+    // The first: the gateway may never have asked about the page, and then the searches stay only
+    // if the revision before it is older than the confirmation window (src/invalidation/
+    // purge-confirmation.ts onlyStatementsSince), which a fresh seed's is not. The second: the
+    // revision before it is the one the gateway confirmed for the first.
+    for (const i of [0, 1]) {
+      for (const q of [claims, anyChange, ...searches]) await cached(q);
+      const created = await wbWrite(wiki, admin, 'wbcreateclaim', { entity: 'Q3', property: 'P4', snaktype: 'value', value: `"S${i}${Date.now()}"` });
+      const guid = (created.json['claim'] as { id: string }).id;
+      expect(JSON.stringify(await json(claims))).toContain(guid);
+      await until(
+        async () => header(await read(anyChange), 'x-cache'),
+        (x) => x !== 'hit',
+      );
+      if (i === 1) for (const q of searches) expect(header(await read(q), 'x-cache'), q).toBe('hit');
+    }
+  });
+
   it('the label of an item a value points to: wbformatvalue of that value is fresh', async () => {
     const q = `action=wbformatvalue&datavalue=${datavalue('Q2')}&generate=text/plain`;
     await cached(q);

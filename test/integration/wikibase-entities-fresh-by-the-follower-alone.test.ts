@@ -2,7 +2,8 @@
 // not name the gateway), in front of the stand-in Wikibase, in both layouts: after entity edits
 // made straight at the wiki, the answers that show them are fresh once the follower has polled
 // (src/invalidation/follower.ts, src/policy/changes.ts: an entity page's row names the page and
-// its entity type, so searches follow too), and an unrelated wikitext edit leaves them hits.
+// its entity type, so searches follow too, unless its summary says a statement module wrote it),
+// and an unrelated wikitext edit leaves them hits.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
@@ -79,5 +80,24 @@ describe.each([{ itemsInMain: false }, { itemsInMain: true }])('the follower alo
     );
     // The figure, not an assertion (timings belong to the bench): poll interval + 1 s is the target.
     console.log(`follower alone (items in main: ${itemsInMain}): fresh ${Date.now() - started} ms after the edits began (poll ${POLL_MS} ms)`);
+  });
+
+  it('a statement created straight at the wiki: wbgetclaims and lists follow, item searches stay hits (its row`s summary is a statement module`s)', async () => {
+    const claims = 'action=wbgetclaims&entity=Q3';
+    // Depends on any change: it goes once the follower has applied the row.
+    const anyChange = 'action=query&list=recentchanges&rcprop=title&rclimit=5';
+    const searches = ['action=wbsearchentities&search=Germ&language=en', 'action=query&list=wbsearch&wbssearch=Germ'];
+    for (const q of [claims, anyChange, ...searches]) await cached(q);
+    const created = await wbWrite(wiki, admin, 'wbcreateclaim', { entity: 'Q3', property: 'P4', snaktype: 'value', value: `"S${Date.now()}"` });
+    const guid = (created.json['claim'] as { id: string }).id;
+    await until(
+      () => json(claims),
+      (a) => JSON.stringify(a).includes(guid),
+    );
+    await until(
+      async () => header(await read(anyChange), 'x-cache'),
+      (x) => x !== 'hit',
+    );
+    for (const q of searches) expect(header(await read(q), 'x-cache'), q).toBe('hit');
   });
 });
