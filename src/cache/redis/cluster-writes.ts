@@ -5,7 +5,7 @@
  * promise: no replica keeps an answer fetched before an invalidation of one of its tags.
  *
  *   store       1. the entry joins its index sets (each a one-key script, any slot)
- *               2. SET the entry (its own slot), together with step 1: only both before step 3 matter
+ *               2. SET the entry (its own slot), only once every join of step 1 answered
  *               3. GET vseq: unchanged since the fetch's mark, nothing was invalidated; else GET
  *                  the entry's guard tags (v:) and UNLINK the entry when one is above the mark
  *               (and its URL key joins the register prefix purges read, REGISTER_LUA)
@@ -17,6 +17,15 @@
  * store whose step 3 came later sees the new number and removes its entry itself. SREM rather
  * than DEL of a set, so that a membership added after the SMEMBERS (an answer fetched after the
  * invalidation) stays for the next one.
+ *
+ * Why step 2 waits for step 1: the sets live on other masters than the entry. Sent together, a
+ * join refused by a dying master beside a SET taken by a healthy one left an entry that no purge,
+ * logout or invalidation could find, served to every replica until its TTL
+ * (test/in-process/redis-cluster-store-cut-short-by-a-master-crash-leaves-no-entry.test.ts). In
+ * this order a failed join means no entry, and a failed SET at worst a member whose entry is
+ * missing: a sweep's UNLINK of it removes nothing, and it goes with its set's TTL. A
+ * join acknowledged and then lost (a master restarting empty, a failover before replication)
+ * is ClusterWatch's to notice: cluster-watch.ts.
  *
  * Commands of one step go out together (the cluster client pipelines them per node).
  */
@@ -96,13 +105,14 @@ export class ClusterWrites {
     return [this.keys.urlRegister(part), this.keys.urlRegisterEnds(part)];
   }
 
-  /** Steps 1 to 3 of a store (above), in two round trips; true when the entry stays. */
+  /** Steps 1 to 3 of a store (above), in three round trips; true when the entry stays. */
   async store(s: ClusterStore): Promise<boolean> {
+    // A rejected join rejects here, before the SET is sent: nothing is stored unindexed.
     await Promise.all([
       ...s.indexes.map((set) => this.cmd.wikiedgeJoin(set, s.member, s.px)),
       this.cmd.wikiedgeRegister(...this.register(s.urlKey), s.urlKey, s.now + s.px, s.now),
-      this.cmd.set(s.entryKey, s.payload, 'PX', s.px),
     ]);
+    await this.cmd.set(s.entryKey, s.payload, 'PX', s.px);
     if (s.mark === undefined) return true;
     try {
       const seq = Number((await this.cmd.get(this.keys.invalidationSeq)) ?? 0);
