@@ -76,6 +76,13 @@ export class RedisTier {
       metrics,
       connect: opts.connect,
       onChannelResumed: opts.onPurgesMissed,
+      // A cluster master lost index sets: the entries they named elude every purge, so nothing
+      // stored before now is vouched for, here at once and on every replica through Redis.
+      onDataLost: async () => {
+        const gap = { kind: 'expire', before: opts.now() } as const;
+        opts.onPurge(gap);
+        return (await this.purges.purge(gap)) !== null;
+      },
     });
     this.entries = new RedisEntries(this.connection, keys, { windows: opts.windows, now: opts.now, metrics });
     this.locks = new RedisLocks(this.connection, keys, { lockMs: opts.lockMs, windows: opts.windows, metrics });

@@ -52,6 +52,11 @@ export interface RedisConnectionOptions {
    * meanwhile never reached this one (pub/sub keeps nothing for an absent subscriber).
    */
   readonly onChannelResumed?: () => void;
+  /**
+   * A Redis Cluster master may have lost acknowledged writes (./cluster-watch.ts): record a gap;
+   * false when it could not be recorded yet (tried again).
+   */
+  readonly onDataLost?: () => Promise<boolean>;
 }
 
 type State = 'starting' | 'up' | 'down';
@@ -118,7 +123,7 @@ export class RedisConnection {
     const connect = opts.connect ?? ((url, o) => (target.kind === 'url' ? new Redis(url, o) : new Redis(o)));
     const clustered = target.kind === 'cluster' ? clusterClients(target, base) : undefined;
     this.cluster = clustered?.cluster;
-    this.watch = this.cluster && new ClusterWatch(this.cluster, opts.metrics, opts.log, opts.timeoutMs);
+    this.watch = this.cluster && new ClusterWatch(this.cluster, opts.metrics, opts.log, opts.timeoutMs, opts.onDataLost);
     this.cmd =
       clustered?.cmd ??
       connect(where, {
