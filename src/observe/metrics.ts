@@ -43,7 +43,7 @@ export class RedisMetrics {
   readonly shardUp: Gauge<'shard'>;
   readonly shardErrors: Counter<'shard'>;
   readonly topologyRefreshes: Counter;
-  /** Redis Cluster only: `cause` is 'restart' or 'failover' (cache/redis/cluster-watch.ts DataLoss). */
+  /** Redis Cluster only: `cause` is 'restart', 'failover' or 'store' (cache/redis/cluster-watch.ts DataLoss). */
   readonly shardDataLost: Counter<'cause'>;
 
   constructor(registry: Registry) {
@@ -130,7 +130,7 @@ export class RedisMetrics {
     });
     this.shardDataLost = new Counter({
       name: 'wikiedge_redis_shard_data_lost_total',
-      help: 'Redis Cluster: times a master may have lost acknowledged writes (restart: another run_id at its address; failover: another master), each taken as a gap (everything cached before is refreshed at next use).',
+      help: "Redis Cluster: times index sets may have been lost (restart: another run_id at a master's address; failover: another master; store: a store failed part-way and its entry could not be removed), each taken as a gap (everything cached before is refreshed at next use).",
       labelNames: ['cause'] as const,
       registers,
     });

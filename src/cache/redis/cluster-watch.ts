@@ -31,8 +31,11 @@ const WATCH_MS = 5_000;
 /** How often a gap not yet recorded (the tier was down) is tried again. */
 const GAP_RETRY_MS = 1_000;
 
-/** How a master may have lost acknowledged writes (above); the `cause` label. */
-export type DataLoss = 'restart' | 'failover';
+/**
+ * How index sets may have been lost (above); the `cause` label. 'store': a store failed part-way
+ * and its entry could not be unlinked (cluster-writes.ts), so no set may name it.
+ */
+export type DataLoss = 'restart' | 'failover' | 'store';
 
 /** The run_id of an `INFO server` answer, or undefined. Pure. */
 export function runIdOf(info: string): string | undefined {
@@ -107,11 +110,11 @@ export class ClusterWatch {
     if (now.length > 0) this.masters = now;
   }
 
-  /** A master may have lost acknowledged writes: logged, counted, and a gap recorded. */
-  private lost(cause: DataLoss, shard: number, detail: Record<string, string>): void {
+  /** Index sets may have been lost: logged, counted, and a gap recorded. */
+  lost(cause: DataLoss, shard?: number, detail: Record<string, string> = {}): void {
     this.metrics.shardDataLost.inc({ cause });
     this.log.warn(
-      { redis: 'data-lost', cause, shard: shardLabel(shard), ...detail },
+      { redis: 'data-lost', cause, ...(shard !== undefined && { shard: shardLabel(shard) }), ...detail },
       'a redis cluster master may have lost index sets: nothing cached before now is vouched for, it is refreshed at next use on every replica',
     );
     this.gapOwed = true;

@@ -184,6 +184,14 @@ export class RedisConnection {
     }
   }
 
+  /**
+   * A cluster store could not undo itself: an entry may be in Redis that no index set names
+   * (./cluster-writes.ts). A gap, as for a master that lost its sets (./cluster-watch.ts).
+   */
+  entryUnindexed(): void {
+    this.watch?.lost('store');
+  }
+
   private connectAgain(client: Redis): void {
     if (this.closed) return;
     setTimeout(() => {
