@@ -17,7 +17,8 @@
  *     (test/in-process/redis-cluster-master-restarting-empty-is-a-gap.test.ts);
  *   - 'failover': another node is a shard's master. Replication is asynchronous, so the
  *     promoted replica may lack the last writes its master acknowledged
- *     (https://redis.io/docs/latest/operate/oss_and_stack/management/scaling/#write-safety).
+ *     (https://redis.io/docs/latest/operate/oss_and_stack/management/scaling/#write-safety;
+ *     test/in-process/redis-cluster-failover-that-lost-writes-is-a-gap.test.ts).
  * A master restarted with its data (RDB, AOF) is taken as a loss too: a refresh of everything at
  * its next use is the cost, rare and bounded, against answers no purge removes.
  */

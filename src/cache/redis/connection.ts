@@ -85,7 +85,7 @@ export class RedisConnection {
   readonly cmd: Redis;
   /** The same client as `cmd` when the target is a Redis Cluster (its nodes, its slots). */
   readonly cluster: Cluster | undefined;
-  /** Per-shard health and failovers of a cluster, for the metrics. */
+  /** Per-shard health and failovers of a cluster, for the metrics, and gaps when a master lost data. */
   private readonly watch: ClusterWatch | undefined;
   private readonly sub: Redis;
   private state: State = 'starting';
