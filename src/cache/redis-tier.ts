@@ -77,10 +77,11 @@ export class RedisTier {
       connect: opts.connect,
       onChannelResumed: opts.onPurgesMissed,
       // A cluster master lost index sets: the entries they named elude every purge, so nothing
-      // stored before now is vouched for, here at once and on every replica through Redis.
-      onDataLost: async () => {
+      // stored before now is vouched for, here at once and on every replica through Redis. Here
+      // once per loss, not at each retry: the local tier fills from the wiki while Redis is down.
+      onDataLost: async (fresh) => {
         const gap = { kind: 'expire', before: opts.now() } as const;
-        opts.onPurge(gap);
+        if (fresh) opts.onPurge(gap);
         return (await this.purges.purge(gap)) !== null;
       },
     });

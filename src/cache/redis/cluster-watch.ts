@@ -67,20 +67,23 @@ export class ClusterWatch {
   private readonly timer: NodeJS.Timeout;
   /** A gap to record: a loss was seen and `onDataLost` has not yet succeeded. */
   private gapOwed = false;
+  /** A loss was seen since `onDataLost` was last called (not only tried again). */
+  private freshLoss = false;
   private gapTimer: NodeJS.Timeout | undefined;
   private recording = false;
   private closed = false;
 
   /**
    * `onDataLost`: record a gap in every replica's invalidations (nothing stored before now is
-   * vouched for); false when it could not (the tier down): it is tried again until it is.
+   * vouched for); false when it could not (the tier down): it is tried again until it is, with
+   * `fresh` false unless another loss was seen meanwhile.
    */
   constructor(
     private readonly cluster: Cluster,
     private readonly metrics: RedisMetrics,
     private readonly log: Logger,
     private readonly timeoutMs: number,
-    private readonly onDataLost: () => Promise<boolean> = () => Promise.resolve(true),
+    private readonly onDataLost: (fresh: boolean) => Promise<boolean> = () => Promise.resolve(true),
   ) {
     cluster.on('refresh', () => {
       metrics.topologyRefreshes.inc();
@@ -119,6 +122,7 @@ export class ClusterWatch {
       'a redis cluster master may have lost index sets: nothing cached before now is vouched for, it is refreshed at next use on every replica',
     );
     this.gapOwed = true;
+    this.freshLoss = true;
     void this.recordGap();
   }
 
@@ -130,7 +134,9 @@ export class ClusterWatch {
       // Owed again while a call was on its way: that call's instant may precede the new loss.
       while (this.gapOwed && !this.closed) {
         this.gapOwed = false;
-        if (!(await this.onDataLost().catch(() => false))) {
+        const fresh = this.freshLoss;
+        this.freshLoss = false;
+        if (!(await this.onDataLost(fresh).catch(() => false))) {
           this.gapOwed = true;
           break;
         }

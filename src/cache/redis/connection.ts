@@ -54,9 +54,9 @@ export interface RedisConnectionOptions {
   readonly onChannelResumed?: () => void;
   /**
    * A Redis Cluster master may have lost acknowledged writes (./cluster-watch.ts): record a gap;
-   * false when it could not be recorded yet (tried again).
+   * false when it could not be recorded yet (tried again, `fresh` false).
    */
-  readonly onDataLost?: () => Promise<boolean>;
+  readonly onDataLost?: (fresh: boolean) => Promise<boolean>;
 }
 
 type State = 'starting' | 'up' | 'down';
