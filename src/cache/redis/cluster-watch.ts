@@ -90,8 +90,6 @@ export class ClusterWatch {
       this.relabel();
     });
     cluster.on('node error', (_err: unknown, key: string) => metrics.shardErrors.inc({ shard: this.labelOf(key) }));
-    // The run_ids are known from the first answers on, not WATCH_MS later.
-    cluster.on('ready', () => void this.ping());
     this.timer = setInterval(() => void this.ping(), WATCH_MS);
     this.timer.unref();
   }
@@ -173,6 +171,16 @@ export class ClusterWatch {
         if (restarted(seen, runId)) this.lost('restart', i, { node: key });
       }),
     );
+  }
+
+  /**
+   * Ask every master now, once the tier is up (connection.ts markUp). Not at the cluster's
+   * 'ready': INFO sent to every node then, beside the tier's first probe, kept the tier from
+   * coming up within the 2 s a gateway waits at start (test/integration/redis-replicas.test.ts,
+   * its "starts with the tier up on both replicas" on a Redis Cluster).
+   */
+  look(): void {
+    setImmediate(() => void this.ping());
   }
 
   close(): void {

@@ -243,6 +243,9 @@ export class RedisConnection {
     this.probing = undefined;
     this.opts.log.info({ redis: 'up', was }, 'redis tier up: shared entries, locks and purges in use');
     this.notifyWaiters();
+    // The masters' run_ids now rather than at the next turn of the watch: known from the start,
+    // and a master that restarted while the tier was down is seen as soon as it is back.
+    this.watch?.look();
   }
 
   private markDown(op: RedisOp | 'connection' | 'connect', err: unknown): void {
