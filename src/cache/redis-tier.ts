@@ -76,6 +76,14 @@ export class RedisTier {
       metrics,
       connect: opts.connect,
       onChannelResumed: opts.onPurgesMissed,
+      // A cluster master lost index sets: the entries they named elude every purge, so nothing
+      // stored before now is vouched for, here at once and on every replica through Redis. Here
+      // once per loss, not at each retry: the local tier fills from the wiki while Redis is down.
+      onDataLost: async (fresh) => {
+        const gap = { kind: 'expire', before: opts.now() } as const;
+        if (fresh) opts.onPurge(gap);
+        return (await this.purges.purge(gap)) !== null;
+      },
     });
     this.entries = new RedisEntries(this.connection, keys, { windows: opts.windows, now: opts.now, metrics });
     this.locks = new RedisLocks(this.connection, keys, { lockMs: opts.lockMs, windows: opts.windows, metrics });

@@ -43,6 +43,8 @@ export class RedisMetrics {
   readonly shardUp: Gauge<'shard'>;
   readonly shardErrors: Counter<'shard'>;
   readonly topologyRefreshes: Counter;
+  /** Redis Cluster only: `cause` is 'restart', 'failover' or 'store' (cache/redis/cluster-watch.ts DataLoss). */
+  readonly shardDataLost: Counter<'cause'>;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -111,7 +113,7 @@ export class RedisMetrics {
     });
     this.shardUp = new Gauge({
       name: 'wikiedge_redis_shard_up',
-      help: 'Redis Cluster: 1 while the master of a shard answers PING, by shard (an index by the first slot it owns, stable across failovers).',
+      help: 'Redis Cluster: 1 while the master of a shard answers (INFO server, every 5 s), by shard (an index by the first slot it owns, stable across failovers).',
       labelNames: ['shard'] as const,
       registers,
     });
@@ -124,6 +126,12 @@ export class RedisMetrics {
     this.topologyRefreshes = new Counter({
       name: 'wikiedge_redis_topology_refreshes_total',
       help: 'Redis Cluster: times the slot map was read again (periodically, after MOVED, after a node failed).',
+      registers,
+    });
+    this.shardDataLost = new Counter({
+      name: 'wikiedge_redis_shard_data_lost_total',
+      help: "Redis Cluster: times index sets may have been lost (restart: another run_id at a master's address; failover: another master; store: a store failed part-way and its entry could not be removed), each taken as a gap (everything cached before is refreshed at next use).",
+      labelNames: ['cause'] as const,
       registers,
     });
     for (const kind of PURGE_KINDS) this.purgeMessages.inc({ kind }, 0);

@@ -5,7 +5,8 @@
  * promise: no replica keeps an answer fetched before an invalidation of one of its tags.
  *
  *   store       1. the entry joins its index sets (each a one-key script, any slot)
- *               2. SET the entry (its own slot), together with step 1: only both before step 3 matter
+ *               2. SET the entry (its own slot), together with step 1: only both before step 3
+ *                  matter; when any of them fails, the entry is unlinked (failing that, a gap: below)
  *               3. GET vseq: unchanged since the fetch's mark, nothing was invalidated; else GET
  *                  the entry's guard tags (v:) and UNLINK the entry when one is above the mark
  *               (and its URL key joins the register prefix purges read, REGISTER_LUA)
@@ -17,6 +18,15 @@
  * store whose step 3 came later sees the new number and removes its entry itself. SREM rather
  * than DEL of a set, so that a membership added after the SMEMBERS (an answer fetched after the
  * invalidation) stays for the next one.
+ *
+ * Why a failed step 1 or 2 removes the entry: the sets live on other masters than the entry. A
+ * join refused by a dying master beside a SET taken by a healthy one left an entry that no purge,
+ * logout or invalidation could find, served to every replica until its TTL
+ * (test/in-process/redis-cluster-store-cut-short-by-a-master-crash-leaves-no-entry.test.ts). When
+ * even the UNLINK fails, the entry may stay where nothing names it: `onUnindexed` records a gap
+ * (nothing stored before now is vouched for: cluster-watch.ts), as for a master that lost its
+ * sets. A join acknowledged and then lost (a master restarting empty, a failover before
+ * replication) is ClusterWatch's to notice.
  *
  * Commands of one step go out together (the cluster client pipelines them per node).
  */
@@ -70,10 +80,12 @@ export interface ClusterStore {
 export class ClusterWrites {
   private readonly cmd: Redis & JoinScript;
 
+  /** `onUnindexed`: an entry may be left that no index set names (above); a gap is recorded. */
   constructor(
     cmd: Redis,
     private readonly keys: RedisKeys,
     private readonly guardMs: number,
+    private readonly onUnindexed: () => void = () => undefined,
   ) {
     this.cmd = cmd as Redis & JoinScript;
     this.cmd.defineCommand('wikiedgeJoin', { lua: JOIN_LUA, numberOfKeys: 1 });
@@ -98,11 +110,19 @@ export class ClusterWrites {
 
   /** Steps 1 to 3 of a store (above), in two round trips; true when the entry stays. */
   async store(s: ClusterStore): Promise<boolean> {
-    await Promise.all([
+    const written = await Promise.allSettled([
+      this.cmd.set(s.entryKey, s.payload, 'PX', s.px),
       ...s.indexes.map((set) => this.cmd.wikiedgeJoin(set, s.member, s.px)),
       this.cmd.wikiedgeRegister(...this.register(s.urlKey), s.urlKey, s.now + s.px, s.now),
-      this.cmd.set(s.entryKey, s.payload, 'PX', s.px),
     ]);
+    const failed = written.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      // The SET may have been taken (even a failed one: the reply lost with its connection)
+      // while a set did not take the entry: it goes. A replica that read it meanwhile keeps a
+      // copy the purge messages still reach (each local tier indexes its own entries).
+      await this.cmd.unlink(s.entryKey).catch(() => this.onUnindexed());
+      throw failed.reason;
+    }
     if (s.mark === undefined) return true;
     try {
       const seq = Number((await this.cmd.get(this.keys.invalidationSeq)) ?? 0);
@@ -111,8 +131,8 @@ export class ClusterWrites {
       if (numbers.every((v) => v === null || Number(v) <= s.mark!)) return true;
     } catch (err) {
       // Step 3 could not be made: the entry is written but not vouched for (a sweep may have read
-      // its index sets before step 1), so it goes, as far as Redis lets it.
-      await this.cmd.unlink(s.entryKey).catch(() => undefined);
+      // its index sets before step 1), so it goes, or a gap is recorded.
+      await this.cmd.unlink(s.entryKey).catch(() => this.onUnindexed());
       throw err;
     }
     await this.cmd.unlink(s.entryKey);

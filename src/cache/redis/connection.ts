@@ -52,6 +52,11 @@ export interface RedisConnectionOptions {
    * meanwhile never reached this one (pub/sub keeps nothing for an absent subscriber).
    */
   readonly onChannelResumed?: () => void;
+  /**
+   * A Redis Cluster master may have lost acknowledged writes (./cluster-watch.ts): record a gap;
+   * false when it could not be recorded yet (tried again, `fresh` false).
+   */
+  readonly onDataLost?: (fresh: boolean) => Promise<boolean>;
 }
 
 type State = 'starting' | 'up' | 'down';
@@ -80,7 +85,7 @@ export class RedisConnection {
   readonly cmd: Redis;
   /** The same client as `cmd` when the target is a Redis Cluster (its nodes, its slots). */
   readonly cluster: Cluster | undefined;
-  /** Per-shard health and failovers of a cluster, for the metrics. */
+  /** Per-shard health and failovers of a cluster, for the metrics, and gaps when a master lost data. */
   private readonly watch: ClusterWatch | undefined;
   private readonly sub: Redis;
   private state: State = 'starting';
@@ -120,7 +125,7 @@ export class RedisConnection {
     const connect = opts.connect ?? ((url, o) => (target.kind === 'url' ? new Redis(url, o) : new Redis(o)));
     const clustered = target.kind === 'cluster' ? clusterClients(target, base) : undefined;
     this.cluster = clustered?.cluster;
-    this.watch = this.cluster && new ClusterWatch(this.cluster, opts.metrics, opts.log, opts.timeoutMs);
+    this.watch = this.cluster && new ClusterWatch(this.cluster, opts.metrics, opts.log, opts.timeoutMs, opts.onDataLost);
     this.cmd =
       clustered?.cmd ??
       connect(where, {
@@ -181,6 +186,14 @@ export class RedisConnection {
     }
   }
 
+  /**
+   * A cluster store could not undo itself: an entry may be in Redis that no index set names
+   * (./cluster-writes.ts). A gap, as for a master that lost its sets (./cluster-watch.ts).
+   */
+  entryUnindexed(): void {
+    this.watch?.lost('store');
+  }
+
   private connectAgain(client: Redis): void {
     if (this.closed) return;
     setTimeout(() => {
@@ -238,6 +251,9 @@ export class RedisConnection {
     this.opts.log.info({ redis: 'up', was }, 'redis tier up: shared entries, locks and purges in use');
     for (const listener of this.upListeners) listener();
     this.notifyWaiters();
+    // The masters' run_ids now rather than at the next turn of the watch: known from the start,
+    // and a master that restarted while the tier was down is seen as soon as it is back.
+    this.watch?.look();
   }
 
   private markDown(op: RedisOp | 'connection' | 'connect', err: unknown): void {

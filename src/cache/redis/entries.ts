@@ -88,7 +88,7 @@ export class RedisEntries {
   ) {
     this.cmd = connection.cmd as RedisConnection['cmd'] & StoreScript;
     this.cmd.defineCommand('wikiedgeStore', { lua: STORE_LUA });
-    this.clustered = keys.cluster ? new ClusterWrites(connection.cmd, keys, GUARD_MS) : undefined;
+    this.clustered = keys.cluster ? new ClusterWrites(connection.cmd, keys, GUARD_MS, () => connection.entryUnindexed()) : undefined;
   }
 
   /**
