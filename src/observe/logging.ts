@@ -98,7 +98,11 @@ function sonicBoom(dest: number | string): Destination {
     // drops and counts) and tries again at the next flush. A file's errors: LineBuffer.failed.
     let told = false;
     sink.on('error', (err: Error) => {
-      if (!told) tellOnStderr({ fd: dest, err: String(err) }, `log: cannot write to file descriptor ${dest}; its lines are held and tried again, then dropped and counted`);
+      if (!told)
+        tellOnStderr(
+          { fd: dest, err: String(err) },
+          `log: cannot write to file descriptor ${dest}; its lines are held and tried again, then dropped and counted`,
+        );
       told = true;
     });
   }
