@@ -163,36 +163,57 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
   );
   // Installed before start-up's first await; a SIGHUP while the workers start reloads once they
   // all listen (reload.ts reloadOnSighup), rather than replacing workers that are still starting.
+  /** A reload's configuration, validated, while its workers are being replaced; adopted once all are. */
+  let pending: { readonly loaded: LoadedConfig; readonly sources: ConfigSources } | undefined;
+  /** The sources `current` came from: what workers get again when a reload stops halfway. */
+  let currentSources = sources;
   const sighup = reloadOnSighup(log, {
     read: () => readConfigSources(process.env),
     current: () => current,
     apply: (next, nextSources) => {
-      const before = current.config;
-      current = next;
+      // Only the new workers get it while they replace the old ones; the primary adopts it
+      // once every worker runs it (replace), so that a reload stopped halfway leaves workers
+      // restarted after it on the configuration that is known to start.
+      pending = { loaded: next, sources: nextSources };
       workerConfig.set(next, nextSources);
-      log.level = next.config.logLevel;
-      purges = newPurges();
-      // The new probe (its target or timing may have changed) also checks the new module names.
-      const old = probe;
-      void old.stop().then(() => old.upstream.close());
-      probe = newProbe(next.config, probeMetrics, log);
-      probe.start();
-      retireLimitMs = Math.max(drainAndGrace(before), drainAndGrace(next.config)) + SHUTDOWN_MARGIN_MS;
+      retireLimitMs = Math.max(drainAndGrace(current.config), drainAndGrace(next.config)) + SHUTDOWN_MARGIN_MS;
       // Not to workers of another wiki (reload.ts mayHandOver): their entries would be served as
       // fresh. Until a reload has replaced every worker, some may still hold the other wiki's:
       // a reload stopped halfway and tried again compares the same two configurations.
-      if (!mayHandOver(log, before, next.config)) handOverAllowed = false;
+      if (!mayHandOver(log, current.config, next.config)) handOverAllowed = false;
     },
     replacing: 'replacing the workers one at a time',
     replace: async (changed) => {
       const outcome = await supervisor.replaceAll(retireLimitMs);
-      if (!outcome.failed && !outcome.stopped) handOverAllowed = true;
+      const next = pending!;
+      pending = undefined;
+      if (outcome.failed || outcome.stopped) {
+        // Put back what the workers not replaced run: a worker that dies from now on (one of
+        // theirs, or one replaced already) is restarted with it, not with a configuration
+        // whose worker just exited before it listened (again and again: restart-backoff.ts).
+        workerConfig.set(current, currentSources);
+        return workersReplaced(outcome, changed);
+      }
+      adopt(next.loaded, next.sources);
+      handOverAllowed = true;
       return workersReplaced(outcome, changed);
     },
     get shuttingDown() {
       return state.shuttingDown;
     },
   });
+  /** Every worker runs `next`: the primary's own parts follow (its log, purges, probe, admin). */
+  const adopt = (next: LoadedConfig, nextSources: ConfigSources): void => {
+    current = next;
+    currentSources = nextSources;
+    log.level = next.config.logLevel;
+    purges = newPurges();
+    // The new probe (its target or timing may have changed) also checks the new module names.
+    const old = probe;
+    void old.stop().then(() => old.upstream.close());
+    probe = newProbe(next.config, probeMetrics, log);
+    probe.start();
+  };
   let retireLimitMs = drainAndGrace(fixed) + SHUTDOWN_MARGIN_MS;
   /**
    * Whether replaced workers hand their local tier over: false from a reload that changed the wiki

@@ -17,9 +17,12 @@
  *    key, and nothing changes.
  * 3. Put it to work (ReloadSteps.replace). A cluster replaces its workers one at a time
  *    (supervisor.ts replaceAll): the new one listens before the old one drains, so capacity never
- *    drops, and workers started from now on, a crashed one's replacement included, run the new
- *    configuration (worker-config.ts). A single process makes a new gateway current from the next
- *    request on and retires the old one once it has answered what it holds.
+ *    drops, and workers started meanwhile, a crashed one's replacement included, run the new
+ *    configuration (worker-config.ts). The primary adopts it once every worker runs it; a
+ *    replacement stopped halfway (a new worker exited before it listened) puts the old one back
+ *    for the workers started after it (primary.ts). A single process makes a new gateway current
+ *    from the next request on and retires the old one once it has answered what it holds; the
+ *    new configuration is current once that gateway is built.
  *
  * What a reload keeps: the Redis tier, and the local tier: a replaced worker hands its shared
  * entries to its replacement before it drains (tier-hand-over.ts; at most HAND_OVER_LIMIT_MS a
@@ -44,7 +47,10 @@ export interface ReloadSteps {
   read(): ConfigSources;
   /** The configuration running now. */
   current(): LoadedConfig;
-  /** Make a validated configuration the current one: the primary's, and every new worker's. */
+  /**
+   * A validated configuration, for what replace() starts (the new gateway, the new workers). The
+   * configuration running now stays current() until replace() has put this one to work.
+   */
   apply(loaded: LoadedConfig, sources: ConfigSources): void;
   /** What replace() does, for the log line before it: "replacing the workers one at a time". */
   readonly replacing: string;
@@ -66,7 +72,7 @@ export function workersReplaced(outcome: ReplaceOutcome, changed: readonly strin
     return {
       level: 'error',
       fields: { ...outcome.failed, replaced: outcome.replaced, changed },
-      msg: 'reload stopped: a new worker exited before it listened; the workers not yet replaced keep the old configuration',
+      msg: 'reload stopped: a new worker exited before it listened; the workers not yet replaced keep the old configuration, and a worker restarted from now on gets it too',
     };
   }
   if (outcome.stopped) return { level: 'info', fields: { replaced: outcome.replaced }, msg: 'reload stopped: shutting down' };

@@ -146,7 +146,7 @@ export const FIELDS = {
     parse: str,
     default: '',
     unit: 'path',
-    doc: 'write the access log (request lines) to this file, appended, instead of standard output; reopened on SIGUSR1 (as nginx does) so that logrotate can move it (`postrotate`: `systemctl kill -s USR1 wikiedge`, `kill -USR1 <pid>`). Empty: standard output',
+    doc: 'write the access log (request lines) to this file, appended, instead of standard output; reopened on SIGUSR1 (as nginx does) so that logrotate can move it (`postrotate`: `systemctl kill -s USR1 wikiedge`, `kill -USR1 <pid>`). A file that cannot be appended to or created (its directory missing, a read-only file system) is refused like any bad value, by `--check`, at start and at a reload; one that fails later (a write error, a reopen) sends the lines to standard output, said once on standard error, until SIGUSR1 opens it again. Empty: standard output',
   }),
   upstreamConnectTimeoutMs: field({
     env: 'WIKIEDGE_UPSTREAM_CONNECT_TIMEOUT_MS',

@@ -4,12 +4,15 @@
  *
  * - readConfigSources (I/O): the `WIKIEDGE_*` environment, the YAML or JSON file named by
  *   `WIKIEDGE_CONFIG`, and the secrets named by `<ENV>_FILE`, each read once;
- * - configFromSources (pure): each value validated by its entry of the table (fields.ts), the
+ * - configFromSources: each value validated by its entry of the table (fields.ts), the
  *   environment over the file over the default, then the rules between keys, then deep-frozen.
+ *   Pure but for one look at the file system: whether WIKIEDGE_ACCESS_LOG_FILE can be appended
+ *   to (checkAccessLogFile), so that --check, the start and a reload refuse it alike.
  *
  * loadConfig does both. Every error is a ConfigError naming the key.
  */
-import { readFileSync } from 'node:fs';
+import { accessSync, closeSync, constants, openSync, readFileSync, statSync } from 'node:fs';
+import { dirname, resolve as resolvePath } from 'node:path';
 import { isIP } from 'node:net';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError, envNameOf, type Field, isUnset, MadeAtStart, REQUIRED } from './field.js';
@@ -207,6 +210,37 @@ function checkRedisKeys(config: Config): void {
   }
 }
 
+/**
+ * WIKIEDGE_ACCESS_LOG_FILE must be a file this process can append to, or one it can create. A
+ * file that cannot be opened is otherwise found only when the access log opens it
+ * (observe/logging.ts), after the configuration was accepted: --check said OK, a reload went
+ * ahead and the access log fell back to standard output. Nothing is created or written here:
+ * an existing file is opened for writing without O_CREAT and closed; for a new one, its
+ * directory must be a directory this process may write in (access(2) answers EROFS on a
+ * read-only file system, as a container's `read_only: true` root is). O_NONBLOCK: a FIFO with
+ * no reader answers ENXIO at once rather than waiting for one, and is taken.
+ * test/in-process/access-log-file-that-cannot-be-opened-is-refused.test.ts.
+ */
+function checkAccessLogFile(file: string): void {
+  if (file === '') return;
+  const key = FIELDS.accessLogFile.env;
+  try {
+    closeSync(openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_NONBLOCK));
+    return;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENXIO') return;
+    if (code !== 'ENOENT') throw new ConfigError(key, `cannot append to ${file}: ${(err as Error).message}`);
+  }
+  const dir = dirname(resolvePath(file));
+  try {
+    if (!statSync(dir).isDirectory()) throw new Error(`${dir} is not a directory`);
+    accessSync(dir, constants.W_OK | constants.X_OK);
+  } catch (err) {
+    throw new ConfigError(key, `cannot create ${file}: ${(err as Error).message}`);
+  }
+}
+
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object' && !Object.isFrozen(value) && !Buffer.isBuffer(value)) {
     for (const v of Object.values(value)) deepFreeze(v);
@@ -229,6 +263,7 @@ export function configFromSources(sources: ConfigSources): LoadedConfig {
   const config = values as Config;
   checkBetweenKeys(config, origins);
   checkAdminExposure(config);
+  checkAccessLogFile(config.accessLogFile);
   return { config: deepFreeze(config), origins: Object.freeze(origins as Record<ConfigKey, Origin>), warnings: Object.freeze(warnings) };
 }
 

@@ -15,6 +15,7 @@ import type { Storage } from '../cache/storage.js';
 import { TieredStorage } from '../cache/tiered-storage.js';
 import { type CacheEntry, CacheStore } from '../cache/store.js';
 import type { Config } from '../config/config.js';
+import { comparable, WIKI_KEYS } from '../config/reload-keys.js';
 import { AddressMatcher } from '../words/address-list.js';
 import { ClientBudget, UncachedUnderWay } from '../limits/client-budget.js';
 import { RefusalDelay } from '../limits/refusal-delay.js';
@@ -302,7 +303,7 @@ function newFollower(
     now: () => Date.now(),
     log: log.child({ component: 'change-follower' }),
     metrics,
-    cursors: state ? { load: async () => (await state.loadCursor()) as Cursor | undefined, save: (c) => state.saveCursor(c) } : new MemoryCursorStore(),
+    cursors: state ? { load: async () => (await state.loadCursor()) as Cursor | undefined, save: (c) => state.saveCursor(c) } : processCursor(config),
     lease: state ? { hold: () => state.holdLease(leaseMs), release: () => state.releaseLease() } : ALWAYS_LEADER,
     apply: async (list) => {
       await changes.apply(list, reach);
@@ -310,6 +311,24 @@ function newFollower(
     expire: (before, reason) => changes.expire(before, reason, reach),
     namespaces: (ns) => changes.setNamespaces(ns),
   });
+}
+
+/**
+ * Without a shared tier the cursor lives as long as the process, as the local tier does: one
+ * store per wiki for every gateway the process builds. A single process's reload builds a new
+ * gateway that takes the old one's local tier over (cluster/generations.ts replace); with a
+ * cursor of its own it started with none, and its `cursor-lost` gap expired every entry just
+ * handed over (invalidation/follower.ts). With this one it follows on from the old follower's
+ * last poll. By wiki (config/reload-keys.ts WIKI_KEYS): a reload to another wiki hands nothing
+ * over and starts without a cursor, as it must.
+ * test/in-process/reload-single-process-keeps-the-follower-cursor.test.ts.
+ */
+const processCursors = new Map<string, MemoryCursorStore>();
+function processCursor(config: Config): MemoryCursorStore {
+  const wiki = WIKI_KEYS.map((key) => comparable(config[key])).join('\n');
+  let cursors = processCursors.get(wiki);
+  if (!cursors) processCursors.set(wiki, (cursors = new MemoryCursorStore()));
+  return cursors;
 }
 
 /**

@@ -69,6 +69,11 @@ export function droppedLogLines(): number {
 
 /** A sonic-boom on `fd` (or path) fed by LineBuffer, BATCH_BYTES at a time. */
 export function batchedDestination(dest: number | string, { flushEveryMs = 250 } = {}): LineBuffer {
+  if (typeof dest === 'number') return new LineBuffer(dest === 1 ? standardOutput() : sonicBoom(dest), BATCH_BYTES, flushEveryMs);
+  return new LineBuffer(sonicBoom(dest), BATCH_BYTES, flushEveryMs, { name: dest, open: () => sonicBoom(dest) });
+}
+
+function sonicBoom(dest: number | string): Destination {
   // sonic-boom's minLength just under a batch: a full batch is written at once; a remainder
   // handed over by the interval, flush() or flushSync() stays pending in sonic-boom, so that its
   // flush(cb) waits for the write and its flushSync() writes it (with minLength 0 the first
@@ -86,7 +91,51 @@ export function batchedDestination(dest: number | string, { flushEveryMs = 250 }
   sink.on('drop', (batch: Buffer) => {
     for (let at = batch.indexOf(0x0a); at !== -1; at = batch.indexOf(0x0a, at + 1)) droppedLines++;
   });
-  return new LineBuffer(sink, BATCH_BYTES, flushEveryMs);
+  if (typeof dest === 'number') {
+    // An EventEmitter's 'error' without a listener is thrown, and ends the process
+    // (https://nodejs.org/api/events.html#error-events): a descriptor that cannot be written
+    // (EPIPE, EIO) is said once; sonic-boom keeps what it holds (up to MAX_PENDING_BYTES, then
+    // drops and counts) and tries again at the next flush. A file's errors: LineBuffer.failed.
+    let told = false;
+    sink.on('error', (err: Error) => {
+      if (!told)
+        tellOnStderr(
+          { fd: dest, err: String(err) },
+          `log: cannot write to file descriptor ${dest}; its lines are held and tried again, then dropped and counted`,
+        );
+      told = true;
+    });
+  }
+  return sink;
+}
+
+/**
+ * One sonic-boom on standard output for the whole process: the logger's batches and, after an
+ * access-log file failed (LineBuffer.failed), that file's batches. One writer, so two batches
+ * never interleave on a pipe (a write(2) above PIPE_BUF is not atomic, pipe(7)).
+ */
+let stdoutSink: Destination | undefined;
+function standardOutput(): Destination {
+  return (stdoutSink ??= sonicBoom(1));
+}
+
+/**
+ * A line of pino's shape on standard error, synchronously (stderr is synchronous for files and
+ * pipes, https://nodejs.org/api/process.html#a-note-on-process-io): what a log writer says about
+ * itself cannot go through the writer that failed.
+ */
+function tellOnStderr(fields: Record<string, unknown>, msg: string): void {
+  try {
+    process.stderr.write(`${JSON.stringify({ level: 50, time: Date.now(), service: 'wikiedge', ...fields, msg })}\n`);
+  } catch {
+    // Standard error gone too: nothing more can be said.
+  }
+}
+
+/** A file a LineBuffer appends to: opened again by name by reopen() after it failed. */
+export interface LogFile {
+  readonly name: string;
+  open(): Destination;
 }
 
 type Destination = ReturnType<typeof pino.destination>;
@@ -106,12 +155,19 @@ export class LineBuffer implements pino.DestinationStream {
   /** The batch being filled: bytes [0, used) are lines. */
   private buf: Buffer;
   private used = 0;
+  /** Where batches go: the file's sonic-boom, or standard output's once the file failed (failed()). */
+  private sink: Destination;
+  /** The file's sonic-boom failed: batches go to standard output until reopen() opens it again. */
+  private fellBack = false;
 
   constructor(
-    private readonly sink: Destination,
+    sink: Destination,
     private readonly batchBytes: number,
     flushEveryMs: number,
+    private readonly file?: LogFile,
   ) {
+    this.sink = sink;
+    if (file) this.watch(sink);
     this.buf = Buffer.allocUnsafeSlow(batchBytes);
     setInterval(() => {
       this.handOver();
@@ -176,7 +232,46 @@ export class LineBuffer implements pino.DestinationStream {
    */
   reopen(): void {
     this.handOver();
-    this.sink.reopen();
+    if (this.file && this.fellBack) {
+      // A sonic-boom whose file could not be opened has no name left to reopen: a new one.
+      this.fellBack = false;
+      this.sink = this.file.open();
+      this.watch(this.sink);
+      return;
+    }
+    try {
+      this.sink.reopen();
+    } catch (err) {
+      if (this.file) this.failed(this.sink, err as Error);
+    }
+  }
+
+  /** Whether the file failed and its lines go to standard output now (failed()). */
+  get fallenBack(): boolean {
+    return this.fellBack;
+  }
+
+  private watch(sink: Destination): void {
+    sink.on('error', (err: Error) => this.failed(sink, err));
+  }
+
+  /**
+   * The file could not be opened (ENOENT, EACCES, EROFS: a directory that is not there, a
+   * read-only container) or written (ENOSPC): sonic-boom emits 'error', which without a
+   * listener would end the process (https://nodejs.org/api/events.html#error-events) and
+   * refuse every connection after. Said once on standard error; the lines from here on go to
+   * standard output, as without WIKIEDGE_ACCESS_LOG_FILE, until SIGUSR1 opens the file again
+   * (reopen()). What the failed sonic-boom held (at most MAX_PENDING_BYTES) is lost.
+   * test/in-process/access-log-file-that-cannot-be-written-never-ends-the-process.test.ts.
+   */
+  private failed(sink: Destination, err: Error): void {
+    if (sink !== this.sink || this.fellBack) return;
+    this.fellBack = true;
+    this.sink = standardOutput();
+    tellOnStderr(
+      { file: this.file?.name, err: String(err) },
+      `access log: cannot write to ${this.file?.name}; its lines go to standard output until SIGUSR1 reopens it`,
+    );
   }
 
   flushSync(): void {
