@@ -36,8 +36,8 @@ describe.runIf(built)('a single-process reload with the follower and no Redis', 
 
   it('keeps its hits: no cursor-lost gap after the reload', async () => {
     const ask = async (i: number) => (await http(`${gw.url}/w/api.php?action=query&prop=info&titles=Page_${i}&format=json`)).headers['x-cache'];
-    // The first follower has polled (and saved its cursor) before anything is cached.
-    await new Promise((r) => setTimeout(r, 1_500));
+    // The first follower has polled (taken its start's gap, saved its cursor) before anything is cached.
+    await untilLogged(gw, () => logged(gw, /^change follower: it cannot vouch/).length === 1);
     for (let i = 0; i < 5; i++) await ask(i);
     const before: unknown[] = [];
     for (let i = 0; i < 5; i++) before.push(await ask(i));
@@ -46,8 +46,9 @@ describe.runIf(built)('a single-process reload with the follower and no Redis', 
 
     gw.child.kill('SIGHUP');
     await untilLogged(gw, () => logged(gw, 'reload complete').length === 1);
-    // A few of the new follower's polls.
-    await new Promise((r) => setTimeout(r, 1_500));
+    // A few of the new follower's polls (each asks the wiki's recentchanges once at least).
+    const rcAsks = wiki.queries.length;
+    await untilLogged(gw, () => wiki.queries.length >= rcAsks + 3);
     const after: unknown[] = [];
     for (let i = 0; i < 5; i++) after.push(await ask(i));
     expect(after).toEqual(before);
