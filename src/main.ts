@@ -93,7 +93,7 @@ async function runWorker(id: number): Promise<void> {
   takeEarlySignal('SIGHUP');
   let config: Config;
   try {
-    config = configFromSources(await configFromPrimary(WORKER_CONFIG_WAIT_MS)).config;
+    config = configFromSources(await configFromPrimary(WORKER_CONFIG_WAIT_MS), { checkFiles: false }).config;
   } catch (err) {
     process.stderr.write(`wikiedge: worker ${id}: ${(err as Error).message}\n`);
     process.exit(2);

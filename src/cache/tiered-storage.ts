@@ -67,7 +67,9 @@ export class TieredStorage implements Storage {
   private owed: PurgeMessage[] = [];
   private owedOverflow = false;
   private owedTimer: NodeJS.Timeout | undefined;
-  private carrying = false;
+  /** The carry of the owed purges under way, if any. */
+  private carrying: Promise<void> | undefined;
+  private closed = false;
 
   /** `connect`: builds the shared tier, given what it must call back (purges heard, purges missed). */
   constructor(
@@ -112,8 +114,11 @@ export class TieredStorage implements Storage {
    * the shared tier and the other replicas may keep what those purges removed here.
    */
   async close(): Promise<void> {
+    this.closed = true;
     if (this.owedTimer) clearInterval(this.owedTimer);
     this.owedTimer = undefined;
+    // A carry the timer began is let finish (the tier is closed after it), then one more try.
+    await this.carrying;
     if (this.owed.length > 0 || this.owedOverflow) {
       await this.carryOwed();
       if (this.owedTimer) clearInterval(this.owedTimer);
@@ -235,6 +240,14 @@ export class TieredStorage implements Storage {
 
   /** Keep a purge the shared tier could not carry, to carry it once it answers. */
   private owe(message: PurgeMessage): void {
+    if (this.closed) {
+      // Settled after close() (a purge heard while closing): nobody is left to carry it.
+      this.opts.log.error(
+        { redisPurge: 'dropped', owed: 1, kind: message.kind },
+        'a purge the shared tier could not take came after this storage closed: it and the other replicas may serve what it removed here until it expires',
+      );
+      return;
+    }
     if (this.owed.length === 0 && !this.owedOverflow) {
       this.opts.log.warn(
         { redisPurge: 'owed', kind: message.kind },
@@ -251,31 +264,32 @@ export class TieredStorage implements Storage {
    * The purges kept, in order, while the shared tier answers; past MAX_OWED of them, one gap
    * instead (nothing stored before now is vouched for, on every replica).
    */
-  private async carryOwed(): Promise<void> {
-    if (this.carrying || !this.tier.up) return;
-    this.carrying = true;
-    try {
-      if (this.owedOverflow) {
-        if ((await this.tier.purge({ kind: 'expire', before: this.opts.now() })) === null) return;
-        this.opts.log.warn(
-          { redisPurge: 'gap', owed: MAX_OWED },
-          'more purges than kept could not reach the shared tier: a gap instead, everything cached before now is refreshed at next use',
-        );
-        this.owedOverflow = false;
-        this.owed = [];
-      }
-      let carried = 0;
-      while (this.owed.length > 0) {
-        if ((await this.tier.purge(this.owed[0]!)) === null) return;
-        this.owed.shift();
-        carried++;
-      }
-      clearInterval(this.owedTimer);
-      this.owedTimer = undefined;
-      if (carried > 0) this.opts.log.info({ redisPurge: 'carried', carried }, 'the purges the shared tier missed were carried to it and to the other replicas');
-    } finally {
-      this.carrying = false;
+  private carryOwed(): Promise<void> {
+    if (this.carrying) return this.carrying;
+    if (!this.tier.up) return Promise.resolve();
+    this.carrying = this.carryOwedNow().finally(() => (this.carrying = undefined));
+    return this.carrying;
+  }
+
+  private async carryOwedNow(): Promise<void> {
+    if (this.owedOverflow) {
+      if ((await this.tier.purge({ kind: 'expire', before: this.opts.now() })) === null) return;
+      this.opts.log.warn(
+        { redisPurge: 'gap', owed: MAX_OWED },
+        'more purges than kept could not reach the shared tier: a gap instead, everything cached before now is refreshed at next use',
+      );
+      this.owedOverflow = false;
+      this.owed = [];
     }
+    let carried = 0;
+    while (this.owed.length > 0) {
+      if ((await this.tier.purge(this.owed[0]!)) === null) return;
+      this.owed.shift();
+      carried++;
+    }
+    clearInterval(this.owedTimer);
+    this.owedTimer = undefined;
+    if (carried > 0) this.opts.log.info({ redisPurge: 'carried', carried }, 'the purges the shared tier missed were carried to it and to the other replicas');
   }
 
   purgeHere(message: PurgeMessage): number {

@@ -11,7 +11,7 @@
  *
  * loadConfig does both. Every error is a ConfigError naming the key.
  */
-import { accessSync, closeSync, constants, openSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, lstatSync, readFileSync, readlinkSync, type Stats, statSync } from 'node:fs';
 import { dirname, resolve as resolvePath } from 'node:path';
 import { isIP } from 'node:net';
 import { parse as parseYaml } from 'yaml';
@@ -214,25 +214,39 @@ function checkRedisKeys(config: Config): void {
  * WIKIEDGE_ACCESS_LOG_FILE must be a file this process can append to, or one it can create. A
  * file that cannot be opened is otherwise found only when the access log opens it
  * (observe/logging.ts), after the configuration was accepted: --check said OK, a reload went
- * ahead and the access log fell back to standard output. Nothing is created or written here:
- * an existing file is opened for writing without O_CREAT and closed; for a new one, its
- * directory must be a directory this process may write in (access(2) answers EROFS on a
- * read-only file system, as a container's `read_only: true` root is). O_NONBLOCK: a FIFO with
- * no reader answers ENXIO at once rather than waiting for one, and is taken.
+ * ahead and the access log fell back to standard output. Nothing is opened, created or written
+ * here (opening a FIFO would hand its waiting reader an end of file): an existing regular file
+ * must be writable (access(2), which answers EROFS on a read-only file system, as a container's
+ * `read_only: true` root is); a link is judged by what it names, a dangling one by its target's
+ * directory; anything else that exists (a FIFO, a socket, /dev/stdout) is taken as it is; for a
+ * new file, its directory must be one this process may write in.
  * test/in-process/access-log-file-that-cannot-be-opened-is-refused.test.ts.
  */
 function checkAccessLogFile(file: string): void {
   if (file === '') return;
   const key = FIELDS.accessLogFile.env;
-  try {
-    closeSync(openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_NONBLOCK));
-    return;
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENXIO') return;
-    if (code !== 'ENOENT') throw new ConfigError(key, `cannot append to ${file}: ${(err as Error).message}`);
+  let target = resolvePath(file);
+  for (let links = 0; ; links++) {
+    let st: Stats;
+    try {
+      st = lstatSync(target);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') break;
+      throw new ConfigError(key, `cannot append to ${file}: ${(err as Error).message}`);
+    }
+    if (st.isSymbolicLink() && links < MAX_LINKS) {
+      target = resolvePath(dirname(target), readlinkSync(target));
+      continue;
+    }
+    if (!st.isFile()) return;
+    try {
+      accessSync(target, constants.W_OK);
+      return;
+    } catch (err) {
+      throw new ConfigError(key, `cannot append to ${file}: ${(err as Error).message}`);
+    }
   }
-  const dir = dirname(resolvePath(file));
+  const dir = dirname(target);
   try {
     if (!statSync(dir).isDirectory()) throw new Error(`${dir} is not a directory`);
     accessSync(dir, constants.W_OK | constants.X_OK);
@@ -240,6 +254,8 @@ function checkAccessLogFile(file: string): void {
     throw new ConfigError(key, `cannot create ${file}: ${(err as Error).message}`);
   }
 }
+/** Links followed to find what WIKIEDGE_ACCESS_LOG_FILE names (as the kernel's own limit, MAXSYMLINKS). */
+const MAX_LINKS = 40;
 
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object' && !Object.isFrozen(value) && !Buffer.isBuffer(value)) {
@@ -249,8 +265,13 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** Validate and freeze what was read, saying where each value came from. Throws ConfigError naming the first bad key. */
-export function configFromSources(sources: ConfigSources): LoadedConfig {
+/**
+ * Validate and freeze what was read, saying where each value came from. Throws ConfigError naming
+ * the first bad key. `checkFiles` false: the files it names are not looked at (a cluster worker
+ * takes sources its primary checked; a log file that fails later falls back to standard output
+ * there, as in any running process, rather than keep the worker from restarting).
+ */
+export function configFromSources(sources: ConfigSources, { checkFiles = true }: { readonly checkFiles?: boolean } = {}): LoadedConfig {
   checkNames(sources.env);
   const values: Record<string, unknown> = {};
   const origins: Record<string, Origin> = {};
@@ -263,7 +284,7 @@ export function configFromSources(sources: ConfigSources): LoadedConfig {
   const config = values as Config;
   checkBetweenKeys(config, origins);
   checkAdminExposure(config);
-  checkAccessLogFile(config.accessLogFile);
+  if (checkFiles) checkAccessLogFile(config.accessLogFile);
   return { config: deepFreeze(config), origins: Object.freeze(origins as Record<ConfigKey, Origin>), warnings: Object.freeze(warnings) };
 }
 

@@ -68,6 +68,8 @@ export interface PageNow {
   readonly parentid?: number;
   /** The newest revision's edit summary; absent when hidden from anonymous readers. */
   readonly comment?: string;
+  /** The page's id (absent when it is gone): what answers naming it by id depend on (MediaInfo's `M123`). */
+  readonly pageid?: number;
 }
 
 /** The gateway's clock and its timers: the process's own (processClock) unless a test gives one. */
@@ -100,7 +102,7 @@ export interface PurgeConfirmationOptions {
    * The change a confirmed page makes (policy/changes.ts changeConfirmed); `onlyStatements`: what
    * changed is one revision of its statements alone (onlyStatementsSince).
    */
-  readonly confirmed: (title: string, onlyStatements: boolean) => Change;
+  readonly confirmed: (title: string, onlyStatements: boolean, pageId?: number) => Change;
   readonly apply: (changes: readonly Change[]) => Promise<unknown>;
   readonly log: Logger;
   readonly metrics?: { confirmation(outcome: 'confirmed' | 'unchanged' | 'unknown', n: number): void };
@@ -306,7 +308,7 @@ export class PurgeConfirmations {
     );
     for (const { page, before, waited } of confirmed) {
       const parentAt = parentsAt.get(page.parentid ?? 0);
-      changes.push(this.opts.confirmed(page.title, onlyStatementsSince(before, page, parentAt !== undefined && beforeWindow(parentAt, answer.now, waited))));
+      changes.push(this.opts.confirmed(page.title, onlyStatementsSince(before, page, parentAt !== undefined && beforeWindow(parentAt, answer.now, waited)), page.pageid));
     }
     // A title the wiki did not answer about (invalid, or a normalisation not reported): as if changed.
     for (const t of titles) if (!answered.has(t)) changes.push(this.opts.confirmed(t, false));
@@ -374,6 +376,7 @@ export function pagesOfAnswer(answer: unknown): { pages: PageNow[]; now: number 
       normalized?: { from: string; to: string }[];
       pages?: {
         title?: string;
+        pageid?: number;
         missing?: boolean;
         invalid?: boolean;
         revisions?: { revid?: number; parentid?: number; timestamp?: string; comment?: string; commenthidden?: boolean }[];
@@ -395,6 +398,7 @@ export function pagesOfAnswer(answer: unknown): { pages: PageNow[]; now: number 
       ...(Number.isFinite(at) && { revisionAt: at }),
       ...(typeof rev?.parentid === 'number' && { parentid: rev.parentid }),
       ...(typeof rev?.comment === 'string' && rev.commenthidden !== true && { comment: rev.comment }),
+      ...(typeof p.pageid === 'number' && p.pageid > 0 && { pageid: p.pageid }),
     };
     for (const title of [p.title, ...(asked.get(p.title) ?? [])]) pages.push({ title, ...page });
   }

@@ -268,6 +268,13 @@ export class LineBuffer implements pino.DestinationStream {
     if (sink !== this.sink || this.fellBack) return;
     this.fellBack = true;
     this.sink = standardOutput();
+    // Its descriptor, if it has one, is let go: held, a disk filled by the log (ENOSPC) stayed
+    // full after the file was removed, and every SIGUSR1 while fallen back kept one more.
+    try {
+      sink.destroy();
+    } catch {
+      // Not open: nothing to let go.
+    }
     tellOnStderr(
       { file: this.file?.name, err: String(err) },
       `access log: cannot write to ${this.file?.name}; its lines go to standard output until SIGUSR1 reopens it`,

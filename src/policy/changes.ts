@@ -119,8 +119,10 @@ export function changeFromPurge(title: string, namespaces: Namespaces = DEFAULT_
  * wiki showed that what changed since the page was last seen is one revision of its statements
  * alone (purge-confirmation.ts), so searches of its entity type stay.
  */
-export function changeConfirmed(title: string, namespaces: Namespaces = DEFAULT_NAMESPACES, onlyStatements = false): Change {
+export function changeConfirmed(title: string, namespaces: Namespaces = DEFAULT_NAMESPACES, onlyStatements = false, pageId?: number): Change {
   const tags = new Set<string>([ANY]);
+  // Answers that name the page by its id alone (MediaInfo's `M123`: entities.ts entityPageId).
+  if (pageId !== undefined && pageId > 0) tags.add(`i:${pageId}`);
   const t = titleKey(title, namespaces);
   if (t) {
     addPage(tags, t, namespaces);
@@ -242,7 +244,10 @@ export function changeFromWrite(
   const entityPages = entityIds.flatMap((id) => entityPageTitles(id, namespaces));
   // MediaInfo ids name their File: page by id (entities.ts entityPageId).
   const entityPageIds = entityIds.map(entityPageId).filter((id): id is number => id !== undefined);
-  const unproven = changed && write.unproven === true && entityPages.length > 0;
+  // One naming MediaInfo ids alone is unproven too: its page's id now, its lists once the wiki's
+  // own PURGE of the File: page is confirmed (or the follower reads its row), never `*` at once
+  // (anyone allowed to edit could otherwise empty every list by setting a statement to itself).
+  const unproven = changed && write.unproven === true && (entityPages.length > 0 || entityPageIds.length > 0);
   const confirm: string[] = [];
   const tags = new Set<string>(changed && !unproven ? [ANY] : []);
   const onlyStatements = write.statementsOnly === true;

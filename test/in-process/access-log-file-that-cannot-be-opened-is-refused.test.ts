@@ -4,7 +4,9 @@
 // it, and a SIGHUP to it is refused before anything changes: the single process keeps serving
 // with the old configuration. Without the check, --check said OK and the reload ended the process
 // (sonic-boom's unhandled 'error', observe/logging.ts).
-import { existsSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, symlinkSync, writeFileSync } from 'node:fs';
+import { configFromSources } from '../../src/config/load.js';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { offlineGatewayEnv, runCli } from '../support/cli.js';
@@ -36,6 +38,26 @@ describe.runIf(built)('an access-log file that cannot be opened', () => {
     const file = path.join(dir, 'new.log');
     expect(runCli(['--check'], { ...env, WIKIEDGE_ACCESS_LOG_FILE: file })).toMatchObject({ status: 0, stdout: 'wikiedge: configuration OK\n' });
     expect(existsSync(file)).toBe(false);
+  });
+
+  it('a link to a file in a directory that is not there: refused, as the path it names would be', () => {
+    const link = path.join(dir, 'dangling.log');
+    symlinkSync(path.join(dir, 'nowhere', 'access.log'), link);
+    const run = runCli(['--check'], { ...env, WIKIEDGE_ACCESS_LOG_FILE: link });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/cannot create .*dangling\.log: ENOENT/);
+  });
+
+  it('a FIFO is taken as it is, never opened by the check (its reader would get an end of file)', () => {
+    const fifo = path.join(dir, 'access.fifo');
+    execFileSync('mkfifo', [fifo]);
+    expect(runCli(['--check'], { ...env, WIKIEDGE_ACCESS_LOG_FILE: fifo })).toMatchObject({ status: 0 });
+  });
+
+  it('a cluster worker does not look at it (its primary did): a file that fails later never keeps a worker from restarting', () => {
+    const sources = { env: { WIKIEDGE_UPSTREAM: 'http://wiki.invalid', WIKIEDGE_ACCESS_LOG_FILE: missingDir }, file: {}, secretFiles: {} };
+    expect(() => configFromSources(sources)).toThrow(/WIKIEDGE_ACCESS_LOG_FILE/);
+    expect(configFromSources(sources, { checkFiles: false }).config.accessLogFile).toBe(missingDir);
   });
 
   it('the start is refused naming the key (exit 2)', () => {

@@ -3,7 +3,7 @@
 // (https://nodejs.org/api/events.html#error-events), every connection refused after. With it
 // (src/observe/logging.ts LineBuffer.failed): said once on standard error, the lines go to
 // standard output from then on, and SIGUSR1's reopen() opens the file again by its name.
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -43,6 +43,26 @@ describe('a log file that cannot be opened', () => {
       await vi.waitFor(() => expect(readFileSync(file, 'utf8')).toBe('{"n":"after"}\n'), { timeout: 5_000 });
     } finally {
       process.off('uncaughtException', uncaught);
+    }
+  });
+
+  it('lets go of the file it could not write: no descriptor left on it, however often SIGUSR1 tries again', async () => {
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const onFull = () =>
+      readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`) === '/dev/full';
+        } catch {
+          return false;
+        }
+      }).length;
+    const lines = batchedDestination('/dev/full', { flushEveryMs: 10 });
+    for (let round = 0; round < 4; round++) {
+      lines.write(`{"round":${round}}\n`);
+      lines.flush();
+      await vi.waitFor(() => expect(lines.fallenBack).toBe(true), { timeout: 5_000 });
+      await vi.waitFor(() => expect(onFull()).toBe(0), { timeout: 5_000 });
+      lines.reopen();
     }
   });
 });

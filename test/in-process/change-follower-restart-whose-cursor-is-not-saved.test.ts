@@ -49,3 +49,32 @@ it('a burst jumped over while the cursor could not be saved is still covered by 
   expect(applied === 2_000 || f.gaps.some((g) => g.reason === 'behind')).toBe(true);
   await f.close();
 });
+
+it('a jump whose cursor cannot be saved for a while is kept: one gap, not one per poll', async () => {
+  let stored: Cursor | undefined;
+  let failing = false;
+  const cursors = {
+    load: () => Promise.resolve(stored),
+    save: (c: Cursor) => {
+      if (failing) return Promise.reject(new Error('redis: timeout'));
+      stored = c;
+      return Promise.resolve();
+    },
+  };
+  wiki.pageSize = 10;
+  const f = followerOf(server.url, { now: wiki.clock, cursors, maxLagMs: 10_000 });
+  await f.follower.pollOnce();
+  f.gaps.length = 0;
+  const t0 = wiki.clock;
+  wiki.addMany(2_000, 'Flood', (i) => t0 + i * 30);
+  wiki.clock += 60_000;
+  f.now += 60_000;
+  failing = true;
+  for (let i = 0; i < 6; i++) {
+    await f.follower.pollOnce();
+    wiki.clock += 1_000;
+    f.now += 1_000;
+  }
+  expect(f.gaps.filter((g) => g.reason === 'behind')).toHaveLength(1);
+  await f.close();
+});

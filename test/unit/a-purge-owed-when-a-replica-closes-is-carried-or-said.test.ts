@@ -64,4 +64,38 @@ describe('a purge still owed when the storage closes', () => {
     const dropped = lines.find((l) => l['redisPurge'] === 'dropped');
     expect(dropped).toMatchObject({ level: 50, owed: 2 });
   });
+
+  it('a carry under way when it closes is let finish before the tier closes', async () => {
+    const { state, tier } = fakeTier();
+    let release: () => void = () => undefined;
+    const slow = tier.purge;
+    const lines: Record<string, unknown>[] = [];
+    const s = storage(tier, lines);
+    await s.purge(PURGE);
+    state.up = true;
+    // The retry timer's carry, held at the shared tier.
+    (tier as { purge: SharedTier['purge'] }).purge = (m) =>
+      new Promise((resolve) => {
+        release = () => void slow(m).then(resolve);
+      });
+    await new Promise((r) => setTimeout(r, 700));
+    const closing = s.close();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(state.closed).toBe(false);
+    release();
+    await closing;
+    expect(state.carried).toEqual([PURGE]);
+    expect(state.closed).toBe(true);
+    expect(lines.some((l) => l['redisPurge'] === 'dropped')).toBe(false);
+  });
+
+  it('one owed after it closed (a purge heard while closing) is said at once, and no retry is left running', async () => {
+    const { tier } = fakeTier();
+    const lines: Record<string, unknown>[] = [];
+    const s = storage(tier, lines);
+    await s.close();
+    await s.purge(PURGE);
+    expect(lines.find((l) => l['redisPurge'] === 'dropped')).toMatchObject({ level: 50 });
+    expect((s as unknown as { owedTimer?: unknown }).owedTimer).toBeUndefined();
+  });
 });

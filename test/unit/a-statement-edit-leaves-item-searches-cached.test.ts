@@ -371,8 +371,9 @@ describe('a statement edit leaves item searches cached', () => {
           parentid: 24,
           revisionAt: Date.parse('2026-11-28T20:12:16Z'),
           comment: '/* wbsetclaimvalue:1| */ [[Property:P2]]: 3,700,000',
+          pageid: 11,
         },
-        { title: 'Item:Q3', missing: false, revid: 25, parentid: 17, revisionAt: Date.parse('2026-11-28T20:12:11Z') },
+        { title: 'Item:Q3', missing: false, revid: 25, parentid: 17, revisionAt: Date.parse('2026-11-28T20:12:11Z'), pageid: 13 },
       ]);
     });
   });

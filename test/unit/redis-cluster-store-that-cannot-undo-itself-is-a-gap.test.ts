@@ -11,7 +11,7 @@ import { redisKeys } from '../../src/cache/redis/keys.js';
 const keys = redisKeys('wikiedge:', true);
 
 /** A cluster client whose `failing` commands reject, as a dying master's do. */
-function client(failing: Set<string>) {
+function client(failing: Set<string>, seq: number | null = null) {
   const stored = new Map<string, Buffer>();
   const answer = <T>(name: string, value: () => T) =>
     failing.has(name) ? Promise.reject(new Error(`${name}: Connection is closed.`)) : Promise.resolve(value());
@@ -21,7 +21,7 @@ function client(failing: Set<string>) {
     wikiedgeJoin: () => answer('join', () => 1),
     wikiedgeRegister: () => answer('register', () => 0),
     unlink: (key: string) => answer('unlink', () => Number(stored.delete(key))),
-    get: () => answer('get', () => null),
+    get: (key: string) => answer('get', () => (key === keys.invalidationSeq && seq !== null ? String(seq) : null)),
   };
   return { cmd: fake as unknown as Redis, stored };
 }
@@ -70,5 +70,25 @@ describe('a cluster store cut short', () => {
     expect(await writes.store(store(0))).toBe(true);
     expect(stored.size).toBe(1);
     expect(gaps).toBe(0);
+  });
+
+  it('invalidated since the fetch began, and the UNLINK refused: not kept, and a gap is asked for', async () => {
+    // vseq 7 and a guard at 7 above the mark 5: an invalidation of one of its tags came after the fetch began.
+    const { cmd, stored } = client(new Set(['unlink']), 7);
+    (cmd as unknown as { get: (key: string) => Promise<string | null> }).get = (key) =>
+      Promise.resolve(key === keys.invalidationSeq || key === 'guard' ? '7' : null);
+    let gaps = 0;
+    const writes = new ClusterWrites(cmd, keys, 600_000, () => gaps++);
+    expect(await writes.store({ ...store(5), guards: ['guard'] })).toBe(false);
+    expect(stored.size).toBe(1);
+    expect(gaps).toBe(1);
+  });
+
+  it('the invalidation sequence below the mark (its master restarted empty): not kept', async () => {
+    // Invalidations numbered from 0 again after the restart: their guards (2) are below the mark (1000).
+    const { cmd, stored } = client(new Set(), 2);
+    const writes = new ClusterWrites(cmd, keys, 600_000);
+    expect(await writes.store({ ...store(1000), guards: ['guard'] })).toBe(false);
+    expect(stored.size).toBe(0);
   });
 });

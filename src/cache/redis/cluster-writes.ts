@@ -124,18 +124,24 @@ export class ClusterWrites {
       throw failed.reason;
     }
     if (s.mark === undefined) return true;
+    let vouched: boolean;
     try {
       const seq = Number((await this.cmd.get(this.keys.invalidationSeq)) ?? 0);
       if (seq === s.mark) return true;
-      const numbers = await Promise.all(s.guards.map((k) => this.cmd.get(k)));
-      if (numbers.every((v) => v === null || Number(v) <= s.mark!)) return true;
+      // A sequence below the mark went back: the master of the global keys restarted empty, and
+      // the invalidations since are numbered from 0 again, below the mark. Nothing vouches.
+      const numbers = seq < s.mark ? undefined : await Promise.all(s.guards.map((k) => this.cmd.get(k)));
+      vouched = numbers !== undefined && numbers.every((v) => v === null || Number(v) <= s.mark!);
     } catch (err) {
       // Step 3 could not be made: the entry is written but not vouched for (a sweep may have read
       // its index sets before step 1), so it goes, or a gap is recorded.
       await this.cmd.unlink(s.entryKey).catch(() => this.onUnindexed());
       throw err;
     }
-    await this.cmd.unlink(s.entryKey);
+    if (vouched) return true;
+    // Invalidated since the fetch began; an UNLINK that fails leaves it in Redis, indexed but
+    // maybe after the sweep read its sets: a gap.
+    await this.cmd.unlink(s.entryKey).catch(() => this.onUnindexed());
     return false;
   }
 

@@ -24,11 +24,12 @@ import { guardTags } from '../guards.js';
 import { mayLeaveTheProcess } from '../../policy/policy.js';
 
 // KEYS[1] entry, KEYS[2 .. 1+nidx] index sets, KEYS[2+nidx ..] the v: keys of its guard tags (and of
-// the flush) when guarded; ARGV[1] payload, ARGV[2] px, ARGV[3] member, ARGV[4] nidx, ARGV[5] the
+// the flush) then vseq when guarded; ARGV[1] payload, ARGV[2] px, ARGV[3] member, ARGV[4] nidx, ARGV[5] the
 // mark noted before the fetch ('' unguarded), ARGV[6] the entry key prefix. Returns 0 without
 // writing when one of the entry's guard tags (its dependencies, its URL, session and modules:
 // guards.ts) was invalidated or purged after the mark (invalidations.ts, purges.ts): the answer
-// may predate the change. An index set lives as long as its longest-lived member (PTTL is -1 for
+// may predate the change; and when vseq is below the mark: Redis restarted empty since the fetch
+// began, and the invalidations since are numbered from 0 again. An index set lives as long as its longest-lived member (PTTL is -1 for
 // a set just made), and loses, at each store that joins it, those of PRUNE_PER_SET random members
 // whose entry has ended: a set that every store joins (a module's, the `*` tag's) would otherwise
 // keep every entry that ever joined it (redis-index-sets-stay-bounded.test.ts). With n members
@@ -39,7 +40,8 @@ local px = tonumber(ARGV[2])
 local nidx = tonumber(ARGV[4])
 if ARGV[5] ~= '' then
   local mark = tonumber(ARGV[5])
-  for i = 2 + nidx, #KEYS do
+  if tonumber(redis.call('GET', KEYS[#KEYS]) or '0') < mark then return 0 end
+  for i = 2 + nidx, #KEYS - 1 do
     local v = redis.call('GET', KEYS[i])
     if v and tonumber(v) > mark then return 0 end
   end
@@ -170,12 +172,14 @@ export class RedisEntries {
     if (entry.slot !== undefined) indexes.push(this.keys.slot(entry.slot));
     for (const m of new Set(entry.modules)) indexes.push(this.keys.module(m));
     for (const tag of new Set(entry.deps)) indexes.push(this.keys.dep(tag));
+    // Guarded: vseq last (STORE_LUA).
+    const checked = mark === undefined ? guards : [...guards, this.keys.invalidationSeq];
     const r = await this.connection.call('set', () =>
       this.cmd.wikiedgeStore(
-        1 + indexes.length + guards.length,
+        1 + indexes.length + checked.length,
         this.keys.entry(key),
         ...indexes,
-        ...guards,
+        ...checked,
         payload,
         px,
         this.keys.member(key),
