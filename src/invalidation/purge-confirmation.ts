@@ -308,7 +308,9 @@ export class PurgeConfirmations {
     );
     for (const { page, before, waited } of confirmed) {
       const parentAt = parentsAt.get(page.parentid ?? 0);
-      changes.push(this.opts.confirmed(page.title, onlyStatementsSince(before, page, parentAt !== undefined && beforeWindow(parentAt, answer.now, waited)), page.pageid));
+      changes.push(
+        this.opts.confirmed(page.title, onlyStatementsSince(before, page, parentAt !== undefined && beforeWindow(parentAt, answer.now, waited)), page.pageid),
+      );
     }
     // A title the wiki did not answer about (invalid, or a normalisation not reported): as if changed.
     for (const t of titles) if (!answered.has(t)) changes.push(this.opts.confirmed(t, false));
