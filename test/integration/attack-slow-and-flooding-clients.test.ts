@@ -78,6 +78,9 @@ describe('slow request bodies never reach the wiki', () => {
   });
 });
 
+/** Flood requests a busy host may take one at a time, none of the client's others under way. */
+const SERIAL_MARGIN = 3;
+
 describe('a cache-busting flood spends its own budget', () => {
   let gw: RunningGateway;
   beforeAll(async () => {
@@ -106,7 +109,10 @@ describe('a cache-busting flood spends its own budget', () => {
       Array.from({ length: 40 }, (_, i) => http(`${gw.apiUrl}?action=query&list=allpages&format=json&bust=${marker}-${i}`, { headers: as('203.0.113.66') })),
     );
     // The burst (10) plus what 2 per second refilled while the flood ran: however slow this machine.
-    const allowed = 10 + Math.ceil(((Date.now() - t0) / 1000) * 2) + 1;
+    // And a few more: a request that finds none of the client's others under way is never refused
+    // (limits/client-budget.ts, clients in series), and on a busy host the gateway may take a few
+    // of the 40 one at a time (a hogged CI run admitted 13 where this said 12).
+    const allowed = 10 + Math.ceil(((Date.now() - t0) / 1000) * 2) + 1 + SERIAL_MARGIN;
     const limited = answers.filter((a) => a.status === 429);
     expect(limited.length).toBeGreaterThanOrEqual(40 - allowed);
     expect(limited.length).toBeGreaterThan(0);
