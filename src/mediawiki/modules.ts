@@ -28,8 +28,20 @@
  * $QueryPropModules, $QueryMetaModules; Wikibase REL1_39 repo/WikibaseRepo.ServiceWiring and
  * extension-repo.json APIModules / APIListModules / APIPropModules / APIMetaModules.
  */
-import { type PhpArray, phpStringParam } from './php-input.js';
-import { entityIdOfNumber, mayBeRedirect } from './entities.js';
+import { type PhpArray, phpStringParam, split } from './php-input.js';
+import {
+  claimEntities,
+  datatypeFromProperty,
+  datatypeProperty,
+  formatsRedirectable,
+  formatValueEntities,
+  idsIn,
+  normalizesAtAClient,
+  rendersRemoteFile,
+  searchTypeOf,
+  validatesEntities,
+  validatesRemotely,
+} from './wikibase-params.js';
 
 export type DependencyClass = 'pages' | 'namespace' | 'entities' | 'terms' | 'any' | 'nothing';
 
@@ -109,12 +121,6 @@ const values = (query: PhpArray, name: string) => split(phpStringParam(query, na
 
 const isEmptyList = (value: unknown) => Array.isArray(value) && value.length === 0;
 
-/** ApiBase::explodeMultiValue(): a value starting with U+001F is split on U+001F, anything else on `|`. */
-export function split(value: string | undefined): string[] {
-  if (value === undefined || value === '') return [];
-  return value.startsWith('\x1f') ? value.slice(1).split('\x1f') : value.split('|');
-}
-
 /**
  * What one siteinfo prop reads beyond the wiki's configuration and code (ApiQuerySiteinfo::execute
  * and its append* methods):
@@ -189,58 +195,6 @@ function siprops(query: PhpArray): string[] {
 const MESSAGES = { param: '', fallback: 8 } as const;
 
 /**
- * The datatype wbparsevalue and wbformatvalue give their values: `datatype=`, or else the datatype
- * of `property=`, which only the wiki knows (ParseValue::getParser and getValidator,
- * FormatSnakValue::getDataTypeId read it with PropertyDataTypeLookup; each module refuses both at
- * once): FROM_PROPERTY, any datatype as far as the gateway can tell. Undefined when neither is given.
- */
-const FROM_PROPERTY = Symbol('the datatype of property=');
-function valueDatatype(query: PhpArray): string | typeof FROM_PROPERTY | undefined {
-  const datatype = phpStringParam(query, 'datatype');
-  if (datatype !== undefined && datatype !== '') return datatype;
-  return phpStringParam(query, 'property') !== undefined ? FROM_PROPERTY : undefined;
-}
-
-/** Whether the values' datatype may be one `test` accepts: it is, or it is a property's. */
-function datatypeMayBe(query: PhpArray, test: (datatype: string) => boolean): boolean {
-  const datatype = valueDatatype(query);
-  return datatype === FROM_PROPERTY || (datatype !== undefined && test(datatype));
-}
-
-/**
- * wbparsevalue&validate: Wikibase's validators of the datatype run on the parsed value
- * (repo/includes/Api/ParseValue.php). An entity datatype's check that the entity exists reads the
- * entities the values name; commonsMedia, geo-shape and tabular-data check a page on the
- * configured remote repository (Commons), whose changes no recentchanges row of this wiki shows.
- * A property's datatype may be any of them.
- */
-const validatesEntities = (query: PhpArray) => query.has('validate') && datatypeMayBe(query, (d) => d.startsWith('wikibase-'));
-const REMOTE_DATATYPES = new Set(['commonsMedia', 'geo-shape', 'tabular-data']);
-const validatesRemotely = (query: PhpArray) => query.has('validate') && datatypeMayBe(query, (d) => REMOTE_DATATYPES.has(d));
-
-/** The property whose datatype the values take (its page is read for it), or none. */
-const datatypeProperty = (query: PhpArray): string[] => (valueDatatype(query) === FROM_PROPERTY ? [phpStringParam(query, 'property')!] : []);
-
-/**
- * wbformatvalue of commonsMedia in the verbose HTML dispositions: CommonsInlineImageFormatter
- * reads the file (its thumbnail, its size) from the file repository, Commons' for a remote one
- * (WikibaseValueFormatterBuilders::newCommonsMediaFormatter, for the formats
- * SnakFormat::isPossibleFormat serves from FORMAT_HTML_VERBOSE); `text/html` is
- * CommonsLinkFormatter, a link made from the name alone, and wikitext or plain text the name.
- */
-const INLINE_IMAGE_FORMATS = new Set(['text/html; disposition=verbose', 'text/html; disposition=verbose-preview']);
-const rendersRemoteFile = (query: PhpArray) =>
-  INLINE_IMAGE_FORMATS.has(phpStringParam(query, 'generate') ?? '') && datatypeMayBe(query, (d) => d === 'commonsMedia');
-
-/**
- * wbgetentities by `sites` and `titles` with `normalize`: a title the repository does not find
- * directly is normalized by the client wiki itself, over HTTP, following that wiki's redirects
- * (Wikibase REL1_39 repo/includes/Api/EntityByTitleHelper.php getEntityId → normalizeTitle →
- * Site::normalizePageName). A redirect retargeted there leaves no row here.
- */
-const normalizesAtAClient = (query: PhpArray) => query.has('normalize') && query.has('sites') && query.has('titles');
-
-/**
  * prop=info reading a page's restrictions: its protection (`inprop=protection`), which a
  * cascading protection of another page sets with no change naming this page, and what a user
  * may do with it (`intestactions`), which also depends on those.
@@ -253,98 +207,6 @@ const propOf = (name: string, value: string) => (query: PhpArray) => values(quer
 
 /** A parse of supplied text (or summary) reads no stored page; a parse of a page reads it and its templates. */
 const parsesText = (query: PhpArray) => query.has('text') || query.has('summary');
-
-/** Wikibase's entity ids in a request parameter (`ids=Q1|P2`, `entity=Q1`). */
-const idsIn =
-  (...names: string[]) =>
-  (query: PhpArray): string[] | undefined => {
-    const ids = names.flatMap((n) => values(query, n));
-    return ids.length > 0 ? ids : undefined;
-  };
-
-/** The entity a claim GUID belongs to: `Q1$5627…` → Q1 (Wikibase's GuidParser: the part before `$`, any case). */
-export function entityOfGuid(guid: string): string | undefined {
-  const dollar = guid.indexOf('$');
-  return dollar > 0 ? guid.slice(0, dollar).toUpperCase() : undefined;
-}
-
-const claimEntities = (query: PhpArray): string[] | undefined => {
-  const ids = [
-    ...values(query, 'entity'),
-    ...values(query, 'claim')
-      .map(entityOfGuid)
-      .filter((id): id is string => id !== undefined),
-  ];
-  return ids.length > 0 ? ids : undefined;
-};
-
-/**
- * wbformatvalue: the entities its `datavalue` references (an entity-id value prints the entity's
- * label; a quantity's unit is an entity URI whose label it prints) and its `property` (whose
- * datatype decides the formatting). Wikibase's formatters read labels through the term lookup
- * (repo/includes/Api/FormatSnakValue.php), so the answer changes with those entities' labels.
- * Undefined (any change: the answer names no entity) when the datavalue names one in a way not
- * read here.
- */
-function formatValueEntities(query: PhpArray): string[] | undefined {
-  const out = values(query, 'property');
-  const raw = phpStringParam(query, 'datavalue');
-  if (raw === undefined) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch {
-    return undefined;
-  }
-  return collectEntityIds(value, out, 0) ? out : undefined;
-}
-
-/**
- * wbformatvalue and wbformatentities print labels through a lookup that follows redirects
- * (CachingFallbackLabelDescriptionLookup::getTerm → lookupLatestRevisionResolvingRedirect): Q6,
- * a redirect to Q1 since a merge, prints Q1's label, which changes with no change naming Q6 (a
- * row, a PURGE, a write of Item:Q1 alone). Neither the request nor the answer can tell which ids
- * are redirects, and the answer does not name the target (its link is Q6's own title:
- * EntityIdHtmlLinkFormatter). What does tell is a job: an edit of Item:Q1 queues HTMLCacheUpdateJob
- * for the pages redirecting to it (`table=redirect`), which PURGEs Item:Q6. So, as for the links
- * tables, such an answer keeps the short TTL defaults (`jobs`) when it formats an entity that may
- * be a redirect (entities.ts mayBeRedirect), or one it cannot read.
- */
-const formatsRedirectable = (ids: string[] | undefined) => ids === undefined || ids.some(mayBeRedirect);
-
-const ENTITY_URI = /\/entity\/([A-Za-z]\d+)$/;
-
-/**
- * The entities a datavalue names, into `out`: an entity-id value's `id` and its legacy form
- * `entity-type` + `numeric-id` (EntityIdValue::newFromArray reads the pair, Wikibase's
- * deserializer the `id`: both, when both are given), and entity URIs (a quantity's unit, a time's
- * calendar model). False when it names one in a form not read here (an entity type without a
- * number, a value nested deeper than read): then only any change covers it.
- */
-function collectEntityIds(node: unknown, out: string[], depth: number): boolean {
-  if (typeof node !== 'object' || node === null) return true;
-  if (depth > 8) return false;
-  const o = node as Record<string, unknown>;
-  if (o['numeric-id'] !== undefined || o['entity-type'] !== undefined) {
-    const legacy = o['numeric-id'] === undefined ? undefined : entityIdOfNumber(o['entity-type'], o['numeric-id']);
-    if (legacy !== undefined) out.push(legacy);
-    else if (o['numeric-id'] !== undefined || typeof o['id'] !== 'string') return false;
-  }
-  for (const [key, v] of Object.entries(o)) {
-    if (typeof v === 'string') {
-      if (key === 'id') out.push(v);
-      const uri = ENTITY_URI.exec(v);
-      if (uri) out.push(uri[1]!);
-    } else if (typeof v === 'object' && !collectEntityIds(v, out, depth + 1)) return false;
-  }
-  return true;
-}
-
-/** wbsearchentities `type`, list=wbsearch `wbstype` (a generator's `gwbstype`): `item` by default. */
-const searchTypeOf =
-  (param: string) =>
-  (query: PhpArray, generator: boolean): string =>
-    phpStringParam(query, generator ? `g${param}` : param) ?? 'item';
 
 /**
  * A flag of an answer: `""` in formatversion 1, `true` in 2 (ApiResult), absent when false.
@@ -470,7 +332,7 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   },
   wbsearchentities: { depends: 'terms', searchType: searchTypeOf('type'), wikibase: true },
   wbparsevalue: {
-    depends: (query) => (validatesEntities(query) || valueDatatype(query) === FROM_PROPERTY ? 'entities' : 'nothing'),
+    depends: (query) => (validatesEntities(query) || datatypeFromProperty(query) ? 'entities' : 'nothing'),
     entityIds: (query) => [...datatypeProperty(query), ...(validatesEntities(query) ? values(query, 'values') : [])],
     answerNamesNoOther: true,
     live: validatesRemotely,

@@ -470,3 +470,9 @@ function integerKey(key: string): bigint | undefined {
   if (v > LONG_MAX || v < -LONG_MAX - 1n) return undefined;
   return v;
 }
+
+/** ApiBase::explodeMultiValue(): a value starting with U+001F is split on U+001F, anything else on `|`. */
+export function split(value: string | undefined): string[] {
+  if (value === undefined || value === '') return [];
+  return value.startsWith('\x1f') ? value.slice(1).split('\x1f') : value.split('|');
+}

@@ -25,7 +25,8 @@
 import { ANY } from './dependencies.js';
 import { DEFAULT_NAMESPACES, type Namespaces, pairedKey, titleKey } from '../mediawiki/titles.js';
 import { entityPageId, entityPageTitles, entityTypeOfPage, entityTypeTag } from '../mediawiki/entities.js';
-import { entityOfGuid, type WriteFacts, writeFacts } from '../mediawiki/modules.js';
+import { type WriteFacts, writeFacts } from '../mediawiki/modules.js';
+import { entityOfGuid } from '../mediawiki/wikibase-params.js';
 
 /** purge: a CDN PURGE; follower: a recentchanges row; write: a write that passed through the gateway. */
 export type ChangeSource = 'purge' | 'follower' | 'write';

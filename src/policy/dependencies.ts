@@ -30,9 +30,10 @@
  * clock from them).
  */
 import type { PhpArray } from '../mediawiki/php-input.js';
-import { phpStringParam } from '../mediawiki/php-input.js';
+import { phpStringParam, split } from '../mediawiki/php-input.js';
 import { DEFAULT_NAMESPACES, type Namespaces, titleKey } from '../mediawiki/titles.js';
-import { type DependencyClass, type ModuleFacts, entityOfGuid, factsOf, split } from '../mediawiki/modules.js';
+import { type DependencyClass, type ModuleFacts, factsOf } from '../mediawiki/modules.js';
+import { entityOfGuid } from '../mediawiki/wikibase-params.js';
 import { entityPageId, entityPageTitles, entityTypeTag } from '../mediawiki/entities.js';
 
 export type { DependencyClass } from '../mediawiki/modules.js';

@@ -2,8 +2,8 @@
 // directly is normalized by the client wiki over HTTP, following that wiki's redirects (Wikibase
 // REL1_39 repo/includes/Api/EntityByTitleHelper.php getEntityId → normalizeTitle →
 // Site::normalizePageName). A redirect retargeted there leaves no recentchanges row here, so such an
-// answer keeps the short TTL defaults whatever the follower (src/mediawiki/modules.ts
-// normalizesAtAClient, `live`); without `normalize` the lookup is the repository's own and stays followed.
+// answer keeps the short TTL defaults whatever the follower (src/mediawiki/wikibase-params.ts
+// normalizesAtAClient, `live` in modules.ts); without `normalize` the lookup is the repository's own and stays followed.
 import { describe, expect, it } from 'vitest';
 import { modulesOf } from '../../src/policy/request.js';
 import { changesAreSignalled } from '../../src/policy/dependencies.js';

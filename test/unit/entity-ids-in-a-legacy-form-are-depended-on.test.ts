@@ -3,7 +3,7 @@
 // EntityIdValue::newFromArray, LegacyIdInterpreter::newIdFromTypeAndNumber), and the answer
 // prints that entity's label. Read by `id` alone, the legacy form left the answer depending on
 // nothing, stale for its whole TTL after the label changed. Whatever names an entity in a form
-// not read (src/mediawiki/modules.ts collectEntityIds, src/policy/dependencies.ts) makes the
+// not read (src/mediawiki/wikibase-params.ts collectEntityIds, src/policy/dependencies.ts) makes the
 // answer depend on any change, never on nothing.
 import { describe, expect, it } from 'vitest';
 import { modulesOf } from '../../src/policy/request.js';
