@@ -53,6 +53,8 @@ export interface RedisTierOptions {
   readonly onPurge: (message: PurgeMessage) => number | void | Promise<number>;
   /** Purges may have been missed (the channel was lost and is back): redis/connection.ts. */
   readonly onPurgesMissed?: () => void;
+  /** On a cluster: how long after its entry's end a member stays in an index set (cluster-writes.ts ENDED_KEPT_MS; tests shorten it). */
+  readonly endedKeptMs?: number;
   /** Test hook: replace the client factory. */
   readonly connect?: (url: string, options: RedisOptions) => Redis;
 }
@@ -85,7 +87,7 @@ export class RedisTier {
         return (await this.purges.purge(gap)) !== null;
       },
     });
-    this.entries = new RedisEntries(this.connection, keys, { windows: opts.windows, now: opts.now, metrics });
+    this.entries = new RedisEntries(this.connection, keys, { windows: opts.windows, now: opts.now, metrics, endedKeptMs: opts.endedKeptMs });
     this.locks = new RedisLocks(this.connection, keys, { lockMs: opts.lockMs, windows: opts.windows, metrics });
     this.invalidations = new RedisInvalidations(this.connection, keys, Math.max(1_000, opts.timeoutMs * 20));
     this.purges = new RedisPurges(

@@ -37,11 +37,39 @@ import { INDEX_SHARDS, shardOf } from './keys.js';
 /** How many entries one step of a sweep removes at once. */
 const BATCH = 500;
 
-// KEYS[1] an index set; ARGV[1] the member, ARGV[2] px: it lives as long as its longest-lived member.
+/**
+ * How long after its entry's end a member stays in a cluster's index set (JOIN_LUA): more than
+ * the masters' clocks may disagree by (NTP keeps them within milliseconds; a minute leaves room
+ * for a master whose clock was never set).
+ */
+export const ENDED_KEPT_MS = 60_000;
+
+// KEYS[1] an index set, KEYS[2] its members scored by when their entry ends (keys.ts endsOf: the
+// same slot); ARGV[1] the member, ARGV[2] px, ARGV[3] how long after its end a member is kept,
+// ARGV[4] how many ended members leave at most. Both live as long as their longest-lived member.
+// The entry lives on another master, so whether it still exists cannot be asked here (one slot
+// per script); when it ends can: this master's clock (TIME; scripts replicate by their effects
+// from Redis 7) plus its px, the later of each store's (GT). A member leaves once that end is
+// ARGV[3] past, so masters' clocks that disagree by less never unindex a live entry; a set that
+// every store joins (a module's, the '*' tag's) stays about as large as its live entries.
 const JOIN_LUA = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local px = tonumber(ARGV[2])
 redis.call('SADD', KEYS[1], ARGV[1])
-if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 1`;
+redis.call('ZADD', KEYS[2], 'GT', now + px, ARGV[1])
+local ended = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[3]), 'LIMIT', 0, tonumber(ARGV[4]))
+if #ended > 0 then
+  redis.call('SREM', KEYS[1], unpack(ended))
+  redis.call('ZREM', KEYS[2], unpack(ended))
+end
+for _, k in ipairs(KEYS) do
+  if redis.call('PTTL', k) < px then redis.call('PEXPIRE', k, px) end
+end
+return #ended`;
+
+/** How many ended members leave an index set at each store that joins it (as STORE_LUA's PRUNE_PER_SET on one Redis, and one more). */
+const PRUNE_PER_JOIN = 4;
 
 // KEYS[1] a part of the URL register (URL keys, all scores 0: read by range), KEYS[2] the same
 // URL keys scored by when their longest-lived entry ends; ARGV[1] the URL key, ARGV[2] that end
@@ -59,7 +87,7 @@ end
 return #ended`;
 
 interface JoinScript {
-  wikiedgeJoin(key: string, member: string, px: number): Promise<number>;
+  wikiedgeJoin(set: string, ends: string, member: string, px: number, keptMs: number, prune: number): Promise<number>;
   wikiedgeRegister(register: string, ends: string, urlKey: string, endMs: number, nowMs: number): Promise<number>;
 }
 
@@ -80,15 +108,19 @@ export interface ClusterStore {
 export class ClusterWrites {
   private readonly cmd: Redis & JoinScript;
 
-  /** `onUnindexed`: an entry may be left that no index set names (above); a gap is recorded. */
+  /**
+   * `onUnindexed`: an entry may be left that no index set names (above); a gap is recorded.
+   * `endedKeptMs`: how long after its entry's end a member stays in an index set (JOIN_LUA).
+   */
   constructor(
     cmd: Redis,
     private readonly keys: RedisKeys,
     private readonly guardMs: number,
     private readonly onUnindexed: () => void = () => undefined,
+    private readonly endedKeptMs = ENDED_KEPT_MS,
   ) {
     this.cmd = cmd as Redis & JoinScript;
-    this.cmd.defineCommand('wikiedgeJoin', { lua: JOIN_LUA, numberOfKeys: 1 });
+    this.cmd.defineCommand('wikiedgeJoin', { lua: JOIN_LUA, numberOfKeys: 2 });
     this.cmd.defineCommand('wikiedgeRegister', { lua: REGISTER_LUA, numberOfKeys: 2 });
   }
 
@@ -112,7 +144,7 @@ export class ClusterWrites {
   async store(s: ClusterStore): Promise<boolean> {
     const written = await Promise.allSettled([
       this.cmd.set(s.entryKey, s.payload, 'PX', s.px),
-      ...s.indexes.map((set) => this.cmd.wikiedgeJoin(set, s.member, s.px)),
+      ...s.indexes.map((set) => this.cmd.wikiedgeJoin(set, this.keys.endsOf(set), s.member, s.px, this.endedKeptMs, PRUNE_PER_JOIN)),
       this.cmd.wikiedgeRegister(...this.register(s.urlKey), s.urlKey, s.now + s.px, s.now),
     ]);
     const failed = written.find((r): r is PromiseRejectedResult => r.status === 'rejected');

@@ -75,6 +75,8 @@ export interface RedisEntriesOptions {
   readonly windows: StaleWindows;
   readonly now: () => number;
   readonly metrics: RedisMetrics;
+  /** On a cluster: cluster-writes.ts ENDED_KEPT_MS, unless a test shortens it. */
+  readonly endedKeptMs?: number | undefined;
 }
 
 export class RedisEntries {
@@ -90,7 +92,7 @@ export class RedisEntries {
   ) {
     this.cmd = connection.cmd as RedisConnection['cmd'] & StoreScript;
     this.cmd.defineCommand('wikiedgeStore', { lua: STORE_LUA });
-    this.clustered = keys.cluster ? new ClusterWrites(connection.cmd, keys, GUARD_MS, () => connection.entryUnindexed()) : undefined;
+    this.clustered = keys.cluster ? new ClusterWrites(connection.cmd, keys, GUARD_MS, () => connection.entryUnindexed(), opts.endedKeptMs) : undefined;
   }
 
   /**

@@ -28,8 +28,12 @@
  * what one script or pipeline touches is in one slot and the rest spreads over every slot:
  *
  *   P e:{h} / P l:{h}           an entry and its lock, h = sha256(cache key): one slot per key
+ *   P u:{sha256(url key)}       the URL's and the session's index sets, each with its members'
+ *   P s:{sha256(slot)}          ends beside it in its slot (P …:ends, a sorted set: a member
+ *                               leaves a minute after its entry ended: cluster-writes.ts JOIN_LUA)
  *   P d:{sha256(tag).n}         a tag's index, in INDEX_SHARDS parts by the member's hash, n the
  *   P m:{sha256(module).n}      part: a popular tag's or module's members spread over the masters
+ *                               (each part with its :ends, as above)
  *   P r:{n}                     the URL keys stored (a sorted set per part, all scores 0), read
  *                               by range for prefix purges instead of SCAN; P x:{n} the same
  *                               keys scored by when their entries end, to forget them then
@@ -38,7 +42,7 @@
  *   P a:{id}                    an admin purge's acknowledgements: one slot per purge
  *   P purge                     the channel, sharded pub/sub (SPUBLISH/SSUBSCRIBE)
  *
- * The other keys (u:, s:, v:, us:, su:) are single-key objects in any slot.
+ * The other keys (v:, us:, su:) are single-key objects in any slot.
  *
  * Cache keys already hold an HMAC of the session's credentials, never a raw cookie; they are
  * hashed once more so key lengths are bounded.
@@ -77,8 +81,9 @@ export function redisKeys(prefix: string, cluster = false) {
     entryOf: (member: string) => tagged('e', member),
     member: (key: string) => sha256(key),
     lock: (key: string) => tagged('l', sha256(key)),
-    url: (urlKey: string) => `${prefix}u:${urlKey}`,
-    slot: (slot: string) => `${prefix}s:${sha256(slot)}`,
+    // On a cluster the URL's set is named by the URL key's hash, so that its ends (endsOf) share its slot.
+    url: (urlKey: string) => (cluster ? tagged('u', sha256(urlKey)) : `${prefix}u:${urlKey}`),
+    slot: (slot: string) => tagged('s', sha256(slot)),
     /** A session index key (P s:<64 hex>), as lists of a user's sessions held them before slots. */
     isSlotIndex: (member: string) => member.length === prefix.length + 66 && member.startsWith(`${prefix}s:`),
     module: (module: string) => `${prefix}m:${sha256(module)}`,
@@ -86,6 +91,11 @@ export function redisKeys(prefix: string, cluster = false) {
     /** On a cluster: the part of a module's or a tag's index set that `member` joins. */
     modulePart: (module: string, n: number) => tagged('m', `${sha256(module)}.${n}`),
     depPart: (tag: string, n: number) => tagged('d', `${sha256(tag)}.${n}`),
+    /**
+     * On a cluster: an index set's members scored by when their entries end, in the set's slot
+     * (every cluster index set's name ends in its hash tag): cluster-writes.ts JOIN_LUA.
+     */
+    endsOf: (set: string) => `${set}:ends`,
     /** On a cluster: a part of the URL keys' register (prefix purges). */
     urlRegister: (n: number) => `${prefix}r:{${n}}`,
     /** The same URL keys, scored by when their entries end (cluster-writes.ts REGISTER_LUA). */
