@@ -79,7 +79,7 @@ export class RedisMetrics {
     });
     this.purgeMessages = new Counter({
       name: 'wikiedge_redis_purge_messages_total',
-      help: 'Purge messages received on the Redis channel and applied to the local tier, by kind.',
+      help: 'Purge messages received on the Redis channel and applied to the local tier, by kind (unreadable: dropped, not applied).',
       labelNames: ['kind'] as const,
       registers,
     });
@@ -153,7 +153,8 @@ export class RedisMetrics {
 }
 
 /** The kinds of purge (cache/redis/purges.ts PurgeMessage). */
-const PURGE_KINDS = ['url', 'slot', 'module', 'prefix', 'pattern', 'all', 'tags', 'user', 'expire'] as const;
+// `unreadable`: a message no kind of which could be read (dropped, not applied: purges.ts onMessage).
+const PURGE_KINDS = ['url', 'slot', 'module', 'prefix', 'pattern', 'all', 'tags', 'user', 'expire', 'unreadable'] as const;
 
 /**
  * Who asked for a purge, the `source` label of wikiedge_purge_requests_total:

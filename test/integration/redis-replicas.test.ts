@@ -204,7 +204,7 @@ describe.each(REDIS_BACKENDS)('two replicas sharing %s', (name, start) => {
         : type === 'set'
           ? await inspect.smembers(key)
           : type === 'zset'
-            ? await inspect.zrange(key, 0, -1)
+            ? await inspect.zrange(key, '0', '-1')
             : [];
       for (const v of values) {
         expect(v).not.toContain(session);

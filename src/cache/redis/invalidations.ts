@@ -91,6 +91,9 @@ interface Scripts {
   wikiedgeNoteSessionList(list: string, slot: string, user: string, max: number, px: number): Promise<number>;
 }
 
+/** On a cluster, how many tags one step of an invalidation sweeps (cluster-writes.ts sweep). */
+export const TAGS_PER_SWEEP = 100;
+
 export class RedisInvalidations {
   private readonly cmd: RedisConnection['cmd'] & Scripts;
   /** On a Redis Cluster: invalidations in steps (cluster-writes.ts) instead of SWEEP_LUA. */
@@ -115,14 +118,23 @@ export class RedisInvalidations {
     this.clustered = keys.cluster ? new ClusterWrites(connection.cmd, keys, GUARD_MS) : undefined;
   }
 
-  /** Remove every entry that depends on one of `tags`; the number removed, or null. */
+  /** Remove every entry that depends on one of `tags`; the number removed, or null (some may have been removed). */
   async invalidate(tags: readonly string[]): Promise<number | null> {
     const writes = this.clustered;
     if (writes) {
-      const sets = tags.flatMap((tag) => writes.depParts(tag));
-      const guards = tags.map((tag) => this.keys.invalidatedAt(tag));
-      const r = await this.connection.call('purge', () => writes.sweep(sets, guards), { timeoutMs: this.purgeTimeoutMs });
-      return r.ok ? r.value : null;
+      // A follower's batch names thousands of tags, each INDEX_SHARDS sets to read: swept
+      // TAGS_PER_SWEEP at a time, each step within the purge's bound, so that a large batch is
+      // not refused whole at every retry (an owed purge is retried as it is: tiered-storage.ts).
+      let removed = 0;
+      for (let i = 0; i < tags.length; i += TAGS_PER_SWEEP) {
+        const chunk = tags.slice(i, i + TAGS_PER_SWEEP);
+        const sets = chunk.flatMap((tag) => writes.depParts(tag));
+        const guards = chunk.map((tag) => this.keys.invalidatedAt(tag));
+        const r = await this.connection.call('purge', () => writes.sweep(sets, guards), { timeoutMs: this.purgeTimeoutMs });
+        if (!r.ok) return null;
+        removed += r.value;
+      }
+      return removed;
     }
     return this.sweep(
       tags.map((tag) => this.keys.invalidatedAt(tag)),

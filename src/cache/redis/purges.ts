@@ -32,7 +32,10 @@ export { PURGE_BATCH };
 
 /** A user's slots per message: 1,000 slots of 22 characters stay well under MAX_MESSAGE_CHARS. */
 export const SLOTS_PER_MESSAGE = 1_000;
-const MAX_MESSAGE_CHARS = 65_536;
+/** The longest channel message a replica reads; a longer one is dropped (and counted: onMessage). */
+export const MAX_MESSAGE_CHARS = 65_536;
+/** The characters of tags one message carries: with its envelope, under MAX_MESSAGE_CHARS. */
+const TAG_CHARS_PER_MESSAGE = 60_000;
 
 /** Parse a channel message; anything malformed is ignored. */
 export function parsePurgeMessage(text: string): PurgeMessage | undefined {
@@ -105,6 +108,8 @@ export class RedisPurges {
    * replica's own copies.
    */
   private readonly heardOwn = new Map<string, number>();
+  /** When an unreadable message was last warned of (onMessage). */
+  private unreadableWarnedAt = -Infinity;
 
   constructor(
     private readonly connection: RedisConnection,
@@ -182,6 +187,9 @@ export class RedisPurges {
         break;
       case 'tags':
         removed = await this.invalidations.invalidate(message.tags);
+        // A follower's batch of 2,000 rows names up to ~190,000 characters of tags: sent as one
+        // message, every other replica dropped it (MAX_MESSAGE_CHARS) and kept what it changed.
+        published = tagMessages(message.tags);
         break;
       case 'user': {
         const evicted = await this.evictUser(message, onClientPath ? this.opts.timeoutMs : undefined);
@@ -326,7 +334,17 @@ export class RedisPurges {
 
   private onMessage(text: string): void {
     const message = parsePurgeMessage(text);
-    if (!message) return;
+    if (!message) {
+      // Another replica's purge this one cannot read (a newer version's, or one too long) is a
+      // purge missed: counted, and warned of once a minute, never silent.
+      this.opts.metrics.purgeMessages.inc({ kind: 'unreadable' });
+      const now = (this.opts.now ?? Date.now)();
+      if (now - this.unreadableWarnedAt >= 60_000) {
+        this.unreadableWarnedAt = now;
+        this.opts.log.warn({ chars: text.length }, 'a redis purge message could not be read and was not applied');
+      }
+      return;
+    }
     this.opts.metrics.purgeMessages.inc({ kind: message.kind });
     let applied: number | void | Promise<number>;
     try {
@@ -356,6 +374,25 @@ function ackOf(text: string): { ack?: string; from?: string } {
   const ack = o['ack'];
   const from = o['from'];
   return typeof ack === 'string' && ACK_ID.test(ack) ? { ack, ...(typeof from === 'string' && { from }) } : {};
+}
+
+/** A purge by tags as channel messages, each under MAX_MESSAGE_CHARS (one message without any tag). */
+export function tagMessages(tags: readonly string[]): PurgeMessage[] {
+  const messages: PurgeMessage[] = [];
+  let chunk: string[] = [];
+  let chars = 0;
+  for (const tag of tags) {
+    const size = JSON.stringify(tag).length + 1;
+    if (chunk.length > 0 && chars + size > TAG_CHARS_PER_MESSAGE) {
+      messages.push({ kind: 'tags', tags: chunk });
+      chunk = [];
+      chars = 0;
+    }
+    chunk.push(tag);
+    chars += size;
+  }
+  if (chunk.length > 0 || messages.length === 0) messages.push({ kind: 'tags', tags: chunk });
+  return messages;
 }
 
 /** A user purge as channel messages: its slots SLOTS_PER_MESSAGE at a time (one message without any). */
