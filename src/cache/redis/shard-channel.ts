@@ -98,7 +98,14 @@ export class ShardChannel extends EventEmitter {
           this.status = 'ready';
           this.emit('ready');
         },
-        (err: unknown) => this.emit('error', err instanceof Error ? err : new Error(String(err))),
+        (err: unknown) => {
+          this.emit('error', err instanceof Error ? err : new Error(String(err)));
+          // Refused (CLUSTERDOWN while the cluster recovers, MOVED from a stale slot map, an
+          // ACL): the connection ends, so that 'end' looks the owner up again and retries. Left
+          // open, it stayed 'connecting' for good and purges from other replicas never arrived
+          // (test/in-process/redis-cluster-channel-refused-subscription-is-retried.test.ts).
+          if (this.client === client) client.disconnect();
+        },
       );
     });
     // The slot moved away (a resharding, or this node demoted): Redis ends the subscription
