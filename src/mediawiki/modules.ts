@@ -239,6 +239,15 @@ const WIKIBASE_STATEMENT_SETTER: ModuleFacts = {
 };
 
 /**
+ * wbcreateredirect over a redirect that already points there saves nothing
+ * (EntityRedirectCreationInteractor::checkCanCreateRedirect: "It's ok to override a redirect with
+ * a redirect"; WikiPageEntityStore::saveEntityContent returns the current revision for equal
+ * content), yet CreateRedirect::createRedirect answers `{"success":1,"redirect":…}` either way, and
+ * anonymous clients may call it (Wikibase's default `item-redirect` right is `*`).
+ */
+const WIKIBASE_REDIRECT: ModuleFacts = { depends: 'any', write: { titles: [], entities: true, unproven: true }, wikibase: true };
+
+/**
  * Wikibase's writes of statements that do flag `nochange` (CreateClaim, RemoveClaims,
  * RemoveQualifiers, RemoveReferences: each a ChangeOp on the entity's StatementList alone).
  */
@@ -355,7 +364,7 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   wbsetreference: WIKIBASE_STATEMENT_SETTER,
   wbremovereferences: WIKIBASE_STATEMENT_WRITE,
   wbmergeitems: WIKIBASE_WRITE,
-  wbcreateredirect: WIKIBASE_WRITE,
+  wbcreateredirect: WIKIBASE_REDIRECT,
 };
 
 /** Namespace-scoped lists (allredirects is not one: its `arnamespace` is the targets'). */
