@@ -6,6 +6,8 @@
  *   redis/keys.ts        key names (P = WIKIEDGE_REDIS_KEY_PREFIX): P e: entries, P l: locks,
  *                        P u:/s:/m: index sets, P purge the channel
  *   redis/entries.ts     entries (both tiers' keys, hashed) and their index memberships
+ *   redis/memory.ts      every master's used_memory against its maxmemory: entry stores stop
+ *                        short of it (noeviction would refuse them, and the tier go down)
  *   redis/locks.ts       the short fetch lock per key, and waiting for its holder's entry
  *   redis/purges.ts      purges through the index sets or SCAN, and the pub/sub channel that
  *                        carries them to every replica's local LRU

@@ -45,6 +45,8 @@ export class RedisMetrics {
   readonly topologyRefreshes: Counter;
   /** Redis Cluster only: `cause` is 'restart', 'failover' or 'store' (cache/redis/cluster-watch.ts DataLoss). */
   readonly shardDataLost: Counter<'cause'>;
+  /** Entry stores not sent to Redis; `reason` is only 'memory' (cache/redis/memory.ts). */
+  readonly storesSkipped: Counter<'reason'>;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -134,8 +136,15 @@ export class RedisMetrics {
       labelNames: ['cause'] as const,
       registers,
     });
+    this.storesSkipped = new Counter({
+      name: 'wikiedge_redis_stores_skipped_total',
+      help: "Entries kept in the local tier only, not written to Redis, by reason (memory: a master's used_memory was, or the write would have gone, above 90 % of its maxmemory).",
+      labelNames: ['reason'] as const,
+      registers,
+    });
     for (const kind of PURGE_KINDS) this.purgeMessages.inc({ kind }, 0);
     for (const tier of TIERS) this.stored.inc({ tier }, 0);
+    this.storesSkipped.inc({ reason: 'memory' }, 0);
   }
 
   error(op: RedisOp): void {

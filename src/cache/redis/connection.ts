@@ -31,6 +31,7 @@ import { ClusterWatch } from './cluster-watch.js';
 import type { Logger } from 'pino';
 import type { RedisMetrics, RedisOp } from '../../observe/metrics.js';
 import { checkSentinels, RedisRefusal, serverMismatch } from './server-check.js';
+import { RedisMemory } from './memory.js';
 import { describeTarget, type RedisTarget, targetOptions } from './target.js';
 
 /** What a bounded call ended with: Redis' answer, or nothing (failed, timed out, or the tier is down). */
@@ -87,6 +88,8 @@ export class RedisConnection {
   readonly cluster: Cluster | undefined;
   /** Per-shard health and failovers of a cluster, for the metrics, and gaps when a master lost data. */
   private readonly watch: ClusterWatch | undefined;
+  /** Every master's used_memory against its maxmemory: whether an entry store may go (./memory.ts). */
+  readonly memory: RedisMemory;
   private readonly sub: Redis;
   private state: State = 'starting';
   private subscribed = false;
@@ -140,6 +143,17 @@ export class RedisConnection {
       this.lastError = err.message;
       if (this.state === 'starting') this.markDown('connect', err);
     });
+    const cluster = this.cluster;
+    this.memory = new RedisMemory(
+      () => {
+        if (this.state !== 'up' || this.closed) return [];
+        if (!cluster) return [{ name: 'redis', info: () => this.cmd.info('memory') }];
+        return cluster.nodes('master').map((n) => ({ name: `${n.options.host}:${n.options.port}`, info: () => n.info('memory') }));
+      },
+      Math.max(1_000, opts.timeoutMs * 20),
+      opts.metrics,
+      opts.log,
+    );
     this.cmd.on('ready', () => void this.probe());
     this.cmd.on('close', () => {
       this.checked = false;
@@ -254,6 +268,7 @@ export class RedisConnection {
     // The masters' run_ids now rather than at the next turn of the watch: known from the start,
     // and a master that restarted while the tier was down is seen as soon as it is back.
     this.watch?.look();
+    void this.memory.poll();
   }
 
   private markDown(op: RedisOp | 'connection' | 'connect', err: unknown): void {
@@ -297,6 +312,9 @@ export class RedisConnection {
       if (this.refusal?.key !== 'WIKIEDGE_REDIS_SENTINEL_MASTER') this.refusal = undefined;
       this.checked = true;
       this.notePrimary();
+      // The INFO just read is the reading at connect of the one Redis (on a cluster it came from
+      // any node: each master is read by the memory poll once the tier is up).
+      if (!this.cluster) this.memory.note('redis', info.value);
     }
     const r = await this.call('ping', () => this.cmd.ping(), { timeoutMs: this.opts.timeoutMs, evenIfDown: true });
     if (r.ok) this.markUp();
@@ -416,6 +434,7 @@ export class RedisConnection {
     if (this.probing) clearInterval(this.probing);
     if (this.sentinelChecks) clearInterval(this.sentinelChecks);
     this.watch?.close();
+    this.memory.close();
     this.opts.metrics.up.set(0);
     const quit = (c: Redis) => (c.status === 'ready' ? c.quit().catch(() => undefined) : Promise.resolve());
     await Promise.race([Promise.all([quit(this.cmd), quit(this.sub)]), sleep(500)]);

@@ -22,6 +22,7 @@ import { ClusterWrites } from './cluster-writes.js';
 import { GUARD_MS } from './invalidations.js';
 import { guardTags } from '../guards.js';
 import { mayLeaveTheProcess } from '../../policy/policy.js';
+import { storeBytes } from './memory.js';
 
 // KEYS[1] entry, KEYS[2 .. 1+nidx] index sets, KEYS[2+nidx ..] the v: keys of its guard tags (and of
 // the flush) then vseq when guarded; ARGV[1] payload, ARGV[2] px, ARGV[3] member, ARGV[4] nidx, ARGV[5] the
@@ -161,6 +162,10 @@ export class RedisEntries {
       return false;
     }
     const guards = mark === undefined ? [] : [...new Set([...guardTags(entry), FLUSH_TAG])].map((tag) => this.keys.invalidatedAt(tag));
+    // Not while Redis is near its maxmemory: noeviction would refuse the write, and the tier go
+    // down (./memory.ts). The local tier keeps the entry.
+    const joins = 1 + (entry.slot === undefined ? 0 : 1) + new Set(entry.modules).size + new Set(entry.deps).size;
+    if (!this.connection.memory.admit(storeBytes(payload.length, joins))) return false;
     if (this.clustered) {
       const member = this.keys.member(key);
       const writes = this.clustered;

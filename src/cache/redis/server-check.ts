@@ -35,6 +35,18 @@ export function parseInfo(info: string): Map<string, string> {
   return out;
 }
 
+/**
+ * `used_memory` and `maxmemory` of an INFO answer (its `# Memory` section: `INFO memory`, or the
+ * default sections read at connect), or undefined when the answer has no such fields. A
+ * `maxmemory` of 0 is a Redis without a bound (https://redis.io/docs/latest/commands/info/).
+ */
+export function memoryOf(info: string): { readonly used: number; readonly max: number } | undefined {
+  const f = parseInfo(info);
+  const used = Number(f.get('used_memory'));
+  const max = Number(f.get('maxmemory'));
+  return f.has('used_memory') && f.has('maxmemory') && Number.isFinite(used) && Number.isFinite(max) ? { used, max } : undefined;
+}
+
 /** Why the server that answered `info` is not what `target` configures, or undefined when it is. */
 export function serverMismatch(target: RedisTarget, info: string): RedisRefusal | undefined {
   const f = parseInfo(info);
