@@ -53,7 +53,7 @@ const THREADS = 2;
 const HIT_SAMPLE = 20;
 const QUERY = '/w/api.php?action=query&meta=siteinfo&format=json&requestid=';
 /** As run.mjs MANY_CLIENTS: one loopback address plays many readers; the limits have their own section. */
-const MANY_CLIENTS = { WIKIEDGE_CLIENT_MAX_CONCURRENCY: '0', WIKIEDGE_CLIENT_MISS_RATE: '0' };
+const MANY_CLIENTS = { WIKIEDGE_CLIENT_MAX_CONCURRENCY: '0', WIKIEDGE_CLIENT_MISS_RATE: '0', WIKIEDGE_CLIENT_STORE_BYTES_PER_SECOND: '0' };
 const CPUS = os.cpus().length;
 const GATEWAY = `wikiedge, WIKIEDGE_WORKERS=${CPUS} (node:cluster)`;
 const VARNISH = 'Varnish 7.1, default thread pools';

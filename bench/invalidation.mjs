@@ -140,7 +140,13 @@ async function runConfiguration(key, wikiUrl, data, edit) {
   const cfg = CONFIGURATIONS[key];
   let gw;
   if (cfg.gateway) {
-    gw = await gateway(wikiUrl, { WIKIEDGE_CLIENT_MAX_CONCURRENCY: '0', WIKIEDGE_CLIENT_MISS_RATE: '0', WIKIEDGE_TTL_JITTER_RATIO: '0', ...cfg.gateway });
+    gw = await gateway(wikiUrl, {
+      WIKIEDGE_CLIENT_MAX_CONCURRENCY: '0',
+      WIKIEDGE_CLIENT_MISS_RATE: '0',
+      WIKIEDGE_CLIENT_STORE_BYTES_PER_SECOND: '0',
+      WIKIEDGE_TTL_JITTER_RATIO: '0',
+      ...cfg.gateway,
+    });
     if (cfg.cdn) setCdn(data, [new URL(gw.url).host]);
   }
   const base = gw?.url ?? wikiUrl;

@@ -60,7 +60,7 @@ const QUERY = '/w/api.php?action=query&meta=siteinfo&format=json&requestid=';
 /** A session cookie as MediaWiki sets it (CookieSessionProvider, `$wgCookiePrefix` `wiki`). */
 const SESSION = `wiki_session=${'b'.repeat(32)}; wikiUserName=LabUser; wikiUserID=3`;
 /** As run.mjs MANY_CLIENTS: one loopback address plays many readers; the limits have their own section. */
-const MANY_CLIENTS = { WIKIEDGE_CLIENT_MAX_CONCURRENCY: '0', WIKIEDGE_CLIENT_MISS_RATE: '0' };
+const MANY_CLIENTS = { WIKIEDGE_CLIENT_MAX_CONCURRENCY: '0', WIKIEDGE_CLIENT_MISS_RATE: '0', WIKIEDGE_CLIENT_STORE_BYTES_PER_SECOND: '0' };
 const NGINX = 'nginx proxy_cache';
 const VARNISH = 'Varnish 7.1';
 const GATEWAY = 'wikiedge (gzip at store, as deployed)';

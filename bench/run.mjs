@@ -283,7 +283,7 @@ async function benchCluster() {
  * per client address (20 uncached requests/s) would refuse their misses and time the refusal
  * delay instead of the gateway. The limits have their own section (flood).
  */
-const MANY_CLIENTS = { WIKIEDGE_CLIENT_MAX_CONCURRENCY: '0', WIKIEDGE_CLIENT_MISS_RATE: '0' };
+const MANY_CLIENTS = { WIKIEDGE_CLIENT_MAX_CONCURRENCY: '0', WIKIEDGE_CLIENT_MISS_RATE: '0', WIKIEDGE_CLIENT_STORE_BYTES_PER_SECOND: '0' };
 
 async function benchZipf(wikiUrl, data) {
   console.log('\n## Anonymous read mix: Zipf(s=1) over 1000 distinct api.php requests');

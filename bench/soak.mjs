@@ -51,8 +51,10 @@ const GATEWAY_ENV = {
   // Not above the max (config/fields.ts NOT_ABOVE); the soak runs no change follower.
   WIKIEDGE_TTL_FOLLOWED_SECONDS: '30',
   // wrk's 16 connections stand for many clients but come from one address, asking in parallel:
-  // the per-client budget of uncached requests would refuse them (429), as it should one client.
+  // the per-client budget of uncached requests would refuse them (429), as it should one client,
+  // and its budget of bytes stored would keep most misses out of the tier the soak fills over.
   WIKIEDGE_CLIENT_MISS_RATE: '0',
+  WIKIEDGE_CLIENT_STORE_BYTES_PER_SECOND: '0',
 };
 
 // ------------------------------------------------------------------------------------ sampling

@@ -222,7 +222,13 @@ export async function benchWikibase(record = () => undefined) {
     const kinds = mix(items);
     const totalWeight = kinds.reduce((s, k) => s + k[1], 0);
 
-    const env = { WIKIEDGE_CLIENT_MAX_CONCURRENCY: '0', WIKIEDGE_CLIENT_MISS_RATE: '0', WIKIEDGE_TTL_JITTER_RATIO: '0', WIKIEDGE_RC_FOLLOW: 'true' };
+    const env = {
+      WIKIEDGE_CLIENT_MAX_CONCURRENCY: '0',
+      WIKIEDGE_CLIENT_MISS_RATE: '0',
+      WIKIEDGE_CLIENT_STORE_BYTES_PER_SECOND: '0',
+      WIKIEDGE_TTL_JITTER_RATIO: '0',
+      WIKIEDGE_RC_FOLLOW: 'true',
+    };
     for (const b of builds) gws.push({ ...b, commit: buildCommit(b.main), ...(await gateway(wikiUrl, env, { main: b.main })) });
     execFileSync('bash', [path.join(root, 'scripts/wiki/toggle.sh'), data, `cdn=${gws.map((g) => new URL(g.url).host).join(',')}`, 'useCdn=true']);
     for (const g of gws) await untilFollowerUp(g.admin);

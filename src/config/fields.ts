@@ -37,6 +37,7 @@ import {
   hitLogShare,
   hmacKey,
   int,
+  intOrAuto,
   LOG_FORMATS,
   ACCESS_LOG_FORMATS,
   LOG_LEVELS,
@@ -225,6 +226,13 @@ export const FIELDS = {
     default: 100,
     unit: 'count',
     doc: "the bucket's size: uncached requests a client may make at once after a quiet spell",
+  }),
+  clientStoreBytesPerSecond: field({
+    env: 'WIKIEDGE_CLIENT_STORE_BYTES_PER_SECOND',
+    parse: intOrAuto(0, 2 ** 40),
+    default: 'auto',
+    unit: 'per-second',
+    doc: 'bytes per second one client\'s misses may store in the shared tier, a token bucket (its burst: 4 × `WIKIEDGE_CACHE_MAX_ENTRY_BYTES`, at most 1/8 of `WIKIEDGE_CACHE_SHARED_MAX_BYTES`); past it the client is still answered (`X-Cache: miss`) and its answer is not stored (`wikiedge_not_stored_total{reason="client-budget"}`), so that a client asking in series, never refused, cannot push every other entry out of the tier. `auto`: `WIKIEDGE_CACHE_SHARED_MAX_BYTES` / 600, at most a tenth of the tier a minute. Refreshes are never charged. `0`: off. See "Per-client limits"',
   }),
   clientSessionsPerAddress: field({
     env: 'WIKIEDGE_CLIENT_SESSIONS_PER_ADDRESS',

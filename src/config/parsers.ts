@@ -175,6 +175,18 @@ export function hmacKey(v: unknown, key: string): Buffer {
   return Buffer.from(v, 'utf8');
 }
 
+/** An integer from `min` to `max`, or `auto`: a value derived from other keys where it is used. */
+export const intOrAuto =
+  (min: number, max: number) =>
+  (v: unknown, key: string): number | 'auto' => {
+    if (typeof v === 'string' && v.trim() === 'auto') return 'auto';
+    try {
+      return int(min, max)(v, key);
+    } catch {
+      throw new ConfigError(key, `must be auto or an integer from ${min} to ${max}, got ${JSON.stringify(v)}`);
+    }
+  };
+
 /** A positive integer up to `max`, or `auto`: one per CPU this process may use. */
 export const workerCount =
   (max: number, cpus: () => number) =>

@@ -19,6 +19,7 @@ import { comparable, WIKI_KEYS } from '../config/reload-keys.js';
 import { AddressMatcher } from '../words/address-list.js';
 import { ClientBudget, UncachedUnderWay } from '../limits/client-budget.js';
 import { RefusalDelay } from '../limits/refusal-delay.js';
+import { StoreBudget, storeBudgetOptions } from '../limits/store-budget.js';
 import { UpstreamGate } from '../limits/upstream-gate.js';
 import { AccessLog } from '../observe/access-log.js';
 import { DebuginfoMetrics } from '../mediawiki/debuginfo/record.js';
@@ -80,6 +81,8 @@ export interface Gateway {
   readonly groupBudget: ClientBudget;
   /** Each client's uncached requests under way: the budget refuses only a client asking in parallel. */
   readonly underWay: UncachedUnderWay;
+  /** Each client's budget of bytes its misses store in the shared tier (limits/store-budget.ts). */
+  readonly storeBudget: StoreBudget;
   /** How long a refused request waits for its 429 (limits/refusal-delay.ts). */
   readonly refusalDelay: RefusalDelay;
   /** MediaWiki's change signals applied (invalidation/signals.ts), and the TTL defaults they allow. */
@@ -248,6 +251,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
       maxClients: 100_000,
     }),
     underWay: new UncachedUnderWay(),
+    storeBudget: new StoreBudget(storeBudgetOptions(config)),
     refusalDelay,
     changes,
     sessionUsers,

@@ -26,7 +26,8 @@ export interface BudgetOptions {
 
 export type Charge = { readonly ok: true } | { readonly ok: false; readonly retryAfterSeconds: number };
 
-interface Bucket {
+export interface Bucket {
+  /** May be below 0: a store larger than what was left is paid back before the next (store-budget.ts). */
   tokens: number;
   /** ms, when `tokens` was last brought up to date. */
   at: number;
@@ -35,9 +36,11 @@ interface Bucket {
 const OK: Charge = Object.freeze({ ok: true });
 
 export class ClientBudget {
-  private readonly buckets = new Map<string, Bucket>();
+  private readonly buckets: TokenBuckets;
 
-  constructor(private readonly opts: BudgetOptions) {}
+  constructor(private readonly opts: BudgetOptions) {
+    this.buckets = new TokenBuckets(opts);
+  }
 
   get enabled(): boolean {
     return this.opts.ratePerSecond > 0;
@@ -46,17 +49,7 @@ export class ClientBudget {
   /** Take one token for `client` at `now` (ms), or, `inParallel`, say how long until one is there. */
   charge(client: string, now: number, inParallel = true): Charge {
     if (!this.enabled) return OK;
-    let bucket = this.buckets.get(client);
-    if (bucket) {
-      // Most recently charged last: Map order is the eviction order.
-      this.buckets.delete(client);
-      bucket.tokens = this.tokensAt(bucket, now);
-      bucket.at = now;
-    } else {
-      bucket = { tokens: this.opts.burst, at: now };
-      if (this.buckets.size >= this.opts.maxClients) this.buckets.delete(this.buckets.keys().next().value as string);
-    }
-    this.buckets.set(client, bucket);
+    const bucket = this.buckets.take(client, now);
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
       return OK;
@@ -70,20 +63,56 @@ export class ClientBudget {
    */
   peek(client: string, now: number, inParallel = true): Charge {
     if (!this.enabled || !inParallel) return OK;
-    const bucket = this.buckets.get(client);
-    if (!bucket) return OK;
-    const tokens = this.tokensAt(bucket, now);
+    const tokens = this.buckets.peek(client, now);
     return tokens >= 1 ? OK : this.refusal(tokens);
-  }
-
-  /** The bucket refilled up to `now`. */
-  private tokensAt(bucket: Bucket, now: number): number {
-    return Math.min(this.opts.burst, bucket.tokens + ((now - bucket.at) / 1000) * this.opts.ratePerSecond);
   }
 
   /** Retry-After: when the next whole token will be there (RFC 9110 §10.2.3, seconds, at least 1). */
   private refusal(tokens: number): Charge {
     return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / this.opts.ratePerSecond)) };
+  }
+
+  get size(): number {
+    return this.buckets.size;
+  }
+}
+
+/**
+ * A token bucket per client, refilled at `ratePerSecond` up to `burst`, and bounded: at most
+ * `maxClients` buckets, the least recently charged forgotten first (a forgotten client starts
+ * again with a full bucket, which is what a new client gets anyway). What a token is worth is
+ * its user's: an uncached request (ClientBudget above), a byte stored (store-budget.ts).
+ */
+export class TokenBuckets {
+  private readonly buckets = new Map<string, Bucket>();
+
+  constructor(private readonly opts: BudgetOptions) {}
+
+  /** `client`'s bucket brought up to `now` (ms), to be charged: it becomes the most recently charged. */
+  take(client: string, now: number): Bucket {
+    let bucket = this.buckets.get(client);
+    if (bucket) {
+      // Most recently charged last: Map order is the eviction order.
+      this.buckets.delete(client);
+      bucket.tokens = this.tokensAt(bucket, now);
+      bucket.at = now;
+    } else {
+      bucket = { tokens: this.opts.burst, at: now };
+      if (this.buckets.size >= this.opts.maxClients) this.buckets.delete(this.buckets.keys().next().value as string);
+    }
+    this.buckets.set(client, bucket);
+    return bucket;
+  }
+
+  /** `client`'s tokens at `now`, changing nothing (a client without a bucket has a full one). */
+  peek(client: string, now: number): number {
+    const bucket = this.buckets.get(client);
+    return bucket ? this.tokensAt(bucket, now) : this.opts.burst;
+  }
+
+  /** The bucket refilled up to `now`. */
+  private tokensAt(bucket: Bucket, now: number): number {
+    return Math.min(this.opts.burst, bucket.tokens + ((now - bucket.at) / 1000) * this.opts.ratePerSecond);
   }
 
   get size(): number {

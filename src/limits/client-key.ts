@@ -12,8 +12,11 @@
  * WIKIEDGE_CLIENT_SESSIONS_PER_ADDRESS times one client's. A flood that sends a new made-up
  * session with every request is limited there, as a flood without cookies is by its address.
  */
+import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
-import type { Identity } from '../mediawiki/identity.js';
+import { headerString } from '../http/forwarding.js';
+import { type Identity, type IdentityRules, sessionIdentityFromHeaders } from '../mediawiki/identity.js';
+import type { SessionUsers } from '../policy/session-users.js';
 import { type AddressMatcher, canonical } from '../words/address-list.js';
 
 /**
@@ -55,6 +58,20 @@ export function clientKey(address: string, identity: Identity, userOf: (slot: st
   if (identity.kind !== 'session') return { key: where, group: '' };
   const user = userOf(identity.slot);
   return { key: user === undefined ? `s:${identity.slot}` : `u:${user}`, group: `g:${where}` };
+}
+
+/**
+ * The client a request is charged to, by every budget (steps/admission.ts, and the store's,
+ * store-budget.ts): who it is comes from its headers as received (any credential the wiki could
+ * read: a made-up one only gets the session's budget, which its address's group bounds).
+ */
+export function clientOfRequest(
+  parts: { readonly trusted: AddressMatcher; readonly identityRules: IdentityRules; readonly sessionUsers: SessionUsers },
+  req: IncomingMessage,
+): ClientKey {
+  const address = clientAddress(req.socket.remoteAddress, headerString(req.headers['x-forwarded-for']), parts.trusted);
+  const identity = sessionIdentityFromHeaders(req.headers, parts.identityRules);
+  return clientKey(address, identity, (slot) => parts.sessionUsers.userOf(slot));
 }
 
 /** An IPv4 address as it is; an IPv6 one as its /64 (`2001:db8:1:2::/64`). */

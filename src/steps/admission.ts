@@ -8,13 +8,12 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { readBounded } from '../http/body.js';
 import { GatewayError } from '../words/errors.js';
-import { headerString } from '../http/forwarding.js';
 import type { Charge, ClientBudget, UncachedUnderWay } from '../limits/client-budget.js';
 import type { AddressMatcher } from '../words/address-list.js';
 import type { Metrics } from '../observe/metrics.js';
 import type { SessionUsers } from '../policy/session-users.js';
-import { clientAddress, clientKey } from '../limits/client-key.js';
-import { type IdentityRules, sessionIdentityFromHeaders } from '../mediawiki/identity.js';
+import { clientOfRequest } from '../limits/client-key.js';
+import type { IdentityRules } from '../mediawiki/identity.js';
 import type { LeaveSignal, Release, UpstreamGate } from '../limits/upstream-gate.js';
 
 export type { Release } from '../limits/upstream-gate.js';
@@ -114,7 +113,7 @@ function underWay(limits: Limits, req: IncomingMessage): UnderWayState {
   const noted = req as NotedRequest;
   const noting = noted[UNDER_WAY];
   if (typeof noting === 'object') return noting;
-  const { key: client, group } = clientOf(limits, req);
+  const { key: client, group } = clientOfRequest(limits, req);
   if (noting === undefined) {
     const state: UnderWayState = { client, group, holds: 1, answering: true, left: false };
     noted[UNDER_WAY] = state;
@@ -177,17 +176,6 @@ export function leftUnderWay(limits: UnderWayParts, req: IncomingMessage, closed
   // its answer off first (the stream let go of the turn before the answer was destroyed).
   if (closedEarly && !state.left && state.holds > 1) abandon(limits, state.client, state.group);
   letGo(limits.underWay, state);
-}
-
-/**
- * The client's key and group (limits/client-key.ts). Who a request is comes from its headers as
- * received (any credential the wiki could read: a made-up one only gets the session's budget,
- * which its address's group bounds).
- */
-function clientOf(limits: Pick<Limits, 'trusted' | 'identityRules' | 'sessionUsers'>, req: IncomingMessage): { key: string; group: string } {
-  const address = clientAddress(req.socket.remoteAddress, headerString(req.headers['x-forwarded-for']), limits.trusted);
-  const identity = sessionIdentityFromHeaders(req.headers, limits.identityRules);
-  return clientKey(address, identity, (slot) => limits.sessionUsers.userOf(slot));
 }
 
 /** 429 with Retry-After, answered after the refusal delay (refusal-delay.ts says why). */

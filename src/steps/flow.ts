@@ -28,6 +28,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CacheEntry } from '../cache/entry.js';
+import { entrySize } from '../cache/store.js';
+import { clientOfRequest } from '../limits/client-key.js';
 import type { Led } from '../cache/storage.js';
 import type { Coalescer } from '../cache/coalescer.js';
 import type { Metrics } from '../observe/metrics.js';
@@ -460,6 +462,13 @@ async function fetchAndStore(
     deps: deps.tags,
     ...(deps.clock && { clock: true }),
   };
+  // A client's own miss for the shared tier spends its budget of bytes stored (limits/store-budget.ts):
+  // past it the client has its answer (X-Cache `miss`) and the entry is not stored. A refresh is
+  // for everyone (no client); a session holder's entry goes to the session tier.
+  if (client && tier === 'shared' && !gw.storeBudget.take(clientOfRequest(gw, request.raw).key, entrySize(key, entry), gw.now())) {
+    gw.metrics.notStored.inc({ reason: 'client-budget' });
+    return { fetched, entry: undefined };
+  }
   // An invalidation that lands meanwhile is caught by the store's own guard against the same
   // mark (storage.ts store).
   const kept = gw.storage.store(tier, key, entry, mark);

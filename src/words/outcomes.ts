@@ -45,7 +45,8 @@ export type NoStoreReason =
   | 'credential-echo'
   | 'client-cookies'
   | 'invalidated'
-  | 'store-failed';
+  | 'store-failed'
+  | 'client-budget';
 
 /** Why an entry left a tier. */
 export type EvictionReason = 'size' | 'expired' | 'purge' | 'logout' | 'replaced' | 'invalidated';

@@ -14,6 +14,7 @@ import { createLogger } from '../../src/observe/logging.js';
 export const MANY_CLIENTS_FROM_LOOPBACK: Readonly<Record<string, string>> = Object.freeze({
   WIKIEDGE_CLIENT_MAX_CONCURRENCY: '0',
   WIKIEDGE_CLIENT_MISS_RATE: '0',
+  WIKIEDGE_CLIENT_STORE_BYTES_PER_SECOND: '0',
 });
 
 export interface RunningGateway {
