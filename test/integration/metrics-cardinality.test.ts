@@ -143,8 +143,9 @@ describe('metric label cardinality under random client input', () => {
       }
     };
     await Promise.all(Array.from({ length: 20 }, worker));
-    const elapsed = Date.now() - started;
-    expect(elapsed).toBeLessThan(30_000);
+    // How long it took is printed, not bounded: a loaded CI machine (a CPU hog beside it) took
+    // 40 s where a quiet one takes 10; what the test holds is the labels, not the speed.
+    console.log(`metrics-cardinality: ${jobs.length} requests in ${Date.now() - started} ms`);
 
     // The cheap requests really were cheap: the variants all mapped onto the warmed entries.
     const hit = outcomes.get('hit')!;

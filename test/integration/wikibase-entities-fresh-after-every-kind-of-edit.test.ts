@@ -20,7 +20,10 @@ describe.each([{ itemsInMain: false }, { itemsInMain: true }])('Wikibase entitie
   let admin: string;
   beforeAll(async () => {
     wiki = await startWikibaseWiki({ itemsInMain, cdn: '127.0.0.1:9' });
-    gw = await startGateway(wiki.url);
+    // The short TTL (searches, formatted values that may be redirects: src/policy/dependencies.ts)
+    // outlasts the file: a loaded machine took 55 s over the 100 edits below, and entries that
+    // ended by their TTL were not what the test asks about.
+    gw = await startGateway(wiki.url, { WIKIEDGE_TTL_PUBLIC_SECONDS: '900' });
     await setWikiToggle(wiki.data, { cdn: [`127.0.0.1:${new URL(gw.url).port}`] });
     admin = await wikibaseLogin(wiki, 'admin');
     // The gateway learns the wiki's entity namespaces once it serves (src/upstream/site-namespaces.ts).
