@@ -23,18 +23,23 @@
  * id is not among those it applied (`seen`). The window is small and never blocks progress: it
  * holds the last LATE_WINDOW_MS before the cursor but at most SEEN_MAX rows and WINDOW_PAGES pages
  * (the floor moves up past older ones, and only moves up), so it costs at most WINDOW_PAGES of a
- * poll's MAX_PAGES_PER_POLL. A
+ * poll's MAX_PAGES_PER_POLL. The poll's time budget (POLL_BUDGET_MS) counts only once the reading
+ * is past the cursor: on a slow wiki the window alone may take all of it, and every poll would
+ * re-read seen rows without ever moving the cursor. A
  * row that comes later than that, or dated further back (a categorize row hours late), is not
  * seen: a known limit, as it was with the fixed overlap before.
  *
  * Health: the follower vouches for what is cached (the long TTLs, signals.ts) only while its
  * cursor reaches the wiki's present: a poll that read to the last row, or stopped (its page budget
- * spent) with the cursor at most maxLagMs (WIKIEDGE_RC_MAX_LAG_SECONDS) behind the wiki's clock
- * (curtimestamp). Behind by more (a burst larger than it reads in a poll, rows coming faster
- * than it reads them) it takes a gap ('behind') and jumps to the wiki's newest row: everything
- * cached before is refreshed at next use, so no answer stays vouched for with changes unread
- * behind it. While a poll ends behind, `healthy` is false, whatever an earlier poll vouched.
- * A poll that stops with pages left is followed by the next at once, not after the interval.
+ * spent) past the cursor it started from with the cursor at most maxLagMs
+ * (WIKIEDGE_RC_MAX_LAG_SECONDS) behind the wiki's clock (curtimestamp). A poll that stopped
+ * before its cursor (its pages spent on rows inserted late) read nothing after it: not healthy,
+ * no gap, and the next poll goes on at once. Behind by more (a burst larger than it reads in a
+ * poll, rows coming faster than it reads them) it takes a gap ('behind') and jumps to the wiki's
+ * newest row: everything cached before is refreshed at next use, so no answer stays vouched for
+ * with changes unread behind it. While a poll ends behind, `healthy` is false, whatever an
+ * earlier poll vouched. A poll that stops with pages left is followed by the next at once, not
+ * after the interval.
  *
  * The cursor is kept where it survives the follower (CursorStore: Redis with replicas), and only
  * one replica follows at a time (Lease: a Redis lease with takeover). The follower that holds the
@@ -280,17 +285,27 @@ export class ChangeFollower {
         await this.opts.cursors.save({ ...this.toCursor(undefined), behind: true }).catch(() => undefined);
         throw err;
       }
+      // Jumped to the newest row, the gap covering every row before it.
       read.behindMs = 0;
+      read.reached = true;
     }
     this.behindMs = read.behindMs;
     this.more = read.more;
-    this.behind = false;
+    // Stopped before its cursor (MAX_PAGES_PER_POLL spent on rows inserted late in the window):
+    // nothing after the cursor was read, so this poll vouches for nothing, whatever the lag of the
+    // rows it stopped at; the next poll goes on at once
+    // (test/in-process/change-follower-vouches-only-once-it-reads-past-its-cursor.test.ts).
+    this.behind = !read.reached;
     // The lease is renewed per poll, and one page may take as long as the wiki takes to answer:
     // another replica may have taken the lease meanwhile and follow from the stored cursor. Its
     // cursor is not written over with this one's (test/in-process/change-follower-lease-lost-during-a-poll.test.ts).
     if (!(await this.opts.lease.hold())) {
       this.leader = false;
       this.state = undefined;
+      return;
+    }
+    if (!read.reached) {
+      await this.opts.cursors.save({ ...this.toCursor(undefined), behind: true });
       return;
     }
     const polledAt = this.opts.now();
@@ -414,9 +429,9 @@ export class ChangeFollower {
    * last row, the page budget, or a row dated in the wiki's future. Rows after the cursor are
    * applied unless seen (a row dated ahead, applied before); rows in the window only when not
    * seen (inserted late). Batches are applied as they fill; the cursor moves past a batch once
-   * it was applied.
+   * it was applied. `reached`: the poll read past the cursor it started from, or to the last row.
    */
-  private async readNewRows(): Promise<{ behindMs: number; more: boolean; rows: number }> {
+  private async readNewRows(): Promise<{ behindMs: number; more: boolean; rows: number; reached: boolean }> {
     const st = this.state!;
     const seen = new Map(st.seen);
     let pos = st.pos;
@@ -437,12 +452,17 @@ export class ChangeFollower {
     };
     const started = performance.now();
     const budget = this.opts.pollBudgetMs ?? POLL_BUDGET_MS;
-    for (let page = 0; page < MAX_PAGES_PER_POLL && performance.now() - started < budget; page++) {
+    // The budget counts only once the reading is past the cursor: the window's re-read (about
+    // WINDOW_PAGES pages of rows already seen) may take all of it on a slow wiki, and a poll that
+    // stopped there would never move the cursor, whatever the rows waiting after it
+    // (test/in-process/change-follower-keeps-up-with-a-slow-busy-wiki.test.ts).
+    const past = () => cmp(from, st.pos) > 0;
+    for (let page = 0; page < MAX_PAGES_PER_POLL && (!past() || performance.now() - started < budget); page++) {
       const cont = `${tsMw(from.s)}|${from.id + 1}`;
       const answer = (await this.ask(`${RC_QUERY}&rcdir=newer&rclimit=max&curtimestamp=1&rccontinue=${cont}`)) as RcAnswer;
       if (answer.error) throw new Error(`recentchanges: ${answer.error.code ?? 'error'}: ${answer.error.info ?? ''}`);
       if (answer.curtimestamp !== undefined) server = seconds(answer.curtimestamp);
-      if (page === 0 && (await this.clockWentWrong(server))) return { behindMs: 0, more: false, rows: 0 };
+      if (page === 0 && (await this.clockWentWrong(server))) return { behindMs: 0, more: false, rows: 0, reached: true };
       const list = answer.query?.recentchanges ?? [];
       for (const row of list) {
         const key = { s: seconds(row.timestamp), id: row.rcid };
@@ -477,7 +497,7 @@ export class ChangeFollower {
     // Stopped with rows left: the oldest row not read is after the last one read (`from`), which
     // may be in the window well before the cursor (a burst of rows inserted late, dated earlier).
     const behindMs = ended || server === undefined ? 0 : Math.max(0, (server - Math.min(from.s, pos.s)) * 1000);
-    return { behindMs, more: !ended, rows };
+    return { behindMs, more: !ended, rows, reached: ended || past() };
   }
 
   /**
