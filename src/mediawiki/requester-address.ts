@@ -34,6 +34,8 @@ export function echoesRequester(query: PhpArray): boolean {
 }
 
 const DOTTED_QUAD = /^\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
+/** `::ffff:a.b.c.d` as expandIPv6 writes it: the IPv4 address in its last two words. */
+const IPV4_MAPPED = /^0:0:0:0:0:ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i;
 /** An octet with a leading zero, which MediaWiki reads and prints without it. */
 const LEADING_ZERO = /(?:^|\.)0\d/;
 
@@ -63,6 +65,16 @@ export function requesterAddressForms(forwardedFor: string): string[] {
       // IPUtils::sanitizeIP: upper case, `::` expanded, no leading zeros in a word.
       forms.add(expanded.toUpperCase());
       forms.add(expanded);
+      // An IPv4-mapped address (a dual-stack socket's `::ffff:203.0.113.7`) is the IPv4 one to
+      // MediaWiki: WebRequest::getIP canonicalizes it (IPUtils::canonicalize), and names the
+      // anonymous user by 203.0.113.7.
+      const mapped = IPV4_MAPPED.exec(expanded);
+      if (mapped) {
+        const high = parseInt(mapped[1]!, 16);
+        const low = parseInt(mapped[2]!, 16);
+        const v4 = `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+        if (!v4.startsWith('127.')) forms.add(v4);
+      }
     }
   }
   return [...forms];
