@@ -122,7 +122,13 @@ export function formatValueEntities(query: PhpArray): string[] | undefined {
  */
 export const formatsRedirectable = (ids: string[] | undefined) => ids === undefined || ids.some(mayBeRedirect);
 
-const ENTITY_URI = /\/entity\/([A-Za-z]\d+)$/;
+/**
+ * An entity's URI: its repository's concept base, then its id (SuffixEntityIdParser). The base
+ * is whatever the repository sets (`wikibase-conceptbaseuri` in siteinfo: `…/entity/` on
+ * Wikidata, `…/wiki/Special:EntityPage/` on others), so any URI whose last segment is an id is
+ * read as one: reading one that is not only adds a dependency.
+ */
+const ENTITY_URI = /^[A-Za-z][A-Za-z0-9+.-]*:\S*[/:=]([A-Za-z]\d+)$/;
 
 /**
  * The entities a datavalue names, into `out`: an entity-id value's `id` and its legacy form
