@@ -466,7 +466,7 @@ export const FIELDS = {
     parse: oneOf(DEBUGINFO_MODES),
     default: 'strip',
     unit: 'choice',
-    doc: '`strip` (record, then remove), `pass` (record, keep, never store), `off` (never parse)',
+    doc: "`strip` (record, then remove), `pass` (record, keep, never store), `off` (never parse; a write's answer is still read, for what it changed)",
   }),
   modules: field({
     env: 'WIKIEDGE_MODULES',

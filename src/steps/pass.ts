@@ -66,13 +66,16 @@ const PASSED = { probed: false, path: 'pass', defaults: { ttlPublicSeconds: 0, t
 /** Not cacheable: forward as the client sent it; the answer still loses debuginfo and stray cookies. */
 export async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyReply, api: ApiRequest, passReason: PassReason): Promise<AnsweredDelivery> {
   const gone = clientGone(reply);
+  // Read whole (unencoded) to strip debuginfo, and for a write whatever debuginfo is: its answer
+  // says whether it saved and what (invalidateWrite); streamed with `off`, a write through the
+  // gateway invalidated nothing (test/in-process/write-invalidates-with-debuginfo-off.test.ts).
+  const readWhole = gw.config.debuginfo !== 'off' || wrote(request.method);
   const headers = upstreamRequestHeaders(request.headers, {
     peerAddress: request.socket.remoteAddress ?? '',
     peerTrusted: request.edge.peerTrusted,
     protocol: 'http',
     requestId: request.id,
-    // api.php answers are read to strip debuginfo: ask for them unencoded.
-    sharedFetch: gw.config.debuginfo !== 'off',
+    sharedFetch: readWhole,
   });
   // Read before a turn at the wiki is taken: a slow body holds our socket, not the wiki's.
   const body = await requestBodyOf(request.raw, gw.config.requestBodyBufferBytes);
@@ -85,7 +88,7 @@ export async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyR
     request,
     'pass',
     { method: request.method, path: api.target.upstreamPath, headers, body, signal: gone },
-    gw.config.debuginfo === 'off' ? 0 : MAX_INSPECT_BYTES,
+    readWhole ? MAX_INSPECT_BYTES : 0,
   );
   const { res } = fetched;
   const { inspected, cookies, json, settling } = afterAnswer(gw, request, api, fetched, headers, wrote(request.method));
