@@ -552,9 +552,10 @@ export class ChangeFollower {
  * `comment`: the edit summary says whether a Wikibase edit touched statements alone, which leaves
  * searches of its entity type cached (policy/changes.ts statementsOnlyComment); a summary hidden
  * from anonymous readers comes as `commenthidden` with no `comment` (ApiQueryRecentChanges::extractRowInfo).
+ * `tags`: a revert's summary is its client's, whatever it says (changes.ts REVERT_TAGS).
  */
 const RC_QUERY =
-  'action=query&list=recentchanges&rcprop=title|ids|timestamp|loginfo|redirect|comment&rctype=edit|new|log|categorize|external&format=json&formatversion=2';
+  'action=query&list=recentchanges&rcprop=title|ids|timestamp|loginfo|redirect|comment|tags&rctype=edit|new|log|categorize|external&format=json&formatversion=2';
 
 /** Without Redis the cursor lives as long as the process, and so does its local tier. */
 export class MemoryCursorStore implements CursorStore {

@@ -68,6 +68,8 @@ export interface PageNow {
   readonly parentid?: number;
   /** The newest revision's edit summary; absent when hidden from anonymous readers. */
   readonly comment?: string;
+  /** The newest revision's change tags (policy/changes.ts statementsOnlyComment: a revert's). */
+  readonly tags?: readonly string[];
   /** The page's id (absent when it is gone): what answers naming it by id depend on (MediaInfo's `M123`). */
   readonly pageid?: number;
 }
@@ -135,7 +137,7 @@ export function confirmsChange(before: string | undefined, page: PageNow, wikiNo
  * gone and a summary hidden or not a statement module's are not.
  */
 export function onlyStatementsSince(before: string | undefined, page: PageNow, parentBeforeWindow = false): boolean {
-  if (page.missing || page.parentid === undefined || page.parentid === 0 || !statementsOnlyComment(page.comment)) return false;
+  if (page.missing || page.parentid === undefined || page.parentid === 0 || !statementsOnlyComment(page.comment, page.tags)) return false;
   return before === undefined ? parentBeforeWindow : before === `r${page.parentid}`;
 }
 
@@ -344,11 +346,11 @@ export class PurgeConfirmations {
 
 /**
  * The question: each page's newest revision (prop=revisions gives only the newest for many titles)
- * with its parent and its summary (onlyStatementsSince), and the wiki's clock. A summary hidden
+ * with its parent, its summary and its change tags (onlyStatementsSince), and the wiki's clock. A summary hidden
  * from anonymous readers comes as `commenthidden` with no `comment` (ApiQueryRevisionsBase::extractRevisionInfo).
  */
 export function confirmationQuery(titles: readonly string[]): string {
-  return `action=query&prop=revisions&rvprop=ids%7Ctimestamp%7Ccomment&curtimestamp=1&format=json&formatversion=2&titles=${encodeURIComponent(titles.join('|'))}`;
+  return `action=query&prop=revisions&rvprop=ids%7Ctimestamp%7Ccomment%7Ctags&curtimestamp=1&format=json&formatversion=2&titles=${encodeURIComponent(titles.join('|'))}`;
 }
 
 /** The second question (PurgeConfirmationOptions.askRevisions): when each revision was made, and the wiki's clock. */
@@ -381,7 +383,7 @@ export function pagesOfAnswer(answer: unknown): { pages: PageNow[]; now: number 
         pageid?: number;
         missing?: boolean;
         invalid?: boolean;
-        revisions?: { revid?: number; parentid?: number; timestamp?: string; comment?: string; commenthidden?: boolean }[];
+        revisions?: { revid?: number; parentid?: number; timestamp?: string; comment?: string; commenthidden?: boolean; tags?: unknown }[];
       }[];
     };
   };
@@ -400,6 +402,7 @@ export function pagesOfAnswer(answer: unknown): { pages: PageNow[]; now: number 
       ...(Number.isFinite(at) && { revisionAt: at }),
       ...(typeof rev?.parentid === 'number' && { parentid: rev.parentid }),
       ...(typeof rev?.comment === 'string' && rev.commenthidden !== true && { comment: rev.comment }),
+      ...(Array.isArray(rev?.tags) && { tags: rev.tags.filter((t): t is string => typeof t === 'string') }),
       ...(typeof p.pageid === 'number' && p.pageid > 0 && { pageid: p.pageid }),
     };
     for (const title of [p.title, ...(asked.get(p.title) ?? [])]) pages.push({ title, ...page });

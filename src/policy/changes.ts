@@ -48,7 +48,7 @@ export interface Change {
   readonly confirm?: readonly string[];
 }
 
-/** A recentchanges row (formatversion=2, rcprop=title|ids|timestamp|loginfo|comment). */
+/** A recentchanges row (formatversion=2, rcprop=title|ids|timestamp|loginfo|comment|tags). */
 export interface RecentChangeRow {
   readonly type: string;
   readonly ns?: number;
@@ -64,6 +64,8 @@ export interface RecentChangeRow {
   /** The edit summary; absent when hidden from anonymous readers (`commenthidden`). */
   readonly comment?: string;
   readonly commenthidden?: boolean;
+  /** Its change tags (rcprop=tags): a revert's say that its summary was typed, not Wikibase's. */
+  readonly tags?: readonly string[];
 }
 
 const USER_LOG_TYPES = new Set(['rights', 'block']);
@@ -72,7 +74,7 @@ export function changeFromRow(row: RecentChangeRow, namespaces: Namespaces = DEF
   const tags = new Set<string>([ANY]);
   const users: string[] = [];
   // An edit (not a creation, nor a log entry) whose summary says a statement module wrote it.
-  const onlyStatements = row.type === 'edit' && row.commenthidden !== true && statementsOnlyComment(row.comment);
+  const onlyStatements = row.type === 'edit' && row.commenthidden !== true && statementsOnlyComment(row.comment, row.tags);
   const addTitle = (text: unknown, ns: unknown) => {
     if (typeof text !== 'string') return;
     const t = titleKey(text, namespaces);
@@ -153,15 +155,25 @@ function addClasses(tags: Set<string>, t: { readonly key: string; readonly ns: n
 const AUTOCOMMENT = /^\/\* ([a-z]+)(?:-[a-z-]+)?:/;
 
 /**
+ * The change tags MediaWiki gives a revert (EditResult::getRevertTags, RollbackPage): an undo
+ * or a rollback of an entity page is allowed through the API (Wikibase's RepoHooks
+ * onApiCheckCanExecute), and its summary is whatever its client typed, a statement module's
+ * autocomment included; what it reverts may be a label. Such a revision is never statements-only.
+ */
+const REVERT_TAGS: ReadonlySet<string> = new Set(['mw-undo', 'mw-rollback', 'mw-manual-revert']);
+
+/**
  * Whether an edit summary says its revision changed statements alone: its autocomment is one of a
  * statement module's (modules.ts WriteFacts.statementsOnly: wbcreateclaim, wbsetclaim,
  * wbsetclaimvalue, wbremoveclaims, wbsetqualifier, wbremovequalifiers, wbsetreference,
  * wbremovereferences, with whatever action). No summary, a hidden one, a summary that does not
  * open with an autocomment, or one of another module (wbeditentity, which may change anything;
- * wbsetsitelink and wblinktitles, which change site-and-title lookups; an undo) is not.
+ * wbsetsitelink and wblinktitles, which change site-and-title lookups; an undo) is not, nor is
+ * a revert (REVERT_TAGS), whose summary its client typed.
  */
-export function statementsOnlyComment(comment: unknown): boolean {
+export function statementsOnlyComment(comment: unknown, changeTags: readonly string[] | undefined): boolean {
   if (typeof comment !== 'string') return false;
+  if (changeTags?.some((tag) => REVERT_TAGS.has(tag))) return false;
   const module = AUTOCOMMENT.exec(comment)?.[1];
   return module !== undefined && writeFacts(module)?.statementsOnly === true;
 }

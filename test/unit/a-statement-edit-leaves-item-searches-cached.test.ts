@@ -150,7 +150,7 @@ describe('a statement edit leaves item searches cached', () => {
       '/* wbsetreference-set:1| */',
       '/* wbremovereferences-remove:1| */',
     ])('every statement module`s autocomment: %s', (comment) => {
-      expect(statementsOnlyComment(comment)).toBe(true);
+      expect(statementsOnlyComment(comment, [])).toBe(true);
       expect(changeFromRow(q1Edit({ comment })).tags).not.toContain('t:item');
     });
 
