@@ -28,11 +28,31 @@ export interface StoreBudgetOptions {
   readonly maxClients: number;
 }
 
+/**
+ * An IPv6 client is keyed by its /64 (client-key.ts addressKey), and a home is delegated a /56 or
+ * a /48: 256 to 65,536 /64s, each with a full bucket, would store the whole tier many times over
+ * at once. Its /48 is charged too, with the budget of this many clients.
+ */
+export const CLIENTS_PER_IPV6_48 = 4;
+
+/** The /48 of a client keyed by its IPv6 /64 (`2001:db8:1:2::/64` → `2001:db8:1::/48`), else undefined. */
+export function ipv6NetworkOf(client: string): string | undefined {
+  if (!client.endsWith('::/64')) return undefined;
+  const groups = client.slice(0, -'::/64'.length).split(':');
+  return groups.length === 4 ? `${groups.slice(0, 3).join(':')}::/48` : undefined;
+}
+
 export class StoreBudget {
   private readonly buckets: TokenBuckets;
+  private readonly networks: TokenBuckets;
 
   constructor(private readonly opts: StoreBudgetOptions) {
     this.buckets = new TokenBuckets({ ratePerSecond: opts.bytesPerSecond, burst: opts.burstBytes, maxClients: opts.maxClients });
+    this.networks = new TokenBuckets({
+      ratePerSecond: opts.bytesPerSecond * CLIENTS_PER_IPV6_48,
+      burst: opts.burstBytes * CLIENTS_PER_IPV6_48,
+      maxClients: opts.maxClients,
+    });
   }
 
   get enabled(): boolean {
@@ -48,6 +68,12 @@ export class StoreBudget {
     if (!this.enabled) return true;
     const bucket = this.buckets.take(client, now);
     if (bucket.tokens < bytes && bucket.tokens < this.opts.burstBytes) return false;
+    const networkKey = ipv6NetworkOf(client);
+    if (networkKey !== undefined) {
+      const network = this.networks.take(networkKey, now);
+      if (network.tokens < bytes && network.tokens < this.opts.burstBytes * CLIENTS_PER_IPV6_48) return false;
+      network.tokens -= bytes;
+    }
     bucket.tokens -= bytes;
     return true;
   }
