@@ -16,6 +16,7 @@ import type { Answer } from './deliver.js';
 import { AnswerPolicy } from '../policy/answer-policy.js';
 import { changeFromWrite, confirmedWrite, WRITE_PARAMETERS } from '../policy/changes.js';
 import { phpStringParam } from '../mediawiki/php-input.js';
+import { writeFacts } from '../mediawiki/modules.js';
 import { type PostedForm, postedForm } from '../mediawiki/php-post.js';
 import type { ApiRequest } from './recv.js';
 import { afterAnswer } from './after-answer.js';
@@ -61,15 +62,29 @@ async function invalidateWrite(
   if (change) await changes.apply([change]);
 }
 
+/** Whether a request may run a write module (a form too large to read may: an upload). */
+function mayNameAWrite(api: ApiRequest, form: PostedForm): boolean {
+  if (form.kind === 'unreadable') return true;
+  const posted = form.kind === 'form' ? form.post : undefined;
+  const action = (posted && phpStringParam(posted, 'action')) ?? phpStringParam(api.query, 'action') ?? api.modules[0] ?? '';
+  return writeFacts(action) !== undefined;
+}
+
 const PASSED = { probed: false, path: 'pass', defaults: { ttlPublicSeconds: 0, ttlSessionSeconds: 0 } } as const;
 
 /** Not cacheable: forward as the client sent it; the answer still loses debuginfo and stray cookies. */
 export async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyReply, api: ApiRequest, passReason: PassReason): Promise<AnsweredDelivery> {
   const gone = clientGone(reply);
+  // Read before a turn at the wiki is taken: a slow body holds our socket, not the wiki's.
+  const body = await requestBodyOf(request.raw, gw.config.requestBodyBufferBytes);
+  // Read once, for the modules the request runs (its metrics label) and, for a write, the pages it changed.
+  const form: PostedForm =
+    body === null ? NO_FORM : postedForm(headerString(request.headers['content-type']), Buffer.isBuffer(body) ? body : undefined, FORM_PARAMETERS);
+  noteFormModule(gw, request, api.query, form);
   // Read whole (unencoded) to strip debuginfo, and for a write whatever debuginfo is: its answer
   // says whether it saved and what (invalidateWrite); streamed with `off`, a write through the
   // gateway invalidated nothing (test/in-process/write-invalidates-with-debuginfo-off.test.ts).
-  const readWhole = gw.config.debuginfo !== 'off' || wrote(request.method);
+  const readWhole = gw.config.debuginfo !== 'off' || (wrote(request.method) && mayNameAWrite(api, form));
   const headers = upstreamRequestHeaders(request.headers, {
     peerAddress: request.socket.remoteAddress ?? '',
     peerTrusted: request.edge.peerTrusted,
@@ -77,12 +92,6 @@ export async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyR
     requestId: request.id,
     sharedFetch: readWhole,
   });
-  // Read before a turn at the wiki is taken: a slow body holds our socket, not the wiki's.
-  const body = await requestBodyOf(request.raw, gw.config.requestBodyBufferBytes);
-  // Read once, for the modules the request runs (its metrics label) and, for a write, the pages it changed.
-  const form: PostedForm =
-    body === null ? NO_FORM : postedForm(headerString(request.headers['content-type']), Buffer.isBuffer(body) ? body : undefined, FORM_PARAMETERS);
-  noteFormModule(gw, request, api.query, form);
   const fetched: WikiAnswer = await askWiki(
     gw,
     request,
