@@ -51,6 +51,8 @@ export interface AnswerContext {
   readonly rule: ModuleRule;
   /** The wiki was asked with our smaxage probe (request.ts shouldProbe): undone for the client. */
   readonly probed: boolean;
+  /** The client sent its own `smaxage` (policy.ts storeVerdict: it lengthens no shared entry). */
+  readonly clientSmaxage?: boolean;
   /** `store`: a miss or a refresh, whose answer may be kept; `pass`: relayed, never stored. */
   readonly path: 'store' | 'pass';
   /** The default TTLs the change signals allow for this request (invalidation/signals.ts ttlDefaults). */
@@ -96,7 +98,7 @@ export class AnswerPolicy {
   /** What the headers alone allow (policy.ts storeVerdict), asked once. */
   storable(): ResponseVerdict {
     const c = this.context;
-    return (this.byHeaders ??= storeVerdict(this.facts, c.requester, c.rule, c.defaults, c.settings, c.random));
+    return (this.byHeaders ??= storeVerdict(this.facts, c.requester, c.rule, c.defaults, c.settings, c.random, c.clientSmaxage === true));
   }
 
   /**

@@ -144,6 +144,8 @@ export function storeVerdict(
   defaults: Pick<TtlSettings, 'ttlPublicSeconds' | 'ttlSessionSeconds'>,
   limits: Pick<TtlSettings, 'ttlMaxSeconds' | 'ttlJitterRatio'>,
   random: () => number,
+  /** The request's own `smaxage` parameter made the answer's s-maxage (ApiMain::sendCacheHeaders). */
+  clientChoseSmaxage = false,
 ): ResponseVerdict {
   const { mode, cc } = facts;
   // Only complete successful answers; MediaWiki answers API errors with 200 + this header.
@@ -191,7 +193,11 @@ export function storeVerdict(
   if (sMaxAge === 0) return { store: false, reason: 'zero-ttl', mode };
   // Our probe's value means the wiki set no max age of its own: the operator's default applies.
   const fromWiki = sMaxAge === undefined || sMaxAge === SMAXAGE_PROBE ? undefined : sMaxAge;
-  const s = Math.min(rule.ttlSeconds ?? fromWiki ?? defaults.ttlPublicSeconds, cap);
+  // A client's own smaxage never keeps a shared entry longer than the operator's default: any
+  // client could otherwise store cache-busting answers for the longest TTL allowed, and fill the
+  // shared tier's Redis with them (test/unit/attack-client-smaxage-lengthens-shared-entries.test.ts).
+  const asked = fromWiki !== undefined && clientChoseSmaxage ? Math.min(fromWiki, defaults.ttlPublicSeconds) : fromWiki;
+  const s = Math.min(rule.ttlSeconds ?? asked ?? defaults.ttlPublicSeconds, cap);
   return { store: true, tier: 'shared', mode, ttlMs: jitter(s) };
 }
 

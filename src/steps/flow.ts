@@ -385,6 +385,7 @@ async function fetchAndStore(
       requester: api.identity,
       rule: api.rule,
       probed: probe,
+      clientSmaxage: api.query.has('smaxage'),
       path: 'store',
       defaults: gw.changes.ttlDefaults(changesAreSignalled(api.modules, api.query)),
       settings: gw.policy,
