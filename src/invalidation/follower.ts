@@ -104,6 +104,8 @@ export const WINDOW_PAGES = 2;
 export const MAX_PAGES_PER_POLL = 40;
 /** A poll stops asking for more pages after this long (real time): the lease is renewed per poll. */
 export const POLL_BUDGET_MS = 2_500;
+/** Within a poll, the lease is renewed before a page asked this long after it was last held (it lasts at least 5 s). */
+export const LEASE_RENEW_MS = 1_000;
 /** Rows per apply call: their changes are merged into one invalidation (signals.ts apply). */
 export const APPLY_BATCH_ROWS = 2_000;
 /** A cursor not polled for this long is checked against the oldest row the wiki still has. */
@@ -457,7 +459,15 @@ export class ChangeFollower {
     // stopped there would never move the cursor, whatever the rows waiting after it
     // (test/in-process/change-follower-keeps-up-with-a-slow-busy-wiki.test.ts).
     const past = () => cmp(from, st.pos) > 0;
+    let held = started;
     for (let page = 0; page < MAX_PAGES_PER_POLL && (!past() || performance.now() - started < budget); page++) {
+      // A poll reads at least past its cursor however slow the wiki's pages: the lease is renewed
+      // as it goes, so that no other replica takes it and follows too meanwhile; one lost stops
+      // the poll (its cursor is left to the new leader: follow).
+      if (performance.now() - held >= LEASE_RENEW_MS) {
+        if (!(await this.opts.lease.hold())) break;
+        held = performance.now();
+      }
       const cont = `${tsMw(from.s)}|${from.id + 1}`;
       const answer = (await this.ask(`${RC_QUERY}&rcdir=newer&rclimit=max&curtimestamp=1&rccontinue=${cont}`)) as RcAnswer;
       if (answer.error) throw new Error(`recentchanges: ${answer.error.code ?? 'error'}: ${answer.error.info ?? ''}`);
