@@ -2,7 +2,7 @@
 // and stopped on exit, free ports, readiness polling, wrk, the gateway from dist/, a throw-away
 // MediaWiki. Servers under test go on CPU 0, load generators and upstreams on CPU 1.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -138,6 +138,7 @@ export const fmt = (n, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
  */
 export async function gateway(upstream, extraEnv = {}, { stdout = 'ignore', main = path.join(root, 'dist/main.js'), cpu = 0, nodeArgs = [] } = {}) {
   const [port, admin] = [await freePort(), await freePort()];
+  extraEnv = settingsKnownBy(main, extraEnv);
   const child = startProcess('gateway', process.execPath, [...nodeArgs, main], {
     cpu: cpu ?? undefined,
     stdout,
@@ -152,6 +153,21 @@ export async function gateway(upstream, extraEnv = {}, { stdout = 'ignore', main
   });
   await waitFor(`http://127.0.0.1:${admin}/healthz`);
   return { url: `http://127.0.0.1:${port}`, admin: `http://127.0.0.1:${admin}`, child };
+}
+
+/**
+ * `env` without the WIKIEDGE_ settings the build of `main` does not know: a baseline built from an
+ * older commit refuses an unknown key (config/load.ts), and a setting that turns off what it lacks
+ * (WIKIEDGE_CLIENT_STORE_BYTES_PER_SECOND=0 before the store budget) means the same left out.
+ */
+function settingsKnownBy(main, env) {
+  const dir = path.join(path.dirname(main), 'config');
+  if (!existsSync(dir)) return env;
+  const text = readdirSync(dir)
+    .filter((f) => f.endsWith('.js'))
+    .map((f) => readFileSync(path.join(dir, f), 'utf8'))
+    .join('\n');
+  return Object.fromEntries(Object.entries(env).filter(([key]) => !key.startsWith('WIKIEDGE_') || new RegExp(`['"\`]${key}['"\`]`).test(text)));
 }
 
 /** A throw-away MediaWiki (scripts/wiki/setup.sh, debug toolbar off) for the length of `fn`. */
