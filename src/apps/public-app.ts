@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type ServerOptions } from 'node:htt
 import type { Logger } from 'pino';
 import { logPurge, type PurgeFacts } from '../observe/access-log.js';
 import { serveApi } from '../steps/flow.js';
-import { serveFreshHit } from '../steps/fresh-hit.js';
+import { serveFreshHit, SHORT_PATH_METHODS } from '../steps/fresh-hit.js';
 import { canonicalQuery } from '../policy/request.js';
 import { changeFromPurge } from '../policy/changes.js';
 import { type PurgePaths, purgedTitle } from '../mediawiki/purge-url.js';
@@ -70,7 +70,7 @@ export function buildPublic(gw: Gateway): FastifyInstance {
       // default): often enough that a cut-off comes within a quarter of the headers timeout.
       const connectionsCheckingInterval = Math.max(250, Math.min(1_000, gw.config.clientHeadersTimeoutMs / 4));
       const server = createServer({ ...o.http, maxHeaderSize, connectionsCheckingInterval }, (req, res) => {
-        if (!server.listening || !serveFreshHit(gw, req, res)) handler(req, res);
+        if (!SHORT_PATH_METHODS.has(req.method) || !server.listening || !serveFreshHit(gw, req, res)) handler(req, res);
       });
       gw.metrics.watchClientConnections(server);
       server.keepAliveTimeout = o.keepAliveTimeout;

@@ -36,7 +36,7 @@ import { build, type BuiltPublic, ConnectionDrain } from '../apps/app.js';
 import type { PurgeMessage, PurgeResult, PurgeSiblings } from '../cache/purge.js';
 import type { Config } from '../config/config.js';
 import { answerClientError } from '../steps/error-reply.js';
-import { serveFreshHit } from '../steps/fresh-hit.js';
+import { serveFreshHit, SHORT_PATH_METHODS } from '../steps/fresh-hit.js';
 import type { Tier } from '../words/outcomes.js';
 import type { ClusterMetrics } from './metrics-aggregation.js';
 import { mayHandOver } from './reload.js';
@@ -195,7 +195,7 @@ export class Generations {
     // `on`, not `once`: a response emits 'close' once (node:http emitCloseNT), and `once` would
     // wrap a new closure for every request (~0.2 µs per request, hits included: bench/micro-miss.mjs).
     res.on('close', g.answered);
-    if (!this.front.listening || !serveFreshHit(g.built.gateway, req, res)) g.built.publicApp.routing(req, res);
+    if (!SHORT_PATH_METHODS.has(req.method) || !this.front.listening || !serveFreshHit(g.built.gateway, req, res)) g.built.publicApp.routing(req, res);
   }
 
   private async generation(config: Config): Promise<Generation> {

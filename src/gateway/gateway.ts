@@ -17,9 +17,8 @@ import { type CacheEntry, CacheStore } from '../cache/store.js';
 import type { Config } from '../config/config.js';
 import { comparable, WIKI_KEYS } from '../config/reload-keys.js';
 import { AddressMatcher } from '../words/address-list.js';
-import { ClientBudget, UncachedUnderWay } from '../limits/client-budget.js';
+import { ClientBudget, StoreBudget, storeBudgetOptions, UncachedUnderWay } from '../limits/client-budget.js';
 import { RefusalDelay } from '../limits/refusal-delay.js';
-import { StoreBudget, storeBudgetOptions } from '../limits/store-budget.js';
 import { UpstreamGate } from '../limits/upstream-gate.js';
 import { AccessLog } from '../observe/access-log.js';
 import { DebuginfoMetrics } from '../mediawiki/debuginfo/record.js';
@@ -81,7 +80,7 @@ export interface Gateway {
   readonly groupBudget: ClientBudget;
   /** Each client's uncached requests under way: the budget refuses only a client asking in parallel. */
   readonly underWay: UncachedUnderWay;
-  /** Each client's budget of bytes its misses store in the shared tier (limits/store-budget.ts). */
+  /** Each client's budget of bytes its misses store in the shared tier (limits/client-budget.ts StoreBudget). */
   readonly storeBudget: StoreBudget;
   /** How long a refused request waits for its 429 (limits/refusal-delay.ts). */
   readonly refusalDelay: RefusalDelay;

@@ -62,7 +62,7 @@ export function clientKey(address: string, identity: Identity, userOf: (slot: st
 
 /**
  * The client a request is charged to, by every budget (steps/admission.ts, and the store's,
- * store-budget.ts): who it is comes from its headers as received (any credential the wiki could
+ * client-budget.ts StoreBudget): who it is comes from its headers as received (any credential the wiki could
  * read: a made-up one only gets the session's budget, which its address's group bounds).
  */
 export function clientOfRequest(

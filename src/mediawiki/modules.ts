@@ -24,10 +24,14 @@
  *   naming a user whose rights changed, whether it names Wikibase entities.
  * - `pass`: never answered from the cache (list=random must answer something else each time).
  *
+ * Whether a request may write at all, by method and target, whatever its module (index.php
+ * writes on a GET with a token): `wrote`.
+ *
  * Sources: MediaWiki 1.39 includes/api/ApiMain.php $Modules and ApiQuery.php $QueryListModules,
  * $QueryPropModules, $QueryMetaModules; Wikibase REL1_39 repo/WikibaseRepo.ServiceWiring and
  * extension-repo.json APIModules / APIListModules / APIPropModules / APIMetaModules.
  */
+import { parameterName, redactSubpages } from '../http/redaction.js';
 import { type PhpArray, phpStringParam, split } from './php-input.js';
 import {
   claimEntities,
@@ -511,6 +515,31 @@ export const WRITE_PARAMETERS: ReadonlySet<string> = new Set([
   'new',
   ...Object.values(ACTIONS).flatMap((f) => f.write?.titles ?? []),
 ]);
+
+/**
+ * Whether a request may change what its session sees: any method but GET and HEAD, and on the
+ * streamed paths a GET that carries a token (`rawQuery`): index.php performs some writes on a
+ * GET whose token proves the user meant it, MediaWiki 1.39's own links among them (the rollback
+ * link `action=rollback&token=`, `action=markpatrolled&token=`, `action=watch&token=`). api.php
+ * refuses a write by GET (mustBePosted), so its GETs never write.
+ */
+export function wrote(method: string, rawQuery?: string, rawPath?: string): boolean {
+  if (method !== 'GET' && method !== 'HEAD') return true;
+  // The e-mail links carry their token as a sub-page: Special:ConfirmEmail/<token> confirms the
+  // address on a GET (http/redaction.ts knows them).
+  if (rawPath !== undefined && redactSubpages(rawPath) !== rawPath) return true;
+  return rawQuery !== undefined && (carriesToken(rawQuery) || redactSubpages(rawQuery) !== rawQuery);
+}
+
+/** A parameter named `token` or `…token` (wpEditToken), as PHP names it (http/redaction.ts parameterName). */
+function carriesToken(rawQuery: string): boolean {
+  if (!/token|%/i.test(rawQuery)) return false;
+  for (const pair of rawQuery.split('&')) {
+    const eq = pair.indexOf('=');
+    if (/token$/.test(parameterName(eq === -1 ? pair : pair.slice(0, eq)))) return true;
+  }
+  return false;
+}
 
 /** The request makes the wiki print the current user's name into text it supplies (mediawiki/requester-address.ts). */
 export function echoesRequester(modules: readonly string[], query: PhpArray): boolean {

@@ -463,7 +463,7 @@ async function fetchAndStore(
     deps: deps.tags,
     ...(deps.clock && { clock: true }),
   };
-  // A client's own miss for the shared tier spends its budget of bytes stored (limits/store-budget.ts):
+  // A client's own miss for the shared tier spends its budget of bytes stored (limits/client-budget.ts StoreBudget):
   // past it the client has its answer (X-Cache `miss`) and the entry is not stored. A refresh is
   // for everyone (no client); a session holder's entry goes to the session tier.
   if (client && tier === 'shared' && !gw.storeBudget.take(clientOfRequest(gw, request.raw).key, entrySize(key, entry), gw.now())) {

@@ -36,6 +36,12 @@ import { codingFor, entryHeaders, PER_REQUEST_HEADERS, stored } from './deliver.
 import { keyedHeadersOf, type Recv, rememberedRecv } from './recv.js';
 import { cacheKey, type KeyedHeaders, sameKeyedHeaders } from '../policy/request.js';
 
+/**
+ * The methods this path can answer (a remembered recv is a GET or HEAD's). Its callers test it
+ * first: a POST, a PURGE or a PUT goes straight to the router without a call into this file.
+ */
+export const SHORT_PATH_METHODS: ReadonlySet<string | undefined> = new Set(['GET', 'HEAD']);
+
 /** The disposition of every answer this path sends. */
 const FRESH_HIT = 'hit';
 /** The status of every answer this path sends. */

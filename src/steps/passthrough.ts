@@ -13,7 +13,8 @@ import { ClientClosedError, GatewayError, fromUpstreamFailure, failureKind } fro
 import { admit, type Release, releaseWith, requestBodyOf } from './admission.js';
 import { downstreamResponseHeaders, forwardedView, upstreamRequestHeaders } from '../http/forwarding.js';
 import { mayCarryCredentials, requestCookieNames, sessionIdentityFromHeaders } from '../mediawiki/identity.js';
-import { learnSessionUser, type SessionParts, settleSession, wrote } from './session-lifecycle.js';
+import { learnSessionUser, type SessionParts, settleSession } from './session-lifecycle.js';
+import { wrote } from '../mediawiki/modules.js';
 import type { Metrics } from '../observe/metrics.js';
 import { normalizeSetCookies } from '../mediawiki/set-cookie.js';
 import type { Logger } from 'pino';

@@ -24,38 +24,12 @@ import type { Metrics } from '../observe/metrics.js';
 import type { Identity, IdentityRules } from '../mediawiki/identity.js';
 import type { CookieNames } from '../mediawiki/set-cookie.js';
 import { sessionAfterAnswer } from '../policy/session-users.js';
-import { parameterName, redactSubpages } from '../http/redaction.js';
 
 export interface SessionEvents {
   /** The answer deleted a credential cookie the client sent (mediawiki/set-cookie.ts sessionEnded). */
   readonly ended: boolean;
-  /** The request may have changed what the session sees (`wrote`). */
+  /** The request may have changed what the session sees (mediawiki/modules.ts `wrote`). */
   readonly wrote: boolean;
-}
-
-/**
- * Whether a request may change what its session sees: any method but GET and HEAD, and on the
- * streamed paths a GET that carries a token (`rawQuery`): index.php performs some writes on a
- * GET whose token proves the user meant it, MediaWiki 1.39's own links among them (the rollback
- * link `action=rollback&token=`, `action=markpatrolled&token=`, `action=watch&token=`). api.php
- * refuses a write by GET (mustBePosted), so its GETs never write.
- */
-export function wrote(method: string, rawQuery?: string, rawPath?: string): boolean {
-  if (method !== 'GET' && method !== 'HEAD') return true;
-  // The e-mail links carry their token as a sub-page: Special:ConfirmEmail/<token> confirms the
-  // address on a GET (http/redaction.ts knows them).
-  if (rawPath !== undefined && redactSubpages(rawPath) !== rawPath) return true;
-  return rawQuery !== undefined && (carriesToken(rawQuery) || redactSubpages(rawQuery) !== rawQuery);
-}
-
-/** A parameter named `token` or `…token` (wpEditToken), as PHP names it (http/redaction.ts parameterName). */
-function carriesToken(rawQuery: string): boolean {
-  if (!/token|%/i.test(rawQuery)) return false;
-  for (const pair of rawQuery.split('&')) {
-    const eq = pair.indexOf('=');
-    if (/token$/.test(parameterName(eq === -1 ? pair : pair.slice(0, eq)))) return true;
-  }
-  return false;
 }
 
 export async function settleSession(storage: Storage, metrics: Metrics, log: Logger, identity: Identity, events: SessionEvents): Promise<void> {

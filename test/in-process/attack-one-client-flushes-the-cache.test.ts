@@ -2,7 +2,7 @@
 // and the budget of uncached requests never refuses a client asking in series
 // (limits/client-budget.ts): such a client, sending cache-busting requests one after another for
 // public answers, pushed out every entry not read meanwhile, at will. Each client's misses now
-// have a budget of bytes stored (limits/store-budget.ts, WIKIEDGE_CLIENT_STORE_BYTES_PER_SECOND):
+// have a budget of bytes stored (limits/client-budget.ts StoreBudget, WIKIEDGE_CLIENT_STORE_BYTES_PER_SECOND):
 // past it the client is still answered, X-Cache `miss`, and nothing is stored.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';

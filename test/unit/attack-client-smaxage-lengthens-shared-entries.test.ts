@@ -1,7 +1,7 @@
 // MediaWiki sets a public answer's s-maxage from the request's own `smaxage` parameter
 // (ApiMain::sendCacheHeaders), and the shared TTL followed it up to WIKIEDGE_TTL_MAX_SECONDS: any
 // client sending `smaxage=86400` with cache-busting URLs stored answers for a day, within its
-// budget of bytes stored per second (limits/store-budget.ts), until the shared tier's Redis was at
+// budget of bytes stored per second (limits/client-budget.ts StoreBudget), until the shared tier's Redis was at
 // its high-water mark and stored nothing more for anyone (cache/redis/memory.ts). A client's own
 // smaxage now shortens a shared entry's life, never lengthens it past the operator's default.
 import { describe, expect, it } from 'vitest';

@@ -1,10 +1,10 @@
-// The budget of bytes a client's misses may store (src/limits/store-budget.ts) is keyed by the
+// The budget of bytes a client's misses may store (src/limits/client-budget.ts StoreBudget) is keyed by the
 // client's address, an IPv6 one by its /64 (client-key.ts addressKey). A home delegation of a /56
 // holds 256 /64s, each with a full bucket: one client stored about 1 GiB at once, four times the
 // default 256 MiB tier, turning it over in seconds. Its /48 is charged too now, with the budget of
 // CLIENTS_PER_IPV6_48 clients.
 import { describe, expect, it } from 'vitest';
-import { CLIENTS_PER_IPV6_48, ipv6NetworkOf, StoreBudget, storeBudgetOptions } from '../../src/limits/store-budget.js';
+import { CLIENTS_PER_IPV6_48, ipv6NetworkOf, StoreBudget, storeBudgetOptions } from '../../src/limits/client-budget.js';
 import { addressKey } from '../../src/limits/client-key.js';
 
 const MiB = 2 ** 20;

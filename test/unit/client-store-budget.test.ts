@@ -1,7 +1,7 @@
-// The budget of bytes each client's misses may store (limits/store-budget.ts): a token bucket in
+// The budget of bytes each client's misses may store (limits/client-budget.ts StoreBudget): a token bucket in
 // bytes per client, on an injected clock.
 import { describe, expect, it } from 'vitest';
-import { StoreBudget } from '../../src/limits/store-budget.js';
+import { StoreBudget } from '../../src/limits/client-budget.js';
 
 const budget = (over: Partial<ConstructorParameters<typeof StoreBudget>[0]> = {}) =>
   new StoreBudget({ bytesPerSecond: 1_000, burstBytes: 10_000, maxClients: 100, ...over });

@@ -1,8 +1,8 @@
 // WIKIEDGE_CLIENT_STORE_BYTES_PER_SECOND is validated once, its errors naming the key; `auto`
-// (the default) is derived from the shared tier's size (limits/store-budget.ts storeBudgetOptions).
+// (the default) is derived from the shared tier's size (limits/client-budget.ts storeBudgetOptions).
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
-import { storeBudgetOptions } from '../../src/limits/store-budget.js';
+import { storeBudgetOptions } from '../../src/limits/client-budget.js';
 
 const base = { WIKIEDGE_UPSTREAM: 'http://127.0.0.1:8080' };
 

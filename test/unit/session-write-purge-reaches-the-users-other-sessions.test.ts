@@ -63,7 +63,7 @@ describe('a purge of a session that wrote', () => {
 
 describe('what counts as a session`s write', () => {
   it('any method but GET and HEAD; a GET on the streamed paths that carries a token (index.php`s rollback, patrol and watch links)', async () => {
-    const { wrote } = await import('../../src/steps/session-lifecycle.js');
+    const { wrote } = await import('../../src/mediawiki/modules.js');
     expect(wrote('POST')).toBe(true);
     expect(wrote('GET')).toBe(false);
     expect(wrote('GET', 'title=P&action=rollback&from=X&token=abc%2B%5C')).toBe(true);
