@@ -36,11 +36,11 @@ import type { Metrics } from '../observe/metrics.js';
 import { replyWithError } from './error-reply.js';
 import { ClientClosedError, GatewayError } from '../words/errors.js';
 import { type Coding, preferenceOf, prefersGzipToIdentity, compressible } from '../http/codings.js';
-import { forwardedView, headerString, upstreamRequestHeaders } from '../http/forwarding.js';
+import { forwardedView, headerString } from '../http/forwarding.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { budgetLeft, refuse } from './admission.js';
 import type { Disposition, Freshness, NoStoreReason, Tier } from '../words/outcomes.js';
-import { clientLeaving, noteOutcome, noteTarget, type Outcome } from './request-record.js';
+import { clientLeaving, noteOutcome, noteTarget, type Outcome, wikiRequestHeaders } from './request-record.js';
 import type { LeaveSignal } from '../limits/upstream-gate.js';
 import type { RequestTarget } from '../words/target.js';
 import { askWiki, MAX_INSPECT_BYTES } from './ask-wiki.js';
@@ -341,11 +341,7 @@ async function fetchAndStore(
   // A background refresh's answer is for the store alone: a shared one is always asked for
   // without cookies, whoever's request found the entry in its grace window.
   const withoutCookies = api.identity.kind === 'anonymous' && (reason === 'refresh' || !api.identity.carriesCredentials);
-  const headers = upstreamRequestHeaders(request.headers, {
-    peerAddress: request.socket.remoteAddress ?? '',
-    peerTrusted: request.edge.peerTrusted,
-    protocol: 'http',
-    requestId: request.id,
+  const headers = wikiRequestHeaders(request, {
     sharedFetch: true,
     // A credential-less request's answer is stored for everyone: the wiki gets none of its
     // cookies (http/forwarding.ts withoutCookies). A login-suppressed one carrying credentials keeps

@@ -5,11 +5,11 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ChangeSignals } from '../invalidation/signals.js';
-import { headerString, upstreamRequestHeaders } from '../http/forwarding.js';
+import { headerString } from '../http/forwarding.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { requestBodyOf } from './admission.js';
 import type { PassReason } from '../words/outcomes.js';
-import { MODULE_PARAMETERS, noteFormModule, type Outcome } from './request-record.js';
+import { MODULE_PARAMETERS, noteFormModule, type Outcome, wikiRequestHeaders } from './request-record.js';
 import { askWiki, clientGone, MAX_INSPECT_BYTES, type WikiAnswer } from './ask-wiki.js';
 import type { Answer } from './deliver.js';
 import { AnswerPolicy } from '../policy/answer-policy.js';
@@ -84,13 +84,7 @@ export async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyR
   // says whether it saved and what (invalidateWrite); streamed with `off`, a write through the
   // gateway invalidated nothing (test/in-process/write-invalidates-with-debuginfo-off.test.ts).
   const readWhole = gw.config.debuginfo !== 'off' || (wrote(request.method) && mayNameAWrite(api, form));
-  const headers = upstreamRequestHeaders(request.headers, {
-    peerAddress: request.socket.remoteAddress ?? '',
-    peerTrusted: request.edge.peerTrusted,
-    protocol: 'http',
-    requestId: request.id,
-    sharedFetch: readWhole,
-  });
+  const headers = wikiRequestHeaders(request, { sharedFetch: readWhole });
   const fetched: WikiAnswer = await askWiki(
     gw,
     request,

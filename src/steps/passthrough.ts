@@ -11,14 +11,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { replyWithError } from './error-reply.js';
 import { ClientClosedError, GatewayError, fromUpstreamFailure, failureKind } from '../words/errors.js';
 import { admit, type Release, releaseWith, requestBodyOf } from './admission.js';
-import { downstreamResponseHeaders, forwardedView, upstreamRequestHeaders } from '../http/forwarding.js';
+import { downstreamResponseHeaders, forwardedView } from '../http/forwarding.js';
 import { mayCarryCredentials, requestCookieNames, sessionIdentityFromHeaders } from '../mediawiki/identity.js';
 import { learnSessionUser, type SessionParts, settleSession } from './session-lifecycle.js';
 import { wrote } from '../mediawiki/modules.js';
 import type { Metrics } from '../observe/metrics.js';
 import { normalizeSetCookies } from '../mediawiki/set-cookie.js';
 import type { Logger } from 'pino';
-import { noteOutcome } from './request-record.js';
+import { noteOutcome, wikiRequestHeaders } from './request-record.js';
 import type { Gateway, RequestTarget } from '../gateway/gateway.js';
 
 export async function streamThrough(gw: Gateway, request: FastifyRequest, reply: FastifyReply, target: RequestTarget) {
@@ -37,13 +37,7 @@ export async function streamThrough(gw: Gateway, request: FastifyRequest, reply:
     const res = await gw.upstream.request({
       method: request.method,
       path: target.upstreamPath,
-      headers: upstreamRequestHeaders(request.headers, {
-        peerAddress: request.socket.remoteAddress ?? '',
-        peerTrusted: request.edge.peerTrusted,
-        protocol: 'http',
-        requestId: request.id,
-        sharedFetch: false,
-      }),
+      headers: wikiRequestHeaders(request, { sharedFetch: false }),
       body,
       signal: controller.signal,
     });

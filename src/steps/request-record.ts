@@ -17,7 +17,7 @@ import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AccessLog } from '../observe/access-log.js';
 import { modulesOf } from '../policy/request.js';
-import { headerString } from '../http/forwarding.js';
+import { type ForwardContext, headerString, upstreamRequestHeaders } from '../http/forwarding.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { leftUnderWay } from './admission.js';
 import type { LeaveSignal } from '../limits/upstream-gate.js';
@@ -296,4 +296,21 @@ function connectionBytes(socket: Socket | null): { readonly in: number; readonly
   s[READ_MARK] = read;
   s[WRITTEN_MARK] = written;
   return counts;
+}
+
+/**
+ * The headers the wiki gets for this request (http/forwarding.ts upstreamRequestHeaders), from
+ * what the record knows of its connection: the peer, whether it is trusted, the request id.
+ */
+export function wikiRequestHeaders(
+  request: FastifyRequest,
+  fetch: Pick<ForwardContext, 'sharedFetch' | 'withoutCookies' | 'credentialHeaders'>,
+): Record<string, string | string[]> {
+  return upstreamRequestHeaders(request.headers, {
+    peerAddress: request.socket.remoteAddress ?? '',
+    peerTrusted: request.edge.peerTrusted,
+    protocol: 'http',
+    requestId: request.id,
+    ...fetch,
+  });
 }
