@@ -243,13 +243,21 @@ const WIKIBASE_STATEMENT_SETTER: ModuleFacts = {
 };
 
 /**
- * wbcreateredirect over a redirect that already points there saves nothing
- * (EntityRedirectCreationInteractor::checkCanCreateRedirect: "It's ok to override a redirect with
- * a redirect"; WikiPageEntityStore::saveEntityContent returns the current revision for equal
- * content), yet CreateRedirect::createRedirect answers `{"success":1,"redirect":…}` either way, and
- * anonymous clients may call it (Wikibase's default `item-redirect` right is `*`).
+ * Wikibase writes whose answer never says whether they saved anything: their entities' pages go at
+ * once, their lists once the wiki confirms a new revision (policy/changes.ts `unproven`).
+ * - wbcreateredirect over a redirect that already points there saves nothing
+ *   (EntityRedirectCreationInteractor::checkCanCreateRedirect: "It's ok to override a redirect
+ *   with a redirect"; WikiPageEntityStore::saveEntityContent returns the current revision for
+ *   equal content), yet CreateRedirect::createRedirect answers `{"success":1,"redirect":…}` either
+ *   way, and anonymous clients may call it (Wikibase's default `item-redirect` right is `*`).
+ * - WikibaseLexeme's writes answer `"success":1` and at most the form or sense they wrote, never
+ *   `nochange` (AddForm::fillApiResultFromStatus, MergeLexemes::showSuccessMessage), and
+ *   wbleditformelements or wbleditsenseelements given what the form or sense already has saves
+ *   nothing. They name their lexeme by `lexemeId` (wbladdform, wbladdsense), a form or sense id
+ *   (`formId`, `senseId`, `id`: `L1-F2` is kept on L1's page) or `source` and `target`
+ *   (wblmergelexemes: both pages change, the source becoming a redirect).
  */
-const WIKIBASE_REDIRECT: ModuleFacts = { depends: 'any', write: { titles: [], entities: true, unproven: true }, wikibase: true };
+const WIKIBASE_UNPROVEN_WRITE: ModuleFacts = { depends: 'any', write: { titles: [], entities: true, unproven: true }, wikibase: true };
 
 /**
  * Wikibase's writes of statements that do flag `nochange` (CreateClaim, RemoveClaims,
@@ -368,7 +376,15 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   wbsetreference: WIKIBASE_STATEMENT_SETTER,
   wbremovereferences: WIKIBASE_STATEMENT_WRITE,
   wbmergeitems: WIKIBASE_WRITE,
-  wbcreateredirect: WIKIBASE_REDIRECT,
+  wbcreateredirect: WIKIBASE_UNPROVEN_WRITE,
+  // WikibaseLexeme (extension.json APIModules).
+  wbladdform: WIKIBASE_UNPROVEN_WRITE,
+  wbleditformelements: WIKIBASE_UNPROVEN_WRITE,
+  wblremoveform: WIKIBASE_UNPROVEN_WRITE,
+  wbladdsense: WIKIBASE_UNPROVEN_WRITE,
+  wbleditsenseelements: WIKIBASE_UNPROVEN_WRITE,
+  wblremovesense: WIKIBASE_UNPROVEN_WRITE,
+  wblmergelexemes: WIKIBASE_UNPROVEN_WRITE,
 };
 
 /** Namespace-scoped lists (allredirects is not one: its `arnamespace` is the targets'). */

@@ -199,19 +199,24 @@ const FILE_PARAMS = new Set(['filename']);
  */
 const ANSWER_TITLE_FIELDS = ['title', 'from', 'to', 'target', 'talkfrom', 'talkto'];
 
+/** The parameters of a Wikibase write that name an entity (entityIdsOfWrite). */
+const ENTITY_ID_PARAMS = ['id', 'entity', 'fromid', 'toid', 'from', 'to', 'lexemeId', 'formId', 'senseId', 'source', 'target'];
+
 /**
  * Wikibase's write answers and requests name the entities they change: `entity.id` (wbsetlabel,
  * wbeditentity), `from.id`/`to.id` (wbmergeitems), `redirect.from`/`to` (wbcreateredirect), the
  * claim GUID (`Q1$…`: the entity is the part before `$`) in `claim.id` and `claims[]`
  * (wbsetclaimvalue, wbremoveclaims), and in the request `id=`, `entity=`, `fromid=`/`toid=`,
- * `from=`/`to=`, `claim=`, `statement=`, `guid=`.
+ * `from=`/`to=`, `claim=`, `statement=`, `guid=`; WikibaseLexeme's name a lexeme, form or sense in
+ * `lexemeId=`, `formId=`, `senseId=`, `source=`/`target=` and the answer's `form.id`, `sense.id`
+ * (a form or sense is kept on its lexeme's page: entities.ts entityPageTitles).
  */
 function entityIdsOfWrite(params: (name: string) => string | undefined, json: Record<string, unknown>): string[] {
   const ids: string[] = [];
   const push = (v: unknown) => {
     if (typeof v === 'string' && v !== '') ids.push(v.includes('$') ? (entityOfGuid(v) ?? '') : v);
   };
-  for (const name of ['id', 'entity', 'fromid', 'toid', 'from', 'to']) for (const v of (params(name) ?? '').split('|')) push(v);
+  for (const name of ENTITY_ID_PARAMS) for (const v of (params(name) ?? '').split('|')) push(v);
   for (const name of ['claim', 'statement', 'guid']) for (const v of (params(name) ?? '').split('|')) push(entityOfGuid(v));
   const obj = (v: unknown) => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
   push(obj(json['entity'])['id']);
@@ -220,6 +225,8 @@ function entityIdsOfWrite(params: (name: string) => string | undefined, json: Re
   push(obj(json['redirect'])['from']);
   push(obj(json['redirect'])['to']);
   push(obj(json['claim'])['id']);
+  push(obj(json['form'])['id']);
+  push(obj(json['sense'])['id']);
   for (const c of Array.isArray(json['claims']) ? json['claims'] : []) push(entityOfGuid(String(c)));
   return ids;
 }
