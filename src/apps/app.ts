@@ -88,10 +88,20 @@ export async function build(config: Config, log: Logger, deps: GatewayDeps = {},
   const probe = options.admin === false ? undefined : upstreamProbe(gw);
   const adminApp =
     probe && buildAdmin(log, localAdmin(gw, state, probe, publicApp), { token: config.adminToken, metricsToken: config.metricsToken, apiPath: config.apiPath });
-  await Promise.all([publicApp.ready(), adminApp?.ready()]);
-  // Give the shared tier a moment to connect so the first requests already share, and take the
-  // gap it records (cache/tiered-storage.ts open); never wait longer.
-  await gw.storage.open(SHARED_TIER_START_WAIT_MS);
+  try {
+    await Promise.all([publicApp.ready(), adminApp?.ready()]);
+    // Give the shared tier a moment to connect so the first requests already share, and take the
+    // gap it records (cache/tiered-storage.ts open); never wait longer.
+    await gw.storage.open(SHARED_TIER_START_WAIT_MS);
+  } catch (err) {
+    // A gateway that does not start (Redis is not what the configuration says:
+    // cache/redis/connection.ts ready) leaves nothing running. A reload refused so kept the
+    // half-built one's heartbeat, clients and apps alive beside the serving one, one more per
+    // refused SIGHUP (test/in-process/refused-start-leaves-no-timer-running.test.ts).
+    await Promise.allSettled([publicApp.close(), adminApp?.close(), gw.upstream.close(), gw.storage.close()]);
+    gw.purgeConfirmations.stop();
+    throw err;
+  }
   gw.follower?.start();
   let stopLearningNamespaces = () => {};
   const built: BuiltPublic = {
