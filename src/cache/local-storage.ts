@@ -10,7 +10,7 @@ import type { CacheEntry } from './entry.js';
 import type { Guarded } from './guards.js';
 import { type PurgeResult, type PurgeSiblings, type SessionBook, applyLocalPurge, purgeEverywhere } from './purge.js';
 import type { CacheStore } from './store.js';
-import type { FetchMark, Found, Led, PurgeOptions, Storage } from './storage.js';
+import type { FetchMark, Found, Led, OwedPurges, PurgeOptions, Storage } from './storage.js';
 
 export interface LocalStorageOptions {
   /** The in-process tiers. */
@@ -37,6 +37,14 @@ export class LocalStorage implements Storage {
   close(): Promise<void> {
     return Promise.resolve();
   }
+
+  /** No shared tier: nothing is ever owed. */
+  takeOwed(): Promise<OwedPurges> {
+    return Promise.resolve({ messages: [], overflow: false });
+  }
+
+  /** No shared tier to carry them to (a reload that turned Redis off): the old gateway's Redis is no longer ours. */
+  adoptOwed(): void {}
 
   lookup(tier: Tier, key: string): Found | undefined {
     const entry = this.local.get(tier, key);

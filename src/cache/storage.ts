@@ -79,6 +79,12 @@ export interface SharedFollowerState {
   releaseLease(): Promise<void>;
 }
 
+/** Purges a storage kept for a shared tier that could not take them (tiered-storage.ts), oldest first, and whether more were lost. */
+export interface OwedPurges {
+  readonly messages: readonly PurgeMessage[];
+  readonly overflow: boolean;
+}
+
 export interface Storage {
   /** Whether a tier shared with other replicas is configured (it may be down at any moment). */
   readonly shared: boolean;
@@ -131,6 +137,16 @@ export interface Storage {
   purge(message: PurgeMessage, options?: PurgeOptions): Promise<PurgeResult>;
   /** A purge of this process's tiers only. Returns how many entries it removed. */
   purgeHere(message: PurgeMessage): number;
+
+  /**
+   * The purges this storage still owes its shared tier, taken from it (it no longer carries
+   * them): a reload hands them to the next gateway's storage (cluster/generations.ts retire),
+   * which carries them once its shared tier answers (`adoptOwed`). Dropped with the old
+   * gateway, Redis and the other replicas kept what they had removed here.
+   */
+  takeOwed(): Promise<OwedPurges>;
+  /** Carry `owed` as if this storage had kept them itself (none to carry without a shared tier). */
+  adoptOwed(owed: OwedPurges): void;
 
   /** Whose session `slot` is, as this process or (with a shared tier) any replica learned it. */
   userOfSession(slot: string): Promise<string | undefined>;

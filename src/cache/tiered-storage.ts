@@ -35,6 +35,7 @@ import type {
   FetchOnceOptions,
   Found,
   Led,
+  OwedPurges,
   PurgeOptions,
   SharedFollowerState,
   SharedTier,
@@ -238,6 +239,25 @@ export class TieredStorage implements Storage {
     return { ...result, purged: result.purged + heardHere, replicas };
   }
 
+  async takeOwed(): Promise<OwedPurges> {
+    if (this.owedTimer) clearInterval(this.owedTimer);
+    this.owedTimer = undefined;
+    // A carry under way finishes first: what it carried is not handed on.
+    await this.carrying;
+    const owed = { messages: this.owed, overflow: this.owedOverflow };
+    this.owed = [];
+    this.owedOverflow = false;
+    return owed;
+  }
+
+  adoptOwed(owed: OwedPurges): void {
+    for (const message of owed.messages) this.owe(message);
+    if (owed.overflow) {
+      this.owedOverflow = true;
+      this.carryLater();
+    }
+  }
+
   /** Keep a purge the shared tier could not carry, to carry it once it answers. */
   private owe(message: PurgeMessage): void {
     if (this.closed) {
@@ -256,6 +276,10 @@ export class TieredStorage implements Storage {
     }
     if (this.owed.length < MAX_OWED) this.owed.push(message);
     else this.owedOverflow = true;
+    this.carryLater();
+  }
+
+  private carryLater(): void {
     this.owedTimer ??= setInterval(() => void this.carryOwed(), OWED_RETRY_MS);
     this.owedTimer.unref();
   }

@@ -243,6 +243,9 @@ export class Generations {
       const late = await Promise.race([idle.then(() => false), sleep(graceMs, true, { ref: false })]);
       if (late) this.log.warn({ inFlight: old.inFlight, graceMs }, 'reload: the old gateway still had requests in flight past the grace period');
     }
+    // What it still owes its shared tier (purges Redis could not take) the current gateway carries
+    // once Redis answers (cache/storage.ts takeOwed): closed with it, they were dropped.
+    this.current.built.gateway.storage.adoptOwed(await old.built.gateway.storage.takeOwed());
     // Its Redis connection and probe close now: its up states no longer speak for the process.
     this.metrics.leaving(old);
     await closeOnce(old);

@@ -222,6 +222,13 @@ describe.each(BACKENDS.map((b) => [b.name, b] as const))('storage contract: %s',
     expect(storage.freshness(found!.entry)).toBe('fresh');
   });
 
+  it_('nothing owed to a shared tier that answers: takeOwed gives nothing, adoptOwed of nothing does nothing', async () => {
+    const { storage } = await backend.replica(backend.namespace());
+    expect(await storage.takeOwed()).toEqual({ messages: [], overflow: false });
+    storage.adoptOwed({ messages: [], overflow: false });
+    expect(await storage.takeOwed()).toEqual({ messages: [], overflow: false });
+  });
+
   it_('a key never stored: a miss', async () => {
     const { storage } = await backend.replica(backend.namespace());
     expect(await storage.lookup('shared', keyOf(newUrl()))).toBeUndefined();
