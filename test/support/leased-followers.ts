@@ -33,15 +33,18 @@ export function slowAndFastWiki(pageMs: () => number): SlowAndFastWiki {
     await servers.slow?.close();
     await servers.fast?.close();
   });
+  const started = (which: 'slow' | 'fast'): FakeUpstream => {
+    const server = servers[which];
+    if (!server) throw new Error(`slowAndFastWiki: read \`${which}\` inside a test, after beforeAll`);
+    return server;
+  };
   return {
     wiki,
     get slow() {
-      if (!servers.slow) throw new Error('slowAndFastWiki: read `slow` inside a test, after beforeAll');
-      return servers.slow;
+      return started('slow');
     },
     get fast() {
-      if (!servers.fast) throw new Error('slowAndFastWiki: read `fast` inside a test, after beforeAll');
-      return servers.fast;
+      return started('fast');
     },
   };
 }
