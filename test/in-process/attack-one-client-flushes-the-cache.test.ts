@@ -4,29 +4,20 @@
 // public answers, pushed out every entry not read meanwhile, at will. Each client's misses now
 // have a budget of bytes stored (limits/client-budget.ts StoreBudget, WIKIEDGE_CLIENT_STORE_BYTES_PER_SECOND):
 // past it the client is still answered, X-Cache `miss`, and nothing is stored.
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
+import { answerPublic } from '../support/fake-upstream.js';
 import { gatewayOnFake } from '../support/gateway-on-fake.js';
 import { header, http } from '../support/http.js';
 
 /** 200 KB: fifteen of them are more than the 2 MiB tier below. */
 const BODY = JSON.stringify({ batchcomplete: true, filler: 'x'.repeat(200_000) });
 
-function publicAnswer(_req: IncomingMessage, res: ServerResponse): void {
-  res.writeHead(200, {
-    'content-type': 'application/json; charset=utf-8',
-    'cache-control': 's-maxage=300, max-age=300, public',
-    vary: 'Accept-Encoding, Treat-as-Untrusted, Cookie',
-  });
-  res.end(BODY);
-}
-
 /** Clients told apart by X-Forwarded-For, from the loopback proxy the default WIKIEDGE_TRUSTED_PROXIES trusts. */
 const from = (address: string) => ({ headers: { 'x-forwarded-for': address } });
 
 describe('attack: one client flushes the shared tier with cache-busting requests in series', () => {
   // Default client limits; the tier small enough that the flood below would fill it over.
-  const t = gatewayOnFake(publicAnswer, { WIKIEDGE_CACHE_SHARED_MAX_BYTES: String(2 * 1024 * 1024) });
+  const t = gatewayOnFake(answerPublic(BODY), { WIKIEDGE_CACHE_SHARED_MAX_BYTES: String(2 * 1024 * 1024) });
 
   const notStoredForBudget = async () => (await t.gw.built.gateway.metrics.notStored.get()).values.find((v) => v.labels.reason === 'client-budget')?.value ?? 0;
 

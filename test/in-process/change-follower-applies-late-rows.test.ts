@@ -4,28 +4,20 @@
 // window the follower reads again before its cursor, also when a burst moved the cursor on by
 // more rows than a page. The window never blocks progress: a burst larger than the window is
 // read through, and the next polls do not read it again.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { WINDOW_PAGES } from '../../src/invalidation/follower.js';
-import type { FakeUpstream } from '../support/fake-upstream.js';
-import { type FakeRecentChanges, type FollowerUnderTest, followerOf, startFakeWiki } from '../support/fake-recentchanges.js';
+import type { FollowerUnderTest } from '../support/fake-recentchanges.js';
+import { followerOnFakeWiki } from '../support/follower-on-fake-wiki.js';
 
 describe('the change follower applies rows inserted late, dated before its cursor', () => {
-  let wiki: FakeRecentChanges;
-  let server: FakeUpstream;
+  const { wiki, follow } = followerOnFakeWiki();
   let f: FollowerUnderTest;
-  beforeAll(async () => {
-    ({ wiki, upstream: server } = await startFakeWiki());
-  });
-  afterAll(() => server.close());
   beforeEach(async () => {
-    wiki.rows.length = 0;
-    wiki.queries.length = 0;
     wiki.add('History');
-    f = followerOf(server.url, { now: wiki.clock });
+    f = follow();
     await f.follower.pollOnce();
     f.gaps.length = 0;
   });
-  afterEach(() => f.close());
 
   it('a block log row dated 30 s before the edit it follows, inserted after the poll that read the edit', async () => {
     wiki.clock += 40_000;

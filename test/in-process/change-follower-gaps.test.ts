@@ -3,26 +3,14 @@
 // present. Each cause the issue names, against a recentchanges stand-in: the cursor lost, the
 // wiki unreachable for longer than the fallback TTL, the wiki's clock going back or a row dated
 // in its future, rows purged past the cursor ($wgRCMaxAge), and a standby nobody vouches for.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MemoryCursorStore } from '../../src/invalidation/follower.js';
-import type { FakeUpstream } from '../support/fake-upstream.js';
-import { type FakeRecentChanges, type FollowerUnderTest, followerOf, iso, startFakeWiki } from '../support/fake-recentchanges.js';
+import { type FollowerUnderTest, iso } from '../support/fake-recentchanges.js';
+import { followerOnFakeWiki } from '../support/follower-on-fake-wiki.js';
 
 describe('gaps of the change follower', () => {
-  let wiki: FakeRecentChanges;
-  let server: FakeUpstream;
+  const { wiki, follow } = followerOnFakeWiki();
   let f: FollowerUnderTest;
-  beforeAll(async () => {
-    ({ wiki, upstream: server } = await startFakeWiki());
-  });
-  afterAll(() => server.close());
-  beforeEach(() => {
-    wiki.rows.length = 0;
-    wiki.queries.length = 0;
-    wiki.down = false;
-    wiki.clock = Date.parse('2026-03-01T12:00:00Z');
-  });
-  afterEach(() => f?.close());
 
   /** Move both clocks (the wiki's and the gateway's) forward. */
   const pass = (ms: number) => {
@@ -34,7 +22,7 @@ describe('gaps of the change follower', () => {
     wiki.add('Old 1', { at: wiki.clock - 600_000 });
     wiki.add('Old 2', { at: wiki.clock - 300_000 });
     wiki.add('Newest', { at: wiki.clock - 60_000 });
-    f = followerOf(server.url, { now: wiki.clock });
+    f = follow();
     await f.follower.pollOnce();
     expect(f.gaps).toEqual([{ reason: 'cursor-lost', before: f.now }]);
     expect(f.applied).toEqual([]);
@@ -46,7 +34,7 @@ describe('gaps of the change follower', () => {
   });
 
   it('the wiki unreachable for longer than the fallback TTL: unhealthy first, one gap after the TTL, nothing lost', async () => {
-    f = followerOf(server.url, { now: wiki.clock, unhealthyAfterMs: 10_000, gapAfterMs: 60_000 });
+    f = follow({ unhealthyAfterMs: 10_000, gapAfterMs: 60_000 });
     await f.follower.pollOnce();
     expect(f.follower.healthy).toBe(true);
     f.gaps.length = 0;
@@ -79,7 +67,7 @@ describe('gaps of the change follower', () => {
   });
 
   it('the wiki`s clock goes back: a gap, then rows dated on the new clock are applied', async () => {
-    f = followerOf(server.url, { now: wiki.clock });
+    f = follow();
     wiki.add('Before');
     await f.follower.pollOnce();
     f.gaps.length = 0;
@@ -95,7 +83,7 @@ describe('gaps of the change follower', () => {
   });
 
   it('a row dated in the wiki`s future: applied once, one gap, and it hides no row that comes after', async () => {
-    f = followerOf(server.url, { now: wiki.clock });
+    f = follow();
     await f.follower.pollOnce();
     f.gaps.length = 0;
     pass(1_000);
@@ -114,7 +102,7 @@ describe('gaps of the change follower', () => {
 
   it('rows purged past the cursor ($wgRCMaxAge) while nobody followed: a gap on resuming', async () => {
     const cursors = new MemoryCursorStore();
-    f = followerOf(server.url, { cursors, now: wiki.clock });
+    f = follow({ cursors });
     wiki.add('Seen');
     await f.follower.pollOnce();
     await f.close();
@@ -122,7 +110,7 @@ describe('gaps of the change follower', () => {
     wiki.clock += 91 * 86_400_000;
     wiki.remove((r) => Date.parse(r.timestamp) < wiki.clock - 90 * 86_400_000);
     wiki.add('Recent');
-    f = followerOf(server.url, { cursors, now: wiki.clock });
+    f = follow({ cursors });
     await f.follower.pollOnce();
     expect(f.gaps.map((g) => g.reason)).toEqual(['rc-purged']);
     pass(1_000);
@@ -133,13 +121,13 @@ describe('gaps of the change follower', () => {
 
   it('resuming an old cursor whose rows are all still there: no gap, every row since applied', async () => {
     const cursors = new MemoryCursorStore();
-    f = followerOf(server.url, { cursors, now: wiki.clock });
+    f = follow({ cursors });
     wiki.add('Seen');
     await f.follower.pollOnce();
     await f.close();
     wiki.clock += 3_600_000;
     wiki.add('While nobody followed');
-    f = followerOf(server.url, { cursors, now: wiki.clock });
+    f = follow({ cursors });
     await f.follower.pollOnce();
     expect(f.gaps).toEqual([]);
     expect(f.applied).toEqual(['While nobody followed']);
@@ -151,7 +139,7 @@ describe('gaps of the change follower', () => {
     // The leader's cursor in the form before version 2 (still read: invalidation/follower.ts cursorFromStored).
     const stored: { cursor: Record<string, unknown> } = { cursor: { ts: iso(wiki.clock), id: 1, seen: [1], polledAt: wiki.clock } };
     const cursors = { load: () => Promise.resolve(stored.cursor), save: () => Promise.resolve() };
-    f = followerOf(server.url, { cursors, lease: { hold: () => Promise.resolve(false), release: () => Promise.resolve() }, now: wiki.clock });
+    f = follow({ cursors, lease: { hold: () => Promise.resolve(false), release: () => Promise.resolve() } });
     await f.follower.pollOnce();
     expect(f.follower.healthy).toBe(true);
     expect(f.follower.isLeader).toBe(false);
@@ -172,7 +160,7 @@ describe('gaps of the change follower', () => {
 
   it('a standby that cannot read the leader`s cursor (Redis down) is not vouched for', async () => {
     const cursors = { load: () => Promise.reject(new Error('redis down')), save: () => Promise.resolve() };
-    f = followerOf(server.url, { cursors, lease: { hold: () => Promise.resolve(false), release: () => Promise.resolve() }, now: wiki.clock });
+    f = follow({ cursors, lease: { hold: () => Promise.resolve(false), release: () => Promise.resolve() } });
     await f.follower.pollOnce();
     expect(f.follower.healthy).toBe(false);
     pass(61_000);

@@ -4,26 +4,15 @@
 // than the bound (WIKIEDGE_RC_MAX_LAG_SECONDS). The follower before it re-read from 120 s before
 // its cursor at most 20 x 500 rows a poll: with 10,000 rows or more in that window its cursor
 // never moved again and it went on vouching for the long TTLs.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { FakeUpstream } from '../support/fake-upstream.js';
-import { type FakeRecentChanges, type FollowerUnderTest, followerOf, startFakeWiki } from '../support/fake-recentchanges.js';
+import { describe, expect, it } from 'vitest';
+import type { FollowerUnderTest } from '../support/fake-recentchanges.js';
+import { followerOnFakeWiki } from '../support/follower-on-fake-wiki.js';
 
 const BURST = 50_000;
 
 describe('the change follower keeps up with a burst of 50,000 rows', () => {
-  let wiki: FakeRecentChanges;
-  let server: FakeUpstream;
+  const { wiki, follow } = followerOnFakeWiki();
   let f: FollowerUnderTest;
-  beforeAll(async () => {
-    ({ wiki, upstream: server } = await startFakeWiki());
-  });
-  afterAll(() => server.close());
-  beforeEach(() => {
-    wiki.rows.length = 0;
-    wiki.queries.length = 0;
-    wiki.clock = Date.parse('2026-03-01T12:00:00Z');
-  });
-  afterEach(() => f?.close());
 
   /** Both clocks (the wiki's and the gateway's) forward. */
   const pass = (ms: number) => {
@@ -34,7 +23,7 @@ describe('the change follower keeps up with a burst of 50,000 rows', () => {
   /** A started follower, then the burst over the minute that follows, then a rights change. */
   async function burstThenChange(maxLagMs?: number) {
     wiki.add('History');
-    f = followerOf(server.url, { now: wiki.clock, ...(maxLagMs !== undefined && { maxLagMs }) });
+    f = follow({ ...(maxLagMs !== undefined && { maxLagMs }) });
     await f.follower.pollOnce();
     expect(f.gaps.map((g) => g.reason)).toEqual(['cursor-lost']);
     f.gaps.length = 0;
@@ -102,7 +91,7 @@ describe('the change follower keeps up with a burst of 50,000 rows', () => {
     wiki.pageSize = 10;
     try {
       wiki.add('History');
-      f = followerOf(server.url, { now: wiki.clock, maxLagMs: 5_000, unhealthyAfterMs: 60_000 });
+      f = follow({ maxLagMs: 5_000, unhealthyAfterMs: 60_000 });
       await f.follower.pollOnce();
       expect(f.follower.healthy).toBe(true);
       f.gaps.length = 0;

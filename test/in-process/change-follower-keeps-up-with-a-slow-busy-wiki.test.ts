@@ -5,26 +5,15 @@
 // moved, it reported healthy (the lag measured from the last row re-read), and a `behind` gap
 // expired the whole cache every 40 s or so, with no row applied between. A poll now always reads
 // past its cursor: every row is applied, at the poll after it was written, with no gap.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { FakeUpstream } from '../support/fake-upstream.js';
-import { type FakeRecentChanges, type FollowerUnderTest, followerOf, startFakeWiki } from '../support/fake-recentchanges.js';
+import { describe, expect, it } from 'vitest';
+import type { FollowerUnderTest } from '../support/fake-recentchanges.js';
+import { followerOnFakeWiki } from '../support/follower-on-fake-wiki.js';
 
 const ROWS_PER_SECOND = 20;
 
 describe('the change follower keeps up with a slow, busy wiki', () => {
-  let wiki: FakeRecentChanges;
-  let server: FakeUpstream;
+  const { wiki, follow } = followerOnFakeWiki();
   let f: FollowerUnderTest;
-  beforeAll(async () => {
-    ({ wiki, upstream: server } = await startFakeWiki());
-  });
-  afterAll(() => server.close());
-  beforeEach(() => {
-    wiki.rows.length = 0;
-    wiki.queries.length = 0;
-    wiki.clock = Date.parse('2026-03-01T12:00:00Z');
-  });
-  afterEach(() => f?.close());
 
   it('20 rows a second, every page slower than the budget: each poll applies the rows written since the last, none is skipped, no gap', async () => {
     let t = wiki.clock - 70_000;
@@ -41,7 +30,7 @@ describe('the change follower keeps up with a slow, busy wiki', () => {
     };
     traffic(70_000);
     // A budget of 1 ms: spent after any page, as on a wiki whose pages take seconds.
-    f = followerOf(server.url, { now: wiki.clock, pollBudgetMs: 1 });
+    f = follow({ pollBudgetMs: 1 });
     await f.follower.pollOnce();
     expect(f.gaps.map((g) => g.reason)).toEqual(['cursor-lost']);
     f.gaps.length = 0;

@@ -3,37 +3,25 @@
 // came after the cursor: it does not vouch for what is cached, even though the rows it stopped at
 // are within the lag bound, and the next poll goes on at once from where it stopped. The follower
 // before it measured the lag from the last row it re-read and went on vouching.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { MAX_PAGES_PER_POLL } from '../../src/invalidation/follower.js';
-import type { FakeUpstream } from '../support/fake-upstream.js';
-import { type FakeRecentChanges, type FollowerUnderTest, followerOf, startFakeWiki } from '../support/fake-recentchanges.js';
+import type { FollowerUnderTest } from '../support/fake-recentchanges.js';
+import { followerOnFakeWiki } from '../support/follower-on-fake-wiki.js';
 
 const PAGE = 10;
 const LATE = 450;
 
 describe('the change follower vouches only once a poll read past its cursor', () => {
-  let wiki: FakeRecentChanges;
-  let server: FakeUpstream;
+  const { wiki, follow } = followerOnFakeWiki();
   let f: FollowerUnderTest;
-  beforeAll(async () => {
-    ({ wiki, upstream: server } = await startFakeWiki());
-  });
-  afterAll(() => server.close());
   beforeEach(() => {
-    wiki.rows.length = 0;
-    wiki.queries.length = 0;
-    wiki.clock = Date.parse('2026-03-01T12:00:00Z');
     wiki.pageSize = PAGE;
-  });
-  afterEach(async () => {
-    wiki.pageSize = 500;
-    await f?.close();
   });
 
   it('a poll whose pages all went to rows inserted late before the cursor is not healthy; the next one reads on, applies every row once, and is', async () => {
     expect(LATE / PAGE).toBeGreaterThan(MAX_PAGES_PER_POLL);
     wiki.add('History');
-    f = followerOf(server.url, { now: wiki.clock });
+    f = follow();
     await f.follower.pollOnce();
     expect(f.follower.healthy).toBe(true);
     f.gaps.length = 0;

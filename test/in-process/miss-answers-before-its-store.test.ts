@@ -3,24 +3,15 @@
 // not return until the test lets it: the client still gets its answer, X-Cache `miss`; an
 // identical request meanwhile waits for the entry (coalesced), and the entry is a hit afterwards.
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
+import { answerPublic } from '../support/fake-upstream.js';
 import { gatewayOnFake } from '../support/gateway-on-fake.js';
 import { header, http } from '../support/http.js';
 
 const BODY = JSON.stringify({ batchcomplete: true, query: { pages: Array.from({ length: 40 }, (_, i) => ({ title: `Page ${i}`, pageid: i })) } });
 
-function publicAnswer(_req: IncomingMessage, res: ServerResponse): void {
-  res.writeHead(200, {
-    'content-type': 'application/json; charset=utf-8',
-    'cache-control': 's-maxage=300, max-age=300, public',
-    vary: 'Accept-Encoding, Treat-as-Untrusted, Cookie',
-  });
-  res.end(BODY);
-}
-
 describe('a miss answers before its store', () => {
-  const pair = gatewayOnFake(publicAnswer);
+  const pair = gatewayOnFake(answerPublic(BODY));
 
   it('an identity client gets the answer while the store is held; the entry is stored (as gzip) once it is let go', async () => {
     const storage = pair.gw.built.gateway.storage;

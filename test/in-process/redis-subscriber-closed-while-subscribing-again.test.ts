@@ -7,67 +7,37 @@
 //
 // The server is a few lines of RESP over a socket, so that the moment is exact: its first
 // connections answer everything; once the subscriber has been dropped, SUBSCRIBE goes unanswered.
-import { createServer, type Server, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { RedisConnection } from '../../src/cache/redis/connection.js';
 import { RedisMetrics } from '../../src/observe/metrics.js';
+import { bulk, respServer } from '../support/resp-server.js';
 import { until } from '../support/until.js';
 
 const INFO = '# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\n# Replication\r\nrole:master\r\n# Cluster\r\ncluster_enabled:0\r\n';
-const bulk = (s: string) => `$${Buffer.byteLength(s)}\r\n${s}\r\n`;
 
-let server: Server;
-let port = 0;
 let answerSubscribe = true;
 let subscribes = 0;
 const subscribers = new Set<Socket>();
 
-/** The commands in `text` (RESP arrays of bulk strings, as ioredis writes them). */
-function commands(text: string): string[][] {
-  const out: string[][] = [];
-  const lines = text.split('\r\n');
-  for (let i = 0; i < lines.length; i++) {
-    if (!lines[i]!.startsWith('*')) continue;
-    const n = Number(lines[i]!.slice(1));
-    const args: string[] = [];
-    for (let k = 0; k < n; k++) args.push(lines[i + 2 + 2 * k] ?? '');
-    out.push(args);
-    i += 2 * n;
+const redis = respServer((socket, name, args) => {
+  switch (name) {
+    case 'info':
+      socket.write(bulk(INFO));
+      break;
+    case 'subscribe':
+      subscribes++;
+      subscribers.add(socket);
+      if (answerSubscribe) socket.write(`*3\r\n${bulk('subscribe')}${bulk(args[0]!)}:1\r\n`);
+      break;
+    case 'quit':
+      // Never answered either: close() gives up waiting and drops the connection.
+      break;
+    default:
+      socket.write('+PONG\r\n');
   }
-  return out;
-}
-
-beforeAll(async () => {
-  server = createServer((socket) => {
-    socket.on('error', () => undefined);
-    socket.on('data', (chunk) => {
-      for (const [name, ...args] of commands(chunk.toString('utf8'))) {
-        switch (name!.toLowerCase()) {
-          case 'info':
-            socket.write(bulk(INFO));
-            break;
-          case 'subscribe':
-            subscribes++;
-            subscribers.add(socket);
-            if (answerSubscribe) socket.write(`*3\r\n${bulk('subscribe')}${bulk(args[0]!)}:1\r\n`);
-            break;
-          case 'quit':
-            // Never answered either: close() gives up waiting and drops the connection.
-            break;
-          default:
-            socket.write('+PONG\r\n');
-        }
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as { port: number }).port;
-});
-
-afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
 });
 
 it('closing the connection while the purge channel is being subscribed again rejects nothing unhandled', async () => {
@@ -76,7 +46,7 @@ it('closing the connection while the purge channel is being subscribed again rej
   process.on('unhandledRejection', onUnhandled);
   try {
     const connection = new RedisConnection({
-      url: `redis://127.0.0.1:${port}`,
+      url: `redis://127.0.0.1:${redis.port}`,
       timeoutMs: 500,
       log: pino({ level: 'silent' }),
       metrics: new RedisMetrics(new Registry()),

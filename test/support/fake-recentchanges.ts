@@ -23,13 +23,16 @@ export const iso = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOS
 const tsMw = (isoTs: string) => isoTs.replace(/[^0-9]/g, '').slice(0, 14);
 const fromTsMw = (s: string) => `${s.slice(0, 4)}-${s.slice(4, 6)}-${s.slice(6, 8)}T${s.slice(8, 10)}:${s.slice(10, 12)}:${s.slice(12, 14)}Z`;
 
+const START = Date.parse('2026-03-01T12:00:00Z');
+const PAGE_SIZE = 500;
+
 export class FakeRecentChanges {
   /** Every row, in (timestamp, rcid) order: add() keeps it so; tests may empty it (length = 0). */
   readonly rows: RecentChangeRow[] = [];
   /** The wiki's clock (ms since the epoch). */
-  clock = Date.parse('2026-03-01T12:00:00Z');
+  clock = START;
   /** rclimit=max answers at most this many rows a page. */
-  pageSize = 500;
+  pageSize = PAGE_SIZE;
   /** Answer every request with a 503. */
   down = false;
   /** The recentchanges queries received (their search parameters). */
@@ -51,6 +54,15 @@ export class FakeRecentChanges {
   addMany(count: number, prefix: string, at: (i: number) => number): void {
     for (let i = 0; i < count; i++) this.rows.push({ type: 'edit', ns: 0, title: `${prefix} ${i}`, rcid: this.nextId++, timestamp: iso(at(i)) });
     this.rows.sort((a, b) => compare(a.timestamp, a.rcid, b.timestamp, b.rcid));
+  }
+
+  /** As new again for the next test (no rows or queries, up, the first clock and page size); row ids go on counting. */
+  reset(): void {
+    this.rows.length = 0;
+    this.queries.length = 0;
+    this.down = false;
+    this.clock = START;
+    this.pageSize = PAGE_SIZE;
   }
 
   /** Remove rows (a page deletion removes its non-log rows; $wgRCMaxAge purges old ones). */

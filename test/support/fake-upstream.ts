@@ -74,6 +74,18 @@ export function answerPublicEchoingHeaders(req: IncomingMessage, res: ServerResp
   res.end(JSON.stringify({ headers: req.headers, url: req.url }));
 }
 
+/** A wiki answering `body` as public JSON any cache may keep for 300 s, with the Vary MediaWiki's API sends. */
+export function answerPublic(body: string): (req: IncomingMessage, res: ServerResponse) => void {
+  return (_req, res) => {
+    res.writeHead(200, {
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 's-maxage=300, max-age=300, public',
+      vary: 'Accept-Encoding, Treat-as-Untrusted, Cookie',
+    });
+    res.end(body);
+  };
+}
+
 /** The request headers the wiki saw, from an answer of answerPublicEchoingHeaders. */
 export function echoedHeaders(res: { body: string }): Record<string, string> {
   return (JSON.parse(res.body) as { headers: Record<string, string> }).headers;
