@@ -8,7 +8,8 @@ import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.j
 import { header, http } from '../support/http.js';
 import { REDIS_BACKENDS, redisInstalled, type RedisBackendStart, type RunningRedisBackend } from '../support/redis-backends.js';
 import { built, spawnGateway, type SpawnedGateway } from '../support/spawned.js';
-import { ADMIN_TOKEN, adminPost } from '../support/admin.js';
+import { ADMIN_TOKEN, adminGet, adminPost } from '../support/admin.js';
+import { until } from '../support/until.js';
 
 const QUERIES = ['action=query&prop=info&titles=A&format=json', 'action=query&prop=info&titles=B&format=json', 'action=query&prop=info&titles=C&format=json'];
 
@@ -59,6 +60,17 @@ describe.runIf(built).each(CASES)('admin purge counts in a cluster (%s)', (_name
       expect(workers.size).toBe(2);
     }
     expect(copies.size).toBe(2 * QUERIES.length);
+    // A miss is stored after its answer (src/steps/flow.ts): on a busy machine the last one may not
+    // be in Redis yet when the purge comes, which then finds 2 of the 3 there.
+    if (withRedis) {
+      for (const q of QUERIES) {
+        await until(
+          () => adminGet(gw.adminUrl, `/cache?url=${encodeURIComponent(`/w/api.php?${q}`)}`),
+          (r) => r.status === 200 && (JSON.parse(r.body) as { variants: { tier: string }[] }).variants.some((v) => v.tier === 'shared'),
+          10_000,
+        );
+      }
+    }
 
     const res = await adminPost(gw.adminUrl, '/purge', { prefix: '/w/api.php?prop=info&action=query' });
     expect(res.status).toBe(200);
