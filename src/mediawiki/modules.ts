@@ -517,18 +517,21 @@ export function writeFacts(action: string): WriteFacts | undefined {
   return actionFacts(action)?.write;
 }
 
-/** Every request parameter a write's change is read from (mediawiki/php-post.ts searches a posted form for these). */
+/** A Wikibase write's parameters naming an entity (WikibaseLexeme's: `lexemeId` to `target`): policy/changes.ts entityIdsOfWrite. */
+export const ENTITY_ID_PARAMETERS: readonly string[] = ['id', 'entity', 'fromid', 'toid', 'from', 'to', 'lexemeId', 'formId', 'senseId', 'source', 'target'];
+/** The parameters of a Wikibase write that name a statement by its GUID (`Q1$…`: the entity is the part before `$`). */
+export const GUID_PARAMETERS: readonly string[] = ['claim', 'statement', 'guid'];
+
+/**
+ * Every parameter a write's change is read from: a posted multipart form is searched for these
+ * alone (mediawiki/php-post.ts); test/unit/write-parameters-cover-what-changes-read.test.ts.
+ */
 export const WRITE_PARAMETERS: ReadonlySet<string> = new Set([
   'action',
   'pageid',
-  'fromid',
-  'toid',
-  'id',
-  'entity',
-  'claim',
-  'statement',
-  'guid',
   'new',
+  ...ENTITY_ID_PARAMETERS,
+  ...GUID_PARAMETERS,
   ...Object.values(ACTIONS).flatMap((f) => f.write?.titles ?? []),
 ]);
 

@@ -25,7 +25,7 @@
 import { ANY } from './dependencies.js';
 import { DEFAULT_NAMESPACES, type Namespaces, pairedKey, titleKey } from '../mediawiki/titles.js';
 import { entityPageId, entityPageTitles, entityTypeOfPage, entityTypeTag } from '../mediawiki/entities.js';
-import { type WriteFacts, writeFacts } from '../mediawiki/modules.js';
+import { ENTITY_ID_PARAMETERS, GUID_PARAMETERS, type WriteFacts, writeFacts } from '../mediawiki/modules.js';
 import { entityOfGuid } from '../mediawiki/wikibase-params.js';
 
 /** purge: a CDN PURGE; follower: a recentchanges row; write: a write that passed through the gateway. */
@@ -199,9 +199,6 @@ const FILE_PARAMS = new Set(['filename']);
  */
 const ANSWER_TITLE_FIELDS = ['title', 'from', 'to', 'target', 'talkfrom', 'talkto'];
 
-/** The parameters of a Wikibase write that name an entity (entityIdsOfWrite). */
-const ENTITY_ID_PARAMS = ['id', 'entity', 'fromid', 'toid', 'from', 'to', 'lexemeId', 'formId', 'senseId', 'source', 'target'];
-
 /**
  * Wikibase's write answers and requests name the entities they change: `entity.id` (wbsetlabel,
  * wbeditentity), `from.id`/`to.id` (wbmergeitems), `redirect.from`/`to` (wbcreateredirect), the
@@ -216,8 +213,8 @@ function entityIdsOfWrite(params: (name: string) => string | undefined, json: Re
   const push = (v: unknown) => {
     if (typeof v === 'string' && v !== '') ids.push(v.includes('$') ? (entityOfGuid(v) ?? '') : v);
   };
-  for (const name of ENTITY_ID_PARAMS) for (const v of (params(name) ?? '').split('|')) push(v);
-  for (const name of ['claim', 'statement', 'guid']) for (const v of (params(name) ?? '').split('|')) push(entityOfGuid(v));
+  for (const name of ENTITY_ID_PARAMETERS) for (const v of (params(name) ?? '').split('|')) push(v);
+  for (const name of GUID_PARAMETERS) for (const v of (params(name) ?? '').split('|')) push(entityOfGuid(v));
   const obj = (v: unknown) => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
   push(obj(json['entity'])['id']);
   push(obj(json['from'])['id']);
