@@ -88,11 +88,15 @@ export function dependenciesOf(input: DependencyInput): Dependencies {
   const ns = input.namespaces ?? DEFAULT_NAMESPACES;
   const tags = new Set<string>();
   const clock = carriesClock(query, modules);
+  // The generator's place (policy/request.ts modulesOf puts it first after `query`): a list or
+  // prop of the same name runs too, with its own parameters (`list=wbsearch&generator=wbsearch`:
+  // `wbstype` and `gwbstype` each name a type).
   const generator = phpStringParam(query, 'generator');
+  const generatorAt = generator === undefined ? -1 : modules.indexOf(generator, 1);
   const facts = factsOf(modules);
   const classOf = (f: ModuleFacts | undefined, i: number): DependencyClass => {
     if (!f) return 'any';
-    return typeof f.depends === 'function' ? f.depends(query, i > 0 && modules[i] === generator) : f.depends;
+    return typeof f.depends === 'function' ? f.depends(query, i === generatorAt) : f.depends;
   };
   // The action's own class only counts for action=query alone or with the pages it names; its
   // submodules decide the rest.
@@ -100,7 +104,7 @@ export function dependenciesOf(input: DependencyInput): Dependencies {
   if (classes.includes('any')) tags.add(ANY);
   if (!input.override) {
     facts.forEach((f, i) => {
-      const asGenerator = i > 0 && modules[i] === generator;
+      const asGenerator = i === generatorAt;
       if (classes[i] === 'namespace' && f?.namespace) {
         // As a generator its parameters take a `g` (ApiQueryGeneratorBase::encodeParamName).
         const param = f.namespace.param && asGenerator ? `g${f.namespace.param}` : f.namespace.param;
