@@ -158,6 +158,7 @@ export async function build(config: Config, log: Logger, deps: GatewayDeps = {},
     await gw.follower?.stop();
     stopLearningNamespaces();
     gw.purgeConfirmations.stop();
+    await gw.changes.close();
     await Promise.all([gw.upstream.close(), gw.storage.close()]);
   };
   return adminApp && probe ? Object.assign(built, { adminApp, upstreamProbe: probe }) : built;

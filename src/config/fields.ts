@@ -419,6 +419,13 @@ export const FIELDS = {
     unit: 'seconds',
     doc: "the change follower vouches for what is cached (the `*_FOLLOWED_*` TTLs) only while its cursor is at most this far behind the wiki's clock; further behind (a burst of rows it cannot read in one poll, rows coming faster than it reads them) it takes a gap (`behind`: everything cached before is refreshed at next use) and goes on from the wiki's newest row",
   }),
+  reboundPurgeMs: field({
+    env: 'WIKIEDGE_REBOUND_PURGE_MS',
+    parse: int(0, 60_000),
+    default: 1_000,
+    unit: 'ms',
+    doc: "a change (the wiki's PURGE, the follower's row, a write through the gateway) invalidates what it touches at once and again this long after (MediaWiki's `$wgCdnReboundPurgeDelay`, done by the gateway): MediaWiki answers a write before its post-send updates write the links tables, Wikibase's terms and sitelinks and the search index, so a read in between is answered from the old ones. Raise it for a wiki whose post-send work or database replicas lag longer; 0: off",
+  }),
   articlePath: field({
     env: 'WIKIEDGE_ARTICLE_PATH',
     parse: articlePath,

@@ -175,6 +175,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     now: () => Date.now(),
     shortTtl: { ttlPublicSeconds: config.ttlPublicSeconds, ttlSessionSeconds: config.ttlSessionSeconds },
     followedTtl: { ttlPublicSeconds: config.ttlFollowedSeconds, ttlSessionSeconds: config.ttlSessionFollowedSeconds },
+    reboundMs: config.reboundPurgeMs,
   });
   const upstream = new Upstream({
     origin: config.upstream,

@@ -22,7 +22,7 @@ export interface TtlDefaults {
 
 export interface ChangeMetrics {
   event(source: ChangeSource, type: string): void;
-  invalidated(cause: ChangeSource | 'user' | 'gap', count: number): void;
+  invalidated(cause: ChangeSource | 'rebound' | 'user' | 'gap', count: number): void;
   lag(source: ChangeSource, seconds: number): void;
 }
 
@@ -44,12 +44,32 @@ export interface SignalsOptions {
   /** The short defaults (no follower, or one not healthy) and the long ones. */
   readonly shortTtl: TtlDefaults;
   readonly followedTtl: TtlDefaults;
+  /** WIKIEDGE_REBOUND_PURGE_MS: the second invalidation of a change's tags comes this long after the first (0: none). */
+  readonly reboundMs: number;
+}
+
+/**
+ * Rebounds due within this long of each other are made as one purge (one pass over the indexes,
+ * one Redis script, one message): a wiki changing many times a second makes about ten a second,
+ * each up to this much earlier than WIKIEDGE_REBOUND_PURGE_MS for the changes that joined it last.
+ */
+const REBOUND_BATCH_MS = 100;
+
+/** The tags of the changes whose rebound falls due together, and where they are applied. */
+interface Rebound {
+  readonly due: number;
+  readonly reach: Reach;
+  readonly tags: Set<string>;
+  timer: NodeJS.Timeout | undefined;
 }
 
 export class ChangeSignals {
   private ns: Namespaces = DEFAULT_NAMESPACES;
   private follower: { readonly healthy: boolean } | undefined;
   private confirmer: ((title: string) => Promise<void>) | undefined;
+  /** Rebound purges not made yet, oldest first. */
+  private readonly rebounds: Rebound[] = [];
+  private readonly reboundsUnderWay = new Set<Promise<void>>();
 
   constructor(private readonly opts: SignalsOptions) {}
 
@@ -105,6 +125,7 @@ export class ChangeSignals {
       const n = result.purged + (result.redisPurged ?? 0);
       total += n;
       this.opts.metrics.invalidated(changes[0]!.source, n);
+      this.reboundLater(tags, reach);
     }
     for (const user of users) {
       // Everywhere even when changes are applied here only: this process may be the only one
@@ -135,6 +156,62 @@ export class ChangeSignals {
     const now = this.opts.now();
     for (const change of changes) this.opts.metrics.lag(change.source, change.at !== undefined ? Math.max(0, (now - change.at) / 1000) : 0);
     return total;
+  }
+
+  /**
+   * The same tags invalidated again WIKIEDGE_REBOUND_PURGE_MS later, as MediaWiki's
+   * `$wgCdnReboundPurgeDelay` sends its PURGEs twice. MediaWiki answers a write, and sends its
+   * PURGEs and writes its recentchanges row, before its post-send updates run
+   * (DerivedPageDataUpdater::doUpdates: doSecondaryDataUpdates with `'defer' =>
+   * DeferredUpdates::POSTSEND`): the links tables (categorymembers, backlinks, links), Wikibase's
+   * term store and sitelinks (wbsearchentities, wbgetentities by sites and titles, entityterms)
+   * and the search index are written after. An answer read in between is read from the old ones,
+   * and with the first invalidation behind it would be kept for its whole TTL; the rebound removes
+   * it, and an answer under way meanwhile is not stored (cache/store.ts InvalidationLog).
+   * test/in-process/a-read-during-the-wikis-post-send-updates-is-not-kept.test.ts.
+   */
+  private reboundLater(tags: ReadonlySet<string>, reach: Reach): void {
+    const delay = this.opts.reboundMs;
+    if (delay <= 0) return;
+    const due = this.opts.now() + delay;
+    const last = this.rebounds.at(-1);
+    if (last && last.reach === reach && due - last.due < REBOUND_BATCH_MS) {
+      for (const tag of tags) last.tags.add(tag);
+      return;
+    }
+    const rebound: Rebound = { due, reach, tags: new Set(tags), timer: undefined };
+    rebound.timer = setTimeout(() => this.rebound(rebound), delay);
+    // A pending rebound holds no process open: close() makes the ones still due.
+    rebound.timer.unref();
+    this.rebounds.push(rebound);
+  }
+
+  private rebound(rebound: Rebound): void {
+    const at = this.rebounds.indexOf(rebound);
+    if (at === -1) return;
+    this.rebounds.splice(at, 1);
+    clearTimeout(rebound.timer);
+    const made = (rebound.reach === 'here' ? this.opts.purgeHere : this.opts.purge)({ kind: 'tags', tags: [...rebound.tags] }).then(
+      (result) => this.opts.metrics.invalidated('rebound', result.purged + (result.redisPurged ?? 0)),
+      (err: unknown) => this.opts.log.warn({ err: String(err), tags: rebound.tags.size }, 'change signals: a rebound purge failed'),
+    );
+    this.reboundsUnderWay.add(made);
+    void made.finally(() => this.reboundsUnderWay.delete(made));
+  }
+
+  /** Rebounds not yet made (tests, and a closing gateway's last look). */
+  get pendingRebounds(): number {
+    return this.rebounds.length;
+  }
+
+  /**
+   * A closing gateway makes its rebounds now rather than drop them (early: an answer stored after
+   * this and before it was due may still be one read before the wiki's post-send updates), and
+   * waits for those under way; called before its storage closes (apps/app.ts).
+   */
+  async close(): Promise<void> {
+    for (const rebound of [...this.rebounds]) this.rebound(rebound);
+    await Promise.all(this.reboundsUnderWay);
   }
 
   /** A gap: nothing cached before `before` is vouched for any more (refreshed at next use). */

@@ -92,7 +92,7 @@ export class ChangeSignalMetrics {
     });
     this.invalidatedEntries = new Counter({
       name: 'wikiedge_invalidated_entries_total',
-      help: 'Cached entries removed because the wiki changed what they depend on, by cause (purge, follower, user: a user whose rights changed, gap: counted once per gap, entries refreshed at next use).',
+      help: 'Cached entries removed because the wiki changed what they depend on, by cause (purge, follower, write, rebound: the second invalidation WIKIEDGE_REBOUND_PURGE_MS after a change, user: a user whose rights changed, gap: counted once per gap, entries refreshed at next use).',
       labelNames: ['cause'] as const,
       registers,
     });
@@ -148,7 +148,7 @@ export class ChangeSignalMetrics {
       registers,
     });
     // Every series from the start (a series that appears late loses its first increase to rate()).
-    for (const cause of ['purge', 'follower', 'write', 'user', 'gap']) this.invalidatedEntries.inc({ cause }, 0);
+    for (const cause of ['purge', 'follower', 'write', 'rebound', 'user', 'gap']) this.invalidatedEntries.inc({ cause }, 0);
     for (const source of ['purge', 'follower', 'write']) this.lagSeconds.zero({ source });
     for (const outcome of ['ok', 'error', 'standby']) this.followerPolls.inc({ outcome }, 0);
     for (const reason of ['cursor-lost', 'clock', 'rc-purged', 'behind', 'stalled']) this.followerGaps.inc({ reason }, 0);

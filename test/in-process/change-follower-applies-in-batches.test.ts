@@ -53,6 +53,7 @@ describe('invalidations from a burst are applied in batches', () => {
       now: () => Date.parse('2026-03-01T12:00:10Z'),
       shortTtl: { ttlPublicSeconds: 60, ttlSessionSeconds: 10 },
       followedTtl: { ttlPublicSeconds: 3_600, ttlSessionSeconds: 300 },
+      reboundMs: 0,
     });
     const rows = Array.from({ length: APPLY_BATCH_ROWS }, (_, i) =>
       i % 2 === 0

@@ -29,6 +29,7 @@ function gateway(newestRevisionAt: number) {
     now: () => NOW,
     shortTtl: TTL,
     followedTtl: TTL,
+    reboundMs: 0,
   });
   const confirmations = new PurgeConfirmations({
     ask: async (titles) => ({ pages: titles.map((title): PageNow => ({ title, missing: false, revid: 33, revisionAt: newestRevisionAt })), now: NOW }),

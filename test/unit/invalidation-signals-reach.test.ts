@@ -18,6 +18,7 @@ function signals() {
     now: () => 0,
     shortTtl: { ttlPublicSeconds: 60, ttlSessionSeconds: 10 },
     followedTtl: { ttlPublicSeconds: 3600, ttlSessionSeconds: 300 },
+    reboundMs: 0,
   });
   return { s, everywhere, here };
 }
