@@ -12,42 +12,33 @@
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { CacheEntry } from '../../src/cache/entry.js';
-import { CacheStore } from '../../src/cache/store.js';
-import { TieredStorage } from '../../src/cache/tiered-storage.js';
 import { loadConfig } from '../../src/config/config.js';
 import { type Generation, Generations } from '../../src/cluster/generations.js';
 import { ClusterMetrics, GENERATION_AGGREGATORS } from '../../src/cluster/metrics-aggregation.js';
-import { SessionUsers } from '../../src/policy/session-users.js';
+import { bareReplicasOn, siteinfoEntry, untilPurgedFrom } from '../support/bare-replicas.js';
 import { answerPrivateEmptyJson } from '../support/gateway-on-fake.js';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
-import { REDIS_BACKENDS, redisInstalled, type RunningRedisBackend } from '../support/redis-backends.js';
-import { until } from '../support/until.js';
+import { REDIS_BACKENDS, redisInstalled } from '../support/redis-backends.js';
 
 describe.runIf(redisInstalled).each(REDIS_BACKENDS)('a reload while %s cannot be reached, with purges owed', (_name, start) => {
-  let redis: RunningRedisBackend;
+  const backend = bareReplicasOn(start);
   let wikiA: FakeUpstream;
   let wikiB: FakeUpstream;
   let gens: Generations | undefined;
-  const storages: TieredStorage[] = [];
   const lines: Record<string, unknown>[] = [];
   const log = pino({ level: 'info' }, { write: (s: string) => lines.push(JSON.parse(s)) });
 
   beforeAll(async () => {
-    redis = await start();
     [wikiA, wikiB] = [await startFakeUpstream(answerPrivateEmptyJson), await startFakeUpstream(answerPrivateEmptyJson)];
-  }, 120_000);
+  });
   afterEach(async () => {
-    redis?.resume();
+    backend.redis.resume();
     await gens?.close(config(wikiA, 'any:'));
     gens = undefined;
     lines.length = 0;
   });
   afterAll(async () => {
-    redis?.resume();
-    await Promise.all(storages.map((s) => s.close()));
     await Promise.all([wikiA?.close(), wikiB?.close()]);
-    await redis?.stop();
   });
 
   const config = (wiki: FakeUpstream, keyPrefix: string) =>
@@ -60,7 +51,7 @@ describe.runIf(redisInstalled).each(REDIS_BACKENDS)('a reload while %s cannot be
       WIKIEDGE_REDIS_KEY_PREFIX: keyPrefix,
       WIKIEDGE_REDIS_TIMEOUT_MS: '300',
       WIKIEDGE_SHUTDOWN_DRAIN_MS: '0',
-      ...redis.env,
+      ...backend.redis.env,
     });
 
   /** The single process's generations (src/cluster/single.ts), its front listening on a free port. */
@@ -71,33 +62,12 @@ describe.runIf(redisInstalled).each(REDIS_BACKENDS)('a reload while %s cannot be
     return gens;
   }
 
-  async function replica(keyPrefix: string) {
-    const store = new CacheStore({ sharedMaxBytes: 1 << 22, sessionMaxBytes: 1 << 22, maxEntries: 1_000, graceMs: 0, staleIfErrorMs: 0, now: Date.now });
-    const storage = new TieredStorage({ store, users: new SessionUsers(), now: Date.now, log: pino({ level: 'silent' }) }, (hooks) =>
-      redis.tier({ timeoutMs: 300, lockMs: 3_000, keyPrefix, ...hooks }),
-    );
-    storages.push(storage);
-    await storage.open(5_000);
-    return { storage, store };
-  }
-
   const URL = '/w/api.php?action=query&format=json&meta=siteinfo&prefixed=1';
-  const KEY = `${URL}\nanon\n-`;
-  const entry = (): CacheEntry => ({
-    status: 200,
-    headers: { 'content-type': 'application/json' },
-    body: Buffer.from('{"old":true}'),
-    storedAt: Date.now(),
-    ttlMs: 600_000,
-    urlKey: URL,
-    modules: ['query', 'siteinfo'],
-    slot: undefined,
-    deps: ['*'],
-  });
+  const { key: KEY, entry } = siteinfoEntry(URL);
 
   it('under another WIKIEDGE_REDIS_KEY_PREFIX the next gateway takes none of them; the old one says how many it drops', async () => {
     const g = await generations(wikiA, 'wiki-a:');
-    redis.pause();
+    backend.redis.pause();
     expect(await g.gateway.gateway.storage.purge({ kind: 'url', urlKey: URL })).toMatchObject({ redisPurged: null });
 
     await g.replace(config(wikiB, 'wiki-b:'));
@@ -107,19 +77,15 @@ describe.runIf(redisInstalled).each(REDIS_BACKENDS)('a reload while %s cannot be
 
   it('under the same prefix, another wiki too, the next gateway carries them to Redis and the other replicas once Redis answers', async () => {
     const g = await generations(wikiA, 'same:');
-    const other = await replica('same:');
+    const other = await backend.start('same:');
     expect(await other.storage.store('shared', KEY, entry(), await other.storage.mark())).toBe(true);
-    redis.pause();
+    backend.redis.pause();
     expect(await g.gateway.gateway.storage.purge({ kind: 'url', urlKey: URL })).toMatchObject({ redisPurged: null });
 
     await g.replace(config(wikiB, 'same:'));
     expect(lines.filter((l) => l['redisPurge'] === 'dropped')).toEqual([]);
-    redis.resume();
-    await until(
-      async () => other.store.get('shared', KEY),
-      (e) => e === undefined,
-      20_000,
-    );
+    backend.redis.resume();
+    await untilPurgedFrom(other, KEY);
     expect(lines.some((l) => l['redisPurge'] === 'carried')).toBe(true);
   });
 });
