@@ -34,7 +34,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { build, type BuiltPublic, ConnectionDrain } from '../apps/app.js';
 import type { PurgeMessage, PurgeResult, PurgeSiblings } from '../cache/purge.js';
-import type { Config } from '../config/config.js';
+import { type Config, usesRedis } from '../config/config.js';
 import { answerClientError } from '../steps/error-reply.js';
 import { serveFreshHit, SHORT_PATH_METHODS } from '../steps/fresh-hit.js';
 import type { Tier } from '../words/outcomes.js';
@@ -56,6 +56,11 @@ export interface Generation {
   readonly answered: () => void;
   /** Its close, once begun: a shutdown during a reload closes the old gateway once, not twice. */
   closing?: Promise<void>;
+  /**
+   * Set by the reload that replaces it (replace): whether the purges it still owes its shared
+   * tier go to the next gateway at its retirement (owedPurgesFollow), or stay with it.
+   */
+  handsOwedOn?: boolean;
 }
 
 /** The server settings a gateway's own server was given (apps/public-app.ts), applied to the front. */
@@ -140,6 +145,7 @@ export class Generations {
     const t0 = performance.now();
     const next = await this.generation(config);
     const old = this.current;
+    old.handsOwedOn = owedPurgesFollow(old.built.gateway.config, config);
     this.starting = next;
     let handedOver: HandOverCount = { offered: 0, taken: 0 };
     try {
@@ -244,8 +250,10 @@ export class Generations {
       if (late) this.log.warn({ inFlight: old.inFlight, graceMs }, 'reload: the old gateway still had requests in flight past the grace period');
     }
     // What it still owes its shared tier (purges Redis could not take) the current gateway carries
-    // once Redis answers (cache/storage.ts takeOwed): closed with it, they were dropped.
-    this.current.built.gateway.storage.adoptOwed(await old.built.gateway.storage.takeOwed());
+    // once Redis answers (cache/storage.ts takeOwed), when the purges are for the keyspace it uses
+    // (owedPurgesFollow); else they stay with the old gateway, whose close tries them once more
+    // against its own shared tier and logs how many it drops (cache/tiered-storage.ts close).
+    if (old.handsOwedOn) this.current.built.gateway.storage.adoptOwed(await old.built.gateway.storage.takeOwed());
     // Its Redis connection and probe close now: its up states no longer speak for the process.
     this.metrics.leaving(old);
     await closeOnce(old);
@@ -256,6 +264,23 @@ export class Generations {
     this.draining.delete(old);
     old.built.gateway.registry.clear();
   }
+}
+
+/**
+ * Whether the purges a gateway of `before` still owes its shared tier are the next gateway's (of
+ * `after`) to carry: when it shares under the same WIKIEDGE_REDIS_KEY_PREFIX. Under another
+ * prefix they would remove entries of a keyspace they were never meant for (an owed gap, a full
+ * purge, would expire all of it), and the old keyspace, which other replicas may still read,
+ * would never get them; without Redis, nothing would carry them.
+ *
+ * Not mayHandOver (reload.ts), which refuses the local tier for any WIKI_KEYS change: under the
+ * same prefix the Redis tier still holds the entries the purges were for, and the next gateway
+ * reads them (as mayHandOver's warning says), so dropping the purges would serve what they
+ * removed; a purge carried needlessly only costs a miss.
+ * test/in-process/owed-purges-follow-the-redis-key-prefix-at-a-reload.test.ts.
+ */
+export function owedPurgesFollow(before: Config, after: Config): boolean {
+  return usesRedis(after) && before.redisKeyPrefix === after.redisKeyPrefix;
 }
 
 /** Node reads these from the server per connection or request (maxHeaderSize too, though untyped). */

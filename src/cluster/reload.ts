@@ -34,6 +34,7 @@
  * over, a SIGHUP during shutdown is ignored.
  */
 import type { Logger } from 'pino';
+import { RedisRefusal } from '../cache/redis/server-check.js';
 import { type Config, ConfigError, type ConfigKey, type ConfigSources, configFromSources, type LoadedConfig, usesRedis } from '../config/config.js';
 import { FIELDS } from '../config/fields.js';
 import { comparable, FIXED_ON_RELOAD, wikiChanged } from '../config/reload-keys.js';
@@ -77,6 +78,21 @@ export function workersReplaced(outcome: ReplaceOutcome, changed: readonly strin
   }
   if (outcome.stopped) return { level: 'info', fields: { replaced: outcome.replaced }, msg: 'reload stopped: shutting down' };
   return { level: 'info', fields: { replaced: outcome.replaced, changed }, msg: 'reload complete' };
+}
+
+/**
+ * A single process's reload whose new gateway could not be built (single.ts: generations.ts
+ * replace threw), as a line. A Redis that is not what the new settings say (a RedisRefusal,
+ * cache/redis/server-check.ts) names the key to set as `key`, as a refused configuration does
+ * (reloadOnSighup: `{ key, err }`), so that both can be found by the same field.
+ * test/unit/reload-refused-by-redis-names-the-key.test.ts.
+ */
+export function gatewayNotBuilt(err: unknown, changed: readonly string[]): ReloadEnd {
+  return {
+    level: 'error',
+    fields: { ...(err instanceof RedisRefusal ? { key: err.key } : {}), err: String(err), changed },
+    msg: 'reload failed: the new gateway could not be built; the old configuration keeps serving',
+  };
 }
 
 /**

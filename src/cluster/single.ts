@@ -22,7 +22,7 @@ import { UpstreamProbeMetrics } from '../upstream/probe.js';
 import { type Generation, Generations } from './generations.js';
 import { liveAdminOptions } from './admin-options.js';
 import { ClusterMetrics, GENERATION_AGGREGATORS } from './metrics-aggregation.js';
-import { reloadOnSighup } from './reload.js';
+import { gatewayNotBuilt, reloadOnSighup } from './reload.js';
 import { newProbe } from './wiki-probe.js';
 
 /** The running single process: what SIGTERM closes (main.ts exitOnSignal), even while it starts. */
@@ -73,11 +73,7 @@ export function runSingle(loaded: LoadedConfig, log: Logger): Single {
         probe.start();
         return { level: 'info', fields: { changed, handedOver, ms }, msg: 'reload complete' };
       } catch (err) {
-        return {
-          level: 'error',
-          fields: { err: String(err), changed },
-          msg: 'reload failed: the new gateway could not be built; the old configuration keeps serving',
-        };
+        return gatewayNotBuilt(err, changed);
       }
     },
     get shuttingDown() {
