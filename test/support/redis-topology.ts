@@ -157,11 +157,14 @@ async function sentinelsAgree(name: string, sentinel: RedisProcess, boundMs = 30
   }
 }
 
-/** A primary, one replica and three Sentinels (quorum 2) watching it as `name`, agreed. */
-export async function startSentinelSet(name = 'wikiedge-test', timing?: SentinelTiming): Promise<TestSentinelSet> {
+/**
+ * A primary, one replica and three Sentinels (quorum 2) watching it as `name`, agreed.
+ * `primaryArgs`: more arguments for the first primary only (startServer).
+ */
+export async function startSentinelSet(name = 'wikiedge-test', timing?: SentinelTiming, primaryArgs: string[] = []): Promise<TestSentinelSet> {
   const started: RedisProcess[] = [];
   try {
-    const primary = await startServer();
+    const primary = await startServer(primaryArgs);
     started.push(primary);
     const replica = await startServer(['--replicaof', '127.0.0.1', String(primary.port)]);
     started.push(replica);

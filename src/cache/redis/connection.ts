@@ -19,6 +19,12 @@
  * (./cluster-client.ts); a command that fails (its slot's master died) takes the tier down until
  * the probe's PING answers again, as with one Redis.
  *
+ * With Sentinels, a tier that was down is taken up again only on the primary the Sentinels name
+ * (onThePrimary): a primary that stalled (SIGSTOP, a paused VM) past `down-after-milliseconds`
+ * was replaced meanwhile, yet answers PING on the same connection once it runs again, until the
+ * Sentinels demote it; what was written there is discarded then. Such a connection is dropped,
+ * and ioredis' reconnect asks the Sentinels (test: redis-sentinel-stalled-primary-is-not-taken-back.test.ts).
+ *
  * What is reached must be what the configuration says: every new command connection is checked
  * with INFO before the tier is used (./server-check.ts): a cluster node, a Sentinel reached by
  * URL, a replica reached by URL, or Sentinels that know no primary of the configured name are
@@ -30,7 +36,7 @@ import { clusterClients } from './cluster-client.js';
 import { ClusterWatch } from './cluster-watch.js';
 import type { Logger } from 'pino';
 import type { RedisMetrics, RedisOp } from '../../observe/metrics.js';
-import { checkSentinels, RedisRefusal, serverMismatch } from './server-check.js';
+import { checkSentinels, reachesOneOf, RedisRefusal, sentinelsPrimary, serverMismatch } from './server-check.js';
 import { RedisMemory } from './memory.js';
 import { describeTarget, type RedisTarget, targetOptions } from './target.js';
 
@@ -111,6 +117,10 @@ export class RedisConnection {
   /** The address of the primary last used, to count a Sentinel failover when it changes. */
   private primary: string | undefined;
   private sentinelChecks: NodeJS.Timeout | undefined;
+  /** The Sentinels could not say where the primary is when the tier came back: logged once until they can. */
+  private sentinelsUnheard = false;
+  /** The last stale primary left (`address -> primary`), logged once until the tier is up. */
+  private leftStale: string | undefined;
 
   constructor(private readonly opts: RedisConnectionOptions) {
     this.target = opts.target ?? { kind: 'url', url: opts.url, username: '', password: '' };
@@ -259,6 +269,7 @@ export class RedisConnection {
     const was = this.state;
     this.state = 'up';
     this.timeoutsInARow = 0;
+    this.leftStale = undefined;
     this.opts.metrics.up.set(1);
     if (this.probing) clearInterval(this.probing);
     this.probing = undefined;
@@ -317,7 +328,59 @@ export class RedisConnection {
       if (!this.cluster) this.memory.note('redis', info.value);
     }
     const r = await this.call('ping', () => this.cmd.ping(), { timeoutMs: this.opts.timeoutMs, evenIfDown: true });
-    if (r.ok) this.markUp();
+    if (!r.ok) return;
+    if (this.state === 'down' && this.target.kind === 'sentinel' && !(await this.onThePrimary(this.target, bound.timeoutMs))) return;
+    this.markUp();
+  }
+
+  /**
+   * With Sentinels, after a down: whether the command connection reaches the primary the
+   * Sentinels name now. A primary that stalled without closing its connections and was replaced
+   * meanwhile answers PING (and ROLE says master: it has not been told otherwise) until the
+   * Sentinels reconfigure it as a replica of the new one, which drops what was written to it
+   * since (https://redis.io/docs/latest/operate/oss_and_stack/management/sentinel/, "Consistency
+   * under partitions"). Only the Sentinels' view says it is stale; then both connections that
+   * reach it are dropped, ioredis reconnects through the Sentinels (targetOptions in ./target.ts),
+   * and the tier stays down until the new connection's probe. Sentinels that do not answer (or a
+   * name that does not resolve) cannot say: the tier comes up as it did before this check, logged
+   * once.
+   */
+  private async onThePrimary(target: Extract<RedisTarget, { kind: 'sentinel' }>, timeoutMs: number): Promise<boolean> {
+    const stream = this.cmd.stream as { remoteAddress?: string; remotePort?: number } | undefined;
+    if (!stream?.remoteAddress || stream.remotePort === undefined) return true;
+    const at = { host: stream.remoteAddress, port: stream.remotePort };
+    const named = await sentinelsPrimary(target, timeoutMs);
+    const reaches = named && (await reachesOneOf(named, at));
+    // The connection changed meanwhile (closed, reconnected): the new one's own probe decides.
+    if (this.closed || this.cmd.stream !== stream || this.cmd.status !== 'ready') return false;
+    if (reaches === undefined) {
+      if (!this.sentinelsUnheard) {
+        this.sentinelsUnheard = true;
+        this.opts.log.warn(
+          { redis: 'primary-unconfirmed', at: `${at.host}:${at.port}` },
+          'the Sentinels could not say which address is the primary: the tier comes back on the connection that answered',
+        );
+      }
+      return true;
+    }
+    this.sentinelsUnheard = false;
+    if (reaches) return true;
+    const primary = named!.map((a) => `${a.host}:${a.port}`).join(',');
+    const stale = `${at.host}:${at.port} -> ${primary}`;
+    if (this.leftStale !== stale) {
+      this.leftStale = stale;
+      this.opts.log.warn(
+        { redis: 'stale-primary', at: `${at.host}:${at.port}`, primary },
+        'redis answers again on a primary the Sentinels have replaced: reconnecting to the one they name, the tier stays down until then',
+      );
+    }
+    // disconnect(true): the connection closes and ioredis' retryStrategy reconnects (Redis.disconnect
+    // in ioredis' built/Redis.js), through the Sentinels. The subscriber on the same stale server
+    // hears nothing published on the new primary: it subscribes again there (onChannelResumed).
+    this.cmd.disconnect(true);
+    const sub = this.sub.stream as { remoteAddress?: string; remotePort?: number } | undefined;
+    if (sub?.remoteAddress === at.host && sub.remotePort === at.port) this.sub.disconnect(true);
+    return false;
   }
 
   /** With Sentinels: a new primary's address after a reconnect is a failover this replica saw. */

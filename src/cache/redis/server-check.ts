@@ -5,8 +5,12 @@
  * the tier is used (`redis_mode`, `cluster_enabled`, `role`: https://redis.io/docs/latest/commands/info/),
  * and the Sentinels are asked for the primary by name (`SENTINEL get-master-addr-by-name`:
  * https://redis.io/docs/latest/operate/oss_and_stack/management/sentinel/#sentinel-api).
- * A mismatch is a RedisRefusal whose message names the key to set instead.
+ * A mismatch is a RedisRefusal whose message names the key to set instead. After a down, the
+ * Sentinels are asked again where the primary is (sentinelsPrimary), and the command connection's
+ * peer compared with it (reachesOneOf): connection.ts onThePrimary.
  */
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
 import { Redis } from 'ioredis';
 import type { RedisTarget } from './target.js';
 
@@ -150,12 +154,13 @@ export async function checkSentinels(target: Extract<RedisTarget, { kind: 'senti
   };
 }
 
-async function askSentinel(
+/** A client of one Sentinel, not connected yet, that never retries nor queues. */
+function sentinelClient(
   target: Extract<RedisTarget, { kind: 'sentinel' }>,
   sentinel: { readonly host: string; readonly port: number },
   timeoutMs: number,
-): Promise<Answer> {
-  const client = new Redis({
+): Redis {
+  return new Redis({
     host: sentinel.host,
     port: sentinel.port,
     ...(target.sentinelPassword && { password: target.sentinelPassword }),
@@ -168,12 +173,25 @@ async function askSentinel(
     enableReadyCheck: false,
     disableClientInfo: true,
   });
+}
+
+const boundedBy =
+  (timeoutMs: number) =>
+  <T>(p: Promise<T>): Promise<T> =>
+    Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), timeoutMs).unref())]);
+
+async function askSentinel(
+  target: Extract<RedisTarget, { kind: 'sentinel' }>,
+  sentinel: { readonly host: string; readonly port: number },
+  timeoutMs: number,
+): Promise<Answer> {
+  const client = sentinelClient(target, sentinel, timeoutMs);
   // A refused AUTH ends the connection attempt: its error comes as an event, connect() may only say "closed".
   let authError: string | undefined;
   client.on('error', (err: Error) => {
     if (/^(WRONGPASS|NOAUTH)/.test(err.message)) authError = err.message;
   });
-  const bounded = <T>(p: Promise<T>) => Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), timeoutMs).unref())]);
+  const bounded = boundedBy(timeoutMs);
   try {
     try {
       await bounded(client.connect());
@@ -203,4 +221,84 @@ function masterName(entry: unknown): string[] {
   if (!Array.isArray(entry)) return [];
   const i = entry.indexOf('name');
   return i >= 0 && typeof entry[i + 1] === 'string' ? [entry[i + 1] as string] : [];
+}
+
+export interface Address {
+  readonly host: string;
+  readonly port: number;
+}
+
+/**
+ * Where the Sentinels say the primary is: the addresses (each once) named by the Sentinels that
+ * answered with the highest configuration epoch, or undefined when none answered with an address.
+ *
+ * The address is `SENTINEL get-master-addr-by-name`, what ioredis connects to
+ * (resolveMaster in ioredis' built/connectors/SentinelConnector/index.js). Sentinels may disagree
+ * for a while after a failover (the others learn the new configuration from the one that made
+ * it); the one with the highest `config-epoch` (`SENTINEL MASTER`) has the latest, as Sentinel
+ * itself decides (https://redis.io/docs/latest/operate/oss_and_stack/management/sentinel/,
+ * "Configuration propagation"): a Sentinel left behind by a partition does not outvote the others.
+ */
+export async function sentinelsPrimary(target: Extract<RedisTarget, { kind: 'sentinel' }>, timeoutMs: number): Promise<readonly Address[] | undefined> {
+  const views = await Promise.all(target.sentinels.map((s) => askPrimary(target, s, timeoutMs)));
+  const named = views.filter((v) => v !== undefined);
+  if (named.length === 0) return undefined;
+  const epoch = Math.max(...named.map((v) => v.epoch));
+  const latest = new Map(named.filter((v) => v.epoch === epoch).map((v) => [`${v.address.host}:${v.address.port}`, v.address]));
+  return [...latest.values()];
+}
+
+async function askPrimary(
+  target: Extract<RedisTarget, { kind: 'sentinel' }>,
+  sentinel: Address,
+  timeoutMs: number,
+): Promise<{ readonly address: Address; readonly epoch: number } | undefined> {
+  const client = sentinelClient(target, sentinel, timeoutMs);
+  client.on('error', () => undefined);
+  const bounded = boundedBy(timeoutMs);
+  try {
+    await bounded(client.connect());
+    const reply = await bounded(client.call('SENTINEL', 'get-master-addr-by-name', target.name));
+    if (!Array.isArray(reply) || reply.length !== 2) return undefined;
+    const address = { host: String(reply[0]), port: Number(reply[1]) };
+    // A Sentinel too old to say its epoch (or that failed to) counts as the lowest.
+    const master = await bounded(client.call('SENTINEL', 'MASTER', target.name)).catch(() => undefined);
+    const i = Array.isArray(master) ? master.indexOf('config-epoch') : -1;
+    const epoch = i >= 0 ? Number((master as unknown[])[i + 1]) : -1;
+    return { address, epoch: Number.isFinite(epoch) ? epoch : -1 };
+  } catch {
+    return undefined;
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** An IP as a socket reports it: an IPv4-mapped IPv6 address (`::ffff:10.0.0.1`) is the IPv4 one. */
+const plainIp = (ip: string) => ip.toLowerCase().replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
+
+/**
+ * Whether a connection to `remote` (its socket's remoteAddress and remotePort, an IP) reaches one
+ * of `named` (as the Sentinels name it: an IP, or a hostname with Sentinel's
+ * `resolve-hostnames`/`announce-hostnames`); undefined when a hostname could not be resolved.
+ */
+export async function reachesOneOf(
+  named: readonly Address[],
+  remote: Address,
+  lookup: (host: string) => Promise<readonly string[]> = async (host) => (await dnsLookup(host, { all: true })).map((a) => a.address),
+): Promise<boolean | undefined> {
+  let unknown = false;
+  const at = plainIp(remote.host);
+  for (const a of named) {
+    if (a.port !== remote.port) continue;
+    if (isIP(a.host) !== 0) {
+      if (plainIp(a.host) === at) return true;
+      continue;
+    }
+    try {
+      if ((await lookup(a.host)).some((ip) => plainIp(ip) === at)) return true;
+    } catch {
+      unknown = true;
+    }
+  }
+  return unknown ? undefined : false;
 }
