@@ -199,9 +199,9 @@ export class ChangeSignals {
     void made.finally(() => this.reboundsUnderWay.delete(made));
   }
 
-  /** Rebounds not yet made (tests, and a closing gateway's last look). */
+  /** Rebounds not yet made or not yet done (for tests that must start after the previous change's rebound). */
   get pendingRebounds(): number {
-    return this.rebounds.length;
+    return this.rebounds.length + this.reboundsUnderWay.size;
   }
 
   /**

@@ -48,6 +48,15 @@ describe.each([{ itemsInMain: false }, { itemsInMain: true }])('Wikibase entitie
     return JSON.parse(again.body);
   };
   const isHit = async (q: string) => header(await read(q), 'x-cache') === 'hit';
+  // An answer cached within WIKIEDGE_REBOUND_PURGE_MS of a change to what it reads is fetched
+  // once more when the change's rebound comes (src/invalidation/signals.ts reboundLater): a test
+  // asking whether a later, unrelated change leaves entries hits caches them after the earlier
+  // changes' rebounds are done.
+  const reboundsDone = () =>
+    until(
+      async () => gw.built.gateway.changes.pendingRebounds,
+      (n) => n === 0,
+    );
   const through = {
     get wiki() {
       return { ...wiki, api: gw.apiUrl };
@@ -112,6 +121,7 @@ describe.each([{ itemsInMain: false }, { itemsInMain: true }])('Wikibase entitie
     // purge-confirmation.ts onlyStatementsSince), which a fresh seed's is not. The second: the
     // revision before it is the one the gateway confirmed for the first.
     for (const i of [0, 1]) {
+      await reboundsDone();
       for (const q of [claims, anyChange, ...searches]) await cached(q);
       const created = await wbWrite(wiki, admin, 'wbcreateclaim', { entity: 'Q3', property: 'P4', snaktype: 'value', value: `"S${i}${Date.now()}"` });
       const guid = (created.json['claim'] as { id: string }).id;
@@ -181,6 +191,7 @@ describe.each([{ itemsInMain: false }, { itemsInMain: true }])('Wikibase entitie
       'action=query&meta=wbcontentlanguages&wbclprop=code',
       'action=wbavailablebadges',
     ];
+    await reboundsDone();
     for (const q of queries) await cached(q);
     const token = JSON.parse((await http(`${wiki.api}?action=query&meta=tokens&format=json`, { headers: { cookie: admin } })).body).query.tokens.csrftoken;
     for (let i = 0; i < 100; i++) {
