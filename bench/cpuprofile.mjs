@@ -24,7 +24,7 @@ const SPECIAL = {
 };
 
 /** Which group a frame's script belongs to. */
-function groupOf(url) {
+export function groupOf(url) {
   if (url.includes('/node_modules/undici/')) return 'undici';
   if (/\/node_modules\/(fastify|@fastify|find-my-way|avvio|light-my-request|fast-json-stringify|fast-querystring)/.test(url)) return 'Fastify';
   if (/\/node_modules\/(pino|sonic-boom|thread-stream)/.test(url)) return 'pino';
@@ -39,7 +39,7 @@ function groupOf(url) {
 }
 
 /** `dist/steps/flow.js` of a frame's file URL; undefined when it is not one of our modules. */
-function ownFile(url) {
+export function ownFile(url) {
   const at = url.lastIndexOf('/dist/');
   return at < 0 || url.includes('/node_modules/') ? undefined : url.slice(at + 1);
 }

@@ -39,15 +39,20 @@
 // BENCH_PROFILE=1 then runs the gateway as deployed, and again without compression at store,
 // under `node --cpu-prof` for the same warm-up and load, and prints where their CPU went
 // (bench/cpuprofile.mjs). BENCH_ROUNDS=0 BENCH_PROFILE=1: the profiles alone.
+//
+// BENCH_HEAP=1 then runs the gateway as deployed under V8's sampling heap profiler (bench/heap-sample.mjs,
+// freed objects kept) for the same warm-up and load, and prints what a miss allocates and where
+// (bench/heapprofile.mjs): the bytes behind its GC time.
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { copyFileSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { Client } from 'undici';
 import { startNginx, startVarnish, ensureCaches } from './caches.mjs';
 import { printGroups, printSummary, summarise } from './cpuprofile.mjs';
+import { printHeapSummary, summariseHeap } from './heapprofile.mjs';
 import { SECONDS, fmt, freePort, gateway, parseWrk, root, startProcess, stopProcess, waitFor, work } from './harness.mjs';
 import { median, signalTree, treeCpuSeconds, treePageFaults } from './proc.mjs';
 import { ANSWER_BYTES } from './servers/miss-api.mjs';
@@ -284,6 +289,7 @@ export async function benchMissThroughput(row, { baseline } = {}) {
     }
     if (results.size > 0) report(row, results, generator, baseline);
     if (process.env.BENCH_PROFILE === '1') await profiles(row, upstream, generator);
+    if (process.env.BENCH_HEAP === '1') await allocations(row, upstream, generator);
   } finally {
     await stopProcess(stand);
     if (mask) execFileSync('taskset', ['-a', '-p', mask, String(process.pid)], { stdio: 'ignore' });
@@ -440,4 +446,31 @@ async function profile(row, upstream, generator, name, nodeArgs) {
   );
   row('miss-throughput', `profiled ${name}: misses/s, CPU µs per miss`, `${fmt(measured.rps, 0)}, ${fmt(measured.cpuUs, 1)}`, file);
   return { summary: summarise(JSON.parse(readFileSync(file, 'utf8')), window), requests: measured.requests, cpuUs: measured.cpuUs, file };
+}
+
+/**
+ * BENCH_HEAP=1: the gateway as deployed under V8's sampling heap profiler (bench/heap-sample.mjs),
+ * the same warm-up and load as the CPU profiles: what its misses allocate, and where.
+ */
+async function allocations(row, upstream, generator) {
+  console.log(
+    `\n### What a miss allocates (V8's sampling heap profiler, freed objects kept; ${WARMUP_SECONDS} s warm-up, then ${SECONDS} s of ${CONNECTIONS} connections sampled)`,
+  );
+  const file = path.join(work, 'gateway.heapprofile');
+  const g = await gateway(upstream, { ...MANY_CLIENTS, BENCH_HEAP_PROFILE: file }, { nodeArgs: ['--import', path.join(root, 'bench/heap-sample.mjs')] });
+  let measured;
+  try {
+    generator.load(g.url, WARMUP_SECONDS, `${run}-hw`);
+    process.kill(g.child.pid, 'SIGUSR2');
+    measured = generator.load(g.url, SECONDS, `${run}-ht`);
+    process.kill(g.child.pid, 'SIGUSR2');
+    for (let i = 0; i < 100 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 100));
+  } finally {
+    await stopProcess(g.child);
+  }
+  if (!existsSync(file)) return console.log('  (no heap profile written)');
+  const summary = summariseHeap(JSON.parse(readFileSync(file, 'utf8')));
+  console.log(`  ${fmt(measured.rps, 0)} misses/s, ${measured.requests} misses sampled; the profile: ${file} (Chrome DevTools, Memory, "Load")`);
+  printHeapSummary(summary, { misses: measured.requests });
+  row('miss-throughput', 'allocated per miss, bytes (sampled)', fmt(summary.totalBytes / measured.requests, 0), file);
 }
