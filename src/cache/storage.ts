@@ -69,6 +69,12 @@ export interface PurgeOptions {
    * client's path: a PURGE or a session's write does not wait for other replicas.
    */
   readonly countReplicas?: boolean;
+  /**
+   * false: a purge the shared tier cannot carry now is not kept to carry once it answers (a
+   * change's rebound, invalidation/signals.ts: the change's own purge is kept, and carried after
+   * the rebound was due). Kept by default.
+   */
+  readonly oweIfUnreachable?: boolean;
 }
 
 /** The change follower's cursor and its one-follower lease, where every replica finds them. */

@@ -232,7 +232,7 @@ export class TieredStorage implements Storage {
           }
         : this.tier;
     const result = await purgeEverywhere(this.local, tier, message, siblings, this.opts.users, options.onClientPath);
-    if (result.redisPurged === null) this.owe(message);
+    if (result.redisPurged === null && options.oweIfUnreachable !== false) this.owe(message);
     if (!acks) return result;
     const { replicas, heardHere } = await acks;
     if (options.onClientPath) return result;

@@ -61,6 +61,8 @@ export interface Generation {
    * tier go to the next gateway at its retirement (owedPurgesFollow), or stay with it.
    */
   handsOwedOn?: boolean;
+  /** Set by the reload that replaces it: its local tier went to the next gateway (reload.ts mayHandOver), and so do its pending rebounds. */
+  handedOver?: boolean;
 }
 
 /** The server settings a gateway's own server was given (apps/public-app.ts), applied to the front. */
@@ -151,6 +153,7 @@ export class Generations {
     try {
       // Not to a gateway of another wiki (reload.ts mayHandOver): its entries would be served as fresh.
       if (mayHandOver(this.log, old.built.gateway.config, config)) {
+        old.handedOver = true;
         for (const [slot, user] of old.built.gateway.sessionUsers.entries()) next.built.gateway.sessionUsers.note(slot, user);
         handedOver = await handOver(old, next);
       }
@@ -253,6 +256,11 @@ export class Generations {
     // once Redis answers (cache/storage.ts takeOwed), when the purges are for the keyspace it uses
     // (owedPurgesFollow); else they stay with the old gateway, whose close tries them once more
     // against its own shared tier and logs how many it drops (cache/tiered-storage.ts close).
+    // Its rebounds not made yet (invalidation/signals.ts) the current gateway makes when they
+    // are due, on the entries it took over: made by the old one at its close, they came early
+    // and reached only its own tiers, and an answer read before the wiki's post-send updates,
+    // handed over, was kept.
+    if (old.handedOver) this.current.built.gateway.changes.adoptRebounds(old.built.gateway.changes.takeRebounds());
     if (old.handsOwedOn) this.current.built.gateway.storage.adoptOwed(await old.built.gateway.storage.takeOwed());
     // Its Redis connection and probe close now: its up states no longer speak for the process.
     this.metrics.leaving(old);

@@ -168,7 +168,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
       )
     : new LocalStorage(storageParts);
   const changes = new ChangeSignals({
-    purge: (message) => storage.purge(message),
+    purge: (message, options) => storage.purge(message, options?.rebound ? { oweIfUnreachable: false } : {}),
     purgeHere: (message) => Promise.resolve({ purged: storage.purgeHere(message) }),
     metrics: changeMetrics,
     log: log.child({ component: 'changes' }),

@@ -34,8 +34,11 @@ export interface ChangeMetrics {
 export type Reach = 'everywhere' | 'here';
 
 export interface SignalsOptions {
-  /** Apply a purge everywhere (cache/storage.ts Storage.purge, the gateway's storage). */
-  readonly purge: (message: PurgeMessage) => Promise<PurgeResult>;
+  /**
+   * Apply a purge everywhere (cache/storage.ts Storage.purge, the gateway's storage); a rebound's
+   * with `rebound`, which the shared tier does not keep to carry later when it cannot take it now.
+   */
+  readonly purge: (message: PurgeMessage, options?: { readonly rebound?: boolean }) => Promise<PurgeResult>;
   /** Apply a purge to this process's local tier only (cache/storage.ts Storage.purgeHere). */
   readonly purgeHere: (message: PurgeMessage) => Promise<PurgeResult>;
   readonly metrics: ChangeMetrics;
@@ -63,6 +66,9 @@ interface Rebound {
   timer: NodeJS.Timeout | undefined;
 }
 
+/** Rebounds a retiring gateway had not made yet, for the next one (cluster/generations.ts retire). */
+export type PendingRebounds = readonly { readonly due: number; readonly reach: Reach; readonly tags: readonly string[] }[];
+
 export class ChangeSignals {
   private ns: Namespaces = DEFAULT_NAMESPACES;
   private follower: { readonly healthy: boolean } | undefined;
@@ -70,6 +76,8 @@ export class ChangeSignals {
   /** Rebound purges not made yet, oldest first. */
   private readonly rebounds: Rebound[] = [];
   private readonly reboundsUnderWay = new Set<Promise<void>>();
+  /** close() was called: its storage is closing, no rebound is scheduled any more. */
+  private closed = false;
 
   constructor(private readonly opts: SignalsOptions) {}
 
@@ -170,17 +178,17 @@ export class ChangeSignals {
    * it, and an answer under way meanwhile is not stored (cache/store.ts InvalidationLog).
    * test/in-process/a-read-during-the-wikis-post-send-updates-is-not-kept.test.ts.
    */
-  private reboundLater(tags: ReadonlySet<string>, reach: Reach): void {
-    const delay = this.opts.reboundMs;
-    if (delay <= 0) return;
+  private reboundLater(tags: Iterable<string>, reach: Reach, delay: number = this.opts.reboundMs): void {
+    if (this.closed || this.opts.reboundMs <= 0) return;
     const due = this.opts.now() + delay;
     const last = this.rebounds.at(-1);
-    if (last && last.reach === reach && due - last.due < REBOUND_BATCH_MS) {
+    // Not when the clock stepped back since: it would join a batch due up to its whole delay early.
+    if (last && last.reach === reach && due >= last.due && due - last.due < REBOUND_BATCH_MS) {
       for (const tag of tags) last.tags.add(tag);
       return;
     }
     const rebound: Rebound = { due, reach, tags: new Set(tags), timer: undefined };
-    rebound.timer = setTimeout(() => this.rebound(rebound), delay);
+    rebound.timer = setTimeout(() => this.rebound(rebound), Math.max(0, delay));
     // A pending rebound holds no process open: close() makes the ones still due.
     rebound.timer.unref();
     this.rebounds.push(rebound);
@@ -191,7 +199,11 @@ export class ChangeSignals {
     if (at === -1) return;
     this.rebounds.splice(at, 1);
     clearTimeout(rebound.timer);
-    const made = (rebound.reach === 'here' ? this.opts.purgeHere : this.opts.purge)({ kind: 'tags', tags: [...rebound.tags] }).then(
+    const message: PurgeMessage = { kind: 'tags', tags: [...rebound.tags] };
+    // Not kept for Redis when it cannot take it: a rebound owed would crowd out the purges owed
+    // during an outage (tiered-storage.ts MAX_OWED), and the change's own, owed too, is carried
+    // after its rebound was due.
+    const made = (rebound.reach === 'here' ? this.opts.purgeHere(message) : this.opts.purge(message, { rebound: true })).then(
       (result) => this.opts.metrics.invalidated('rebound', result.purged + (result.redisPurged ?? 0)),
       (err: unknown) => this.opts.log.warn({ err: String(err), tags: rebound.tags.size }, 'change signals: a rebound purge failed'),
     );
@@ -205,11 +217,29 @@ export class ChangeSignals {
   }
 
   /**
+   * The rebounds not made yet, taken away (their timers stopped): a reload hands them to the next
+   * gateway (adoptRebounds), which makes each when it was due, on the tiers it now serves from.
+   */
+  takeRebounds(): PendingRebounds {
+    const taken = this.rebounds.map((r) => ({ due: r.due, reach: r.reach, tags: [...r.tags] }));
+    for (const r of this.rebounds) clearTimeout(r.timer);
+    this.rebounds.length = 0;
+    return taken;
+  }
+
+  adoptRebounds(pending: PendingRebounds): void {
+    const now = this.opts.now();
+    for (const r of pending) this.reboundLater(r.tags, r.reach, r.due - now);
+  }
+
+  /**
    * A closing gateway makes its rebounds now rather than drop them (early: an answer stored after
    * this and before it was due may still be one read before the wiki's post-send updates), and
-   * waits for those under way; called before its storage closes (apps/app.ts).
+   * waits for those under way; called before its storage closes (apps/app.ts). A change applied
+   * after this (a confirmation that was already asked) schedules none: the storage is closing.
    */
   async close(): Promise<void> {
+    this.closed = true;
     for (const rebound of [...this.rebounds]) this.rebound(rebound);
     await Promise.all(this.reboundsUnderWay);
   }

@@ -10,23 +10,25 @@ import type { Change } from '../../src/policy/changes.js';
 
 const TTL = { ttlPublicSeconds: 300, ttlSessionSeconds: 60 };
 
-function signals(reboundMs: number) {
+function signals(reboundMs: number, now: () => number = () => Date.now()) {
   const purged: string[][] = [];
   const causes: string[] = [];
+  const options: ({ readonly rebound?: boolean } | undefined)[] = [];
   const s = new ChangeSignals({
-    purge: async (m: PurgeMessage) => {
+    purge: async (m: PurgeMessage, o?: { readonly rebound?: boolean }) => {
       if (m.kind === 'tags') purged.push([...m.tags].sort());
+      options.push(o);
       return { purged: 1 };
     },
     purgeHere: async () => ({ purged: 0 }),
     metrics: { event: () => {}, invalidated: (cause) => causes.push(cause), lag: () => {} },
     log: pino({ level: 'silent' }),
-    now: () => Date.now(),
+    now,
     shortTtl: TTL,
     followedTtl: TTL,
     reboundMs,
   });
-  return { s, purged, causes };
+  return { s, purged, causes, options };
 }
 
 const change = (...tags: string[]): Change => ({ source: 'purge', type: 'edit', tags, users: [], at: undefined });
@@ -75,6 +77,48 @@ describe('change signals rebound', () => {
     await vi.advanceTimersByTimeAsync(60_000);
     expect(purged).toEqual([['p:A']]);
     expect(s.pendingRebounds).toBe(0);
+  });
+
+  it("a rebound is purged as one (the shared tier does not keep it to carry later), the change's own is not", async () => {
+    const { s, options } = signals(1_000);
+    await s.apply([change('p:A')]);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(options).toEqual([undefined, { rebound: true }]);
+  });
+
+  it('a reload hands the pending rebounds on: the next gateway makes each when it was due', async () => {
+    const old = signals(1_000);
+    const next = signals(1_000);
+    await old.s.apply([change('p:A')]);
+    await vi.advanceTimersByTimeAsync(400);
+    next.s.adoptRebounds(old.s.takeRebounds());
+    expect(old.s.pendingRebounds).toBe(0);
+    await vi.advanceTimersByTimeAsync(599);
+    expect(next.purged).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(next.purged).toEqual([['p:A']]);
+    await old.s.close();
+    expect(old.purged).toEqual([['p:A']]);
+  });
+
+  it('a change applied after close schedules none (its storage is closing)', async () => {
+    const { s, purged } = signals(1_000);
+    await s.close();
+    await s.apply([change('p:A')]);
+    expect(s.pendingRebounds).toBe(0);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(purged).toEqual([['p:A']]);
+  });
+
+  it('after the clock steps back, a change does not join a batch due earlier than its delay', async () => {
+    let clock = 1_000_000;
+    const { s, purged } = signals(1_000, () => clock);
+    await s.apply([change('p:A')]);
+    clock -= 60_000;
+    await s.apply([change('p:B')]);
+    expect(s.pendingRebounds).toBe(2);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(purged.slice(2)).toEqual([['p:A'], ['p:B']]);
   });
 
   it('a closing gateway makes the rebounds still due at once', async () => {
