@@ -40,6 +40,7 @@ import { serveFreshHit, SHORT_PATH_METHODS } from '../steps/fresh-hit.js';
 import type { Tier } from '../words/outcomes.js';
 import type { ClusterMetrics } from './metrics-aggregation.js';
 import { mayHandOver } from './reload.js';
+import { redisTarget, sameRedis } from '../cache/redis/target.js';
 import { HAND_OVER_LIMIT_MS } from './tier-hand-over.js';
 
 /** One gateway and what the front keeps of it. */
@@ -276,7 +277,8 @@ export class Generations {
 
 /**
  * Whether the purges a gateway of `before` still owes its shared tier are the next gateway's (of
- * `after`) to carry: when it shares under the same WIKIEDGE_REDIS_KEY_PREFIX. Under another
+ * `after`) to carry: when it shares the same Redis (cache/redis/target.ts sameRedis: another
+ * server or database is another keyspace) under the same WIKIEDGE_REDIS_KEY_PREFIX. Under another
  * prefix they would remove entries of a keyspace they were never meant for (an owed gap, a full
  * purge, would expire all of it), and the old keyspace, which other replicas may still read,
  * would never get them; without Redis, nothing would carry them.
@@ -288,7 +290,7 @@ export class Generations {
  * test/in-process/owed-purges-follow-the-redis-key-prefix-at-a-reload.test.ts.
  */
 export function owedPurgesFollow(before: Config, after: Config): boolean {
-  return usesRedis(after) && before.redisKeyPrefix === after.redisKeyPrefix;
+  return usesRedis(after) && before.redisKeyPrefix === after.redisKeyPrefix && sameRedis(redisTarget(before), redisTarget(after));
 }
 
 /** Node reads these from the server per connection or request (maxHeaderSize too, though untyped). */

@@ -63,6 +63,33 @@ export function redisTarget(config: RedisConfig): RedisTarget | undefined {
   };
 }
 
+/**
+ * Whether two targets name the same Redis keyspace: the same server and database of a URL
+ * (credentials and TLS aside), the same Sentinels' primary, the same cluster's seed nodes. What a
+ * purge owed to one of them means nothing to another (cluster/generations.ts owedPurgesFollow).
+ */
+export function sameRedis(a: RedisTarget | undefined, b: RedisTarget | undefined): boolean {
+  if (a === undefined || b === undefined || a.kind !== b.kind) return false;
+  const nodes = (list: readonly { host: string; port: number }[]) =>
+    list
+      .map((n) => `${n.host.toLowerCase()}:${n.port}`)
+      .sort()
+      .join(',');
+  if (a.kind === 'url' && b.kind === 'url') return keyspaceOfUrl(a.url) === keyspaceOfUrl(b.url);
+  if (a.kind === 'sentinel' && b.kind === 'sentinel') return a.name === b.name && nodes(a.sentinels) === nodes(b.sentinels);
+  return a.kind === 'cluster' && b.kind === 'cluster' && nodes(a.nodes) === nodes(b.nodes);
+}
+
+/** `host:port/db` of a redis:// or rediss:// URL (port 6379 and database 0 when left out). */
+function keyspaceOfUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname.toLowerCase()}:${u.port || '6379'}/${u.pathname.replace(/^\//, '') || '0'}`;
+  } catch {
+    return url;
+  }
+}
+
 /** The target in words, for log lines and the client factory's first argument (no secret). */
 export function describeTarget(target: RedisTarget): string {
   const list = (nodes: readonly { host: string; port: number }[]) =>
