@@ -16,6 +16,14 @@ describe('the socket against the primary the Sentinels name', () => {
     expect(await reachesOneOf([{ host: 'FE80::1', port: 7001 }], { host: 'fe80::1', port: 7001 }, none)).toBe(true);
   });
 
+  it('IPv6 written another way is the same address (a Sentinel announcing 2001:db8:0:0::1, the socket saying 2001:db8::1)', async () => {
+    // Compared as text, every probe after a down found a "stale primary" and the tier never came back.
+    expect(await reachesOneOf([{ host: '2001:db8:0:0::1', port: 7001 }], { host: '2001:db8::1', port: 7001 }, none)).toBe(true);
+    expect(await reachesOneOf([{ host: '2001:0db8::0001', port: 7001 }], { host: '2001:db8::1', port: 7001 }, none)).toBe(true);
+    expect(await reachesOneOf([{ host: '127.0.0.1', port: 7001 }], { host: '::ffff:7f00:1', port: 7001 }, none)).toBe(true);
+    expect(await reachesOneOf([{ host: '2001:db8::2', port: 7001 }], { host: '2001:db8::1', port: 7001 }, none)).toBe(false);
+  });
+
   it('any of several (Sentinels at the same epoch that disagree for a moment) is enough', async () => {
     const named = [
       { host: '10.0.0.2', port: 6379 },

@@ -274,7 +274,26 @@ async function askPrimary(
 }
 
 /** An IP as a socket reports it: an IPv4-mapped IPv6 address (`::ffff:10.0.0.1`) is the IPv4 one. */
-const plainIp = (ip: string) => ip.toLowerCase().replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
+/**
+ * An IP literal in one spelling: IPv4-mapped IPv6 as its IPv4 (`::ffff:127.0.0.1`,
+ * `::ffff:7f00:1`), IPv6 in its canonical form (RFC 5952, as the WHATWG URL parser writes it):
+ * a Sentinel may announce `2001:db8:0:0::1` where the socket says `2001:db8::1`.
+ */
+export function plainIp(ip: string): string {
+  const lower = ip.toLowerCase();
+  if (isIP(lower) !== 6) return lower;
+  let canonical: string;
+  try {
+    canonical = new URL(`http://[${lower}]/`).hostname.slice(1, -1);
+  } catch {
+    // A zone id (`fe80::1%eth0`): no URL takes it; compared as written.
+    return lower;
+  }
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(canonical);
+  if (!mapped) return canonical;
+  const [hi, lo] = [parseInt(mapped[1]!, 16), parseInt(mapped[2]!, 16)];
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+}
 
 /**
  * Whether a connection to `remote` (its socket's remoteAddress and remotePort, an IP) reaches one
