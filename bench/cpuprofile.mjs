@@ -9,7 +9,12 @@
 //   - our own modules, each file: its self time, and its time on the stack (a sample counted
 //     once for a file however many of its frames the stack holds: what a step costs with
 //     everything it calls synchronously);
-//   - the frames with the most self time.
+//   - the frames with the most self time;
+//   - the steps of the request's path (src/steps/flow.ts: recv, hash, lookup, fetch, store,
+//     deliver, and the record that logs and counts it): each sample charged to the innermost
+//     step function on its stack (STEPS below), else, for what runs from an event with none of
+//     ours on the stack (undici parsing the wiki's answer, node:http parsing the request, Fastify
+//     routing, GC), to the group its frame belongs to.
 // Figures are per miss when the number of misses the process served is given.
 //   node bench/cpuprofile.mjs FILE.cpuprofile [MISSES]
 import { readFileSync } from 'node:fs';
@@ -22,6 +27,70 @@ const SPECIAL = {
   '(idle)': 'idle',
   '(root)': '(program): V8, libuv, outside JS',
 };
+
+/**
+ * The steps, by the functions that begin them (`function file`, file as ownFile gives it): a
+ * sample is the innermost one's on its stack. Steps run in this order in flow.ts serveApi; the
+ * record's hooks (public-app.ts onRequest, onResponse) around them.
+ */
+const STEPS = [
+  ['recv: parse the query, identity, classify', ['recv dist/steps/recv.js', 'noteTarget dist/steps/request-record.js', 'preferenceOf dist/http/codings.js']],
+  ['hash: the key', ['hash dist/steps/flow.js', 'cacheKey dist/policy/request.js']],
+  [
+    'lookup: storage, coalescer, admission',
+    [
+      'lookup dist/cache/local-storage.js',
+      'lookup dist/cache/tiered-storage.js',
+      'lookupDecision dist/steps/flow.js',
+      'coalesce dist/steps/flow.js',
+      'budgetLeft dist/steps/admission.js',
+      'begin dist/cache/coalescer.js',
+    ],
+  ],
+  [
+    'fetch: ask the wiki (our side), read and inspect its answer',
+    [
+      'askWiki dist/steps/ask-wiki.js',
+      'afterAnswer dist/steps/after-answer.js',
+      'wikiRequestHeaders dist/steps/request-record.js',
+      'mark dist/cache/local-storage.js',
+    ],
+  ],
+  [
+    'store decision: the answer policy, dependencies',
+    [
+      'AnswerPolicy dist/policy/answer-policy.js',
+      'verdict dist/policy/answer-policy.js',
+      'responseHeaders dist/policy/answer-policy.js',
+      'dependenciesOf dist/policy/dependencies.js',
+    ],
+  ],
+  [
+    'store: compress, write the entry',
+    [
+      'storedForm dist/compression/representations.js',
+      'store dist/cache/local-storage.js',
+      'store dist/cache/tiered-storage.js',
+      'set dist/cache/tier.js',
+      'storedHeaders dist/policy/answer-policy.js',
+    ],
+  ],
+  [
+    'deliver: headers, the answer written',
+    ['deliverAnswer dist/steps/deliver.js', 'deliverEntry dist/steps/deliver.js', 'replyWithError dist/steps/error-reply.js'],
+  ],
+  [
+    'record: access log, metrics',
+    ['beginRecord dist/steps/request-record.js', 'finishRecord dist/steps/request-record.js', 'noteOutcome dist/steps/request-record.js'],
+  ],
+];
+const STEP_OF = new Map(STEPS.flatMap(([step, fns]) => fns.map((f) => [f, step])));
+
+/** The step a frame begins, if it is one of STEPS'. */
+function stepOfFrame(cf) {
+  const file = ownFile(cf.url);
+  return file ? STEP_OF.get(`${cf.functionName} ${file}`) : undefined;
+}
 
 /** Which group a frame's script belongs to. */
 export function groupOf(url) {
@@ -75,8 +144,18 @@ export function summarise(profile, { from = -Infinity, to = Infinity } = {}) {
     filesOnStack.set(id, set);
     return set;
   };
+  // The innermost step on a node's stack, else the step flow.ts's own frames stand for, else none.
+  const stepOn = new Map();
+  const stepOfNode = (id) => {
+    if (stepOn.has(id)) return stepOn.get(id);
+    const own = stepOfFrame(byId.get(id).callFrame);
+    const step = own ?? (parent.has(id) ? stepOfNode(parent.get(id)) : undefined);
+    stepOn.set(id, step);
+    return step;
+  };
   const add = (map, key, us) => map.set(key, (map.get(key) ?? 0) + us);
   const groups = new Map();
+  const steps = new Map();
   const selfFiles = new Map();
   const stackFiles = new Map();
   const frames = new Map();
@@ -96,7 +175,17 @@ export function summarise(profile, { from = -Infinity, to = Infinity } = {}) {
       idleUs += us;
       continue;
     }
-    add(groups, special ?? groupOf(frame.url), us);
+    const group = special ?? groupOf(frame.url);
+    add(groups, group, us);
+    const step = stepOfNode(samples[i]);
+    add(
+      steps,
+      step ??
+        (ownFile(frame.url) === 'dist/steps/flow.js'
+          ? 'flow.ts: sequencing the steps (serveApi, lookupOrFetch, fetchAndStore)'
+          : `no step on the stack: ${group}`),
+      us,
+    );
     const file = ownFile(frame.url);
     if (file) add(selfFiles, file, us);
     for (const f of filesOf(samples[i])) add(stackFiles, f, us);
@@ -107,7 +196,7 @@ export function summarise(profile, { from = -Infinity, to = Infinity } = {}) {
   const files = [...new Set([...selfFiles.keys(), ...stackFiles.keys()])]
     .map((f) => [f, selfFiles.get(f) ?? 0, stackFiles.get(f) ?? 0])
     .sort((a, b) => b[2] - a[2]);
-  return { totalUs, idleUs, groups: sorted(groups), files, frames: sorted(frames) };
+  return { totalUs, idleUs, groups: sorted(groups), steps: sorted(steps), files, frames: sorted(frames) };
 }
 
 /**
@@ -127,6 +216,8 @@ export function printSummary(summary, { misses, cpuUsPerMiss, top = 25, log = co
   );
   log('\n  | group | share of busy | per miss |\n  |---|---|---|');
   for (const [g, us] of summary.groups) log(`  | ${g} | ${pct(us)} | ${per(us)} |`);
+  log('\n  | step (innermost on the stack; what runs from an event with no step, by group) | share of busy | per miss |\n  |---|---|---|');
+  for (const [st, us] of summary.steps) log(`  | ${st} | ${pct(us)} | ${per(us)} |`);
   log('\n  | our module | self | self per miss | on the stack | on the stack per miss |\n  |---|---|---|---|---|');
   for (const [f, self, stack] of summary.files.filter(([, , s]) => s >= busy / 1000))
     log(`  | ${f} | ${pct(self)} | ${per(self)} | ${pct(stack)} | ${per(stack)} |`);
@@ -134,15 +225,20 @@ export function printSummary(summary, { misses, cpuUsPerMiss, top = 25, log = co
   for (const [f, us] of summary.frames.slice(0, top)) log(`  | \`${f}\` | ${pct(us)} | ${per(us)} |`);
 }
 
-/** The groups of several profiles side by side: share of each one's busy time, and µs per miss. */
-export function printGroups(profiles, { log = console.log } = {}) {
-  const groups = [...new Set(profiles.flatMap((p) => p.summary.groups.map(([g]) => g)))];
+/**
+ * The groups (or, with `rows: 'steps'`, the steps) of several profiles side by side: share of
+ * each one's busy time, and µs per miss.
+ */
+export function printGroups(profiles, { log = console.log, rows = 'groups' } = {}) {
+  const groups = [...new Set(profiles.flatMap((p) => p.summary[rows].map(([g]) => g)))];
   const cell = (p, g) => {
     const busy = p.summary.totalUs - p.summary.idleUs;
-    const us = p.summary.groups.find(([name]) => name === g)?.[1] ?? 0;
+    const us = p.summary[rows].find(([name]) => name === g)?.[1] ?? 0;
     return `${((100 * us) / busy).toFixed(1)} % · ${((us / busy) * p.cpuUsPerMiss).toFixed(1)} µs`;
   };
-  log(`  | group | ${profiles.map((p) => `${p.label}: share · per miss`).join(' | ')} |\n  |---|${profiles.map(() => '---|').join('')}`);
+  log(
+    `  | ${rows === 'steps' ? 'step' : 'group'} | ${profiles.map((p) => `${p.label}: share · per miss`).join(' | ')} |\n  |---|${profiles.map(() => '---|').join('')}`,
+  );
   for (const g of groups) log(`  | ${g} | ${profiles.map((p) => cell(p, g)).join(' | ')} |`);
   log(`  | all (CPU per miss, /proc) | ${profiles.map((p) => `${p.cpuUsPerMiss.toFixed(1)} µs`).join(' | ')} |`);
 }

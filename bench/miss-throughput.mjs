@@ -36,9 +36,10 @@
 // medians of the per-round ratios gateway ÷ Varnish, gateway ÷ nginx and gateway ÷ bare Node
 // proxy (and the bare proxy's own beside Varnish and nginx).
 //
-// BENCH_PROFILE=1 then runs the gateway as deployed, and again without compression at store,
-// under `node --cpu-prof` for the same warm-up and load, and prints where their CPU went
-// (bench/cpuprofile.mjs). BENCH_ROUNDS=0 BENCH_PROFILE=1: the profiles alone.
+// BENCH_PROFILE=1 then runs the gateway as deployed, again without compression at store, and the
+// bare Node proxy, each under `node --cpu-prof` for the same warm-up and load, and prints where
+// their CPU went, by group and by step of the request's path (bench/cpuprofile.mjs): what the
+// gateway spends beyond the floor, step by step. BENCH_ROUNDS=0 BENCH_PROFILE=1: the profiles alone.
 //
 // BENCH_HEAP=1 then runs the gateway as deployed under V8's sampling heap profiler (bench/heap-sample.mjs,
 // freed objects kept) for the same warm-up and load, and prints what a miss allocates and where
@@ -154,12 +155,7 @@ async function startCandidates(upstreamPort, round, tools, baseline) {
       const g = await gateway(upstream, { ...MANY_CLIENTS, ...env }, opts);
       return { name, url: g.url, pid: g.child.pid, child: g.child };
     };
-  starters.push(async () => {
-    const port = await freePort();
-    const child = startProcess('bare-proxy', process.execPath, [path.join(root, 'bench/servers/bare-proxy.mjs'), String(port), upstream], { cpu: 0 });
-    await waitFor(`http://127.0.0.1:${port}${probe}`);
-    return { name: BARE_PROXY, url: `http://127.0.0.1:${port}`, pid: child.pid, child };
-  });
+  starters.push(async () => ({ name: BARE_PROXY, ...(await bareProxy(upstream, probe)) }));
   starters.push(gatewayStarter(GATEWAY, {}));
   starters.push(gatewayStarter(NO_GZIP, { nodeArgs: ['--import', path.join(root, 'bench/no-store-gzip.mjs')] }));
   if (process.env.BENCH_MISS_TRIM === '1') starters.push(gatewayStarter(TRIM, { env: { MALLOC_TRIM_THRESHOLD_: String(64 * 1024 * 1024) } }));
@@ -173,6 +169,16 @@ async function startCandidates(upstreamPort, round, tools, baseline) {
 }
 
 const baselineName = (baseline) => `wikiedge baseline ${baseline.label}`;
+
+/** The bare Node proxy on CPU 0, answering. */
+async function bareProxy(upstream, probe = QUERY, nodeArgs = []) {
+  const port = await freePort();
+  const child = startProcess('bare-proxy', process.execPath, [...nodeArgs, path.join(root, 'bench/servers/bare-proxy.mjs'), String(port), upstream], {
+    cpu: 0,
+  });
+  await waitFor(`http://127.0.0.1:${port}${probe}`);
+  return { url: `http://127.0.0.1:${port}`, pid: child.pid, child };
+}
 
 // ------------------------------------------------------------------------------ measurements
 
@@ -404,12 +410,20 @@ async function profiles(row, upstream, generator) {
   if (!deployed) return;
   printSummary(deployed.summary, { misses: deployed.requests, cpuUsPerMiss: deployed.cpuUs });
   const plain = await profile(row, upstream, generator, NO_GZIP, ['--import', path.join(root, 'bench/no-store-gzip.mjs')]);
-  if (!plain) return;
-  console.log(`\n  the same groups, as deployed and without compression at store (the second profile: ${plain.file}):`);
-  printGroups([
-    { label: 'as deployed', summary: deployed.summary, cpuUsPerMiss: deployed.cpuUs },
-    { label: 'no compression at store', summary: plain.summary, cpuUsPerMiss: plain.cpuUs },
-  ]);
+  // The floor: what every Node gateway pays (node:http, undici, the sockets), profiled the same way.
+  const bare = await profile(row, upstream, generator, BARE_PROXY, [], (nodeArgs) => bareProxy(upstream, QUERY, nodeArgs));
+  const columns = [
+    { label: 'as deployed', ...deployed },
+    plain && { label: 'no compression at store', ...plain },
+    bare && { label: 'bare Node proxy', ...bare },
+  ].filter(Boolean);
+  console.log(`\n  the same groups and steps, side by side (${columns.map((c) => `${c.label}: ${c.file}`).join('; ')}):`);
+  printGroups(columns.map((c) => ({ label: c.label, summary: c.summary, cpuUsPerMiss: c.cpuUs })));
+  console.log('');
+  printGroups(
+    columns.map((c) => ({ label: c.label, summary: c.summary, cpuUsPerMiss: c.cpuUs })),
+    { rows: 'steps' },
+  );
 }
 
 /**
@@ -417,10 +431,10 @@ async function profiles(row, upstream, generator) {
  * profile's samples taken while the measured load ran (bench/cpuprofile.mjs), its misses, its
  * CPU per miss from /proc over the same window; undefined when no profile was written.
  */
-async function profile(row, upstream, generator, name, nodeArgs) {
+async function profile(row, upstream, generator, name, nodeArgs, start = (args) => gateway(upstream, MANY_CLIENTS, { nodeArgs: args })) {
   const dir = path.join(work, `profile-${name.replace(/\W+/g, '')}`);
   mkdirSync(dir, { recursive: true });
-  const g = await gateway(upstream, MANY_CLIENTS, { nodeArgs: [...nodeArgs, '--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval', '250'] });
+  const g = await start([...nodeArgs, '--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval', '250']);
   const nowUs = () => Number(process.hrtime.bigint() / 1000n);
   let measured;
   let window;
@@ -432,7 +446,7 @@ async function profile(row, upstream, generator, name, nodeArgs) {
     window = { from, to: nowUs() };
     measured.cpuUs = ((treeCpuSeconds(g.child.pid) - before) * 1e6) / measured.requests;
   } finally {
-    await stopProcess(g.child); // SIGTERM: the gateway drains and exits 0, and node writes the profile
+    await stopProcess(g.child); // SIGTERM: the server exits 0, and node writes the profile
   }
   const written = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
   if (!written) {

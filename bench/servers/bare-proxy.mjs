@@ -60,3 +60,5 @@ const server = createServer(async (req, res) => {
 });
 server.keepAliveTimeout = 65_000;
 server.listen(Number(port), '127.0.0.1');
+// SIGTERM ends it through exit(), so that `node --cpu-prof` writes its profile (the bench profiles it beside the gateway).
+process.on('SIGTERM', () => process.exit(0));
