@@ -39,8 +39,28 @@ const IPV4_MAPPED = /^0:0:0:0:0:ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i;
 /** An octet with a leading zero, which MediaWiki reads and prints without it. */
 const LEADING_ZERO = /(?:^|\.)0\d/;
 
+/**
+ * The spellings of the X-Forwarded-For values seen last, up to MAX_REMEMBERED values of at most
+ * MAX_REMEMBERED_CHARS (a client sets the header: ~1 MiB of keys at most): a client sends the
+ * same value request after request, and working them out again cost ~2 µs of every miss
+ * (docs/BENCHMARKS.md, the miss profile). Forgotten all at once when full: a bound, not an LRU.
+ */
+const remembered = new Map<string, readonly string[]>();
+const MAX_REMEMBERED = 4096;
+const MAX_REMEMBERED_CHARS = 128;
+
 /** Every spelling of the non-loopback addresses in an X-Forwarded-For value the wiki may print. */
-export function requesterAddressForms(forwardedFor: string): string[] {
+export function requesterAddressForms(forwardedFor: string): readonly string[] {
+  if (forwardedFor.length > MAX_REMEMBERED_CHARS) return spellingsOf(forwardedFor);
+  let forms = remembered.get(forwardedFor);
+  if (forms === undefined) {
+    if (remembered.size >= MAX_REMEMBERED) remembered.clear();
+    remembered.set(forwardedFor, (forms = Object.freeze(spellingsOf(forwardedFor))));
+  }
+  return forms;
+}
+
+function spellingsOf(forwardedFor: string): string[] {
   const forms = new Set<string>();
   for (const raw of forwardedFor.split(',')) {
     const address = raw.trim();

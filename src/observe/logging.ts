@@ -310,3 +310,64 @@ export class LineBuffer implements pino.DestinationStream {
     }
   }
 }
+
+/**
+ * Fastify's `childLoggerFactory` for the public listener: each request's `request.log` is a
+ * stand-in that makes pino's child (with the request id bound) only when something logs through
+ * it. Fastify's own factory made the child for every request, ~2 µs of a miss (pino serialises
+ * the bindings at once; docs/BENCHMARKS.md, the miss profile), while the gateway's request line is
+ * its own (observe/access-log.ts) and only a warning or an error ever goes through request.log.
+ */
+export function lazyRequestLogger(logger: Logger, bindings: pino.Bindings, options: pino.ChildLoggerOptions): Logger {
+  return new LazyChild(logger, bindings, options) as unknown as Logger;
+}
+
+/** A pino logger's methods, delegated to the child made on first use. */
+class LazyChild {
+  private made: Logger | undefined;
+
+  constructor(
+    private readonly parent: Logger,
+    private readonly childBindings: pino.Bindings,
+    private readonly options: pino.ChildLoggerOptions,
+  ) {}
+
+  private get real(): Logger {
+    return (this.made ??= this.parent.child(this.childBindings, this.options));
+  }
+
+  get level(): string {
+    return this.made?.level ?? this.options.level ?? this.parent.level;
+  }
+  set level(level: string) {
+    this.real.level = level;
+  }
+  isLevelEnabled(level: string): boolean {
+    return this.made?.isLevelEnabled(level) ?? (this.options.level === undefined ? this.parent.isLevelEnabled(level) : this.real.isLevelEnabled(level));
+  }
+  bindings(): pino.Bindings {
+    return this.real.bindings();
+  }
+  child(bindings: pino.Bindings, options?: pino.ChildLoggerOptions): Logger {
+    return this.real.child(bindings, options);
+  }
+  fatal(...args: Parameters<pino.LogFn>): void {
+    this.real.fatal(...args);
+  }
+  error(...args: Parameters<pino.LogFn>): void {
+    this.real.error(...args);
+  }
+  warn(...args: Parameters<pino.LogFn>): void {
+    this.real.warn(...args);
+  }
+  info(...args: Parameters<pino.LogFn>): void {
+    this.real.info(...args);
+  }
+  debug(...args: Parameters<pino.LogFn>): void {
+    this.real.debug(...args);
+  }
+  trace(...args: Parameters<pino.LogFn>): void {
+    this.real.trace(...args);
+  }
+  silent(): void {}
+}

@@ -46,3 +46,21 @@ describe('mentionsAny', () => {
     expect(mentionsAny(body, requesterAddressForms('198.51.100.9'))).toBe(false);
   });
 });
+
+describe('requesterAddressForms remembered', () => {
+  it('gives the same spellings for a value seen before, and cannot be changed by a caller', () => {
+    const first = requesterAddressForms('198.51.100.23, 127.0.0.1');
+    const again = requesterAddressForms('198.51.100.23, 127.0.0.1');
+    expect(again).toBe(first);
+    expect(again).toEqual(['198.51.100.23']);
+    expect(Object.isFrozen(again)).toBe(true);
+  });
+
+  it('works out a long value every time, and stays right past the bound of values it keeps', () => {
+    const long = `${Array.from({ length: 20 }, (_, i) => `192.0.2.${i + 1}`).join(', ')}`;
+    expect(long.length).toBeGreaterThan(128);
+    expect(requesterAddressForms(long)).toHaveLength(20);
+    for (let i = 0; i < 5000; i++) requesterAddressForms(`203.0.113.${i % 250}, 10.${i >> 8}.${i & 255}.1`);
+    expect(requesterAddressForms('2001:db8::7')).toContain('2001:DB8:0:0:0:0:0:7');
+  });
+});
