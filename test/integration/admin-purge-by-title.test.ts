@@ -24,6 +24,7 @@ describe('admin purge by page title', () => {
 
   const read = (q: string) => http(`${gw.apiUrl}?${q}&format=json&formatversion=2`);
   const cached = async (q: string) => {
+    await gw.reboundsDone();
     await read(q);
     expect(header(await read(q), 'x-cache'), q).toBe('hit');
   };

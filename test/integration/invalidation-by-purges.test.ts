@@ -42,6 +42,7 @@ describe('invalidation by the PURGEs MediaWiki sends', () => {
   };
   /** Cache an answer, and check it is a hit now. */
   const cached = async (q: string) => {
+    await gw.reboundsDone();
     await read(q);
     const again = await read(q);
     expect(header(again, 'x-cache'), q).toBe('hit');

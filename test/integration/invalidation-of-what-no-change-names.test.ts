@@ -38,6 +38,7 @@ describe('what no change signal names', () => {
    * `invalidated`), and read again.
    */
   const cached = async (q: string) => {
+    await gw.reboundsDone();
     const hit = await until(
       () => read(q),
       (res) => header(res, 'x-cache') === 'hit',

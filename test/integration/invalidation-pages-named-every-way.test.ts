@@ -29,11 +29,13 @@ describe('pages named every way an answer can name them', () => {
 
   const get = (q: string) => http(`${gw.apiUrl}?${q}&format=json&formatversion=2`);
   /** Cached: read until a hit (the follower may drop the first answer, fetched around a change). */
-  const cached = (q: string) =>
-    until(
+  const cached = async (q: string) => {
+    await gw.reboundsDone();
+    return until(
       () => get(q),
       (r) => header(r, 'x-cache') === 'hit',
     );
+  };
 
   it('a bare action=query&titles= of a missing page: its creation', async () => {
     const title = `Bare query ${randomUUID()}`;

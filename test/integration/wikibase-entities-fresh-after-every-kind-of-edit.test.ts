@@ -42,6 +42,7 @@ describe.each([{ itemsInMain: false }, { itemsInMain: true }])('Wikibase entitie
   const read = async (q: string) => http(api(q));
   const json = async (q: string) => JSON.parse((await read(q)).body);
   const cached = async (q: string) => {
+    await gw.reboundsDone();
     await read(q);
     const again = await read(q);
     expect(header(again, 'x-cache'), q).toBe('hit');
@@ -51,12 +52,7 @@ describe.each([{ itemsInMain: false }, { itemsInMain: true }])('Wikibase entitie
   // An answer cached within WIKIEDGE_REBOUND_PURGE_MS of a change to what it reads is fetched
   // once more when the change's rebound comes (src/invalidation/signals.ts reboundLater): a test
   // asking whether a later, unrelated change leaves entries hits caches them after the earlier
-  // changes' rebounds are done.
-  const reboundsDone = () =>
-    until(
-      async () => gw.built.gateway.changes.pendingRebounds,
-      (n) => n === 0,
-    );
+  // changes' rebounds are done (cached() waits for them; support/gateway.ts reboundsDone).
   const through = {
     get wiki() {
       return { ...wiki, api: gw.apiUrl };
@@ -121,7 +117,7 @@ describe.each([{ itemsInMain: false }, { itemsInMain: true }])('Wikibase entitie
     // purge-confirmation.ts onlyStatementsSince), which a fresh seed's is not. The second: the
     // revision before it is the one the gateway confirmed for the first.
     for (const i of [0, 1]) {
-      await reboundsDone();
+      await gw.reboundsDone();
       for (const q of [claims, anyChange, ...searches]) await cached(q);
       const created = await wbWrite(wiki, admin, 'wbcreateclaim', { entity: 'Q3', property: 'P4', snaktype: 'value', value: `"S${i}${Date.now()}"` });
       const guid = (created.json['claim'] as { id: string }).id;
@@ -191,7 +187,7 @@ describe.each([{ itemsInMain: false }, { itemsInMain: true }])('Wikibase entitie
       'action=query&meta=wbcontentlanguages&wbclprop=code',
       'action=wbavailablebadges',
     ];
-    await reboundsDone();
+    await gw.reboundsDone();
     for (const q of queries) await cached(q);
     const token = JSON.parse((await http(`${wiki.api}?action=query&meta=tokens&format=json`, { headers: { cookie: admin } })).body).query.tokens.csrftoken;
     for (let i = 0; i < 100; i++) {

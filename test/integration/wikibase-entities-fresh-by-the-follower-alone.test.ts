@@ -43,6 +43,7 @@ describe.each([{ itemsInMain: false }, { itemsInMain: true }])('the follower alo
   const read = async (q: string) => http(`${gw.apiUrl}?${q}&format=json`);
   const json = async (q: string) => JSON.parse((await read(q)).body);
   const cached = async (q: string) => {
+    await gw.reboundsDone();
     await read(q);
     expect(header(await read(q), 'x-cache'), q).toBe('hit');
   };

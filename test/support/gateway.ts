@@ -5,6 +5,7 @@ import { type Built, build } from '../../src/apps/app.js';
 import { loadConfig } from '../../src/config/config.js';
 import type { GatewayDeps } from '../../src/gateway/gateway.js';
 import { createLogger } from '../../src/observe/logging.js';
+import { until } from './until.js';
 
 /**
  * For tests that play many clients from one loopback address (floods, crowds of sessions,
@@ -24,6 +25,13 @@ export interface RunningGateway {
   readonly built: Built;
   /** Every log line written, parsed. */
   readonly logs: Record<string, unknown>[];
+  /**
+   * Resolves once no change's rebound is pending (src/invalidation/signals.ts reboundLater): an
+   * answer cached within WIKIEDGE_REBOUND_PURGE_MS of a change to what it reads is fetched once
+   * more when the rebound comes, so a test that caches an answer and expects hits from it after a
+   * write caches it after this.
+   */
+  reboundsDone(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -57,6 +65,12 @@ export async function startGateway(upstream: string, env: Record<string, string>
     adminUrl: `http://127.0.0.1:${adminPort}`,
     built,
     logs,
+    reboundsDone: async () => {
+      await until(
+        async () => built.gateway.changes.pendingRebounds,
+        (n) => n === 0,
+      );
+    },
     close: () => built.close(),
   };
 }

@@ -65,8 +65,9 @@ export async function until(what: string, ready: () => Promise<boolean>, boundMs
 
 /**
  * Wait until the follower (on whichever replica leads) has made a whole poll that began after
- * now: the changes made before this call are applied, and will not invalidate what is cached
- * after it returns. A poll that ended after now may have begun before; the next one did not.
+ * now, and the rebounds of what it applied are done too (RunningGateway.reboundsDone): the
+ * changes made before this call are applied, and will not invalidate what is cached after it
+ * returns. A poll that ended after now may have begun before; the next one did not.
  */
 export async function followerCaughtUp(replicas: readonly RunningGateway[]): Promise<void> {
   const lastPoll = async () =>
@@ -75,4 +76,5 @@ export async function followerCaughtUp(replicas: readonly RunningGateway[]): Pro
   await until('a poll ended after now', async () => (await lastPoll()) > now);
   const ended = await lastPoll();
   await until('a poll begun after now ended', async () => (await lastPoll()) > ended);
+  await Promise.all(replicas.map((r) => r.reboundsDone()));
 }
