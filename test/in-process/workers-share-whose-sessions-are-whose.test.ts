@@ -70,6 +70,25 @@ describe.runIf(built && existsSync('dist/main.js'))('two workers without Redis, 
     return [...first.values()];
   };
 
+  it('a write by one session refreshes the other on both workers, and still does after a reload', async () => {
+    const [writer, reader] = await twoSessions();
+    const path = `/w/api.php?action=query&list=watchlistraw&format=json&r=${randomUUID()}`;
+    await cachedOnBoth(path, reader);
+    await send('/w/api.php?action=options&format=json', writer, 'change=x%3D1&token=%2B%5C');
+    expect(await firstFromEach(path, reader)).toEqual(['miss', 'miss']);
+
+    const reloads = logged(gw, 'reload complete').length;
+    gw.child.kill('SIGHUP');
+    await untilLogged(gw, () => logged(gw, 'reload complete').length === reloads + 1);
+    const again = `/w/api.php?action=query&list=watchlistraw&format=json&r=${randomUUID()}`;
+    await cachedOnBoth(again, reader);
+    await send('/w/api.php?action=options&format=json', writer, 'change=x%3D2&token=%2B%5C');
+    expect(await firstFromEach(again, reader)).toEqual(['miss', 'miss']);
+  });
+
+  // Last: its storm logs Alice in hundreds of times, and pairs of it still relayed through the
+  // primary after it ends are noted as her most recently seen sessions, pushing out of the 100
+  // remembered per user (policy/session-users.ts) the two sessions a later test makes.
   it('the primary survives reloads during a storm of logins (a worker exiting while pairs are told)', async () => {
     // Telling a replaced worker whose channel had closed failed with EPIPE as an unheard 'error'
     // event, and the primary died with every worker on the first reload (fixed in commit 9cf195d).
@@ -91,21 +110,5 @@ describe.runIf(built && existsSync('dist/main.js'))('two workers without Redis, 
     }
     expect(gw.child.exitCode).toBeNull();
     expect((await send('/w/api.php?action=query&meta=siteinfo&format=json')).res.status).toBe(200);
-  });
-
-  it('a write by one session refreshes the other on both workers, and still does after a reload', async () => {
-    const [writer, reader] = await twoSessions();
-    const path = `/w/api.php?action=query&list=watchlistraw&format=json&r=${randomUUID()}`;
-    await cachedOnBoth(path, reader);
-    await send('/w/api.php?action=options&format=json', writer, 'change=x%3D1&token=%2B%5C');
-    expect(await firstFromEach(path, reader)).toEqual(['miss', 'miss']);
-
-    const reloads = logged(gw, 'reload complete').length;
-    gw.child.kill('SIGHUP');
-    await untilLogged(gw, () => logged(gw, 'reload complete').length === reloads + 1);
-    const again = `/w/api.php?action=query&list=watchlistraw&format=json&r=${randomUUID()}`;
-    await cachedOnBoth(again, reader);
-    await send('/w/api.php?action=options&format=json', writer, 'change=x%3D2&token=%2B%5C');
-    expect(await firstFromEach(again, reader)).toEqual(['miss', 'miss']);
   });
 });
