@@ -9,6 +9,7 @@
 import type { CacheStore } from './store.js';
 import type { PurgeMessage } from '../words/purge-message.js';
 import { matchesUrlPattern, urlPrefixMatcher } from './url-match.js';
+import { userTag } from '../policy/dependencies.js';
 
 export type { PurgeMessage } from '../words/purge-message.js';
 
@@ -59,7 +60,7 @@ export function applyLocalPurge(store: CacheStore, message: PurgeMessage, users?
     case 'slot': {
       let n = store.evictSession(message.slot);
       const user = message.wrote ? users?.userOf(message.slot) : undefined;
-      if (user !== undefined) for (const slot of users!.slots(user)) n += store.evictSession(slot);
+      if (user !== undefined) n += evictUser(store, user, users!.slots(user));
       return n;
     }
     case 'module':
@@ -76,15 +77,22 @@ export function applyLocalPurge(store: CacheStore, message: PurgeMessage, users?
       return store.flushAll();
     case 'tags':
       return store.invalidate(message.tags);
-    case 'user': {
-      let n = 0;
-      for (const slot of new Set([...(message.slots ?? []), ...(users?.slots(message.user) ?? [])])) n += store.evictSession(slot);
-      return n;
-    }
+    case 'user':
+      return evictUser(store, message.user, [...(message.slots ?? []), ...(users?.slots(message.user) ?? [])]);
     case 'expire':
       store.expireBefore(message.before);
       return 0;
   }
+}
+
+/**
+ * A user's answers: those stored while whose session it was was known (dependencies.ts userTag),
+ * and every entry of the sessions known to be the user's (stored before that was learned).
+ */
+function evictUser(store: CacheStore, user: string, slots: readonly string[]): number {
+  let n = store.invalidate([userTag(user)]);
+  for (const slot of new Set(slots)) n += store.evictSession(slot);
+  return n;
 }
 
 /**

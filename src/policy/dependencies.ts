@@ -5,6 +5,8 @@
  *   i:<page id>     the page of that id (a page keeps its id when it moves)
  *   n:<namespace>   any page of that namespace being created, changed, deleted or moved
  *   t:<type>        any Wikibase entity of that type changed (searches over its terms)
+ *   u:<user name>   a session's answer, stored while whose session it is was known
+ *                   (userTag): that user's writes, rights and blocks end it
  *   *               any change at all (the safe default: lists any change can alter, modules
  *                   whose dependencies cannot be bounded, answers that could not be read)
  *
@@ -39,6 +41,16 @@ import { entityPageId, entityPageTitles, entityTypeTag } from '../mediawiki/enti
 export type { DependencyClass } from '../mediawiki/modules.js';
 
 export const ANY = '*';
+
+/**
+ * The tag of every answer stored for a session of `user` (steps/flow.ts, the store step): a
+ * user purge (cache/purge.ts) ends them in one step, however many sessions the user holds and
+ * whichever of them a process still remembers (policy/session-users.ts remembers
+ * MAX_SESSIONS_PER_USER per user).
+ */
+export function userTag(user: string): string {
+  return `u:${user}`;
+}
 
 /**
  * Whether an answer reads what MediaWiki's jobs update without a change signal (the links

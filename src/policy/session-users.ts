@@ -5,11 +5,14 @@
  * row for User:Name then ends the cached answers of Name's sessions (changes.ts): they were made
  * with the rights Name had before.
  *
- * Bounded: at most `maxSlots` sessions remembered, the least recently seen forgotten first (its
- * entries then live until their session TTL, as they did before this map existed), and at most
- * `maxSlotsPerUser` per user, so that one account logging in again and again neither pushes
- * everyone else out nor makes each of its writes evict an unbounded list (commit e744978,
+ * Bounded: at most `maxSlots` sessions remembered, the least recently seen forgotten first, and
+ * at most `maxSlotsPerUser` per user, so that one account logging in again and again neither
+ * pushes everyone else out nor makes each of its writes evict an unbounded list (commit e744978,
  * test/in-process/attack-session-list-amplification.test.ts: 30,000 logins made each POST of that account take 1-2 s, and stalled the others).
+ * A session is seen when it is learned and whenever its answer is stored (inUse). A forgotten
+ * session's answers stored while it was known still end with its user's purge: they carry the
+ * user (dependencies.ts userTag; test/in-process/a-users-write-ends-sessions-no-longer-listed.test.ts).
+ * Those stored before it was learned, or after it was forgotten, live until their session TTL.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { identityAfterAnswer, type IdentityRules } from '../mediawiki/identity.js';
@@ -17,8 +20,8 @@ import { parseSetCookie } from '../mediawiki/set-cookie.js';
 
 /**
  * The sessions of one user remembered (here and in Redis' list): a person's browsers and bots,
- * with room to spare; beyond, the least recently seen (here; any, in Redis) are forgotten, and
- * their entries live until their session TTL.
+ * with room to spare; beyond, the least recently seen (here; any, in Redis) are forgotten (what
+ * that leaves cached: the module comment).
  */
 export const MAX_SESSIONS_PER_USER = 100;
 
@@ -59,6 +62,25 @@ export class SessionUsers {
   /** The user a session belongs to, when this process learned it. */
   userOf(slot: string): string | undefined {
     return this.userBySlot.get(slot);
+  }
+
+  /**
+   * userOf, for a session in use (its answer is being stored): it becomes the most recently
+   * seen, of its user's and of all, so that a session still in use is not the one forgotten
+   * when its user logs in again and again (a bot that logs in per task beside a person's
+   * browser; test/unit/session-users.test.ts).
+   */
+  inUse(slot: string): string | undefined {
+    const user = this.userBySlot.get(slot);
+    if (user === undefined) return undefined;
+    this.userBySlot.delete(slot);
+    this.userBySlot.set(slot, user);
+    const slots = this.slotsOf.get(user);
+    if (slots) {
+      slots.delete(slot);
+      slots.add(slot);
+    }
+    return user;
   }
 
   slots(user: string): readonly string[] {

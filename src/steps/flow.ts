@@ -47,7 +47,7 @@ import { askWiki, MAX_INSPECT_BYTES } from './ask-wiki.js';
 import { type Answer, deliverAnswer, deliverEntry, tooCostlyForAHit } from './deliver.js';
 import { bypassesCache, mayLeaveTheProcess, writerBypasses } from '../policy/policy.js';
 import { AnswerPolicy } from '../policy/answer-policy.js';
-import { changesAreSignalled, dependenciesOf } from '../policy/dependencies.js';
+import { changesAreSignalled, dependenciesOf, userTag } from '../policy/dependencies.js';
 import { type ApiRequest, keyedHeadersOf, recv } from './recv.js';
 import { afterAnswer } from './after-answer.js';
 import { type AnsweredDelivery, pass } from './pass.js';
@@ -409,9 +409,14 @@ async function fetchAndStore(
         namespaces: gw.changes.namespaces,
         now: gw.now(),
       });
+      // A session's answer also depends on whose session it is, when this process knows: a
+      // write, a rights change or a block of that user ends it (userTag), whichever of the
+      // user's sessions the process still remembers.
+      const user = slot === undefined ? undefined : gw.sessionUsers.inUse(slot);
+      const tags = user === undefined ? deps.tags : [...deps.tags, userTag(user)];
       // Written out: a spread followed by another property is built in V8's runtime, not its fast copy (bench/micro-miss.mjs).
-      const invalidatedMeanwhile = gw.storage.invalidatedSince({ urlKey: api.urlKey, slot, modules: api.modules, deps: deps.tags }, mark);
-      return { tags: deps.tags, clock: deps.clock, expiresAt: deps.expiresAt, invalidatedMeanwhile };
+      const invalidatedMeanwhile = gw.storage.invalidatedSince({ urlKey: api.urlKey, slot, modules: api.modules, deps: tags }, mark);
+      return { tags, clock: deps.clock, expiresAt: deps.expiresAt, invalidatedMeanwhile };
     },
     gw.now(),
   );

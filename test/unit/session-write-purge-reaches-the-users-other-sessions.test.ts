@@ -78,3 +78,53 @@ describe('what counts as a session`s write', () => {
     expect(wrote('GET', '', '/wiki/Special:ConfirmEmail')).toBe(false);
   });
 });
+
+describe('a user purge and the sessions no list names any more', () => {
+  it('ends the answers stored while the session was known to be the user`s (dependencies.ts userTag)', async () => {
+    const { userTag } = await import('../../src/policy/dependencies.js');
+    const store = storeWithSessions('Cc-other');
+    // Stored while this process knew Ee-forgotten to be Alice's; forgotten since.
+    store.set('session', `${URL_KEY}\nEe-forgotten`, {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.from('{}'),
+      storedAt: 1_000,
+      ttlMs: 60_000,
+      urlKey: URL_KEY,
+      modules: ['query', 'userinfo'],
+      slot: 'Ee-forgotten',
+      deps: ['*', userTag('Alice')],
+    });
+    const users = new SessionUsers();
+    users.note('Aa-browser', 'Alice');
+    expect(applyLocalPurge(store, { kind: 'user', user: 'Alice' }, users)).toBe(1);
+    expect([held(store, 'Ee-forgotten'), held(store, 'Cc-other')]).toEqual([false, true]);
+    // And a slot purge of a write by a session known to be Alice's.
+    store.set('session', `${URL_KEY}\nEe-forgotten`, {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.from('{}'),
+      storedAt: 1_000,
+      ttlMs: 60_000,
+      urlKey: URL_KEY,
+      modules: ['query', 'userinfo'],
+      slot: 'Ee-forgotten',
+      deps: [userTag('Alice')],
+    });
+    expect(applyLocalPurge(store, { kind: 'slot', slot: 'Aa-browser', wrote: true }, users)).toBe(1);
+    expect(held(store, 'Ee-forgotten')).toBe(false);
+  });
+
+  it('forgets the session least recently in use, not the one learned first', () => {
+    const users = new SessionUsers(1_000, 3);
+    users.note('s1', 'Alice');
+    users.note('s2', 'Alice');
+    users.note('s3', 'Alice');
+    expect(users.inUse('s1')).toBe('Alice');
+    users.note('s4', 'Alice');
+    expect(users.slots('Alice')).toEqual(['s3', 's1', 's4']);
+    expect(users.userOf('s2')).toBeUndefined();
+    expect(users.inUse('s2')).toBeUndefined();
+    expect(users.slots('Alice')).toEqual(['s3', 's1', 's4']);
+  });
+});

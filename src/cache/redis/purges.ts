@@ -21,6 +21,7 @@ import type { RedisConnection } from './connection.js';
 import { type RedisKeys, globEscape } from './keys.js';
 import { GUARD_MS, PURGE_BATCH, type RedisInvalidations } from './invalidations.js';
 import { moduleGuard, slotGuard, urlGuard } from '../guards.js';
+import { userTag } from '../../policy/dependencies.js';
 import { ClusterWrites } from './cluster-writes.js';
 import type { PurgeMessage } from '../../words/purge-message.js';
 import { matchesUrlPattern, redisGlobOf, urlPatternProblem, urlPrefixMatcher } from '../url-match.js';
@@ -229,6 +230,10 @@ export class RedisPurges {
     }
     // Lists written before slots were kept as they are name the index sets only.
     if (listed.indexKeys.length > 0) batches.push({ sets: listed.indexKeys, guards: [] });
+    // And every answer stored while whose session it was was known, whether or not the list
+    // still names its session (dependencies.ts userTag).
+    const tag = userTag(message.user);
+    batches.push({ sets: this.clustered ? this.clustered.depParts(tag) : [this.keys.dep(tag)], guards: [tag] });
     let removed = 0;
     for (const batch of batches) {
       const n = await this.purgeIndexes(batch.sets, batch.guards, timeoutMs);
