@@ -117,7 +117,6 @@ describe.each([{ itemsInMain: false }, { itemsInMain: true }])('Wikibase entitie
     // purge-confirmation.ts onlyStatementsSince), which a fresh seed's is not. The second: the
     // revision before it is the one the gateway confirmed for the first.
     for (const i of [0, 1]) {
-      await gw.reboundsDone();
       for (const q of [claims, anyChange, ...searches]) await cached(q);
       const created = await wbWrite(wiki, admin, 'wbcreateclaim', { entity: 'Q3', property: 'P4', snaktype: 'value', value: `"S${i}${Date.now()}"` });
       const guid = (created.json['claim'] as { id: string }).id;
@@ -187,7 +186,6 @@ describe.each([{ itemsInMain: false }, { itemsInMain: true }])('Wikibase entitie
       'action=query&meta=wbcontentlanguages&wbclprop=code',
       'action=wbavailablebadges',
     ];
-    await gw.reboundsDone();
     for (const q of queries) await cached(q);
     const token = JSON.parse((await http(`${wiki.api}?action=query&meta=tokens&format=json`, { headers: { cookie: admin } })).body).query.tokens.csrftoken;
     for (let i = 0; i < 100; i++) {

@@ -57,7 +57,7 @@ describe('requesterAddressForms remembered', () => {
   });
 
   it('works out a long value every time, and stays right past the bound of values it keeps', () => {
-    const long = `${Array.from({ length: 20 }, (_, i) => `192.0.2.${i + 1}`).join(', ')}`;
+    const long = Array.from({ length: 20 }, (_, i) => `192.0.2.${i + 1}`).join(', ');
     expect(long.length).toBeGreaterThan(128);
     expect(requesterAddressForms(long)).toHaveLength(20);
     for (let i = 0; i < 5000; i++) requesterAddressForms(`203.0.113.${i % 250}, 10.${i >> 8}.${i & 255}.1`);
