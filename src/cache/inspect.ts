@@ -5,6 +5,7 @@
  */
 import { ageSeconds, type Freshness } from '../policy/freshness.js';
 import { KEYED_FIELDS } from '../policy/request.js';
+import { userTag } from '../policy/dependencies.js';
 import type { Tier } from '../words/outcomes.js';
 import type { CacheEntry } from './entry.js';
 
@@ -125,11 +126,18 @@ export function describeVariants(
       bodyBytes: entry.body.length + (br ? br.length : 0),
       codings: codingsOf(entry),
       modules: entry.modules,
-      dependencies: entry.deps,
+      dependencies: shownDependencies(entry.deps),
       clock: entry.clock === true,
     };
   });
 }
+
+/** Dependency tags as shown (GET /cache, POST /trace): a session's user (policy/dependencies.ts userTag) is not named. */
+export function shownDependencies(deps: readonly string[]): string[] {
+  return deps.map((tag) => (tag.startsWith(USER_TAG_PREFIX) ? USER_TAG_SHOWN : tag));
+}
+const USER_TAG_PREFIX = userTag('');
+const USER_TAG_SHOWN = userTag('(the session`s user)');
 
 /** Entries by module label and local tier part (GET /cache/stats). */
 export function countByModule(

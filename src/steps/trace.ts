@@ -23,7 +23,7 @@ import { identityFromHeaders } from '../mediawiki/identity.js';
 import { parsePhpQuery } from '../mediawiki/php-input.js';
 import { cacheKey, canonicalQuery, KEYED_FIELDS } from '../policy/request.js';
 import { ageSeconds } from '../policy/freshness.js';
-import { codingsOf, identityKind } from '../cache/inspect.js';
+import { codingsOf, identityKind, shownDependencies } from '../cache/inspect.js';
 import type { Disposition, NoStoreReason, PassReason, Tier } from '../words/outcomes.js';
 import type { RequestTarget } from '../words/target.js';
 import { keyedHeadersOf } from './recv.js';
@@ -164,7 +164,7 @@ export function traceOutcome(
     const keptNow = () => (trace.key === undefined ? undefined : gw.store.variants(trace.urlKey!).find((v) => v.key === trace.key)?.entry);
     const event: Record<string, unknown> = trace.add('verdict', { stored: true });
     const describe = (kept: CacheEntry | undefined) =>
-      kept && Object.assign(event, { ttlSeconds: kept.ttlMs / 1000, dependencies: kept.deps, codings: codingsOf(kept) });
+      kept && Object.assign(event, { ttlSeconds: kept.ttlMs / 1000, dependencies: shownDependencies(kept.deps), codings: codingsOf(kept) });
     // A miss is stored after its answer went out (flow.ts fetchAndStore): its entry is described
     // once the store has run, in the event's place among the others.
     if (!describe(keptNow())) trace.later(gw.afterAnswers.settled(TRACE_STORE_WAIT_MS).then(() => describe(keptNow())));

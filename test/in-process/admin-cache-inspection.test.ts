@@ -31,6 +31,13 @@ describe('GET /cache', () => {
   const query = 'action=query&prop=info&titles=Main_Page&format=json';
 
   it('lists the shared variant and two sessions’ variants, and nothing that names a session', async () => {
+    // Session A is known to be Alice's (as a userinfo answer would tell): its answer carries
+    // her (policy/dependencies.ts userTag), which is shown without her name.
+    const other = '/w/api.php?action=query&format=json&meta=siteinfo';
+    await http(`${t.gw.apiUrl.replace('/w/api.php', '')}${other}`, { headers: { cookie: COOKIE_A } });
+    await t.gw.built.gateway.afterAnswers.settled(10_000);
+    const slotA = t.gw.built.gateway.store.variants(other).flatMap((v) => /\ns:([^\n]*):[^\n:]*\n/.exec(v.key)?.[1] ?? [])[0]!;
+    t.gw.built.gateway.sessionUsers.note(slotA, 'Alice');
     expect((await http(`${t.gw.apiUrl}?${query}`)).headers['x-cache']).toBe('miss');
     expect((await http(`${t.gw.apiUrl}?${query}`, { headers: { cookie: COOKIE_A } })).headers['x-cache']).toBe('miss');
     expect((await http(`${t.gw.apiUrl}?${query}`, { headers: { cookie: COOKIE_B } })).headers['x-cache']).toBe('miss');
@@ -42,7 +49,10 @@ describe('GET /cache', () => {
     const view = JSON.parse(res.body) as { url: string; variants: Variant[] };
     expect(view.url).toBe('/w/api.php?action=query&format=json&prop=info&titles=Main_Page');
     const anonymous = view.variants.filter((v) => v.identity === 'anonymous');
-    const sessions = view.variants.filter((v) => v.identity === 'session');
+    const sessions = view.variants.filter((v) => v.identity === 'session' || v.identity === 'user');
+    expect(sessions.map((v) => v.identity).sort()).toEqual(['session', 'user']);
+    expect(sessions.find((v) => v.identity === 'user')!.dependencies).toContain('u:(the session`s user)');
+    expect(sessions.find((v) => v.identity === 'session')!.dependencies.filter((d) => d.startsWith('u:'))).toEqual([]);
     expect(anonymous).toHaveLength(1);
     expect(anonymous[0]).toMatchObject({ tier: 'local', part: 'shared', freshness: 'fresh', ttlSeconds: 300, codings: ['identity'] });
     expect(anonymous[0]!.keyedHeaders).toEqual({ forwardedProto: 'http', treatAsUntrusted: null, origin: null });

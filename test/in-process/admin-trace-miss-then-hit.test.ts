@@ -58,6 +58,22 @@ describe('POST /trace', () => {
     expect(res.body).not.toContain('wiki_session');
   });
 
+  it('a session whose user is known: its answer depends on the user, who is not named', async () => {
+    const cookie = 'wiki_session=eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee';
+    const first = JSON.parse((await adminPost(t.gw.adminUrl, '/trace', { url, headers: { cookie } })).body) as TraceView;
+    expect(first.xCache).toBe('miss');
+    await t.gw.built.gateway.afterAnswers.settled(10_000);
+    const key = '/w/api.php?action=query&format=json&prop=info&titles=Traced';
+    const slots = t.gw.built.gateway.store.variants(key).flatMap((v) => /\ns:([^\n]*):[^\n:]*\n/.exec(v.key)?.[1] ?? []);
+    for (const slot of slots) t.gw.built.gateway.sessionUsers.note(slot, 'Eve Example');
+    const traced = `${url}&again=1`;
+    const res = await adminPost(t.gw.adminUrl, '/trace', { url: traced, headers: { cookie } });
+    const trace = JSON.parse(res.body) as TraceView;
+    expect(trace.events.find((e) => e.step === 'key')).toMatchObject({ tier: 'session', identity: 'user' });
+    expect(trace.events.filter((e) => e.step === 'verdict').at(-1)!['dependencies']).toContain('u:(the session`s user)');
+    expect(res.body).not.toContain('Eve Example');
+  });
+
   it('what cannot be traced: 400 saying why', async () => {
     const none = await adminPost(t.gw.adminUrl, '/trace', {});
     expect(none.status).toBe(400);
