@@ -48,6 +48,12 @@ import type {
 export const MAX_OWED = 1_000;
 /** How often the purges kept are tried again. */
 const OWED_RETRY_MS = 500;
+/**
+ * Tries of the first purge kept while the shared tier answers otherwise: past them, that purge
+ * (one the tier refuses or cannot finish within its bound every time, a pattern over a huge key
+ * space, say) becomes a gap, so that it does not hold back the purges after it.
+ */
+export const OWED_TRIES_WHILE_UP = 3;
 
 export interface TieredStorageOptions {
   /** The in-process tiers, in front. */
@@ -68,6 +74,8 @@ export class TieredStorage implements Storage {
   private owed: PurgeMessage[] = [];
   private owedOverflow = false;
   private owedTimer: NodeJS.Timeout | undefined;
+  /** Failed tries of the first purge kept while the shared tier still answered (OWED_TRIES_WHILE_UP). */
+  private headFailures = 0;
   /** The carry of the owed purges under way, if any. */
   private carrying: Promise<void> | undefined;
   private closed = false;
@@ -275,7 +283,10 @@ export class TieredStorage implements Storage {
       );
     }
     if (this.owed.length < MAX_OWED) this.owed.push(message);
-    else this.owedOverflow = true;
+    else if (!this.owedOverflow) {
+      this.owedOverflow = true;
+      this.opts.log.warn({ redisPurge: 'overflow', owed: MAX_OWED }, 'more purges than kept could not reach the shared tier: a gap instead, once it answers');
+    }
     this.carryLater();
   }
 
@@ -299,15 +310,29 @@ export class TieredStorage implements Storage {
     if (this.owedOverflow) {
       if ((await this.tier.purge({ kind: 'expire', before: this.opts.now() })) === null) return;
       this.opts.log.warn(
-        { redisPurge: 'gap', owed: MAX_OWED },
-        'more purges than kept could not reach the shared tier: a gap instead, everything cached before now is refreshed at next use',
+        { redisPurge: 'gap' },
+        'the purges the shared tier could not take are carried as a gap: everything cached before now is refreshed at next use',
       );
       this.owedOverflow = false;
       this.owed = [];
+      this.headFailures = 0;
     }
     let carried = 0;
     while (this.owed.length > 0) {
-      if ((await this.tier.purge(this.owed[0]!)) === null) return;
+      const head = this.owed[0]!;
+      if ((await this.tier.purge(head)) === null) {
+        // Down again: tried once it answers. Up, yet this purge failed: after a few such tries
+        // it stands in the way of every purge behind it, and a gap covers it and them.
+        if (!this.tier.up || ++this.headFailures < OWED_TRIES_WHILE_UP) return;
+        this.opts.log.warn(
+          { redisPurge: 'stuck', kind: head.kind, tries: this.headFailures, owed: this.owed.length },
+          'a purge the shared tier answers otherwise kept failing: a gap instead, everything cached before now is refreshed at next use',
+        );
+        this.headFailures = 0;
+        this.owedOverflow = true;
+        return this.carryOwedNow();
+      }
+      this.headFailures = 0;
       this.owed.shift();
       carried++;
     }

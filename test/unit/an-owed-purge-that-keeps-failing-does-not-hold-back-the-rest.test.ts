@@ -1,0 +1,85 @@
+// Purges the shared tier could not carry are kept and carried in order once it answers
+// (src/cache/tiered-storage.ts). One it refuses every time while answering everything else (a
+// pattern over a huge key space that never finishes within its bound, say) held back every
+// purge behind it for good: Redis and the other replicas kept what they removed here. After
+// OWED_TRIES_WHILE_UP tries it becomes a gap, which covers it and them.
+import pino from 'pino';
+import { describe, expect, it, vi } from 'vitest';
+import { CacheStore } from '../../src/cache/store.js';
+import type { PurgeMessage } from '../../src/words/purge-message.js';
+import type { SharedTier } from '../../src/cache/storage.js';
+import { OWED_TRIES_WHILE_UP, TieredStorage } from '../../src/cache/tiered-storage.js';
+import { SessionUsers } from '../../src/policy/session-users.js';
+
+const STUCK: PurgeMessage = { kind: 'pattern', pattern: '/w/api.php?*' };
+const BEHIND: PurgeMessage = { kind: 'url', urlKey: '/w/api.php?action=query&format=json&titles=Behind' };
+
+/** A shared tier that takes every purge but STUCK while `up`, and remembers what it took. */
+function fakeTier() {
+  const state = { up: false, carried: [] as PurgeMessage[], refused: 0 };
+  const tier: Partial<SharedTier> = {
+    get up() {
+      return state.up;
+    },
+    purge: (message: PurgeMessage) => {
+      if (!state.up) return Promise.resolve(null);
+      if (message === STUCK) {
+        state.refused++;
+        return Promise.resolve(null);
+      }
+      state.carried.push(message);
+      return Promise.resolve(1);
+    },
+    close: () => Promise.resolve(),
+  };
+  return { state, tier: tier as SharedTier };
+}
+
+function storage(tier: SharedTier, lines: Record<string, unknown>[]) {
+  const store = new CacheStore({ sharedMaxBytes: 1 << 20, sessionMaxBytes: 1 << 20, maxEntries: 100, graceMs: 0, staleIfErrorMs: 0, now: () => 5_000 });
+  const log = pino({ level: 'info' }, { write: (s: string) => lines.push(JSON.parse(s) as Record<string, unknown>) });
+  return new TieredStorage({ store, users: new SessionUsers(), now: () => 5_000, log }, () => tier);
+}
+
+describe('an owed purge the shared tier keeps refusing while it answers', () => {
+  it('becomes a gap after its tries, and the purges behind it are no longer held back', async () => {
+    vi.useFakeTimers();
+    try {
+      const { state, tier } = fakeTier();
+      const lines: Record<string, unknown>[] = [];
+      const s = storage(tier, lines);
+      expect((await s.purge(STUCK)).redisPurged).toBeNull();
+      expect((await s.purge(BEHIND)).redisPurged).toBeNull();
+      state.up = true;
+      for (let i = 0; i < OWED_TRIES_WHILE_UP + 2 && !state.carried.some((m) => m.kind === 'expire'); i++) await vi.advanceTimersByTimeAsync(600);
+      expect(state.refused).toBe(OWED_TRIES_WHILE_UP);
+      // The gap (nothing stored before now vouched for, on every replica) stands for both.
+      expect(state.carried).toEqual([{ kind: 'expire', before: 5_000 }]);
+      expect(lines.find((l) => l['redisPurge'] === 'stuck')).toMatchObject({ kind: 'pattern', tries: OWED_TRIES_WHILE_UP, owed: 2 });
+      expect(lines.some((l) => l['redisPurge'] === 'gap')).toBe(true);
+      // Nothing owed any more: no more tries.
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(state.refused).toBe(OWED_TRIES_WHILE_UP);
+      await s.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('is not counted against while the shared tier is down: tried again once it answers', async () => {
+    vi.useFakeTimers();
+    try {
+      const { state, tier } = fakeTier();
+      const s = storage(tier, []);
+      await s.purge(BEHIND);
+      // Down for many retry periods: nothing becomes a gap.
+      await vi.advanceTimersByTimeAsync(600 * (OWED_TRIES_WHILE_UP + 3));
+      state.up = true;
+      await vi.advanceTimersByTimeAsync(600);
+      expect(state.carried).toEqual([BEHIND]);
+      await s.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
