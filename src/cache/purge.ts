@@ -90,7 +90,7 @@ export function applyLocalPurge(store: CacheStore, message: PurgeMessage, users?
  * and every entry of the sessions known to be the user's (stored before that was learned).
  */
 function evictUser(store: CacheStore, user: string, slots: readonly string[]): number {
-  let n = store.invalidate([userTag(user)]);
+  let n = store.evictUser(userTag(user));
   for (const slot of new Set(slots)) n += store.evictSession(slot);
   return n;
 }

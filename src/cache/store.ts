@@ -159,6 +159,17 @@ export class CacheStore {
     return t.deleteRecords(t.withSlot(slot), 'logout');
   }
 
+  /**
+   * A user's answers (policy/dependencies.ts userTag: only sessions' carry one), removed as a
+   * session's are (evictSession: counted as `logout`, not as a change of the wiki's), and
+   * recorded, so that an answer fetched before it is not stored after it.
+   */
+  evictUser(tag: string): number {
+    this.invalidations.record([tag]);
+    const t = this.tiers.session;
+    return t.deleteRecords(t.withTag(tag), 'logout');
+  }
+
   /** Admin purge by module: every entry that ran it (the module of its metrics label, or a bare name). */
   purgeModule(module: string): number {
     this.invalidations.record([moduleGuard(module)]);

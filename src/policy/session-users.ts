@@ -68,7 +68,7 @@ export class SessionUsers {
    * userOf, for a session in use (its answer is being stored): it becomes the most recently
    * seen, of its user's and of all, so that a session still in use is not the one forgotten
    * when its user logs in again and again (a bot that logs in per task beside a person's
-   * browser; test/unit/session-users.test.ts).
+   * browser; test/unit/session-write-purge-reaches-the-users-other-sessions.test.ts).
    */
   inUse(slot: string): string | undefined {
     const user = this.userBySlot.get(slot);

@@ -391,6 +391,8 @@ async function fetchAndStore(
   const body = inspected.body;
   const complete = Buffer.isBuffer(body);
   const slot = api.identity.kind === 'session' ? api.identity.slot : undefined;
+  /** Whose session it is, as this process knows (the store decision below). */
+  let sessionUser: string | undefined;
   const verdict = policy.verdict(
     {
       complete,
@@ -412,8 +414,8 @@ async function fetchAndStore(
       // A session's answer also depends on whose session it is, when this process knows: a
       // write, a rights change or a block of that user ends it (userTag), whichever of the
       // user's sessions the process still remembers.
-      const user = slot === undefined ? undefined : gw.sessionUsers.inUse(slot);
-      const tags = user === undefined ? deps.tags : [...deps.tags, userTag(user)];
+      sessionUser = slot === undefined ? undefined : gw.sessionUsers.inUse(slot);
+      const tags = sessionUser === undefined ? deps.tags : [...deps.tags, userTag(sessionUser)];
       // Written out: a spread followed by another property is built in V8's runtime, not its fast copy (bench/micro-miss.mjs).
       const invalidatedMeanwhile = gw.storage.invalidatedSince({ urlKey: api.urlKey, slot, modules: api.modules, deps: tags }, mark);
       return { tags, clock: deps.clock, expiresAt: deps.expiresAt, invalidatedMeanwhile };
@@ -450,6 +452,14 @@ async function fetchAndStore(
     await nextTurn();
   }
   const deps = verdict.dependencies;
+  let tags = deps.tags;
+  // Whose session it is, when only another replica learned it (the shared tier's record of it,
+  // storage.ts userOfSession): asked once the client has its answer. The store's guard checks
+  // the tag against the same mark.
+  if (slot !== undefined && sessionUser === undefined && gw.storage.shared) {
+    const user = await gw.storage.userOfSession(slot);
+    if (user !== undefined) tags = [...tags, userTag(user)];
+  }
   const entry: CacheEntry = {
     status: res.statusCode,
     ...(madeNow?.coding === 'gzip'
@@ -461,7 +471,7 @@ async function fetchAndStore(
     urlKey: api.urlKey,
     modules: api.modules,
     slot,
-    deps: deps.tags,
+    deps: tags,
     ...(deps.clock && { clock: true }),
   };
   // A client's own miss for the shared tier spends its budget of bytes stored (limits/client-budget.ts StoreBudget):

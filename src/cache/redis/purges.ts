@@ -223,17 +223,19 @@ export class RedisPurges {
     const listed = await this.invalidations.userSessions(message.user, timeoutMs);
     if (listed === null) return null;
     const slots = [...new Set([...(message.slots ?? []), ...listed.slots])];
-    const batches: { sets: string[]; guards: string[] }[] = [];
+    // Every answer stored while whose session it was was known, whether or not the list still
+    // names its session (dependencies.ts userTag): in the first call, which a write's answer waits for anyway.
+    const tag = userTag(message.user);
+    const batches: { sets: string[]; guards: string[] }[] = [{ sets: this.clustered ? this.clustered.depParts(tag) : [this.keys.dep(tag)], guards: [tag] }];
     for (let i = 0; i < slots.length; i += 100) {
       const chunk = slots.slice(i, i + 100);
-      batches.push({ sets: chunk.map((slot) => this.keys.slot(slot)), guards: chunk.map(slotGuard) });
+      if (i === 0) {
+        batches[0]!.sets.push(...chunk.map((slot) => this.keys.slot(slot)));
+        batches[0]!.guards.push(...chunk.map(slotGuard));
+      } else batches.push({ sets: chunk.map((slot) => this.keys.slot(slot)), guards: chunk.map(slotGuard) });
     }
     // Lists written before slots were kept as they are name the index sets only.
     if (listed.indexKeys.length > 0) batches.push({ sets: listed.indexKeys, guards: [] });
-    // And every answer stored while whose session it was was known, whether or not the list
-    // still names its session (dependencies.ts userTag).
-    const tag = userTag(message.user);
-    batches.push({ sets: this.clustered ? this.clustered.depParts(tag) : [this.keys.dep(tag)], guards: [tag] });
     let removed = 0;
     for (const batch of batches) {
       const n = await this.purgeIndexes(batch.sets, batch.guards, timeoutMs);
