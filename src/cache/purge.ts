@@ -114,6 +114,12 @@ export interface PurgeSiblings {
    * too, or a write taken by one of them would not reach that session's entries here.
    */
   sessionUser?(slot: string, user: string): void;
+  /**
+   * This process now keeps purges the shared tier could not take, or no longer does
+   * (tiered-storage.ts): should it end owing them, they are carried as a gap by a sibling
+   * (cluster/primary.ts), not lost with it.
+   */
+  owesPurges?(owes: boolean): void;
 }
 
 export async function purgeEverywhere(

@@ -76,6 +76,8 @@ export class TieredStorage implements Storage {
   private owedTimer: NodeJS.Timeout | undefined;
   /** Failed tries of the first purge kept while the shared tier still answered (OWED_TRIES_WHILE_UP). */
   private headFailures = 0;
+  /** What the siblings were last told: whether this process owes purges (tellOwing). */
+  private toldOwing = false;
   /** The carry of the owed purges under way, if any. */
   private carrying: Promise<void> | undefined;
   private closed = false;
@@ -135,7 +137,7 @@ export class TieredStorage implements Storage {
       if (this.owed.length > 0 || this.owedOverflow) {
         this.opts.log.error(
           { redisPurge: 'dropped', owed: this.owed.length, overflow: this.owedOverflow },
-          'closing with purges the shared tier never took: it and the other replicas may serve what they removed here until it expires',
+          'closing with purges the shared tier never took: with workers, another carries a gap for them (cluster/primary.ts); else it and the other replicas may serve what they removed here until it expires',
         );
       }
     }
@@ -255,6 +257,7 @@ export class TieredStorage implements Storage {
     const owed = { messages: this.owed, overflow: this.owedOverflow };
     this.owed = [];
     this.owedOverflow = false;
+    this.tellOwing();
     return owed;
   }
 
@@ -262,6 +265,7 @@ export class TieredStorage implements Storage {
     for (const message of owed.messages) this.owe(message);
     if (owed.overflow) {
       this.owedOverflow = true;
+      this.tellOwing();
       this.carryLater();
     }
   }
@@ -287,7 +291,20 @@ export class TieredStorage implements Storage {
       this.owedOverflow = true;
       this.opts.log.warn({ redisPurge: 'overflow', owed: MAX_OWED }, 'more purges than kept could not reach the shared tier: a gap instead, once it answers');
     }
+    this.tellOwing();
     this.carryLater();
+  }
+
+  /**
+   * Whether this process owes purges, told to its siblings when it changes (cluster/primary.ts):
+   * a worker that ends owing them, by a crash or a reload while Redis is down, has another
+   * worker carry a gap for them instead of losing them.
+   */
+  private tellOwing(): void {
+    const owes = this.owed.length > 0 || this.owedOverflow;
+    if (owes === this.toldOwing) return;
+    this.toldOwing = owes;
+    this.opts.siblings?.owesPurges?.(owes);
   }
 
   private carryLater(): void {
@@ -338,6 +355,7 @@ export class TieredStorage implements Storage {
     }
     clearInterval(this.owedTimer);
     this.owedTimer = undefined;
+    this.tellOwing();
     if (carried > 0) this.opts.log.info({ redisPurge: 'carried', carried }, 'the purges the shared tier missed were carried to it and to the other replicas');
   }
 

@@ -115,6 +115,19 @@ export interface SessionUsersMessage {
   readonly wikiedge: 'session-users';
   readonly pairs: readonly (readonly [string, string])[];
 }
+/**
+ * From a worker: it now keeps purges its shared tier could not take (`owes`), or no longer does.
+ * A worker that exits owing them (a crash, a reload while Redis is down) leaves them to nobody:
+ * the primary has another worker carry a gap instead (CarryGapMessage).
+ */
+export interface OwesPurgesMessage {
+  readonly wikiedge: 'owes-purges';
+  readonly owes: boolean;
+}
+/** To a worker: carry a gap to the shared tier once it answers (a worker that exited owed purges). */
+export interface CarryGapMessage {
+  readonly wikiedge: 'carry-gap';
+}
 /** From a worker that starts: what configuration should it run? */
 export interface ConfigAskMessage {
   readonly wikiedge: 'config-ask';
@@ -173,4 +186,10 @@ export function isFinalMetrics(m: unknown): m is FinalMetricsMessage {
 }
 export function isFinalMetricsKept(m: unknown): m is FinalMetricsKeptMessage {
   return tagged(m, 'final-metrics-kept');
+}
+export function isOwesPurges(m: unknown): m is OwesPurgesMessage {
+  return tagged(m, 'owes-purges') && typeof (m as OwesPurgesMessage).owes === 'boolean';
+}
+export function isCarryGap(m: unknown): m is CarryGapMessage {
+  return tagged(m, 'carry-gap');
 }

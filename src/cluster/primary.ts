@@ -51,10 +51,12 @@ import type { PurgeMessage } from '../cache/purge.js';
 import { IpcAsks } from './ipc-asks.js';
 import { workersInspection } from './inspect-workers.js';
 import {
+  type CarryGapMessage,
   type FinalMetricsKeptMessage,
   isAnswer,
   isConfigAsk,
   isFinalMetrics,
+  isOwesPurges,
   isSessionUser,
   isSessionUsersAsk,
   isSiblingsPurge,
@@ -101,6 +103,22 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
   let purges = newPurges();
   /** Whose sessions are whose, as the workers learned them: for every worker, those to come too. */
   const sessionUsers = new SessionUsers();
+  /** Workers that owe the shared tier purges it could not take (messages.ts OwesPurgesMessage). */
+  const owing = new Set<Worker>();
+  /** A worker exited owing purges while no other was up: the next that starts carries a gap. */
+  let gapOwed = false;
+  /**
+   * A worker exited owing purges (a crash, a reload while Redis was down): what they removed
+   * there is still in Redis and on the other replicas, and nobody is left to carry them. Another
+   * worker carries a gap once Redis answers: nothing stored before it is vouched for.
+   */
+  const carryGap = (heir: Worker, exited?: Worker) => {
+    log.warn(
+      { redisPurge: 'gap', exitedWorker: exited?.id, heir: heir.id },
+      'a worker exited owing purges to the shared tier: another carries a gap for them once it answers',
+    );
+    tell(heir, { wikiedge: 'carry-gap' } satisfies CarryGapMessage);
+  };
   const supervisor: Supervisor = new Supervisor({
     workers: fixed.workers,
     env: workerEnv(),
@@ -120,11 +138,26 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
         // here before it is told, a pair is in the answer to a later ask if not heard (messages.ts).
         sessionUsers.note(m.slot, m.user);
         for (const other of supervisor.live()) if (other !== worker) tell(other, m);
-      } else if (isSessionUsersAsk(m)) tell(worker, { wikiedge: 'session-users', pairs: sessionUsers.entries() } satisfies SessionUsersMessage);
+      } else if (isSessionUsersAsk(m)) {
+        tell(worker, { wikiedge: 'session-users', pairs: sessionUsers.entries() } satisfies SessionUsersMessage);
+        // Its gateway is up: it carries the gap no worker was left to carry.
+        if (gapOwed) {
+          gapOwed = false;
+          carryGap(worker);
+        }
+      } else if (isOwesPurges(m)) {
+        if (m.owes) owing.add(worker);
+        else owing.delete(worker);
+      }
     },
     onExit: (worker) => {
       asks.abandon(worker);
       metrics.retire(worker);
+      if (owing.delete(worker)) {
+        const heir = supervisor.listening()[0];
+        if (heir) carryGap(heir, worker);
+        else gapOwed = true;
+      }
     },
     handOver: async (old, replacement) => {
       if (handOverAllowed) await handOverLocalTier(asks, old, replacement, log);

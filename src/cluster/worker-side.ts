@@ -1,6 +1,8 @@
 /**
  * A worker's end of the IPC channel (messages.ts): it answers the primary's questions from its
- * own gateway, and, without Redis, tells the primary about the purges it applied by itself.
+ * own gateway, tells the primary about the purges it applied by itself (relayed to the other
+ * workers when Redis cannot carry them), whose sessions are whose, and whether it owes the
+ * shared tier purges.
  * This is all a worker knows of the cluster; the gateway it runs is the single process's
  * (apps/app.ts's build() without the admin listener, main.ts).
  */
@@ -14,7 +16,9 @@ import {
   type Answers,
   type Ask,
   type FinalMetricsMessage,
+  type OwesPurgesMessage,
   isAsk,
+  isCarryGap,
   isFinalMetricsKept,
   isSessionUser,
   isSessionUsers,
@@ -26,7 +30,8 @@ import {
 
 /**
  * In a worker: its purges (PURGE, logouts, a session holder's writes) reach the other workers
- * through the primary. Used only without Redis, whose channel already reaches every worker.
+ * through the primary when Redis, whose channel reaches every worker, cannot carry them (or
+ * there is no Redis).
  */
 export function siblingsOverIpc(): PurgeSiblings {
   const waiting = new Map<number, () => void>();
@@ -60,6 +65,9 @@ export function siblingsOverIpc(): PurgeSiblings {
       // A primary gone (the worker exits soon): nothing to tell.
       process.send?.({ wikiedge: 'session-user', slot, user } satisfies SessionUserMessage, noError);
     },
+    owesPurges: (owes) => {
+      process.send?.({ wikiedge: 'owes-purges', owes } satisfies OwesPurgesMessage, noError);
+    },
   };
 }
 
@@ -78,6 +86,8 @@ export function answerPrimary(built: BuiltPublic): void {
       for (const [slot, user] of m.pairs) gw.sessionUsers.note(slot, user);
       return;
     }
+    // A worker exited owing purges to the shared tier: they are carried as a gap from here.
+    if (isCarryGap(m)) return gw.storage.adoptOwed({ messages: [], overflow: true });
     if (!isAsk(m)) return;
     answer(gw, inspection, m.ask, handOver).then(
       (value) => sendAnswer({ wikiedge: 'answer', id: m.id, value }),

@@ -13,6 +13,7 @@ import { SessionUsers } from '../../src/policy/session-users.js';
 
 const STUCK: PurgeMessage = { kind: 'pattern', pattern: '/w/api.php?*' };
 const BEHIND: PurgeMessage = { kind: 'url', urlKey: '/w/api.php?action=query&format=json&titles=Behind' };
+const BEHIND_TOO: PurgeMessage = { kind: 'url', urlKey: '/w/api.php?action=query&format=json&titles=Behind_too' };
 
 /** A shared tier that takes every purge but STUCK while `up`, and remembers what it took. */
 function fakeTier() {
@@ -35,10 +36,12 @@ function fakeTier() {
   return { state, tier: tier as SharedTier };
 }
 
-function storage(tier: SharedTier, lines: Record<string, unknown>[]) {
+function storage(tier: SharedTier, lines: Record<string, unknown>[], told: boolean[] = []) {
   const store = new CacheStore({ sharedMaxBytes: 1 << 20, sessionMaxBytes: 1 << 20, maxEntries: 100, graceMs: 0, staleIfErrorMs: 0, now: () => 5_000 });
   const log = pino({ level: 'info' }, { write: (s: string) => lines.push(JSON.parse(s) as Record<string, unknown>) });
-  return new TieredStorage({ store, users: new SessionUsers(), now: () => 5_000, log }, () => tier);
+  // The primary hears whether this worker owes purges (cluster/primary.ts: a gap if it exits owing them).
+  const siblings = { publish: () => undefined, owesPurges: (owes: boolean) => void told.push(owes) };
+  return new TieredStorage({ store, users: new SessionUsers(), now: () => 5_000, log, siblings }, () => tier);
 }
 
 describe('an owed purge the shared tier keeps refusing while it answers', () => {
@@ -70,13 +73,19 @@ describe('an owed purge the shared tier keeps refusing while it answers', () => 
     vi.useFakeTimers();
     try {
       const { state, tier } = fakeTier();
-      const s = storage(tier, []);
+      const told: boolean[] = [];
+      const s = storage(tier, [], told);
       await s.purge(BEHIND);
+      await s.purge(BEHIND_TOO);
+      // Told once that it owes, not once per purge.
+      expect(told).toEqual([true]);
       // Down for many retry periods: nothing becomes a gap.
       await vi.advanceTimersByTimeAsync(600 * (OWED_TRIES_WHILE_UP + 3));
       state.up = true;
       await vi.advanceTimersByTimeAsync(600);
-      expect(state.carried).toEqual([BEHIND]);
+      expect(state.carried).toEqual([BEHIND, BEHIND_TOO]);
+      // And that it no longer does, once they are carried.
+      expect(told).toEqual([true, false]);
       await s.close();
     } finally {
       vi.useRealTimers();
