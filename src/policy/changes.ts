@@ -22,7 +22,7 @@
  * EntitySearchHelper), and a site-and-title lookup reads sitelinks, none of which a statement
  * edit changes. Everything else about it (`*`, its namespace, its page) it names as any change.
  */
-import { ANY } from './dependencies.js';
+import { ANY, DATATYPES } from './dependencies.js';
 import { DEFAULT_NAMESPACES, type Namespaces, pairedKey, titleKey } from '../mediawiki/titles.js';
 import { entityPageId, entityPageTitles, entityTypeOfPage, entityTypeTag } from '../mediawiki/entities.js';
 import { ENTITY_ID_PARAMETERS, GUID_PARAMETERS, type WriteFacts, writeFacts } from '../mediawiki/modules.js';
@@ -75,12 +75,15 @@ export function changeFromRow(row: RecentChangeRow, namespaces: Namespaces = DEF
   const users: string[] = [];
   // An edit (not a creation, nor a log entry) whose summary says a statement module wrote it.
   const onlyStatements = row.type === 'edit' && row.commenthidden !== true && statementsOnlyComment(row.comment, row.tags);
+  // A deletion or a restoration (every action of the delete log): the page's existence changed.
+  const existence = row.type === 'log' && row.logtype === 'delete';
   const addTitle = (text: unknown, ns: unknown) => {
     if (typeof text !== 'string') return;
     const t = titleKey(text, namespaces);
     if (!t) return;
     addPage(tags, t, namespaces);
     addClasses(tags, t, namespaces, ns, onlyStatements);
+    if (existence) addExistence(tags, t, namespaces);
   };
   if (!row.actionhidden) {
     addTitle(row.title, row.ns);
@@ -145,6 +148,14 @@ function addClasses(tags: Set<string>, t: { readonly key: string; readonly ns: n
 }
 
 /**
+ * A page that came to exist or ceased to (deleted, restored): a property's page takes its
+ * datatype with it, which entity answers with statements show (dependencies.ts DATATYPES).
+ */
+function addExistence(tags: Set<string>, t: { readonly key: string; readonly ns: number }, namespaces: Namespaces): void {
+  if (entityTypeOfPage(t, namespaces) === 'property') tags.add(DATATYPES);
+}
+
+/**
  * The key of the autocomment opening an edit summary, and its module: Wikibase's SummaryFormatter
  * (repo/includes/SummaryFormatter.php formatAutoComment) writes the Summary's message key (the API
  * module's name, then `-` and the action when there is one: lib/includes/Summary.php
@@ -187,6 +198,9 @@ function addPage(tags: Set<string>, t: { readonly key: string; readonly ns: numb
 
 /** Every parameter changeFromWrite reads: a posted form is searched for these (mediawiki/php-post.ts). */
 export { WRITE_PARAMETERS } from '../mediawiki/modules.js';
+
+/** The writes that delete or restore the pages they name (ApiDelete, ApiUndelete). */
+const EXISTENCE_WRITES: ReadonlySet<string> = new Set(['delete', 'undelete']);
 
 /** Write parameters naming a file (ApiUpload, ApiFileRevert): the page is File:<name>. */
 const FILE_PARAMS = new Set(['filename']);
@@ -268,12 +282,14 @@ export function changeFromWrite(
   const confirm: string[] = [];
   const tags = new Set<string>(changed && !unproven ? [ANY] : []);
   const onlyStatements = write.statementsOnly === true;
+  const existence = EXISTENCE_WRITES.has(action);
   const addTitle = (text: string) => {
     const t = titleKey(text, namespaces);
     if (!t) return;
     if (changed && !unproven) {
       addPage(tags, t, namespaces);
       addClasses(tags, t, namespaces, undefined, onlyStatements);
+      if (existence) addExistence(tags, t, namespaces);
       return;
     }
     tags.add(`p:${t.key}`);

@@ -7,6 +7,8 @@
  *   t:<type>        any Wikibase entity of that type changed (searches over its terms)
  *   u:<user name>   a session's answer, stored while whose session it is was known
  *                   (userTag): that user's writes, rights and blocks end it
+ *   dt              an entity answer whose statements show their properties' datatypes
+ *                   (DATATYPES): a property's deletion or restoration changes them
  *   *               any change at all (the safe default: lists any change can alter, modules
  *                   whose dependencies cannot be bounded, answers that could not be read)
  *
@@ -41,6 +43,18 @@ import { entityPageId, entityPageTitles, entityTypeTag } from '../mediawiki/enti
 export type { DependencyClass } from '../mediawiki/modules.js';
 
 export const ANY = '*';
+
+/**
+ * What an entity answer with statements depends on besides its entities: each snak shows its
+ * property's datatype (`"datatype":"string"`: Wikibase's repo/includes/Api/ResultBuilder.php
+ * and JsonDataTypeInjector add it through CallbackFactory::getCallbackToAddDataTypeToSnak from
+ * the property's lookup), which no edit of the property changes (a datatype is fixed at creation)
+ * and its deletion takes away (the lookup throws PropertyDataTypeLookupException, caught: the
+ * snak goes out without one). One tag for
+ * every property: deletions of properties are rare, and an item's answer names hundreds of them.
+ * Changes carry it for the deletion or restoration of a property's page (changes.ts).
+ */
+export const DATATYPES = 'dt';
 
 /**
  * The tag of every answer stored for a session of `user` (steps/flow.ts, the store step): a
@@ -353,14 +367,37 @@ function collectAnswerEntities(answer: unknown, tags: Set<string>, ns: Namespace
         addEntity(tags, r.to, ns);
       }
       if (e['site'] !== undefined && e['missing'] !== undefined) tags.add(entityTypeTag('item'));
+      if (showsStatements(e)) tags.add(DATATYPES);
     }
   }
   const claims = a['claims'];
-  if (claims && typeof claims === 'object')
+  if (claims && typeof claims === 'object') {
+    if (nonEmpty(claims)) tags.add(DATATYPES);
     for (const list of Object.values(claims as Record<string, unknown>))
       for (const claim of Array.isArray(list) ? list : []) if (typeof claim?.id === 'string') addEntity(tags, entityOfGuid(claim.id), ns);
+  }
   const formatted = a['wbformatentities'];
   if (formatted && typeof formatted === 'object') for (const key of Object.keys(formatted)) addEntity(tags, key, ns);
+}
+
+/**
+ * Whether an entity as an answer shows it holds statements: its own (`claims`; `statements` for
+ * MediaInfo) or its lexeme forms' and senses'. Each shows its property's datatype (DATATYPES).
+ */
+function showsStatements(e: Record<string, unknown>): boolean {
+  if (nonEmpty(e['claims']) || nonEmpty(e['statements'])) return true;
+  for (const part of ['forms', 'senses']) {
+    const list = e[part];
+    if (Array.isArray(list) && list.some((sub) => typeof sub === 'object' && sub !== null && nonEmpty((sub as Record<string, unknown>)['claims']))) return true;
+  }
+  return false;
+}
+
+function nonEmpty(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length > 0;
+  if (typeof value !== 'object' || value === null) return false;
+  for (const _ in value) return true;
+  return false;
 }
 
 /** The body of a json or JSONP answer as JSON, or undefined (another format, or unreadable). */

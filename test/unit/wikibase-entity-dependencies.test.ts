@@ -51,7 +51,8 @@ describe.each(LAYOUTS)('with $name', ({ ns, page }) => {
   });
   it('wbgetclaims: the entity, named by entity= or by a claim GUID`s prefix (any case)', () => {
     expect(deps('action=wbgetclaims&entity=Q1&property=P2&format=json', { claims: {} }, ns)).toEqual([p('Q1')]);
-    expect(deps('action=wbgetclaims&claim=q1$5627-ab&format=json', { claims: { P2: [{ id: 'Q1$5627-ab' }] } }, ns)).toEqual([p('Q1')]);
+    // With a claim shown: its snaks' datatypes too (a-property-deletion-ends-the-datatypes-entity-answers-show.test.ts).
+    expect(deps('action=wbgetclaims&claim=q1$5627-ab&format=json', { claims: { P2: [{ id: 'Q1$5627-ab' }] } }, ns)).toEqual([p('Q1'), 'dt']);
   });
   it('wbformatvalue: the entities the datavalue references, the unit`s entity and the property', () => {
     const item = encodeURIComponent(JSON.stringify({ value: { 'entity-type': 'item', 'numeric-id': 2, id: 'Q2' }, type: 'wikibase-entityid' }));
