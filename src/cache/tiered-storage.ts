@@ -49,10 +49,14 @@ export const MAX_OWED = 1_000;
 /** How often the purges kept are tried again. */
 const OWED_RETRY_MS = 500;
 /**
- * Tries of the first purge kept while the shared tier answers otherwise: past them, that purge
- * (one the tier refuses or cannot finish within its bound every time, a pattern over a huge key
- * space, say) becomes a gap, so that it does not hold back the purges after it.
+ * How long the first purge kept may keep failing, tried while the shared tier said it was up
+ * (at least OWED_TRIES_WHILE_UP times), before it becomes a gap so that it no longer holds back
+ * the purges behind it: one Redis refuses every time (an error reply: an ACL without SCAN or
+ * UNLINK, a CROSSSLOT, out of memory) or never finishes within its bound. An error reply marks
+ * the tier down until its next check (redis/connection.ts), so the tries are counted by whether
+ * the tier was up when each began, and a slow spell of a few seconds does not empty every cache.
  */
+export const OWED_STUCK_MS = 30_000;
 export const OWED_TRIES_WHILE_UP = 3;
 
 export interface TieredStorageOptions {
@@ -74,8 +78,9 @@ export class TieredStorage implements Storage {
   private owed: PurgeMessage[] = [];
   private owedOverflow = false;
   private owedTimer: NodeJS.Timeout | undefined;
-  /** Failed tries of the first purge kept while the shared tier still answered (OWED_TRIES_WHILE_UP). */
+  /** Failed tries of the first purge kept begun while the shared tier was up, and when the first failed (OWED_STUCK_MS). */
   private headFailures = 0;
+  private headFailingSince = 0;
   /** What the siblings were last told: whether this process owes purges (tellOwing). */
   private toldOwing = false;
   /** The carry of the owed purges under way, if any. */
@@ -257,12 +262,17 @@ export class TieredStorage implements Storage {
     const owed = { messages: this.owed, overflow: this.owedOverflow };
     this.owed = [];
     this.owedOverflow = false;
+    this.resetHead();
     this.tellOwing();
     return owed;
   }
 
   adoptOwed(owed: OwedPurges): void {
     for (const message of owed.messages) this.owe(message);
+    if (owed.overflow && this.closed) {
+      this.opts.log.error({ redisPurge: 'dropped', overflow: true }, 'a gap handed to this storage came after it closed: nobody is left to carry it');
+      return;
+    }
     if (owed.overflow) {
       this.owedOverflow = true;
       this.tellOwing();
@@ -325,31 +335,41 @@ export class TieredStorage implements Storage {
 
   private async carryOwedNow(): Promise<void> {
     if (this.owedOverflow) {
-      if ((await this.tier.purge({ kind: 'expire', before: this.opts.now() })) === null) return;
+      // The gap covers what was owed until now; what is owed while it is carried comes after
+      // its instant, and is kept.
+      this.owed = [];
+      this.owedOverflow = false;
+      this.resetHead();
+      if ((await this.tier.purge({ kind: 'expire', before: this.opts.now() })) === null) {
+        // The next try's gap, later, covers them too.
+        this.owedOverflow = true;
+        return;
+      }
       this.opts.log.warn(
         { redisPurge: 'gap' },
         'the purges the shared tier could not take are carried as a gap: everything cached before now is refreshed at next use',
       );
-      this.owedOverflow = false;
-      this.owed = [];
-      this.headFailures = 0;
     }
     let carried = 0;
     while (this.owed.length > 0) {
       const head = this.owed[0]!;
+      const upBefore = this.tier.up;
       if ((await this.tier.purge(head)) === null) {
-        // Down again: tried once it answers. Up, yet this purge failed: after a few such tries
-        // it stands in the way of every purge behind it, and a gap covers it and them.
-        if (!this.tier.up || ++this.headFailures < OWED_TRIES_WHILE_UP) return;
+        // Down: tried again once it answers. Failing while the tier said it was up, again and
+        // again for OWED_STUCK_MS: it stands in the way of every purge behind it, and a gap
+        // covers it and them.
+        if (!upBefore) return;
+        const now = this.opts.now();
+        if (this.headFailures++ === 0) this.headFailingSince = now;
+        if (this.headFailures < OWED_TRIES_WHILE_UP || now - this.headFailingSince < OWED_STUCK_MS) return;
         this.opts.log.warn(
-          { redisPurge: 'stuck', kind: head.kind, tries: this.headFailures, owed: this.owed.length },
-          'a purge the shared tier answers otherwise kept failing: a gap instead, everything cached before now is refreshed at next use',
+          { redisPurge: 'stuck', kind: head.kind, tries: this.headFailures, failingMs: now - this.headFailingSince, owed: this.owed.length },
+          'a purge the shared tier kept refusing: a gap instead, everything cached before now is refreshed at next use',
         );
-        this.headFailures = 0;
         this.owedOverflow = true;
         return this.carryOwedNow();
       }
-      this.headFailures = 0;
+      this.resetHead();
       this.owed.shift();
       carried++;
     }
@@ -357,6 +377,11 @@ export class TieredStorage implements Storage {
     this.owedTimer = undefined;
     this.tellOwing();
     if (carried > 0) this.opts.log.info({ redisPurge: 'carried', carried }, 'the purges the shared tier missed were carried to it and to the other replicas');
+  }
+
+  private resetHead(): void {
+    this.headFailures = 0;
+    this.headFailingSince = 0;
   }
 
   purgeHere(message: PurgeMessage): number {

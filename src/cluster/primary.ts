@@ -119,6 +119,13 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
     );
     tell(heir, { wikiedge: 'carry-gap' } satisfies CarryGapMessage);
   };
+  /** A worker has exited and its channel closed: if it owed purges, a gap from another (or the next to start). */
+  const exitedOwing = (worker: Worker) => {
+    if (!owing.delete(worker)) return;
+    const heir = supervisor.listening().find((w) => w !== worker && w.isConnected() && !w.isDead());
+    if (heir) carryGap(heir, worker);
+    else gapOwed = true;
+  };
   const supervisor: Supervisor = new Supervisor({
     workers: fixed.workers,
     env: workerEnv(),
@@ -153,11 +160,10 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
     onExit: (worker) => {
       asks.abandon(worker);
       metrics.retire(worker);
-      if (owing.delete(worker)) {
-        const heir = supervisor.listening()[0];
-        if (heir) carryGap(heir, worker);
-        else gapOwed = true;
-      }
+      // Whether it still owed purges is known once its channel has closed: a message it sent
+      // before exiting may still be on its way (an `owes-purges` of false after its last carry).
+      if (worker.isConnected()) worker.once('disconnect', () => exitedOwing(worker));
+      else exitedOwing(worker);
     },
     handOver: async (old, replacement) => {
       if (handOverAllowed) await handOverLocalTier(asks, old, replacement, log);
