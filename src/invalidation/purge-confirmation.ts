@@ -174,6 +174,12 @@ export class PurgeConfirmations {
   private readonly questions = new Set<Promise<void>>();
   private cancelBatch: (() => void) | undefined;
   private readonly lastSeen = new Map<string, string>();
+  /**
+   * The id each page had when last seen (up to REMEMBERED): a page the wiki says is gone has
+   * none any more, yet answers naming it by id (MediaInfo's `M123`: entities.ts entityPageId)
+   * depend on the id it had.
+   */
+  private readonly pageIds = new Map<string, number>();
   private readonly clock: Clock;
 
   constructor(private readonly opts: PurgeConfirmationOptions) {
@@ -300,6 +306,7 @@ export class PurgeConfirmations {
     for (const page of answer.pages) {
       answered.add(page.title);
       const before = this.remember(page.title, pageState(page));
+      if (page.pageid !== undefined) this.rememberId(page.title, page.pageid);
       const waited = Math.max(0, answeredAt - (asked.get(page.title)?.since ?? oldest));
       if (confirmsChange(before, page, answer.now, waited)) confirmed.push({ page, before, waited });
       else unchanged++;
@@ -311,7 +318,11 @@ export class PurgeConfirmations {
     for (const { page, before, waited } of confirmed) {
       const parentAt = parentsAt.get(page.parentid ?? 0);
       changes.push(
-        this.opts.confirmed(page.title, onlyStatementsSince(before, page, parentAt !== undefined && beforeWindow(parentAt, answer.now, waited)), page.pageid),
+        this.opts.confirmed(
+          page.title,
+          onlyStatementsSince(before, page, parentAt !== undefined && beforeWindow(parentAt, answer.now, waited)),
+          page.pageid ?? (page.missing ? this.pageIds.get(page.title) : undefined),
+        ),
       );
     }
     // A title the wiki did not answer about (invalid, or a normalisation not reported): as if changed.
@@ -333,6 +344,12 @@ export class PurgeConfirmations {
       );
       return new Map();
     }
+  }
+
+  private rememberId(title: string, pageId: number): void {
+    this.pageIds.delete(title);
+    this.pageIds.set(title, pageId);
+    if (this.pageIds.size > REMEMBERED) this.pageIds.delete(this.pageIds.keys().next().value!);
   }
 
   private remember(title: string, state: string): string | undefined {

@@ -48,3 +48,32 @@ describe('MediaInfo ids name their page by id', () => {
     expect(write.tags).not.toContain('t:item');
   });
 });
+
+describe('a File: page deleted, known only by the wiki`s PURGE', () => {
+  it('confirmed gone, it ends the MediaInfo answers of the id the page had when last seen', async () => {
+    const { PurgeConfirmations } = await import('../../src/invalidation/purge-confirmation.js');
+    const { changeConfirmed } = await import('../../src/policy/changes.js');
+    const pino = (await import('pino')).default;
+    const NOW = Date.parse('2026-11-29T09:00:00Z');
+    let gone = false;
+    const applied: string[][] = [];
+    const c = new PurgeConfirmations({
+      // What prop=info|revisions says: its id while it exists; `missing` and no id once deleted.
+      ask: async (titles) => ({
+        pages: titles.map((title) => (gone ? { title, missing: true } : { title, missing: false, revid: 40, revisionAt: NOW - 2_000, pageid: 123 })),
+        now: NOW,
+      }),
+      confirmed: (title, onlyStatements, pageId) => changeConfirmed(title, undefined, onlyStatements, pageId),
+      apply: async (changes) => void applied.push(...changes.map((ch) => [...ch.tags])),
+      log: pino({ level: 'silent' }),
+    });
+    // An edit of the file's structured data, then its deletion: each reaches the gateway as a PURGE.
+    c.note('File:Sunset.jpg');
+    await c.settled();
+    gone = true;
+    c.note('File:Sunset.jpg');
+    await c.settled();
+    expect(applied).toHaveLength(2);
+    expect(applied[1]).toEqual(expect.arrayContaining(['i:123', 'p:File:Sunset.jpg']));
+  });
+});
