@@ -40,6 +40,7 @@ const {
   runPrimary,
   runSingle,
   siblingsOverIpc,
+  tellStartFailed,
 } = await import('./cluster/process-parts.js');
 
 /** How long a starting worker waits for its primary to send the configuration. */
@@ -101,9 +102,16 @@ async function runWorker(id: number): Promise<void> {
   const log = createLogger(config.logLevel, { pretty: config.logFormat === 'pretty' }).child({ worker: id });
   late.log = log;
   reopenOnSigusr1(log);
-  const built = await build(config, log, { siblings: siblingsOverIpc() }, { admin: false });
-  answerPrimary(built);
-  await listenAs(built.publicApp, { key: 'WIKIEDGE_PORT', host: config.host, port: config.port });
+  let built: Awaited<ReturnType<typeof build>>;
+  try {
+    built = await build(config, log, { siblings: siblingsOverIpc() }, { admin: false });
+    answerPrimary(built);
+    await listenAs(built.publicApp, { key: 'WIKIEDGE_PORT', host: config.host, port: config.port });
+  } catch (err) {
+    // The primary's reload line names why, and the key to set (cluster/reload.ts workersReplaced).
+    await tellStartFailed(err);
+    throw err;
+  }
   built.learnNamespaces();
   exitOnSignal(log, built, () => handOverFinalMetrics(built.gateway, FINAL_METRICS_WAIT_MS));
 }

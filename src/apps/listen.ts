@@ -17,9 +17,12 @@ export interface ListenerSpec {
 }
 
 export class ListenError extends Error {
+  /** The configuration key of the listener (WIKIEDGE_PORT, WIKIEDGE_ADMIN_PORT). */
+  readonly key: string;
   constructor(spec: ListenerSpec, cause: unknown) {
     super(`${spec.key}: cannot listen on ${hostPort(spec)}: ${why(cause)}`, { cause });
     this.name = 'ListenError';
+    this.key = spec.key;
   }
 }
 

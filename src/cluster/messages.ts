@@ -128,6 +128,16 @@ export interface OwesPurgesMessage {
 export interface CarryGapMessage {
   readonly wikiedge: 'carry-gap';
 }
+/**
+ * From a worker whose start failed (its gateway could not be built, or it could not listen), just
+ * before it exits: why, and the configuration key to set when there is one (a RedisRefusal, a
+ * ListenError), so that a reload's line names it as a refused configuration's does (reload.ts).
+ */
+export interface StartFailedMessage {
+  readonly wikiedge: 'start-failed';
+  readonly key?: string;
+  readonly err: string;
+}
 /** From a worker that starts: what configuration should it run? */
 export interface ConfigAskMessage {
   readonly wikiedge: 'config-ask';
@@ -192,4 +202,7 @@ export function isOwesPurges(m: unknown): m is OwesPurgesMessage {
 }
 export function isCarryGap(m: unknown): m is CarryGapMessage {
   return tagged(m, 'carry-gap');
+}
+export function isStartFailed(m: unknown): m is StartFailedMessage {
+  return tagged(m, 'start-failed') && typeof (m as StartFailedMessage).err === 'string';
 }

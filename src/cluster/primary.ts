@@ -58,6 +58,7 @@ import {
   isFinalMetrics,
   isOwesPurges,
   isSessionUser,
+  isStartFailed,
   isSessionUsersAsk,
   isSiblingsPurge,
   type SiblingsPurgeDoneMessage,
@@ -107,6 +108,8 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
   const owing = new Set<Worker>();
   /** A worker exited owing purges while no other was up: the next that starts carries a gap. */
   let gapOwed = false;
+  /** Why the last worker that failed to start said it failed (a reload's line names it). */
+  let startFailure: { readonly key?: string; readonly err: string } | undefined;
   /**
    * A worker exited owing purges (a crash, a reload while Redis was down): what they removed
    * there is still in Redis and on the other replicas, and nobody is left to carry them. Another
@@ -152,6 +155,8 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
           gapOwed = false;
           carryGap(worker);
         }
+      } else if (isStartFailed(m)) {
+        startFailure = { ...(m.key !== undefined && { key: m.key }), err: m.err };
       } else if (isOwesPurges(m)) {
         if (m.owes) owing.add(worker);
         else owing.delete(worker);
@@ -223,6 +228,7 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
     },
     replacing: 'replacing the workers one at a time',
     replace: async (changed) => {
+      startFailure = undefined;
       const outcome = await supervisor.replaceAll(retireLimitMs);
       const next = pending!;
       pending = undefined;
@@ -231,7 +237,7 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
         // theirs, or one replaced already) is restarted with it, not with a configuration
         // whose worker just exited before it listened (again and again: restart-backoff.ts).
         workerConfig.set(current, currentSources);
-        return workersReplaced(outcome, changed);
+        return workersReplaced(outcome, changed, startFailure);
       }
       adopt(next.loaded, next.sources);
       handOverAllowed = true;

@@ -13,4 +13,4 @@ export { runPrimary } from './primary.js';
 export { runSingle } from './single.js';
 export { configFromPrimary } from './worker-config.js';
 export { CLUSTER_WORKER_MARK } from './worker-env.js';
-export { answerPrimary, handOverFinalMetrics, siblingsOverIpc } from './worker-side.js';
+export { answerPrimary, handOverFinalMetrics, siblingsOverIpc, tellStartFailed } from './worker-side.js';

@@ -67,12 +67,22 @@ export interface ReloadEnd {
   readonly msg: string;
 }
 
-/** How a cluster's replacement of its workers ended (supervisor.ts replaceAll), as a line. */
-export function workersReplaced(outcome: ReplaceOutcome, changed: readonly string[]): ReloadEnd {
+/**
+ * How a cluster's replacement of its workers ended (supervisor.ts replaceAll), as a line. A new
+ * worker that said why it failed to start (messages.ts StartFailedMessage) gives `err`, and the
+ * key to set as `key`, as a refused configuration's line does (reloadOnSighup).
+ */
+export function workersReplaced(outcome: ReplaceOutcome, changed: readonly string[], startFailure?: { readonly key?: string; readonly err: string }): ReloadEnd {
   if (outcome.failed) {
     return {
       level: 'error',
-      fields: { ...outcome.failed, replaced: outcome.replaced, changed },
+      fields: {
+        ...(startFailure?.key !== undefined && { key: startFailure.key }),
+        ...(startFailure && { err: startFailure.err }),
+        ...outcome.failed,
+        replaced: outcome.replaced,
+        changed,
+      },
       msg: 'reload stopped: a new worker exited before it listened; the workers not yet replaced keep the old configuration, and a worker restarted from now on gets it too',
     };
   }

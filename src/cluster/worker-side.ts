@@ -26,6 +26,7 @@ import {
   type SessionUserMessage,
   type SessionUsersAskMessage,
   type SiblingsPurgeMessage,
+  type StartFailedMessage,
 } from './messages.js';
 
 /**
@@ -165,5 +166,19 @@ export async function handOverFinalMetrics(gw: Gateway, timeoutMs: number): Prom
     process.send?.({ wikiedge: 'final-metrics', metrics } satisfies FinalMetricsMessage, (err: Error | null) => {
       if (err) done();
     });
+  });
+}
+
+/**
+ * In a worker whose start failed, before it exits: tell the primary why, and the configuration key
+ * to set when the failure names one (a RedisRefusal, a ListenError), so that a reload's line names
+ * it (reload.ts workersReplaced). Settled once sent, or at once without a channel.
+ */
+export function tellStartFailed(err: unknown): Promise<void> {
+  const key = (err as { key?: unknown } | null)?.key;
+  const message: StartFailedMessage = { wikiedge: 'start-failed', ...(typeof key === 'string' && { key }), err: String(err) };
+  return new Promise((resolve) => {
+    if (!process.send) return resolve();
+    process.send(message, () => resolve());
   });
 }
