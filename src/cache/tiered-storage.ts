@@ -270,7 +270,10 @@ export class TieredStorage implements Storage {
   adoptOwed(owed: OwedPurges): void {
     for (const message of owed.messages) this.owe(message);
     if (owed.overflow && this.closed) {
-      this.opts.log.error({ redisPurge: 'dropped', overflow: true }, 'a gap handed to this storage came after it closed: nobody is left to carry it');
+      // Its siblings hear that it owes one (tellOwing): another carries it once this one has exited.
+      this.opts.log.error({ redisPurge: 'dropped', overflow: true }, 'a gap handed to this storage came after it closed: left to the worker that replaces it');
+      this.owedOverflow = true;
+      this.tellOwing();
       return;
     }
     if (owed.overflow) {
@@ -373,6 +376,8 @@ export class TieredStorage implements Storage {
       this.owed.shift();
       carried++;
     }
+    // A gap owed meanwhile (handed over, or more purges than kept): carried now, not left without a timer.
+    if (this.owedOverflow) return this.carryOwedNow();
     clearInterval(this.owedTimer);
     this.owedTimer = undefined;
     this.tellOwing();

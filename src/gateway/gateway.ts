@@ -197,7 +197,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
   const purgeConfirmations = new PurgeConfirmations({
     ask: async (titles) => pagesOfAnswer(await askWiki(confirmationQuery(titles))),
     askRevisions: async (revids) => revisionTimesOfAnswer(await askWiki(parentsQuery(revids))),
-    confirmed: (title, onlyStatements, pageId) => changeConfirmed(title, changes.namespaces, onlyStatements, pageId),
+    confirmed: (title, onlyStatements, pageId, existence) => changeConfirmed(title, changes.namespaces, onlyStatements, pageId, existence),
     apply: (list) => changes.apply(list),
     log: log.child({ component: 'purge-confirmation' }),
   });

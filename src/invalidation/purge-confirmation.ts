@@ -104,7 +104,7 @@ export interface PurgeConfirmationOptions {
    * The change a confirmed page makes (policy/changes.ts changeConfirmed); `onlyStatements`: what
    * changed is one revision of its statements alone (onlyStatementsSince).
    */
-  readonly confirmed: (title: string, onlyStatements: boolean, pageId?: number) => Change;
+  readonly confirmed: (title: string, onlyStatements: boolean, pageId?: number, existence?: boolean) => Change;
   readonly apply: (changes: readonly Change[]) => Promise<unknown>;
   readonly log: Logger;
   readonly metrics?: { confirmation(outcome: 'confirmed' | 'unchanged' | 'unknown', n: number): void };
@@ -153,6 +153,15 @@ export function beforeWindow(at: number, wikiNow: number, waitedMs: number): boo
 /** What the confirmer remembers of a page: its newest revision, or that it is gone. */
 export function pageState(page: PageNow): string {
   return page.missing ? 'missing' : `r${page.revid ?? '?'}`;
+}
+
+/**
+ * Whether the page came to exist or ceased to since it was last seen (`before`, pageState): gone
+ * now and not seen gone before (a page never seen that is gone may just have been deleted), or
+ * back after it was seen gone. A property's page takes its datatype with it (changes.ts).
+ */
+export function existenceChanged(before: string | undefined, page: PageNow): boolean {
+  return page.missing ? before !== 'missing' : before === 'missing';
 }
 
 /** A page waiting for (or in) a question. */
@@ -322,6 +331,7 @@ export class PurgeConfirmations {
           page.title,
           onlyStatementsSince(before, page, parentAt !== undefined && beforeWindow(parentAt, answer.now, waited)),
           page.pageid ?? (page.missing ? this.pageIds.get(page.title) : undefined),
+          existenceChanged(before, page),
         ),
       );
     }

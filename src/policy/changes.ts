@@ -75,8 +75,9 @@ export function changeFromRow(row: RecentChangeRow, namespaces: Namespaces = DEF
   const users: string[] = [];
   // An edit (not a creation, nor a log entry) whose summary says a statement module wrote it.
   const onlyStatements = row.type === 'edit' && row.commenthidden !== true && statementsOnlyComment(row.comment, row.tags);
-  // A deletion or a restoration (every action of the delete log): the page's existence changed.
-  const existence = row.type === 'log' && row.logtype === 'delete';
+  // A deletion or a restoration: the page's existence changed (not `revision` or `event`, which
+  // hide a revision or a log entry of a page that stays).
+  const existence = row.type === 'log' && row.logtype === 'delete' && (row.logaction === 'delete' || row.logaction === 'restore');
   const addTitle = (text: unknown, ns: unknown) => {
     if (typeof text !== 'string') return;
     const t = titleKey(text, namespaces);
@@ -125,7 +126,7 @@ export function changeFromPurge(title: string, namespaces: Namespaces = DEFAULT_
  * wiki showed that what changed since the page was last seen is one revision of its statements
  * alone (purge-confirmation.ts), so searches of its entity type stay.
  */
-export function changeConfirmed(title: string, namespaces: Namespaces = DEFAULT_NAMESPACES, onlyStatements = false, pageId?: number): Change {
+export function changeConfirmed(title: string, namespaces: Namespaces = DEFAULT_NAMESPACES, onlyStatements = false, pageId?: number, existence = false): Change {
   const tags = new Set<string>([ANY]);
   // Answers that name the page by its id alone (MediaInfo's `M123`: entities.ts entityPageId).
   if (pageId !== undefined && pageId > 0) tags.add(`i:${pageId}`);
@@ -133,6 +134,8 @@ export function changeConfirmed(title: string, namespaces: Namespaces = DEFAULT_
   if (t) {
     addPage(tags, t, namespaces);
     addClasses(tags, t, namespaces, undefined, onlyStatements);
+    // The wiki says it is gone now, or back (purge-confirmation.ts existenceChanged).
+    if (existence) addExistence(tags, t, namespaces);
   }
   return { source: 'purge', type: 'confirmed', tags: [...tags], users: [], at: undefined };
 }

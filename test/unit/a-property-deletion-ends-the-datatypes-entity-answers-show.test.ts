@@ -8,7 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { modulesOf } from '../../src/policy/request.js';
 import { DATATYPES, dependenciesOf } from '../../src/policy/dependencies.js';
-import { changeFromRow, changeFromWrite } from '../../src/policy/changes.js';
+import { changeConfirmed, changeFromRow, changeFromWrite } from '../../src/policy/changes.js';
+import { existenceChanged } from '../../src/invalidation/purge-confirmation.js';
 import { parsePhpQuery } from '../../src/mediawiki/php-input.js';
 import { namespacesFromSiteinfo } from '../../src/mediawiki/titles.js';
 
@@ -60,6 +61,23 @@ describe('changes that carry it', () => {
     expect(deleted?.tags).toContain(DATATYPES);
     const restored = changeFromWrite('undelete', (n) => (n === 'title' ? 'Property:P5' : undefined), ns, { undelete: { title: 'Property:P5', revisions: 3, fileversions: 0, reason: '' } });
     expect(restored?.tags).toContain(DATATYPES);
+  });
+
+  it('with PURGEs alone: a property`s page the wiki confirms gone, or back', () => {
+    expect(existenceChanged('r31', { title: 'Property:P5', missing: true })).toBe(true);
+    expect(existenceChanged(undefined, { title: 'Property:P5', missing: true })).toBe(true);
+    expect(existenceChanged('missing', { title: 'Property:P5', missing: false, revid: 40 })).toBe(true);
+    expect(existenceChanged('r31', { title: 'Property:P5', missing: false, revid: 40 })).toBe(false);
+    expect(existenceChanged(undefined, { title: 'Property:P5', missing: false, revid: 40 })).toBe(false);
+    expect(existenceChanged('missing', { title: 'Property:P5', missing: true })).toBe(false);
+    expect(changeConfirmed('Property:P5', ns, false, undefined, true).tags).toContain(DATATYPES);
+    expect(changeConfirmed('Property:P5', ns, false, 10, false).tags).not.toContain(DATATYPES);
+    expect(changeConfirmed('Item:Q5', ns, false, undefined, true).tags).not.toContain(DATATYPES);
+  });
+
+  it('not the hiding of a property`s revision or log entry (the page stays)', () => {
+    for (const logaction of ['revision', 'event'])
+      expect(row({ type: 'log', ns: 122, title: 'Property:P5', pageid: 10, logtype: 'delete', logaction, logparams: {} })).not.toContain(DATATYPES);
   });
 
   it('not an edit of a property, nor the deletion of an item or of any other page', () => {

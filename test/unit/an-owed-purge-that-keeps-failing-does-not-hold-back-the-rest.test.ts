@@ -103,4 +103,27 @@ describe('an owed purge the shared tier keeps refusing while it answers', () => 
       vi.useRealTimers();
     }
   });
+
+  it('a gap handed over while a carry is under way is carried with it, not left without a retry', async () => {
+    vi.useFakeTimers();
+    try {
+      const { state, tier } = fakeTier();
+      const s = storage(tier, []);
+      await s.purge(BEHIND);
+      // The carry of BEHIND, held at the shared tier while a worker that exited owing purges hands its gap over.
+      let release: () => void = () => undefined;
+      const take = tier.purge;
+      (tier as { purge: SharedTier['purge'] }).purge = (m) =>
+        m === BEHIND ? new Promise((resolve) => (release = () => void take(m).then(resolve))) : take(m);
+      state.up = true;
+      await vi.advanceTimersByTimeAsync(600);
+      s.adoptOwed({ messages: [], overflow: true });
+      release();
+      await vi.advanceTimersByTimeAsync(0);
+      expect(state.carried.map((m) => m.kind)).toEqual(['url', 'expire']);
+      await s.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });
