@@ -119,6 +119,8 @@ export class RedisConnection {
   private sentinelChecks: NodeJS.Timeout | undefined;
   /** The Sentinels could not say where the primary is when the tier came back: logged once until they can. */
   private sentinelsUnheard = false;
+  /** A check of the primary while up is under way (stillOnThePrimary). */
+  private checkingPrimary = false;
   /** The last stale primary left (`address -> primary`), logged once until the tier is up. */
   private leftStale: string | undefined;
 
@@ -205,7 +207,10 @@ export class RedisConnection {
         });
       };
       ask();
-      this.sentinelChecks = setInterval(ask, SENTINEL_CHECK_MS);
+      this.sentinelChecks = setInterval(() => {
+        ask();
+        void this.stillOnThePrimary(target);
+      }, SENTINEL_CHECK_MS);
       this.sentinelChecks.unref();
     }
   }
@@ -381,6 +386,26 @@ export class RedisConnection {
     const sub = this.sub.stream as { remoteAddress?: string; remotePort?: number } | undefined;
     if (sub?.remoteAddress === at.host && sub.remotePort === at.port) this.sub.disconnect(true);
     return false;
+  }
+
+  /**
+   * With Sentinels, while the tier is up: whether the connection still reaches the primary they
+   * name, every SENTINEL_CHECK_MS. A partition that cuts the Sentinels off from the primary but not
+   * from this gateway (or a failover whose demotion of the old primary failed) leaves the tier up
+   * on a primary that was replaced, whose writes the demotion will discard: the purges written
+   * there would be lost, the new primary keeping what they removed. Left as after a down
+   * (onThePrimary): the connections close, the tier goes down, and comes up on the one the Sentinels name
+   * (test/in-process/redis-sentinel-old-primary-still-answering-is-left.test.ts).
+   */
+  private async stillOnThePrimary(target: Extract<RedisTarget, { kind: 'sentinel' }>): Promise<void> {
+    if (this.checkingPrimary || this.closed || this.state !== 'up' || this.cmd.status !== 'ready') return;
+    this.checkingPrimary = true;
+    try {
+      // Stale: both connections are dropped there, and their close takes the tier down.
+      await this.onThePrimary(target, Math.max(1_000, this.opts.timeoutMs * 20));
+    } finally {
+      this.checkingPrimary = false;
+    }
   }
 
   /** With Sentinels: a new primary's address after a reconnect is a failover this replica saw. */
