@@ -72,7 +72,11 @@ export interface ReloadEnd {
  * worker that said why it failed to start (messages.ts StartFailedMessage) gives `err`, and the
  * key to set as `key`, as a refused configuration's line does (reloadOnSighup).
  */
-export function workersReplaced(outcome: ReplaceOutcome, changed: readonly string[], startFailure?: { readonly key?: string; readonly err: string }): ReloadEnd {
+export function workersReplaced(
+  outcome: ReplaceOutcome,
+  changed: readonly string[],
+  startFailure?: { readonly key?: string; readonly err: string },
+): ReloadEnd {
   if (outcome.failed) {
     return {
       level: 'error',

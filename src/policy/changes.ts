@@ -126,7 +126,13 @@ export function changeFromPurge(title: string, namespaces: Namespaces = DEFAULT_
  * wiki showed that what changed since the page was last seen is one revision of its statements
  * alone (purge-confirmation.ts), so searches of its entity type stay.
  */
-export function changeConfirmed(title: string, namespaces: Namespaces = DEFAULT_NAMESPACES, onlyStatements = false, pageId?: number, existence = false): Change {
+export function changeConfirmed(
+  title: string,
+  namespaces: Namespaces = DEFAULT_NAMESPACES,
+  onlyStatements = false,
+  pageId?: number,
+  existence = false,
+): Change {
   const tags = new Set<string>([ANY]);
   // Answers that name the page by its id alone (MediaInfo's `M123`: entities.ts entityPageId).
   if (pageId !== undefined && pageId > 0) tags.add(`i:${pageId}`);

@@ -18,7 +18,10 @@ import { redisKeys } from '../../src/cache/redis/keys.js';
 /** The session slot of the one session variant held for `url` (the key names it: policy/request.ts cacheKey). */
 function slotOf(gw: RunningGateway, url: string): string {
   const u = new URL(url);
-  const urlKey = `${u.pathname}?${[...u.searchParams].map(([k, v]) => `${k}=${v}`).sort().join('&')}`;
+  const urlKey = `${u.pathname}?${[...u.searchParams]
+    .map(([k, v]) => `${k}=${v}`)
+    .sort()
+    .join('&')}`;
   const slots = gw.built.gateway.store.variants(urlKey).flatMap((v) => /\ns:([^\n]*):[^\n:]*\n/.exec(v.key)?.[1] ?? []);
   expect(slots).toHaveLength(1);
   return slots[0]!;

@@ -57,7 +57,9 @@ describe.runIf(built && existsSync('/usr/bin/redis-server'))('a worker that exit
   it('has another worker carry a gap: the purged answer is not served from Redis again', async () => {
     expect(await get()).toEqual({ cache: 'miss', version: 1 });
     // Stored in Redis after its answer: both workers find it (hit, or hit-shared) without asking the wiki.
-    await expect.poll(async () => (await Promise.all([get(), get(), get(), get()])).every((a) => a.version === 1 && a.cache?.startsWith('hit')), { timeout: 10_000 }).toBe(true);
+    await expect
+      .poll(async () => (await Promise.all([get(), get(), get(), get()])).every((a) => a.version === 1 && a.cache?.startsWith('hit')), { timeout: 10_000 })
+      .toBe(true);
 
     // Redis answers but refuses writes (out of memory): the purge is not carried, and is owed.
     // (A stopped Redis would run it from its socket once continued.)

@@ -51,15 +51,20 @@ describe('entity answers that show datatypes', () => {
 });
 
 describe('changes that carry it', () => {
-  const row = (r: Record<string, unknown>) => changeFromRow({ rcid: 1, timestamp: '2026-11-28T20:12:27Z', ...r } as Parameters<typeof changeFromRow>[0], ns).tags;
+  const row = (r: Record<string, unknown>) =>
+    changeFromRow({ rcid: 1, timestamp: '2026-11-28T20:12:27Z', ...r } as Parameters<typeof changeFromRow>[0], ns).tags;
 
   it('the deletion and the restoration of a property`s page', () => {
     // The shape of a delete log row in list=recentchanges.
     expect(row({ type: 'log', ns: 122, title: 'Property:P5', pageid: 10, logtype: 'delete', logaction: 'delete', logparams: {} })).toContain(DATATYPES);
     expect(row({ type: 'log', ns: 122, title: 'Property:P5', pageid: 10, logtype: 'delete', logaction: 'restore', logparams: {} })).toContain(DATATYPES);
-    const deleted = changeFromWrite('delete', (n) => (n === 'title' ? 'Property:P5' : undefined), ns, { delete: { title: 'Property:P5', reason: 'x', logid: 30 } });
+    const deleted = changeFromWrite('delete', (n) => (n === 'title' ? 'Property:P5' : undefined), ns, {
+      delete: { title: 'Property:P5', reason: 'x', logid: 30 },
+    });
     expect(deleted?.tags).toContain(DATATYPES);
-    const restored = changeFromWrite('undelete', (n) => (n === 'title' ? 'Property:P5' : undefined), ns, { undelete: { title: 'Property:P5', revisions: 3, fileversions: 0, reason: '' } });
+    const restored = changeFromWrite('undelete', (n) => (n === 'title' ? 'Property:P5' : undefined), ns, {
+      undelete: { title: 'Property:P5', revisions: 3, fileversions: 0, reason: '' },
+    });
     expect(restored?.tags).toContain(DATATYPES);
   });
 
@@ -82,10 +87,15 @@ describe('changes that carry it', () => {
 
   it('not an edit of a property, nor the deletion of an item or of any other page', () => {
     // A label edit of a property, as Wikibase summarises it.
-    expect(row({ type: 'edit', ns: 122, title: 'Property:P2', pageid: 7, revid: 31, comment: '/* wbsetlabel-set:1|en */ population size' })).not.toContain(DATATYPES);
+    expect(row({ type: 'edit', ns: 122, title: 'Property:P2', pageid: 7, revid: 31, comment: '/* wbsetlabel-set:1|en */ population size' })).not.toContain(
+      DATATYPES,
+    );
     expect(row({ type: 'log', ns: 120, title: 'Item:Q8', pageid: 18, logtype: 'delete', logaction: 'delete', logparams: {} })).not.toContain(DATATYPES);
     expect(row({ type: 'log', ns: 0, title: 'Main Page', pageid: 1, logtype: 'delete', logaction: 'delete', logparams: {} })).not.toContain(DATATYPES);
-    const edit = changeFromWrite('wbsetlabel', (n) => (n === 'id' ? 'P2' : n === 'language' ? 'en' : undefined), ns, { entity: { id: 'P2', type: 'property', lastrevid: 31 }, success: 1 });
+    const edit = changeFromWrite('wbsetlabel', (n) => (n === 'id' ? 'P2' : n === 'language' ? 'en' : undefined), ns, {
+      entity: { id: 'P2', type: 'property', lastrevid: 31 },
+      success: 1,
+    });
     expect(edit?.tags ?? []).not.toContain(DATATYPES);
   });
 });

@@ -113,8 +113,7 @@ describe('an owed purge the shared tier keeps refusing while it answers', () => 
       // The carry of BEHIND, held at the shared tier while a worker that exited owing purges hands its gap over.
       let release: () => void = () => undefined;
       const take = tier.purge;
-      (tier as { purge: SharedTier['purge'] }).purge = (m) =>
-        m === BEHIND ? new Promise((resolve) => (release = () => void take(m).then(resolve))) : take(m);
+      (tier as { purge: SharedTier['purge'] }).purge = (m) => (m === BEHIND ? new Promise((resolve) => (release = () => void take(m).then(resolve))) : take(m));
       state.up = true;
       await vi.advanceTimersByTimeAsync(600);
       s.adoptOwed({ messages: [], overflow: true });
