@@ -138,6 +138,10 @@ export interface StartFailedMessage {
   readonly key?: string;
   readonly err: string;
 }
+/** The primary's answer: kept; the worker may exit (its exit then comes after the message was read). */
+export interface StartFailedKeptMessage {
+  readonly wikiedge: 'start-failed-kept';
+}
 /** From a worker that starts: what configuration should it run? */
 export interface ConfigAskMessage {
   readonly wikiedge: 'config-ask';
@@ -205,4 +209,7 @@ export function isCarryGap(m: unknown): m is CarryGapMessage {
 }
 export function isStartFailed(m: unknown): m is StartFailedMessage {
   return tagged(m, 'start-failed') && typeof (m as StartFailedMessage).err === 'string';
+}
+export function isStartFailedKept(m: unknown): m is StartFailedKeptMessage {
+  return tagged(m, 'start-failed-kept');
 }

@@ -52,6 +52,7 @@ import { IpcAsks } from './ipc-asks.js';
 import { workersInspection } from './inspect-workers.js';
 import {
   type CarryGapMessage,
+  type StartFailedKeptMessage,
   type FinalMetricsKeptMessage,
   isAnswer,
   isConfigAsk,
@@ -157,6 +158,7 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
         }
       } else if (isStartFailed(m)) {
         startFailure = { ...(m.key !== undefined && { key: m.key }), err: m.err };
+        tell(worker, { wikiedge: 'start-failed-kept' } satisfies StartFailedKeptMessage);
       } else if (isOwesPurges(m)) {
         if (m.owes) owing.add(worker);
         else owing.delete(worker);

@@ -23,6 +23,7 @@ import {
   isSessionUser,
   isSessionUsers,
   isSiblingsPurgeDone,
+  isStartFailedKept,
   type SessionUserMessage,
   type SessionUsersAskMessage,
   type SiblingsPurgeMessage,
@@ -172,13 +173,31 @@ export async function handOverFinalMetrics(gw: Gateway, timeoutMs: number): Prom
 /**
  * In a worker whose start failed, before it exits: tell the primary why, and the configuration key
  * to set when the failure names one (a RedisRefusal, a ListenError), so that a reload's line names
- * it (reload.ts workersReplaced). Settled once sent, or at once without a channel.
+ * it (reload.ts workersReplaced). Settled once the primary has kept it (its reload reads it when
+ * this worker has exited: exiting first, the message could still be on its way), at most
+ * START_FAILED_WAIT_MS, or at once without a channel.
  */
 export function tellStartFailed(err: unknown): Promise<void> {
   const key = (err as { key?: unknown } | null)?.key;
   const message: StartFailedMessage = { wikiedge: 'start-failed', ...(typeof key === 'string' && { key }), err: String(err) };
   return new Promise((resolve) => {
     if (!process.send) return resolve();
-    process.send(message, () => resolve());
+    const done = () => {
+      clearTimeout(timer);
+      process.off('message', onMessage);
+      resolve();
+    };
+    const onMessage = (m: unknown) => {
+      if (isStartFailedKept(m)) done();
+    };
+    // Not unref'd: the worker has nothing else left to keep it alive while it waits.
+    const timer = setTimeout(done, START_FAILED_WAIT_MS);
+    process.on('message', onMessage);
+    process.send(message, (e: Error | null) => {
+      if (e) done();
+    });
   });
 }
+
+/** How long a worker whose start failed waits for the primary to keep why. */
+const START_FAILED_WAIT_MS = 1_000;

@@ -2,6 +2,9 @@
 // machine's own Redis on 6379), without persistence, stopped by its pid. And, for unit tests, the
 // tier's connection (src/cache/redis/connection.ts) over a fake client, with its log and metrics.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { EventEmitter } from 'node:events';
 import { createServer, connect } from 'node:net';
 import type { Redis } from 'ioredis';
@@ -64,8 +67,19 @@ export function rawCommand(port: number, line: string, timeoutMs = 1_000): Promi
   });
 }
 
+/**
+ * Where a server would write its RDB file: none is saved (`--save ''`), but a replica writes the
+ * one its primary sends at a full sync (test/in-process/reload-of-workers-refused-by-redis-names-the-key.test.ts
+ * makes one), and in the working directory it would land in the repository. Removed when it stops.
+ */
+function rdbFile(port: number): string {
+  return path.join(tmpdir(), `wikiedge-test-redis-${port}.rdb`);
+}
+
 function startProcess(port: number): ChildProcess {
-  const child = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], {
+  const rdb = rdbFile(port);
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'];
+  const child = spawn(REDIS_SERVER, [...args, '--dir', path.dirname(rdb), '--dbfilename', path.basename(rdb)], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   // Keep the pipes drained; the output is only wanted when something goes wrong.
@@ -105,6 +119,7 @@ export async function startRedis(): Promise<TestRedis> {
     child = undefined;
     process.kill(c.pid, signal);
     await exited(c);
+    rmSync(rdbFile(port), { force: true });
   };
   return {
     port,

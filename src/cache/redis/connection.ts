@@ -121,6 +121,9 @@ export class RedisConnection {
   private sentinelsUnheard = false;
   /** A check of the primary while up is under way (stillOnThePrimary). */
   private checkingPrimary = false;
+  /** Stale verdicts in a row (onThePrimary), and the addresses the Sentinels named last. */
+  private staleVerdicts = 0;
+  private named: Awaited<ReturnType<typeof sentinelsPrimary>>;
   /** The last stale primary left (`address -> primary`), logged once until the tier is up. */
   private leftStale: string | undefined;
 
@@ -350,14 +353,22 @@ export class RedisConnection {
    * name that does not resolve) cannot say: the tier comes up as it did before this check, logged
    * once.
    */
-  private async onThePrimary(target: Extract<RedisTarget, { kind: 'sentinel' }>, timeoutMs: number): Promise<boolean> {
+  private async onThePrimary(
+    target: Extract<RedisTarget, { kind: 'sentinel' }>,
+    timeoutMs: number,
+    /** Stale verdicts in a row before it is left (the check while up asks twice: stillOnThePrimary). */
+    verdicts = 1,
+  ): Promise<boolean> {
     const stream = this.cmd.stream as { remoteAddress?: string; remotePort?: number } | undefined;
     if (!stream?.remoteAddress || stream.remotePort === undefined) return true;
     const at = { host: stream.remoteAddress, port: stream.remotePort };
     const named = await sentinelsPrimary(target, timeoutMs);
     const reaches = named && (await reachesOneOf(named, at));
+    this.named = named;
     // The connection changed meanwhile (closed, reconnected): the new one's own probe decides.
     if (this.closed || this.cmd.stream !== stream || this.cmd.status !== 'ready') return false;
+    if (reaches === false && ++this.staleVerdicts < verdicts) return true;
+    if (reaches !== false) this.staleVerdicts = 0;
     if (reaches === undefined) {
       if (!this.sentinelsUnheard) {
         this.sentinelsUnheard = true;
@@ -370,6 +381,7 @@ export class RedisConnection {
     }
     this.sentinelsUnheard = false;
     if (reaches) return true;
+    this.staleVerdicts = 0;
     const primary = named!.map((a) => `${a.host}:${a.port}`).join(',');
     const stale = `${at.host}:${at.port} -> ${primary}`;
     if (this.leftStale !== stale) {
@@ -401,8 +413,21 @@ export class RedisConnection {
     if (this.checkingPrimary || this.closed || this.state !== 'up' || this.cmd.status !== 'ready') return;
     this.checkingPrimary = true;
     try {
-      // Stale: both connections are dropped there, and their close takes the tier down.
-      await this.onThePrimary(target, Math.max(1_000, this.opts.timeoutMs * 20));
+      // Stale twice in a row (Sentinels still agreeing on a failover can disagree once): both
+      // connections are dropped there, and their close takes the tier down.
+      if (!(await this.onThePrimary(target, Math.max(1_000, this.opts.timeoutMs * 20), 2))) return;
+      // The subscriber is a connection of its own: one left on a replaced primary hears none of
+      // the purges published on the new one.
+      const sub = this.sub.stream as { remoteAddress?: string; remotePort?: number } | undefined;
+      const named = this.named;
+      if (!named || !sub?.remoteAddress || sub.remotePort === undefined) return;
+      const at = { host: sub.remoteAddress, port: sub.remotePort };
+      if ((await reachesOneOf(named, at)) !== false || this.closed || this.sub.stream !== sub) return;
+      this.opts.log.warn(
+        { redis: 'stale-primary', connection: 'subscriber', at: `${at.host}:${at.port}`, primary: named.map((a) => `${a.host}:${a.port}`).join(',') },
+        'the redis purge channel is on a primary the Sentinels have replaced: subscribing again on the one they name',
+      );
+      this.sub.disconnect(true);
     } finally {
       this.checkingPrimary = false;
     }
