@@ -270,8 +270,11 @@ export class TieredStorage implements Storage {
   adoptOwed(owed: OwedPurges): void {
     for (const message of owed.messages) this.owe(message);
     if (owed.overflow && this.closed) {
-      // Its siblings hear that it owes one (tellOwing): another carries it once this one has exited.
-      this.opts.log.error({ redisPurge: 'dropped', overflow: true }, 'a gap handed to this storage came after it closed: left to the worker that replaces it');
+      // Its siblings hear that it owes one (tellOwing): with workers, another carries it once this one has exited.
+      this.opts.log.error(
+        { redisPurge: 'dropped', overflow: true },
+        'a gap handed to this storage came after it closed: with workers, another carries it once this process has exited',
+      );
       this.owedOverflow = true;
       this.tellOwing();
       return;

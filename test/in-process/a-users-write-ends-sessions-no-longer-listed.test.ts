@@ -27,6 +27,21 @@ function slotOf(gw: RunningGateway, url: string): string {
   return slots[0]!;
 }
 
+/** The wiki: Alice's logins, and each session's private answers (stored in its slot, and in Redis). */
+const aliceWiki = () =>
+  startFakeUpstream(
+    answerLoginsAs('Alice', (req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private, must-revalidate, max-age=60', vary: 'Cookie' });
+      res.end(JSON.stringify({ url: req.url, at: Date.now() }));
+    }),
+  );
+/** What every gateway of this file runs with, its Redis aside. */
+const ENV = {
+  ...MANY_CLIENTS_FROM_LOOPBACK,
+  WIKIEDGE_IDENTITY_SECRET: 'sessions-no-longer-listed-secret-0123456789',
+  WIKIEDGE_TTL_SESSION_SECONDS: '600',
+};
+
 const NO_REDIS = ['without Redis', async () => undefined] as const;
 const BACKENDS = redisInstalled ? [NO_REDIS, ...REDIS_BACKENDS] : [NO_REDIS];
 
@@ -36,19 +51,8 @@ describe.each(BACKENDS)('a user`s write, with more sessions than are remembered 
   let redis: RunningRedisBackend | undefined;
   beforeAll(async () => {
     redis = await start();
-    fake = await startFakeUpstream(
-      answerLoginsAs('Alice', (req, res) => {
-        // A session's private answer, stored in its slot (and in Redis).
-        res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private, must-revalidate, max-age=60', vary: 'Cookie' });
-        res.end(JSON.stringify({ url: req.url, at: Date.now() }));
-      }),
-    );
-    gw = await startGateway(fake.url, {
-      ...MANY_CLIENTS_FROM_LOOPBACK,
-      ...redis?.env,
-      WIKIEDGE_IDENTITY_SECRET: 'sessions-no-longer-listed-secret-0123456789',
-      WIKIEDGE_TTL_SESSION_SECONDS: '600',
-    });
+    fake = await aliceWiki();
+    gw = await startGateway(fake.url, { ...ENV, ...redis?.env });
   }, 120_000);
   afterAll(async () => {
     await gw?.close();
@@ -130,18 +134,8 @@ describe.runIf(redisInstalled).each(REDIS_BACKENDS)('an answer stored by a repli
   let redis: RunningRedisBackend;
   beforeAll(async () => {
     redis = await start();
-    fake = await startFakeUpstream(
-      answerLoginsAs('Alice', (req, res) => {
-        res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private, must-revalidate, max-age=60', vary: 'Cookie' });
-        res.end(JSON.stringify({ url: req.url, at: Date.now() }));
-      }),
-    );
-    const env = {
-      ...MANY_CLIENTS_FROM_LOOPBACK,
-      ...redis.env,
-      WIKIEDGE_IDENTITY_SECRET: 'sessions-no-longer-listed-secret-0123456789',
-      WIKIEDGE_TTL_SESSION_SECONDS: '600',
-    };
+    fake = await aliceWiki();
+    const env = { ...ENV, ...redis.env };
     [knows, other] = await Promise.all([startGateway(fake.url, env), startGateway(fake.url, env)]);
   }, 120_000);
   afterAll(async () => {

@@ -13,19 +13,23 @@ const URL_KEY = '/w/api.php?action=query&format=json&meta=userinfo';
 
 function storeWithSessions(...slots: string[]): CacheStore {
   const store = new CacheStore({ sharedMaxBytes: 1 << 20, sessionMaxBytes: 1 << 20, maxEntries: 100, graceMs: 0, staleIfErrorMs: 0, now: () => 1_000 });
-  for (const slot of slots)
-    store.set('session', `${URL_KEY}\n${slot}`, {
-      status: 200,
-      headers: { 'content-type': 'application/json' },
-      body: Buffer.from('{}'),
-      storedAt: 1_000,
-      ttlMs: 60_000,
-      urlKey: URL_KEY,
-      modules: ['query', 'userinfo'],
-      slot,
-      deps: ['*'],
-    });
+  for (const slot of slots) storeSession(store, slot, ['*']);
   return store;
+}
+
+/** A session's userinfo answer, with these dependencies. */
+function storeSession(store: CacheStore, slot: string, deps: string[]): void {
+  store.set('session', `${URL_KEY}\n${slot}`, {
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+    body: Buffer.from('{}'),
+    storedAt: 1_000,
+    ttlMs: 60_000,
+    urlKey: URL_KEY,
+    modules: ['query', 'userinfo'],
+    slot,
+    deps,
+  });
 }
 
 const held = (store: CacheStore, slot: string) => store.get('session', `${URL_KEY}\n${slot}`) !== undefined;
@@ -84,33 +88,13 @@ describe('a user purge and the sessions no list names any more', () => {
     const { userTag } = await import('../../src/policy/dependencies.js');
     const store = storeWithSessions('Cc-other');
     // Stored while this process knew Ee-forgotten to be Alice's; forgotten since.
-    store.set('session', `${URL_KEY}\nEe-forgotten`, {
-      status: 200,
-      headers: { 'content-type': 'application/json' },
-      body: Buffer.from('{}'),
-      storedAt: 1_000,
-      ttlMs: 60_000,
-      urlKey: URL_KEY,
-      modules: ['query', 'userinfo'],
-      slot: 'Ee-forgotten',
-      deps: ['*', userTag('Alice')],
-    });
+    storeSession(store, 'Ee-forgotten', ['*', userTag('Alice')]);
     const users = new SessionUsers();
     users.note('Aa-browser', 'Alice');
     expect(applyLocalPurge(store, { kind: 'user', user: 'Alice' }, users)).toBe(1);
     expect([held(store, 'Ee-forgotten'), held(store, 'Cc-other')]).toEqual([false, true]);
     // And a slot purge of a write by a session known to be Alice's.
-    store.set('session', `${URL_KEY}\nEe-forgotten`, {
-      status: 200,
-      headers: { 'content-type': 'application/json' },
-      body: Buffer.from('{}'),
-      storedAt: 1_000,
-      ttlMs: 60_000,
-      urlKey: URL_KEY,
-      modules: ['query', 'userinfo'],
-      slot: 'Ee-forgotten',
-      deps: [userTag('Alice')],
-    });
+    storeSession(store, 'Ee-forgotten', [userTag('Alice')]);
     expect(applyLocalPurge(store, { kind: 'slot', slot: 'Aa-browser', wrote: true }, users)).toBe(1);
     expect(held(store, 'Ee-forgotten')).toBe(false);
   });

@@ -229,10 +229,11 @@ export class RedisPurges {
     const batches: { sets: string[]; guards: string[] }[] = [{ sets: this.clustered ? this.clustered.depParts(tag) : [this.keys.dep(tag)], guards: [tag] }];
     for (let i = 0; i < slots.length; i += 100) {
       const chunk = slots.slice(i, i + 100);
-      if (i === 0) {
-        batches[0]!.sets.push(...chunk.map((slot) => this.keys.slot(slot)));
-        batches[0]!.guards.push(...chunk.map(slotGuard));
-      } else batches.push({ sets: chunk.map((slot) => this.keys.slot(slot)), guards: chunk.map(slotGuard) });
+      // The first hundred share the tag's call.
+      if (i > 0) batches.push({ sets: [], guards: [] });
+      const batch = batches.at(-1)!;
+      batch.sets.push(...chunk.map((slot) => this.keys.slot(slot)));
+      batch.guards.push(...chunk.map(slotGuard));
     }
     // Lists written before slots were kept as they are name the index sets only.
     if (listed.indexKeys.length > 0) batches.push({ sets: listed.indexKeys, guards: [] });
