@@ -102,6 +102,9 @@ describe.each(REDIS_BACKENDS)('a purge made while an answer is on its way is not
     // ... while B holds one of the session's answers in its own tier.
     const page = `action=query&prop=info&titles=Main%20Page&format=json&requestid=${randomUUID()}`;
     await http(`${b.apiUrl}?${page}`, { headers: { cookie: user } });
+    // B asks Redis whose session it is once the client has its answer, and stores after that
+    // (steps/flow.ts fetchAndStore): until then the next read would be `coalesced`.
+    await b.built.gateway.afterAnswers.settled(10_000);
     expect(header(await http(`${b.apiUrl}?${page}`, { headers: { cookie: user } }), 'x-cache')).toBe('hit');
     const adding = !groups.includes('bot');
     await apiWrite(wiki, admin, { action: 'userrights', user: LAB_USER, [adding ? 'add' : 'remove']: 'bot', reason: 'wikiedge test' });
