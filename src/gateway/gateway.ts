@@ -27,7 +27,15 @@ import { Representations } from '../compression/representations.js';
 import { type IdentityRules, cookieCredentialKind, identityRules } from '../mediawiki/identity.js';
 import { Metrics, RedisMetrics, moduleLabeller } from '../observe/metrics.js';
 import { ChangeSignalMetrics } from '../observe/change-metrics.js';
-import { PurgeConfirmations, confirmationQuery, pagesOfAnswer, parentsQuery, revisionTimesOfAnswer } from '../invalidation/purge-confirmation.js';
+import {
+  PurgeConfirmations,
+  confirmationQuery,
+  deletionsOfAnswer,
+  deletionsQuery,
+  pagesOfAnswer,
+  parentsQuery,
+  revisionTimesOfAnswer,
+} from '../invalidation/purge-confirmation.js';
 import { changeConfirmed } from '../policy/changes.js';
 import { ALWAYS_LEADER, ChangeFollower, type Cursor, MemoryCursorStore } from '../invalidation/follower.js';
 import { SessionUsers } from '../policy/session-users.js';
@@ -197,6 +205,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
   const purgeConfirmations = new PurgeConfirmations({
     ask: async (titles) => pagesOfAnswer(await askWiki(confirmationQuery(titles))),
     askRevisions: async (revids) => revisionTimesOfAnswer(await askWiki(parentsQuery(revids))),
+    askDeletions: async (since) => deletionsOfAnswer(await askWiki(deletionsQuery(since))),
     confirmed: (title, onlyStatements, pageId, existence) => changeConfirmed(title, changes.namespaces, onlyStatements, pageId, existence),
     apply: (list) => changes.apply(list),
     log: log.child({ component: 'purge-confirmation' }),

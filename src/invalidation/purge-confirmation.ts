@@ -7,7 +7,9 @@
  * changed: asked straight at the wiki, in batches, whether the page's newest revision is new
  * (a new revid since the gateway last asked, or one made within CONFIRM_WINDOW_MS before the
  * PURGE arrived: edits, creations, moves and protections all make a revision) or the page is gone
- * (a deletion). A purge of an unchanged page confirms nothing, however often it is sent.
+ * (a deletion: gone since it was last seen, or, for a page never seen, named by the deletion log
+ * within the window, goneSince). A purge of an unchanged page, or of one that never existed,
+ * confirms nothing, however often it is sent.
  *
  * Each question asks about every page purged since the last one was sent (up to 50), so a burst
  * of edits costs one question and one class invalidation per batch, not one per page, and the
@@ -74,6 +76,14 @@ export interface PageNow {
   readonly pageid?: number;
 }
 
+/** What the wiki's deletion log says since a time (PurgeConfirmationOptions.askDeletions). */
+export interface Deletions {
+  /** The titles its rows name, as the wiki writes them (spaces, not underscores). */
+  readonly titles: ReadonlySet<string>;
+  /** More rows than the answer held: a title not among them may still have been deleted. */
+  readonly truncated: boolean;
+}
+
 /** The gateway's clock and its timers: the process's own (processClock) unless a test gives one. */
 export interface Clock {
   /** ms since the epoch */
@@ -101,6 +111,13 @@ export interface PurgeConfirmationOptions {
    */
   readonly askRevisions?: (revids: readonly number[]) => Promise<ReadonlyMap<number, number>>;
   /**
+   * Ask the wiki which pages its deletion log says were deleted since `since` (ms since the epoch,
+   * the wiki's clock): their titles, and whether the log had more rows than one answer holds.
+   * Throws when it cannot. Without it, a page the confirmer never saw that is gone confirms nothing
+   * (confirmsChange).
+   */
+  readonly askDeletions?: (since: number) => Promise<Deletions>;
+  /**
    * The change a confirmed page makes (policy/changes.ts changeConfirmed); `onlyStatements`: what
    * changed is one revision of its statements alone (onlyStatementsSince).
    */
@@ -120,7 +137,11 @@ export interface PurgeConfirmationOptions {
  */
 export function confirmsChange(before: string | undefined, page: PageNow, wikiNow: number, waitedMs: number): boolean {
   if (before !== undefined) return before !== pageState(page);
-  if (page.missing) return true;
+  // A page never seen that is gone may have just been deleted, or never have existed: anyone can
+  // have the wiki send a PURGE of a page that does not exist (PurgeAction::onSubmit calls
+  // WikiPage::doPurge, which sends it whether the page exists or not), or name one in a write.
+  // Only the wiki's deletion log tells them apart (goneSince).
+  if (page.missing) return false;
   // wikiNow - waitedMs is the wiki's clock when the PURGE arrived, or a little earlier (the wiki
   // reads its clock before its answer reaches the gateway), which only widens the window. Each
   // clock is only compared with itself, so the skew between them does not count.
@@ -153,6 +174,16 @@ export function beforeWindow(at: number, wikiNow: number, waitedMs: number): boo
 /** What the confirmer remembers of a page: its newest revision, or that it is gone. */
 export function pageState(page: PageNow): string {
   return page.missing ? 'missing' : `r${page.revid ?? '?'}`;
+}
+
+/**
+ * Whether a page never seen before that the wiki says is gone was deleted within the window
+ * (beforeWindow) of the PURGE: the deletion log names it. A log with more rows than its answer
+ * held cannot say it was not: taken for deleted (a stale list is worse than a miss; only the
+ * wiki's deleters make the log that long).
+ */
+export function goneSince(page: PageNow, deletions: Deletions): boolean {
+  return deletions.titles.has(page.title.replace(/_/g, ' ')) || deletions.truncated;
 }
 
 /**
@@ -312,13 +343,23 @@ export class PurgeConfirmations {
     let unchanged = 0;
     const answered = new Set<string>();
     const confirmed: { page: PageNow; before: string | undefined; waited: number }[] = [];
+    const goneUnseen: { page: PageNow; waited: number }[] = [];
     for (const page of answer.pages) {
       answered.add(page.title);
       const before = this.remember(page.title, pageState(page));
       if (page.pageid !== undefined) this.rememberId(page.title, page.pageid);
       const waited = Math.max(0, answeredAt - (asked.get(page.title)?.since ?? oldest));
       if (confirmsChange(before, page, answer.now, waited)) confirmed.push({ page, before, waited });
+      else if (before === undefined && page.missing) goneUnseen.push({ page, waited });
       else unchanged++;
+    }
+    // Pages never seen that are gone: deleted within the window, says the deletion log, or never there.
+    if (goneUnseen.length > 0) {
+      const deletions = await this.deletedSince(answer.now - Math.max(...goneUnseen.map((g) => g.waited)) - CONFIRM_WINDOW_MS, goneUnseen.length);
+      for (const g of goneUnseen) {
+        if (goneSince(g.page, deletions)) confirmed.push({ page: g.page, before: undefined, waited: g.waited });
+        else unchanged++;
+      }
     }
     // Pages never asked about whose newest revision is a statement module's: when was its parent made?
     const parentsAt = await this.parentsAt(
@@ -340,6 +381,20 @@ export class PurgeConfirmations {
     this.opts.metrics?.confirmation('confirmed', changes.length);
     this.opts.metrics?.confirmation('unchanged', unchanged);
     if (changes.length > 0) await this.opts.apply(changes);
+  }
+
+  /**
+   * What the deletion log says since `since`; without the question, nothing deleted. When the wiki
+   * cannot say, every page asked about is taken for deleted (as confirm does when it cannot say).
+   */
+  private async deletedSince(since: number, pages: number): Promise<Deletions> {
+    if (!this.opts.askDeletions) return { titles: new Set(), truncated: false };
+    try {
+      return await this.opts.askDeletions(since);
+    } catch (err) {
+      this.opts.log.warn({ err: String(err), pages }, 'purged pages: the wiki could not say whether the pages gone were deleted; invalidating as if they were');
+      return { titles: new Set(), truncated: true };
+    }
   }
 
   /** When the wiki made these revisions; none known when it cannot say (their pages keep their entity type). */
@@ -383,6 +438,25 @@ export function confirmationQuery(titles: readonly string[]): string {
 /** The second question (PurgeConfirmationOptions.askRevisions): when each revision was made, and the wiki's clock. */
 export function parentsQuery(revids: readonly number[]): string {
   return `action=query&prop=revisions&rvprop=ids%7Ctimestamp&format=json&formatversion=2&revids=${revids.join('%7C')}`;
+}
+
+/**
+ * The third question (PurgeConfirmationOptions.askDeletions): the deletion log's rows since a time
+ * (the wiki's clock), newest first, as many as one answer holds (`lelimit=max`: 500 for an
+ * anonymous client, ApiBase::LIMIT_BIG1). Deletions a suppressor hid (`suppress` log) are not in it.
+ */
+export function deletionsQuery(since: number): string {
+  const end = new Date(since).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return `action=query&list=logevents&letype=delete&leprop=title&lelimit=max&leend=${encodeURIComponent(end)}&format=json&formatversion=2`;
+}
+
+/** The answer to deletionsQuery. */
+export function deletionsOfAnswer(answer: unknown): Deletions {
+  const a = (answer ?? {}) as { continue?: unknown; query?: { logevents?: { title?: unknown }[] } };
+  if (!Array.isArray(a.query?.logevents)) throw new Error('the wiki did not answer the question about deletions');
+  const titles = new Set<string>();
+  for (const row of a.query.logevents) if (typeof row.title === 'string') titles.add(row.title);
+  return { titles, truncated: a.continue !== undefined };
 }
 
 /** The answer to parentsQuery: each revision's time (ms, the wiki's clock); `badrevids` are left out. */

@@ -57,6 +57,16 @@ export interface WriteFacts {
   /** A Wikibase write: it names the entities it changes (policy/changes.ts entityIdsOfWrite). */
   readonly entities?: true;
   /**
+   * A Wikibase write's own parameters naming the entity it changes (`id`, `entity`, `fromid`…), or
+   * one of its statements by GUID (`claim`, `statement`): those the module defines, never those
+   * of another. Wikibase ignores a parameter its module does not define (a warning), so a write
+   * could otherwise name any entity and have its page invalidated and asked about (policy/changes.ts).
+   */
+  readonly entityParameters?: readonly string[];
+  readonly guidParameters?: readonly string[];
+  /** Its GUID parameter takes several values (wbremoveclaims' `claim`, ParamValidator ISMULTI). */
+  readonly guidsMulti?: true;
+  /**
    * Whether one item of its answer (the module's result object, each item of a list result; a
    * Wikibase write's `entity`) says the write changed nothing: no revision, no log entry, no
    * recentchanges row. Such a write invalidates no list (policy/changes.ts changeFromWrite).
@@ -223,12 +233,23 @@ const flagged = (value: unknown) => value !== undefined && value !== false;
  */
 const nullEdit = (item: Readonly<Record<string, unknown>>) => flagged(item['nochange']);
 
+/** What a Wikibase write's facts say of the parameters naming its entity (WriteFacts.entityParameters). */
+interface EntityNaming {
+  readonly entityParameters?: readonly string[];
+  readonly guidParameters?: readonly string[];
+  readonly guidsMulti?: true;
+}
+
 /**
  * A Wikibase write that saved nothing new: ModifyEntity::addToOutput passes the revision before
  * the save to ResultBuilder::addRevisionIdFromStatusToResult, which flags `entity.nochange` when
  * the saved revision is that one (wbsetlabel, wbeditentity, … given what the entity already has).
  */
-const WIKIBASE_WRITE: ModuleFacts = { depends: 'any', write: { titles: [], entities: true, unchanged: nullEdit }, wikibase: true };
+const wikibaseWrite = (naming: EntityNaming): ModuleFacts => ({
+  depends: 'any',
+  write: { titles: [], entities: true, unchanged: nullEdit, ...naming },
+  wikibase: true,
+});
 
 /**
  * Wikibase's statement setters answer `pageinfo.lastrevid` and pass no revision before the save to
@@ -236,11 +257,11 @@ const WIKIBASE_WRITE: ModuleFacts = { depends: 'any', write: { titles: [], entit
  * SetReference: execute), so their answer never flags `nochange`; setting what a statement already
  * has saves nothing, and anonymous clients may do it.
  */
-const WIKIBASE_STATEMENT_SETTER: ModuleFacts = {
+const wikibaseStatementSetter = (naming: EntityNaming): ModuleFacts => ({
   depends: 'any',
-  write: { titles: [], entities: true, unproven: true, statementsOnly: true },
+  write: { titles: [], entities: true, unproven: true, statementsOnly: true, ...naming },
   wikibase: true,
-};
+});
 
 /**
  * Wikibase writes whose answer never says whether they saved anything: their entities' pages go at
@@ -257,17 +278,28 @@ const WIKIBASE_STATEMENT_SETTER: ModuleFacts = {
  *   (`formId`, `senseId`, `id`: `L1-F2` is kept on L1's page) or `source` and `target`
  *   (wblmergelexemes: both pages change, the source becoming a redirect).
  */
-const WIKIBASE_UNPROVEN_WRITE: ModuleFacts = { depends: 'any', write: { titles: [], entities: true, unproven: true }, wikibase: true };
+const wikibaseUnprovenWrite = (naming: EntityNaming): ModuleFacts => ({
+  depends: 'any',
+  write: { titles: [], entities: true, unproven: true, ...naming },
+  wikibase: true,
+});
 
 /**
  * Wikibase's writes of statements that do flag `nochange` (CreateClaim, RemoveClaims,
  * RemoveQualifiers, RemoveReferences: each a ChangeOp on the entity's StatementList alone).
  */
-const WIKIBASE_STATEMENT_WRITE: ModuleFacts = {
+const wikibaseStatementWrite = (naming: EntityNaming): ModuleFacts => ({
   depends: 'any',
-  write: { titles: [], entities: true, unchanged: nullEdit, statementsOnly: true },
+  write: { titles: [], entities: true, unchanged: nullEdit, statementsOnly: true, ...naming },
   wikibase: true,
-};
+});
+
+/** `id` (ModifyEntity: wbeditentity, wbsetlabel, wbsetdescription, wbsetaliases, wbsetsitelink; WikibaseLexeme's removals). */
+const BY_ID: EntityNaming = { entityParameters: ['id'] };
+/** A statement by its GUID in `claim` (SetClaimValue, SetClaim, SetQualifier, RemoveQualifiers). */
+const BY_CLAIM: EntityNaming = { guidParameters: ['claim'] };
+/** A statement by its GUID in `statement` (SetReference, RemoveReferences). */
+const BY_STATEMENT: EntityNaming = { guidParameters: ['statement'] };
 
 /** action= modules. */
 export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
@@ -316,7 +348,10 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   undelete: { depends: 'any', write: { titles: ['title'] } },
   protect: { depends: 'any', write: { titles: ['title'] } },
   rollback: { depends: 'any', write: { titles: ['title'] } },
-  upload: { depends: 'any', write: { titles: ['filename'] } },
+  // A file stashed, or a chunk of one, answers `"result":"Success"` with its `filekey` and no
+  // `filename` (ApiUpload::getStashResult, getChunkResult): nothing is published, no page or log
+  // row made; only a published upload names its file (ApiUpload::performUpload).
+  upload: { depends: 'any', write: { titles: ['filename'], unchanged: (item) => typeof item['filename'] !== 'string' } },
   filerevert: { depends: 'any', write: { titles: ['filename'] } },
   mergehistory: { depends: 'any', write: { titles: ['from', 'to'] } },
   changecontentmodel: { depends: 'any', write: { titles: ['title'] } },
@@ -361,30 +396,32 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   },
   wbavailablebadges: { depends: 'nothing', wikibase: true },
   // Wikibase writes: they name their entities in the answer and the request (policy/changes.ts).
-  wbeditentity: WIKIBASE_WRITE,
-  wbsetlabel: WIKIBASE_WRITE,
-  wbsetdescription: WIKIBASE_WRITE,
-  wbsetaliases: WIKIBASE_WRITE,
-  wbsetsitelink: WIKIBASE_WRITE,
-  wblinktitles: WIKIBASE_WRITE,
-  wbcreateclaim: WIKIBASE_STATEMENT_WRITE,
-  wbsetclaimvalue: WIKIBASE_STATEMENT_SETTER,
-  wbsetclaim: WIKIBASE_STATEMENT_SETTER,
-  wbremoveclaims: WIKIBASE_STATEMENT_WRITE,
-  wbsetqualifier: WIKIBASE_STATEMENT_SETTER,
-  wbremovequalifiers: WIKIBASE_STATEMENT_WRITE,
-  wbsetreference: WIKIBASE_STATEMENT_SETTER,
-  wbremovereferences: WIKIBASE_STATEMENT_WRITE,
-  wbmergeitems: WIKIBASE_WRITE,
-  wbcreateredirect: WIKIBASE_UNPROVEN_WRITE,
+  wbeditentity: wikibaseWrite(BY_ID),
+  wbsetlabel: wikibaseWrite(BY_ID),
+  wbsetdescription: wikibaseWrite(BY_ID),
+  wbsetaliases: wikibaseWrite(BY_ID),
+  wbsetsitelink: wikibaseWrite(BY_ID),
+  // By sitelinks alone (fromsite/fromtitle, tosite/totitle): the answer's `entity.id` names it.
+  wblinktitles: wikibaseWrite({}),
+  wbcreateclaim: wikibaseStatementWrite({ entityParameters: ['entity'] }),
+  wbsetclaimvalue: wikibaseStatementSetter(BY_CLAIM),
+  // Its `claim` is the statement's JSON: the answer's `claim.id` names it.
+  wbsetclaim: wikibaseStatementSetter({}),
+  wbremoveclaims: wikibaseStatementWrite({ guidParameters: ['claim'], guidsMulti: true }),
+  wbsetqualifier: wikibaseStatementSetter(BY_CLAIM),
+  wbremovequalifiers: wikibaseStatementWrite(BY_CLAIM),
+  wbsetreference: wikibaseStatementSetter(BY_STATEMENT),
+  wbremovereferences: wikibaseStatementWrite(BY_STATEMENT),
+  wbmergeitems: wikibaseWrite({ entityParameters: ['fromid', 'toid'] }),
+  wbcreateredirect: wikibaseUnprovenWrite({ entityParameters: ['from', 'to'] }),
   // WikibaseLexeme (extension.json APIModules).
-  wbladdform: WIKIBASE_UNPROVEN_WRITE,
-  wbleditformelements: WIKIBASE_UNPROVEN_WRITE,
-  wblremoveform: WIKIBASE_UNPROVEN_WRITE,
-  wbladdsense: WIKIBASE_UNPROVEN_WRITE,
-  wbleditsenseelements: WIKIBASE_UNPROVEN_WRITE,
-  wblremovesense: WIKIBASE_UNPROVEN_WRITE,
-  wblmergelexemes: WIKIBASE_UNPROVEN_WRITE,
+  wbladdform: wikibaseUnprovenWrite({ entityParameters: ['lexemeId'] }),
+  wbleditformelements: wikibaseUnprovenWrite({ entityParameters: ['formId'] }),
+  wblremoveform: wikibaseUnprovenWrite(BY_ID),
+  wbladdsense: wikibaseUnprovenWrite({ entityParameters: ['lexemeId'] }),
+  wbleditsenseelements: wikibaseUnprovenWrite({ entityParameters: ['senseId'] }),
+  wblremovesense: wikibaseUnprovenWrite(BY_ID),
+  wblmergelexemes: wikibaseUnprovenWrite({ entityParameters: ['source', 'target'] }),
 };
 
 /** Namespace-scoped lists (allredirects is not one: its `arnamespace` is the targets'). */
@@ -517,10 +554,11 @@ export function writeFacts(action: string): WriteFacts | undefined {
   return actionFacts(action)?.write;
 }
 
-/** A Wikibase write's parameters naming an entity (WikibaseLexeme's: `lexemeId` to `target`): policy/changes.ts entityIdsOfWrite. */
-export const ENTITY_ID_PARAMETERS: readonly string[] = ['id', 'entity', 'fromid', 'toid', 'from', 'to', 'lexemeId', 'formId', 'senseId', 'source', 'target'];
-/** The parameters of a Wikibase write that name a statement by its GUID (`Q1$…`: the entity is the part before `$`). */
-export const GUID_PARAMETERS: readonly string[] = ['claim', 'statement', 'guid'];
+/** Every Wikibase write's parameters naming an entity or a statement (WriteFacts.entityParameters, guidParameters). */
+const ENTITY_NAMING_PARAMETERS: readonly string[] = Object.values(ACTIONS).flatMap((f) => [
+  ...(f.write?.entityParameters ?? []),
+  ...(f.write?.guidParameters ?? []),
+]);
 
 /**
  * Every parameter a write's change is read from: a posted multipart form is searched for these
@@ -530,8 +568,7 @@ export const WRITE_PARAMETERS: ReadonlySet<string> = new Set([
   'action',
   'pageid',
   'new',
-  ...ENTITY_ID_PARAMETERS,
-  ...GUID_PARAMETERS,
+  ...ENTITY_NAMING_PARAMETERS,
   ...Object.values(ACTIONS).flatMap((f) => f.write?.titles ?? []),
 ]);
 

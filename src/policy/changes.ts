@@ -25,7 +25,7 @@
 import { ANY, DATATYPES } from './dependencies.js';
 import { DEFAULT_NAMESPACES, type Namespaces, pairedKey, titleKey } from '../mediawiki/titles.js';
 import { entityPageId, entityPageTitles, entityTypeOfPage, entityTypeTag } from '../mediawiki/entities.js';
-import { ENTITY_ID_PARAMETERS, GUID_PARAMETERS, type WriteFacts, writeFacts } from '../mediawiki/modules.js';
+import { type WriteFacts, writeFacts } from '../mediawiki/modules.js';
 import { entityOfGuid } from '../mediawiki/wikibase-params.js';
 
 /** purge: a CDN PURGE; follower: a recentchanges row; write: a write that passed through the gateway. */
@@ -226,18 +226,25 @@ const ANSWER_TITLE_FIELDS = ['title', 'from', 'to', 'target', 'talkfrom', 'talkt
  * Wikibase's write answers and requests name the entities they change: `entity.id` (wbsetlabel,
  * wbeditentity), `from.id`/`to.id` (wbmergeitems), `redirect.from`/`to` (wbcreateredirect), the
  * claim GUID (`Q1$…`: the entity is the part before `$`) in `claim.id` and `claims[]`
- * (wbsetclaimvalue, wbremoveclaims), and in the request `id=`, `entity=`, `fromid=`/`toid=`,
- * `from=`/`to=`, `claim=`, `statement=`, `guid=`; WikibaseLexeme's name a lexeme, form or sense in
+ * (wbsetclaimvalue, wbremoveclaims), and in the request the parameters the module itself defines
+ * (modules.ts WriteFacts.entityParameters, guidParameters): `id=`, `entity=`, `fromid=`/`toid=`,
+ * `from=`/`to=`, `claim=`, `statement=`; WikibaseLexeme's name a lexeme, form or sense in
  * `lexemeId=`, `formId=`, `senseId=`, `source=`/`target=` and the answer's `form.id`, `sense.id`
- * (a form or sense is kept on its lexeme's page: entities.ts entityPageTitles).
+ * (a form or sense is kept on its lexeme's page: entities.ts entityPageTitles). A parameter of
+ * another module is not read: Wikibase ignores it, and a no-op write naming thousands of entities
+ * in it would have had their pages invalidated and asked about.
  */
-function entityIdsOfWrite(params: (name: string) => string | undefined, json: Record<string, unknown>): string[] {
+function entityIdsOfWrite(write: WriteFacts, params: (name: string) => string | undefined, json: Record<string, unknown>): string[] {
   const ids: string[] = [];
   const push = (v: unknown) => {
     if (typeof v === 'string' && v !== '') ids.push(v.includes('$') ? (entityOfGuid(v) ?? '') : v);
   };
-  for (const name of ENTITY_ID_PARAMETERS) for (const v of (params(name) ?? '').split('|')) push(v);
-  for (const name of GUID_PARAMETERS) for (const v of (params(name) ?? '').split('|')) push(entityOfGuid(v));
+  // One value each (Wikibase refuses `Q1|Q2` as an id), but wbremoveclaims' list of GUIDs.
+  for (const name of write.entityParameters ?? []) push(params(name));
+  for (const name of write.guidParameters ?? []) {
+    const value = params(name) ?? '';
+    for (const v of write.guidsMulti ? value.split('|') : [value]) push(entityOfGuid(v));
+  }
   const obj = (v: unknown) => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
   push(obj(json['entity'])['id']);
   push(obj(json['from'])['id']);
@@ -280,7 +287,7 @@ export function changeFromWrite(
   const changed = !savedNothing(action, write, json);
   // A write whose answer cannot say whether it saved anything (modules.ts WriteFacts.unproven):
   // its pages' own answers now, the rest once the wiki confirms the pages changed, as for a PURGE.
-  const entityIds = write.entities ? entityIdsOfWrite(params, json) : [];
+  const entityIds = write.entities ? entityIdsOfWrite(write, params, json) : [];
   const entityPages = entityIds.flatMap((id) => entityPageTitles(id, namespaces));
   // MediaInfo ids name their File: page by id (entities.ts entityPageId).
   const entityPageIds = entityIds.map(entityPageId).filter((id): id is number => id !== undefined);

@@ -107,6 +107,36 @@ describe('invalidation by the PURGEs MediaWiki sends', () => {
     expect((await content(title)).text).toBe('to be deleted');
   });
 
+  it('a page the gateway never heard of, deleted straight at the wiki: the lists that showed it are fresh (the deletion log names it)', async () => {
+    const prefix = `Unseen ${randomUUID().slice(0, 8)}`;
+    const title = `${prefix} a`;
+    // Created while the wiki sends no PURGE: the gateway has never asked about the page.
+    await setWikiToggle(data, { cdn: [] });
+    try {
+      await apiWrite(wiki, admin, { action: 'edit', title, text: 'never purged' });
+    } finally {
+      await setWikiToggle(data, { cdn: [`127.0.0.1:${new URL(gw.url).port}`] });
+    }
+    const q = `action=query&list=allpages&apprefix=${encodeURIComponent(prefix)}`;
+    expect((await cached(q)).query.allpages.map((p: { title: string }) => p.title)).toEqual([title]);
+    await apiWrite(wiki, admin, { action: 'delete', title });
+    expect(JSON.parse((await read(q)).body).query.allpages).toEqual([]);
+  });
+
+  it('PURGEs of pages that never existed (anyone can have the wiki send them: PurgeAction) empty no list', async () => {
+    const stillHit = await unrelated();
+    const q = 'action=query&list=allpages&aplimit=3';
+    await cached(q);
+    for (let i = 0; i < 3; i++) {
+      const res = await http(`${gw.url}/w/index.php?title=${encodeURIComponent(`Never existed ${randomUUID()}`)}&action=history`, { method: 'PURGE' });
+      expect(res.status).toBe(200);
+    }
+    await gw.built.gateway.purgeConfirmations.settled();
+    await gw.reboundsDone();
+    expect(header(await read(q), 'x-cache')).toBe('hit');
+    await stillHit();
+  });
+
   it('an upload and a file deletion straight at the wiki: imageinfo and filearchive fresh', async () => {
     const name = `Purge-${randomUUID().slice(0, 8)}.png`;
     const dir = await mkdtemp(path.join(tmpdir(), 'wikiedge-upload-'));

@@ -9,7 +9,7 @@ import { changeConfirmed, changeFromPurge, type Change } from '../../src/policy/
 
 const NOW = Date.parse('2026-11-28T12:00:00Z');
 
-function confirmer(pages: (titles: readonly string[]) => PageNow[] | Error) {
+function confirmer(pages: (titles: readonly string[]) => PageNow[] | Error, deleted: readonly string[] = []) {
   const applied: Change[][] = [];
   const asked: string[][] = [];
   const c = new PurgeConfirmations({
@@ -19,6 +19,7 @@ function confirmer(pages: (titles: readonly string[]) => PageNow[] | Error) {
       if (p instanceof Error) throw p;
       return { pages: p, now: NOW };
     },
+    askDeletions: async () => ({ titles: new Set(deleted), truncated: false }),
     confirmed: (title) => changeConfirmed(title),
     apply: async (list) => void applied.push([...list]),
     log: pino({ level: 'silent' }),
@@ -55,11 +56,14 @@ describe('purge confirmation', () => {
     expect(applied.length).toBe(1);
     expect(applied[0]![0]!.tags).toEqual(expect.arrayContaining(['*', 'p:Main Page', 'n:0']));
   });
-  it('a revision made within the window, or a page gone, is a change the first time it is seen', async () => {
-    const { c, applied } = confirmer(() => [
-      { title: 'Fresh', missing: false, revid: 9, revisionAt: NOW - 2_000 },
-      { title: 'Gone', missing: true },
-    ]);
+  it('a revision made within the window, or a page the deletion log says is gone, is a change the first time it is seen', async () => {
+    const { c, applied } = confirmer(
+      () => [
+        { title: 'Fresh', missing: false, revid: 9, revisionAt: NOW - 2_000 },
+        { title: 'Gone', missing: true },
+      ],
+      ['Gone'],
+    );
     c.note('Fresh');
     c.note('Gone');
     await c.settled();
