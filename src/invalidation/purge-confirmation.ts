@@ -27,7 +27,7 @@
  * (prop=revisions for many titles), which does not say what the ones before it changed.
  */
 import type { Logger } from 'pino';
-import { type Change, statementsOnlyComment } from '../policy/changes.js';
+import { type Change, mayChangeDatatype, statementsOnlyComment } from '../policy/changes.js';
 
 /**
  * A newest revision made this long before its PURGE arrived (the wiki's clock) is taken for the
@@ -372,7 +372,8 @@ export class PurgeConfirmations {
           page.title,
           onlyStatementsSince(before, page, parentAt !== undefined && beforeWindow(parentAt, answer.now, waited)),
           page.pageid ?? (page.missing ? this.pageIds.get(page.title) : undefined),
-          existenceChanged(before, page),
+          // Gone or back, or (a property's) its newest revision no Wikibase module's: its datatype may have changed.
+          existenceChanged(before, page) || (!page.missing && mayChangeDatatype(page.comment, page.tags)),
         ),
       );
     }

@@ -76,15 +76,18 @@ export function changeFromRow(row: RecentChangeRow, namespaces: Namespaces = DEF
   // An edit (not a creation, nor a log entry) whose summary says a statement module wrote it.
   const onlyStatements = row.type === 'edit' && row.commenthidden !== true && statementsOnlyComment(row.comment, row.tags);
   // A deletion or a restoration: the page's existence changed (not `revision` or `event`, which
-  // hide a revision or a log entry of a page that stays).
-  const existence = row.type === 'log' && row.logtype === 'delete' && (row.logaction === 'delete' || row.logaction === 'restore');
+  // hide a revision or a log entry of a page that stays); or, for a property, a revision no
+  // Wikibase module made (mayChangeDatatype).
+  const datatypes =
+    (row.type === 'log' && row.logtype === 'delete' && (row.logaction === 'delete' || row.logaction === 'restore')) ||
+    (row.type === 'edit' && mayChangeDatatype(row.commenthidden === true ? undefined : row.comment, row.tags));
   const addTitle = (text: unknown, ns: unknown) => {
     if (typeof text !== 'string') return;
     const t = titleKey(text, namespaces);
     if (!t) return;
     addPage(tags, t, namespaces);
     addClasses(tags, t, namespaces, ns, onlyStatements);
-    if (existence) addExistence(tags, t, namespaces);
+    if (datatypes) addExistence(tags, t, namespaces);
   };
   if (!row.actionhidden) {
     addTitle(row.title, row.ns);
@@ -140,7 +143,8 @@ export function changeConfirmed(
   if (t) {
     addPage(tags, t, namespaces);
     addClasses(tags, t, namespaces, undefined, onlyStatements);
-    // The wiki says it is gone now, or back (purge-confirmation.ts existenceChanged).
+    // The wiki says it is gone now, or back (purge-confirmation.ts existenceChanged), or its
+    // newest revision is no Wikibase module's (mayChangeDatatype).
     if (existence) addExistence(tags, t, namespaces);
   }
   return { source: 'purge', type: 'confirmed', tags: [...tags], users: [], at: undefined };
@@ -157,8 +161,9 @@ function addClasses(tags: Set<string>, t: { readonly key: string; readonly ns: n
 }
 
 /**
- * A page that came to exist or ceased to (deleted, restored): a property's page takes its
- * datatype with it, which entity answers with statements show (dependencies.ts DATATYPES).
+ * A page that came to exist or ceased to (deleted, restored), or a revision that may have changed
+ * a property's datatype (mayChangeDatatype): a property's page takes its datatype with it, which
+ * entity answers with statements show (dependencies.ts DATATYPES).
  */
 function addExistence(tags: Set<string>, t: { readonly key: string; readonly ns: number }, namespaces: Namespaces): void {
   if (entityTypeOfPage(t, namespaces) === 'property') tags.add(DATATYPES);
@@ -181,6 +186,22 @@ const AUTOCOMMENT = /^\/\* ([a-z]+)(?:-[a-z-]+)?:/;
  * autocomment included; what it reverts may be a label. Such a revision is never statements-only.
  */
 const REVERT_TAGS: ReadonlySet<string> = new Set(['mw-undo', 'mw-rollback', 'mw-manual-revert']);
+
+/**
+ * Whether a revision of a property's page may have changed its datatype, which entity answers with
+ * statements show (dependencies.ts DATATYPES). Wikibase's API modules never change an existing
+ * property's datatype; Wikibase's changePropertyDataType.php does (PropertyDataTypeChanger saves
+ * a revision whose summary is its own, no autocomment), and so may an import or a revert of such a
+ * revision. A summary that opens with a Wikibase write module's autocomment did not; any other
+ * may have (a hidden one, none, a revert's: REVERT_TAGS). Property edits through the API, labels
+ * in many languages by bots among them, therefore leave every item's answer in place.
+ */
+export function mayChangeDatatype(comment: unknown, changeTags: readonly string[] | undefined): boolean {
+  if (typeof comment !== 'string') return true;
+  if (changeTags?.some((tag) => REVERT_TAGS.has(tag))) return true;
+  const module = AUTOCOMMENT.exec(comment)?.[1];
+  return module === undefined || writeFacts(module)?.entities !== true;
+}
 
 /**
  * Whether an edit summary says its revision changed statements alone: its autocomment is one of a

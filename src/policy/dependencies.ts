@@ -8,7 +8,8 @@
  *   u:<user name>   a session's answer, stored while whose session it is was known
  *                   (userTag): that user's writes, rights and blocks end it
  *   dt              an entity answer whose statements show their properties' datatypes
- *                   (DATATYPES): a property's deletion or restoration changes them
+ *                   (DATATYPES): a property's deletion or restoration changes them, and
+ *                   a revision of it no Wikibase API module made (changes.ts mayChangeDatatype)
  *   *               any change at all (the safe default: lists any change can alter, modules
  *                   whose dependencies cannot be bounded, answers that could not be read)
  *
@@ -48,11 +49,13 @@ export const ANY = '*';
  * What an entity answer with statements depends on besides its entities: each snak shows its
  * property's datatype (`"datatype":"string"`: Wikibase's repo/includes/Api/ResultBuilder.php
  * and JsonDataTypeInjector add it through CallbackFactory::getCallbackToAddDataTypeToSnak from
- * the property's lookup), which no edit of the property changes (a datatype is fixed at creation)
- * and its deletion takes away (the lookup throws PropertyDataTypeLookupException, caught: the
+ * the property's lookup), which no edit through Wikibase's API changes (a datatype is fixed at
+ * creation; only the changePropertyDataType.php maintenance script changes it, in a revision with
+ * a summary of its own) and its deletion takes away (the lookup throws PropertyDataTypeLookupException, caught: the
  * snak goes out without one). One tag for
  * every property: deletions of properties are rare, and an item's answer names hundreds of them.
- * Changes carry it for the deletion or restoration of a property's page (changes.ts).
+ * Changes carry it for the deletion or restoration of a property's page, and for a revision of
+ * one whose summary is no Wikibase module's (changes.ts mayChangeDatatype).
  */
 export const DATATYPES = 'dt';
 

@@ -1,0 +1,88 @@
+// A property's datatype changes without its deletion: Wikibase's changePropertyDataType.php
+// (PropertyDataTypeChanger::changeDataType) saves the property with the new datatype, in a
+// revision whose summary is its own ("Changing DataType from string to external-id") and no
+// autocomment. Every item answer showing a snak of that property then shows the new datatype, yet
+// the cached ones kept the old: only the deletion or restoration of a property's page carried
+// `dt` (dependencies.ts DATATYPES). A revision of a property's page that no Wikibase API module
+// made now carries it too (changes.ts mayChangeDatatype); an edit through the API (a label, a
+// statement: many a day on Wikidata) still evicts no item.
+import { describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { DATATYPES } from '../../src/policy/dependencies.js';
+import { changeConfirmed, changeFromRow, mayChangeDatatype } from '../../src/policy/changes.js';
+import { PurgeConfirmations, type PageNow } from '../../src/invalidation/purge-confirmation.js';
+import { namespacesFromSiteinfo } from '../../src/mediawiki/titles.js';
+
+const ns = namespacesFromSiteinfo({
+  namespaces: {
+    '0': { id: 0, name: '' },
+    '120': { id: 120, name: 'Item', canonical: 'Item', defaultcontentmodel: 'wikibase-item' },
+    '122': { id: 122, name: 'Property', canonical: 'Property', defaultcontentmodel: 'wikibase-property' },
+  },
+});
+const NOW = Date.parse('2026-11-30T06:00:00Z');
+const SCRIPT = 'Changing DataType from string to external-id';
+
+describe('a revision of a property`s page', () => {
+  const row = (comment: string | undefined, extra: Record<string, unknown> = {}) =>
+    changeFromRow(
+      {
+        rcid: 1,
+        timestamp: '2026-11-30T05:59:59Z',
+        type: 'edit',
+        ns: 122,
+        title: 'Property:P4',
+        pageid: 10,
+        revid: 40,
+        ...(comment !== undefined && { comment }),
+        ...extra,
+      },
+      ns,
+    ).tags;
+
+  it('made by changePropertyDataType.php, with a hidden summary, or a revert of one: the datatypes go', () => {
+    expect(row(SCRIPT)).toContain(DATATYPES);
+    expect(row(undefined, { commenthidden: true })).toContain(DATATYPES);
+    expect(row('/* wbsetlabel-set:1|en */ x', { tags: ['mw-undo'] })).toContain(DATATYPES);
+  });
+
+  it('made through Wikibase`s API (a label, a statement, a new property): no item answer goes', () => {
+    expect(row('/* wbsetlabel-set:1|en */ population size')).not.toContain(DATATYPES);
+    expect(row('/* wbeditentity-update-languages-short:0||de */')).not.toContain(DATATYPES);
+    expect(row('/* wbsetclaimvalue:1| */ [[Property:P2]]: 5')).not.toContain(DATATYPES);
+    expect(
+      changeFromRow(
+        { rcid: 2, timestamp: '2026-11-30T05:59:59Z', type: 'new', ns: 122, title: 'Property:P9', comment: '/* wbeditentity-create-property:0| */' },
+        ns,
+      ).tags,
+    ).not.toContain(DATATYPES);
+  });
+
+  it('an item`s revision by any summary carries no datatype', () => {
+    const item = changeFromRow({ rcid: 3, timestamp: '2026-11-30T05:59:59Z', type: 'edit', ns: 120, title: 'Item:Q1', comment: SCRIPT }, ns).tags;
+    expect(item).not.toContain(DATATYPES);
+    expect(mayChangeDatatype(SCRIPT, undefined)).toBe(true);
+  });
+
+  it('with PURGEs alone: the confirmation reads the newest revision`s summary', async () => {
+    for (const [comment, carries] of [
+      [SCRIPT, true],
+      ['/* wbsetlabel-set:1|en */ population size', false],
+    ] as const) {
+      const applied: string[] = [];
+      const c = new PurgeConfirmations({
+        ask: async (titles) => ({
+          pages: titles.map((title): PageNow => ({ title, missing: false, revid: 41, parentid: 40, revisionAt: NOW - 1_000, comment })),
+          now: NOW,
+        }),
+        confirmed: (title, onlyStatements, pageId, datatypes) => changeConfirmed(title, ns, onlyStatements, pageId, datatypes),
+        apply: async (list) => void applied.push(...list.flatMap((ch) => ch.tags)),
+        log: pino({ level: 'silent' }),
+      });
+      c.note('Property:P4');
+      await c.settled();
+      expect(applied).toContain('p:Property:P4');
+      expect(applied.includes(DATATYPES), comment).toBe(carries);
+    }
+  });
+});
