@@ -514,8 +514,11 @@ export const QUERY_MODULES: Readonly<Record<string, ModuleFacts>> = {
   wbsearch: { depends: 'terms', searchType: searchTypeOf('wbstype'), wikibase: true },
   entityterms: { depends: 'pages', wikibase: true },
   wbcontentlanguages: { depends: 'nothing', wikibase: true },
-  wbsubscribers: { depends: 'any', wikibase: true },
-  wblistentityusages: { depends: 'any', wikibase: true },
+  // wb_changes_subscription and wbc_entity_usage: written by the client wikis' links updates and
+  // jobs (Wikibase's UsageUpdater, AddUsagesForPageJob), with no row in this wiki's recentchanges
+  // and no PURGE: the short TTL, whatever the follower.
+  wbsubscribers: { depends: 'any', jobs: true, wikibase: true },
+  wblistentityusages: { depends: 'any', jobs: true, wikibase: true },
 };
 
 /** The facts of an action (`query` included), or undefined for a module the table does not know. */

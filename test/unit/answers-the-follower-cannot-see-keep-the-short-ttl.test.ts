@@ -58,4 +58,9 @@ describe('other modules that were configuration alone', () => {
     expect(of('action=wbparsevalue&datatype=commonsMedia&values=Foo.jpg&validate=1')).toEqual({ tags: [], followed: false });
     expect(of('action=wbparsevalue&datatype=wikibase-item&values=Q99')).toEqual({ tags: [], followed: true });
   });
+
+  it('Wikibase`s subscriptions and entity usages: written by client wikis` links updates and jobs, with no row here', () => {
+    expect(of('action=query&list=wbsubscribers&wblsentities=Q1').followed).toBe(false);
+    expect(of('action=query&list=wblistentityusages&wbleuentities=Q1').followed).toBe(false);
+  });
 });
