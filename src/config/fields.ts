@@ -232,7 +232,7 @@ export const FIELDS = {
     parse: intOrAuto(0, 2 ** 40),
     default: 'auto',
     unit: 'per-second',
-    doc: 'bytes per second one client\'s misses may store in the shared tier, a token bucket (its burst: 4 × `WIKIEDGE_CACHE_MAX_ENTRY_BYTES`, at most 1/8 of `WIKIEDGE_CACHE_SHARED_MAX_BYTES`); past it the client is still answered (`X-Cache: miss`) and its answer is not stored (`wikiedge_not_stored_total{reason="client-budget"}`), so that a client asking in series, never refused, cannot push every other entry out of the tier. `auto`: `WIKIEDGE_CACHE_SHARED_MAX_BYTES` / 600, at most a tenth of the tier a minute. Refreshes are never charged. `0`: off. See "Per-client limits"',
+    doc: 'bytes per second one client\'s misses may store in the shared tier, and in the session tier, a token bucket per tier (its burst: 4 × `WIKIEDGE_CACHE_MAX_ENTRY_BYTES`, at most 1/8 of the tier); past it the client is still answered (`X-Cache: miss`) and its answer is not stored (`wikiedge_not_stored_total{reason="client-budget"}`), so that a client asking in series, never refused, cannot push every other entry out of the tier. In the session tier the sessions of one address together get `WIKIEDGE_CLIENT_SESSIONS_PER_ADDRESS` times it (a made-up session cookie costs nothing). `auto`: the tier\'s size (`WIKIEDGE_CACHE_SHARED_MAX_BYTES`, `WIKIEDGE_CACHE_SESSION_MAX_BYTES`) / 600, at most a tenth of the tier a minute. Refreshes are never charged. `0`: off. See "Per-client limits"',
   }),
   clientSessionsPerAddress: field({
     env: 'WIKIEDGE_CLIENT_SESSIONS_PER_ADDRESS',

@@ -17,7 +17,7 @@ import { type CacheEntry, CacheStore } from '../cache/store.js';
 import type { Config } from '../config/config.js';
 import { comparable, WIKI_KEYS } from '../config/reload-keys.js';
 import { AddressMatcher } from '../words/address-list.js';
-import { ClientBudget, StoreBudget, storeBudgetOptions, UncachedUnderWay } from '../limits/client-budget.js';
+import { ClientBudget, sessionStoreBudgetOptions, StoreBudget, storeBudgetOptions, UncachedUnderWay } from '../limits/client-budget.js';
 import { RefusalDelay } from '../limits/refusal-delay.js';
 import { UpstreamGate } from '../limits/upstream-gate.js';
 import { AccessLog } from '../observe/access-log.js';
@@ -90,6 +90,8 @@ export interface Gateway {
   readonly underWay: UncachedUnderWay;
   /** Each client's budget of bytes its misses store in the shared tier (limits/client-budget.ts StoreBudget). */
   readonly storeBudget: StoreBudget;
+  /** The same for the session tier, each address's sessions together bounded too. */
+  readonly sessionStoreBudget: StoreBudget;
   /** How long a refused request waits for its 429 (limits/refusal-delay.ts). */
   readonly refusalDelay: RefusalDelay;
   /** MediaWiki's change signals applied (invalidation/signals.ts), and the TTL defaults they allow. */
@@ -261,6 +263,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     }),
     underWay: new UncachedUnderWay(),
     storeBudget: new StoreBudget(storeBudgetOptions(config)),
+    sessionStoreBudget: new StoreBudget(sessionStoreBudgetOptions(config)),
     refusalDelay,
     changes,
     sessionUsers,

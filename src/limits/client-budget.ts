@@ -175,7 +175,7 @@ export class UncachedUnderWay {
 }
 
 /*
- * The budget of the bytes each client's misses may store in the shared tier: a token bucket in
+ * The budget of the bytes each client's misses may store in a tier: a token bucket in
  * bytes per client (keyed as client-key.ts keys the budget of uncached requests), refilled at
  * `bytesPerSecond` up to `burstBytes`.
  *
@@ -190,9 +190,16 @@ export class UncachedUnderWay {
  * borne by every other client, so a client past this budget is still answered, and its answer
  * is not stored.
  *
- * Only a client's own misses are charged: a background refresh is for everyone, and a session
+ * Only a client's own misses are charged: a background refresh is for everyone. A session
  * holder's answers go to the per-session tier (WIKIEDGE_CACHE_SESSION_MAX_BYTES), which cannot
- * evict a shared entry (test/unit/attack-cache-exhaustion.test.ts).
+ * evict a shared entry (test/unit/attack-cache-exhaustion.test.ts) but is an LRU of its own,
+ * shared by every session: a client sending a made-up session cookie each time (any cookie the
+ * credential net takes, which the wiki ignores) had every answer stored as a new session's, and
+ * pushed every user's private entries out (and filled Redis, which holds them too). That tier has
+ * a budget of its own, charged to the session (or its user) and to its address's group, which
+ * all its sessions share (WIKIEDGE_CLIENT_SESSIONS_PER_ADDRESS clients' worth a second, as the
+ * budget of uncached requests allows, and a burst of at most an eighth of the tier, as one
+ * client's): test/in-process/attack-made-up-sessions-flush-the-session-tier.test.ts.
  */
 
 export interface StoreBudgetOptions {
@@ -201,6 +208,8 @@ export interface StoreBudgetOptions {
   /** Bucket size: the bytes a client may store at once after a quiet spell. */
   readonly burstBytes: number;
   readonly maxClients: number;
+  /** What a group (an address's sessions, client-key.ts ClientKey.group) may store together; none: no group budget. */
+  readonly group?: { readonly bytesPerSecond: number; readonly burstBytes: number };
 }
 
 /**
@@ -220,8 +229,11 @@ export function ipv6NetworkOf(client: string): string | undefined {
 export class StoreBudget {
   private readonly buckets: TokenBuckets;
   private readonly networks: TokenBuckets;
+  private readonly groups: TokenBuckets | undefined;
 
   constructor(private readonly opts: StoreBudgetOptions) {
+    const group = opts.group;
+    this.groups = group && new TokenBuckets({ ratePerSecond: group.bytesPerSecond, burst: group.burstBytes, maxClients: opts.maxClients });
     this.buckets = new TokenBuckets({ ratePerSecond: opts.bytesPerSecond, burst: opts.burstBytes, maxClients: opts.maxClients });
     this.networks = new TokenBuckets({
       ratePerSecond: opts.bytesPerSecond * CLIENTS_PER_IPV6_48,
@@ -238,17 +250,21 @@ export class StoreBudget {
    * May `client` store an entry of `bytes` at `now` (ms)? Yes takes them from its bucket. A full
    * bucket takes any one entry, even one above the burst (then in debt, paid back at the rate
    * before its next store): else an entry larger than the burst could never be stored by anyone.
+   * `group` (an address's sessions) is charged too, when the budget has groups.
    */
-  take(client: string, bytes: number, now: number): boolean {
+  take(client: string, bytes: number, now: number, group?: string): boolean {
     if (!this.enabled) return true;
     const bucket = this.buckets.take(client, now);
     if (bucket.tokens < bytes && bucket.tokens < this.opts.burstBytes) return false;
+    const groupBucket = group && this.groups ? this.groups.take(group, now) : undefined;
+    if (groupBucket && groupBucket.tokens < bytes && groupBucket.tokens < this.opts.group!.burstBytes) return false;
     const networkKey = ipv6NetworkOf(client);
     if (networkKey !== undefined) {
       const network = this.networks.take(networkKey, now);
       if (network.tokens < bytes && network.tokens < this.opts.burstBytes * CLIENTS_PER_IPV6_48) return false;
       network.tokens -= bytes;
     }
+    if (groupBucket) groupBucket.tokens -= bytes;
     bucket.tokens -= bytes;
     return true;
   }
@@ -277,10 +293,36 @@ export function storeBudgetOptions(config: {
   readonly cacheSharedMaxBytes: number;
   readonly cacheMaxEntryBytes: number;
 }): StoreBudgetOptions {
-  const rate = config.clientStoreBytesPerSecond;
+  return tierBudget(config.clientStoreBytesPerSecond, config.cacheSharedMaxBytes, config.cacheMaxEntryBytes);
+}
+
+/**
+ * The session tier's budget, by the same rule over its own size (`auto`); the sessions of one
+ * address together store WIKIEDGE_CLIENT_SESSIONS_PER_ADDRESS clients' worth a second, their
+ * burst no more than an eighth of the tier, as one client's: however many sessions it makes up,
+ * an address cannot empty the tier in one go.
+ */
+export function sessionStoreBudgetOptions(config: {
+  readonly clientStoreBytesPerSecond: number | 'auto';
+  readonly cacheSessionMaxBytes: number;
+  readonly cacheMaxEntryBytes: number;
+  readonly clientSessionsPerAddress: number;
+}): StoreBudgetOptions {
+  const one = tierBudget(config.clientStoreBytesPerSecond, config.cacheSessionMaxBytes, config.cacheMaxEntryBytes);
+  const sessions = config.clientSessionsPerAddress;
   return {
-    bytesPerSecond: rate === 'auto' ? Math.max(1, Math.floor(config.cacheSharedMaxBytes / TURNOVER_SECONDS)) : rate,
-    burstBytes: Math.max(1, Math.min(BURST_ENTRIES * config.cacheMaxEntryBytes, Math.floor(config.cacheSharedMaxBytes / 8))),
+    ...one,
+    group: {
+      bytesPerSecond: one.bytesPerSecond * sessions,
+      burstBytes: Math.max(1, Math.min(one.burstBytes * sessions, Math.floor(config.cacheSessionMaxBytes / 8))),
+    },
+  };
+}
+
+function tierBudget(rate: number | 'auto', tierBytes: number, maxEntryBytes: number): StoreBudgetOptions {
+  return {
+    bytesPerSecond: rate === 'auto' ? Math.max(1, Math.floor(tierBytes / TURNOVER_SECONDS)) : rate,
+    burstBytes: Math.max(1, Math.min(BURST_ENTRIES * maxEntryBytes, Math.floor(tierBytes / 8))),
     maxClients: 100_000,
   };
 }

@@ -474,10 +474,11 @@ async function fetchAndStore(
     deps: tags,
     ...(deps.clock && { clock: true }),
   };
-  // A client's own miss for the shared tier spends its budget of bytes stored (limits/client-budget.ts StoreBudget):
+  // A client's own miss spends its budget of bytes stored in its tier (limits/client-budget.ts StoreBudget):
   // past it the client has its answer (X-Cache `miss`) and the entry is not stored. A refresh is
-  // for everyone (no client); a session holder's entry goes to the session tier.
-  if (client && tier === 'shared' && !gw.storeBudget.take(clientOfRequest(gw, request.raw).key, entrySize(key, entry), gw.now())) {
+  // for everyone (no client). A session's is charged to its address's sessions together too: a
+  // made-up session cookie costs nothing.
+  if (client && !storeAllowed(gw, request, tier, entrySize(key, entry))) {
     gw.metrics.notStored.inc({ reason: 'client-budget' });
     return { fetched, entry: undefined };
   }
@@ -493,6 +494,12 @@ async function fetchAndStore(
   const notStored = gw.storage.invalidatedSince(entry, mark) ? 'invalidated' : 'too-large';
   gw.metrics.notStored.inc({ reason: notStored });
   return { fetched, entry: undefined };
+}
+
+/** Whether the requester's budget of bytes stored in `tier` takes `bytes` now (and takes them). */
+function storeAllowed(gw: Gateway, request: FastifyRequest, tier: Tier, bytes: number): boolean {
+  const client = clientOfRequest(gw, request.raw);
+  return tier === 'shared' ? gw.storeBudget.take(client.key, bytes, gw.now()) : gw.sessionStoreBudget.take(client.key, bytes, gw.now(), client.group);
 }
 
 /** Resolves on the event loop's next turn (setImmediate), after the I/O of this one. */

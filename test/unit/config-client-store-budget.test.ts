@@ -2,7 +2,7 @@
 // (the default) is derived from the shared tier's size (limits/client-budget.ts storeBudgetOptions).
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
-import { storeBudgetOptions } from '../../src/limits/client-budget.js';
+import { sessionStoreBudgetOptions, storeBudgetOptions } from '../../src/limits/client-budget.js';
 
 const base = { WIKIEDGE_UPSTREAM: 'http://127.0.0.1:8080' };
 
@@ -26,6 +26,21 @@ describe('WIKIEDGE_CLIENT_STORE_BYTES_PER_SECOND', () => {
   it('auto follows the shared tier; the burst is never more than an eighth of it', () => {
     const c = loadConfig({ ...base, WIKIEDGE_CACHE_SHARED_MAX_BYTES: String(2 * 2 ** 20) });
     expect(storeBudgetOptions(c)).toMatchObject({ bytesPerSecond: Math.floor((2 * 2 ** 20) / 600), burstBytes: 2 ** 18 });
+  });
+
+  it('the session tier`s by the same rule over its size; an address`s sessions together 8 clients` worth a second, a burst of at most an eighth of the tier', () => {
+    const c = loadConfig(base);
+    const rate = Math.floor((64 * 2 ** 20) / 600);
+    expect(sessionStoreBudgetOptions(c)).toEqual({
+      bytesPerSecond: rate,
+      burstBytes: 4 * 2 ** 20,
+      maxClients: 100_000,
+      group: { bytesPerSecond: 8 * rate, burstBytes: 8 * 2 ** 20 },
+    });
+    expect(sessionStoreBudgetOptions(loadConfig({ ...base, WIKIEDGE_CLIENT_SESSIONS_PER_ADDRESS: '1' })).group).toEqual({
+      bytesPerSecond: rate,
+      burstBytes: 4 * 2 ** 20,
+    });
   });
 
   it('takes a number of bytes per second, and 0 (off)', () => {
