@@ -131,11 +131,22 @@ export const formatsRedirectable = (ids: string[] | undefined) => ids === undefi
 const ENTITY_URI = /^[A-Za-z][A-Za-z0-9+.-]*:\S*[/:=]([A-Za-z]\d+)$/;
 
 /**
+ * The URIs a datavalue carries that its formatters print without a label: a time's calendar model
+ * (Wikibase's HtmlTimeFormatter names the two it knows from messages, CALENDAR_KEYS, and prints any
+ * other as its URI) and a coordinate's globe (printed as its URI). They are Wikidata's URIs
+ * (`http://www.wikidata.org/entity/Q1985727`, `…/Q2`) on every wiki, so read as ids they made
+ * every time and coordinate format depend on this wiki's Q1985727 or Q2, and keep the short TTL
+ * of a value that may name a redirect.
+ */
+const URIS_PRINTED_AS_THEY_ARE: ReadonlySet<string> = new Set(['calendarmodel', 'globe']);
+
+/**
  * The entities a datavalue names, into `out`: an entity-id value's `id` and its legacy form
  * `entity-type` + `numeric-id` (EntityIdValue::newFromArray reads the pair, Wikibase's
- * deserializer the `id`: both, when both are given), and entity URIs (a quantity's unit, a time's
- * calendar model). False when it names one in a form not read here (an entity type without a
- * number, a value nested deeper than read): then only any change covers it.
+ * deserializer the `id`: both, when both are given), and entity URIs (a quantity's unit), but
+ * those printed as they are (URIS_PRINTED_AS_THEY_ARE). False when it names one in a form not
+ * read here (an entity type without a number, a value nested deeper than read): then only any
+ * change covers it.
  */
 function collectEntityIds(node: unknown, out: string[], depth: number): boolean {
   if (typeof node !== 'object' || node === null) return true;
@@ -149,6 +160,7 @@ function collectEntityIds(node: unknown, out: string[], depth: number): boolean 
   for (const [key, v] of Object.entries(o)) {
     if (typeof v === 'string') {
       if (key === 'id') out.push(v);
+      if (URIS_PRINTED_AS_THEY_ARE.has(key)) continue;
       const uri = ENTITY_URI.exec(v);
       if (uri) out.push(uri[1]!);
     } else if (typeof v === 'object' && !collectEntityIds(v, out, depth + 1)) return false;

@@ -49,4 +49,20 @@ describe('formatted entities that may be redirects', () => {
     const property = dv({ type: 'wikibase-entityid', value: { 'entity-type': 'property', id: 'P31' } });
     expect(of(`action=wbformatvalue&datatype=wikibase-property&datavalue=${property}`, { result: 'instance of' }).followed).toBe(true);
   });
+
+  it('a time`s calendar model and a coordinate`s globe are printed as they are, not as entities: no dependency, the long TTL', () => {
+    // The values of capture 04 (Wikidata's URIs on every wiki).
+    const time = dv({
+      type: 'time',
+      value: { time: '+1237-00-00T00:00:00Z', timezone: 0, before: 0, after: 0, precision: 9, calendarmodel: 'http://www.wikidata.org/entity/Q1985727' },
+    });
+    expect(of(`action=wbformatvalue&datavalue=${time}&property=P3`, { result: '1237' })).toEqual({ tags: ['p:Property:P3', 'p:P3'], followed: true });
+    const coordinate = dv({
+      type: 'globecoordinate',
+      value: { latitude: 52.5, longitude: 13.4, altitude: null, precision: 0.0166, globe: 'http://www.wikidata.org/entity/Q2' },
+    });
+    const tags = of(`action=wbformatvalue&datavalue=${coordinate}&property=P5`, { result: "52°30'N" });
+    expect(tags.followed).toBe(true);
+    expect(tags.tags.filter((t) => t.includes('Q2'))).toEqual([]);
+  });
 });
