@@ -157,8 +157,12 @@ describe.runIf(built)('cluster mode (WIKIEDGE_WORKERS=2)', () => {
     await c.fromBothWorkers(q);
     expect(firstOfEachWorker(await c.fromBothWorkers(q)).map((a) => a.cache)).toEqual(['hit', 'hit']);
     expect(await c.purge(q)).toBe(200);
-    // The purging worker tells the primary, which tells the other one (IPC, a few ms).
-    await new Promise((r) => setTimeout(r, 300));
+    // The purging worker tells the primary, which tells the other one (IPC, a few ms): until
+    // neither holds a copy (GET /cache asks both), read without storing anything anew.
+    await until(async () => {
+      const view = await http(`${c.adminUrl}/cache?url=${encodeURIComponent(`/w/api.php?${q}`)}`);
+      return view.status === 200 && (JSON.parse(view.body) as { variants: unknown[] }).variants.length === 0;
+    });
     expect(firstOfEachWorker(await c.fromBothWorkers(q)).map((a) => a.cache)).toEqual(['miss', 'miss']);
   });
 

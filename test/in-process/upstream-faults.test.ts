@@ -81,11 +81,13 @@ describe('upstream faults', () => {
       for (let batch = 0; batch < 5; batch++) {
         await Promise.all(Array.from({ length: 100 }, (_, i) => abortOne(from + batch * 100 + i, i % 2 ? '/w/index.php' : '/w/load.php').catch(() => {})));
       }
-      // Let the aborts reach both ends.
-      for (let i = 0; i < 40 && gw!.built.gateway.upstream.pool.stats.running > 0; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      await new Promise((r) => setTimeout(r, 200));
+      // Let the aborts reach both ends: until nothing runs or waits and every socket left open
+      // is the pool's (bounded: what is still stuck then fails the checks below).
+      const settled = () => {
+        const stats = gw!.built.gateway.upstream.pool.stats;
+        return stats.running + stats.pending === 0 && fake!.openSockets() === stats.free;
+      };
+      for (let i = 0; i < 300 && !settled(); i++) await new Promise((r) => setTimeout(r, 50));
       return { open: fake!.openSockets(), stats: gw!.built.gateway.upstream.pool.stats };
     };
     const first = await round(0);

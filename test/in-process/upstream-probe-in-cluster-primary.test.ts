@@ -26,7 +26,7 @@ describe.runIf(built)('the upstream probe in cluster mode', () => {
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'private, must-revalidate, max-age=0' });
       res.end('{"batchcomplete":true}');
     });
-    gw = await spawnGateway(wiki.url, { WIKIEDGE_WORKERS: '2', WIKIEDGE_UPSTREAM_PROBE_MS: '200', WIKIEDGE_UPSTREAM_PROBE_TIMEOUT_MS: '500' });
+    gw = await spawnGateway(wiki.url, { WIKIEDGE_WORKERS: '2', WIKIEDGE_UPSTREAM_PROBE_MS: '200', WIKIEDGE_UPSTREAM_PROBE_TIMEOUT_MS: '5000' });
   });
   afterAll(async () => {
     if (gw?.child.exitCode === null) gw.child.kill('SIGKILL');

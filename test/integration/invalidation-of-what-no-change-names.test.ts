@@ -77,7 +77,8 @@ describe('what no change signal names', () => {
   it('a protection that expires: its answer is kept no longer than the expiry', async () => {
     const title = `Expiring ${randomUUID()}`;
     await apiWrite(wiki, admin, { action: 'edit', title, text: 'x' });
-    await apiWrite(wiki, admin, { action: 'protect', title, protections: 'edit=sysop', expiry: '4 seconds' });
+    // Far enough ahead that caching it (a rebound wait and two reads of the real wiki) ends first on a busy machine.
+    await apiWrite(wiki, admin, { action: 'protect', title, protections: 'edit=sysop', expiry: '10 seconds' });
     const q = `action=query&prop=info&inprop=protection&titles=${encodeURIComponent(title)}`;
     const protectedNow = await cached(q);
     const expiry = Date.parse(protectedNow.query.pages[0].protection[0].expiry as string);
