@@ -21,6 +21,7 @@
  * Bounded: at most `maxClients` buckets, the least recently charged forgotten first (a forgotten
  * client starts again with a full bucket, which is what a new client gets anyway).
  */
+import { groupAddress } from './client-key.js';
 export interface BudgetOptions {
   /** Tokens (uncached requests) per second; 0 turns the budget off. */
   readonly ratePerSecond: number;
@@ -196,10 +197,11 @@ export class UncachedUnderWay {
  * shared by every session: a client sending a made-up session cookie each time (any cookie the
  * credential net takes, which the wiki ignores) had every answer stored as a new session's, and
  * pushed every user's private entries out (and filled Redis, which holds them too). That tier has
- * a budget of its own, charged to the session (or its user) and to its address's group, which
- * all its sessions share (WIKIEDGE_CLIENT_SESSIONS_PER_ADDRESS clients' worth a second, as the
- * budget of uncached requests allows, and a burst of at most an eighth of the tier, as one
- * client's): test/in-process/attack-made-up-sessions-flush-the-session-tier.test.ts.
+ * a budget of its own. A user's sessions are charged to the user (an account costs one); a
+ * session whose user the gateway has not learned (client-key.ts unknownSession: any made-up
+ * cookie) to itself and to its address's unknown sessions together, which store as one client
+ * does, an IPv6 address's /48 as CLIENTS_PER_IPV6_48 do:
+ * test/in-process/attack-made-up-sessions-flush-the-session-tier.test.ts.
  */
 
 export interface StoreBudgetOptions {
@@ -208,8 +210,8 @@ export interface StoreBudgetOptions {
   /** Bucket size: the bytes a client may store at once after a quiet spell. */
   readonly burstBytes: number;
   readonly maxClients: number;
-  /** What a group (an address's sessions, client-key.ts ClientKey.group) may store together; none: no group budget. */
-  readonly group?: { readonly bytesPerSecond: number; readonly burstBytes: number };
+  /** Whether a group (an address's unknown sessions, client-key.ts ClientKey.group) stores as one client does; else no group budget. */
+  readonly groups?: true;
 }
 
 /**
@@ -232,8 +234,7 @@ export class StoreBudget {
   private readonly groups: TokenBuckets | undefined;
 
   constructor(private readonly opts: StoreBudgetOptions) {
-    const group = opts.group;
-    this.groups = group && new TokenBuckets({ ratePerSecond: group.bytesPerSecond, burst: group.burstBytes, maxClients: opts.maxClients });
+    this.groups = opts.groups && new TokenBuckets({ ratePerSecond: opts.bytesPerSecond, burst: opts.burstBytes, maxClients: opts.maxClients });
     this.buckets = new TokenBuckets({ ratePerSecond: opts.bytesPerSecond, burst: opts.burstBytes, maxClients: opts.maxClients });
     this.networks = new TokenBuckets({
       ratePerSecond: opts.bytesPerSecond * CLIENTS_PER_IPV6_48,
@@ -250,15 +251,16 @@ export class StoreBudget {
    * May `client` store an entry of `bytes` at `now` (ms)? Yes takes them from its bucket. A full
    * bucket takes any one entry, even one above the burst (then in debt, paid back at the rate
    * before its next store): else an entry larger than the burst could never be stored by anyone.
-   * `group` (an address's sessions) is charged too, when the budget has groups.
+   * `group` (an address's unknown sessions, `g:` and the address) is charged too, when the
+   * budget has groups, and an IPv6 one's /48 then.
    */
   take(client: string, bytes: number, now: number, group?: string): boolean {
     if (!this.enabled) return true;
     const bucket = this.buckets.take(client, now);
     if (bucket.tokens < bytes && bucket.tokens < this.opts.burstBytes) return false;
     const groupBucket = group && this.groups ? this.groups.take(group, now) : undefined;
-    if (groupBucket && groupBucket.tokens < bytes && groupBucket.tokens < this.opts.group!.burstBytes) return false;
-    const networkKey = ipv6NetworkOf(client);
+    if (groupBucket && groupBucket.tokens < bytes && groupBucket.tokens < this.opts.burstBytes) return false;
+    const networkKey = ipv6NetworkOf(groupBucket ? groupAddress(group!) : client);
     if (networkKey !== undefined) {
       const network = this.networks.take(networkKey, now);
       if (network.tokens < bytes && network.tokens < this.opts.burstBytes * CLIENTS_PER_IPV6_48) return false;
@@ -298,25 +300,15 @@ export function storeBudgetOptions(config: {
 
 /**
  * The session tier's budget, by the same rule over its own size (`auto`); the sessions of one
- * address together store WIKIEDGE_CLIENT_SESSIONS_PER_ADDRESS clients' worth a second, their
- * burst no more than an eighth of the tier, as one client's: however many sessions it makes up,
- * an address cannot empty the tier in one go.
+ * address whose users the gateway does not know store together as one client does: however many
+ * sessions it makes up, an address turns over at most a tenth of the tier a minute.
  */
 export function sessionStoreBudgetOptions(config: {
   readonly clientStoreBytesPerSecond: number | 'auto';
   readonly cacheSessionMaxBytes: number;
   readonly cacheMaxEntryBytes: number;
-  readonly clientSessionsPerAddress: number;
 }): StoreBudgetOptions {
-  const one = tierBudget(config.clientStoreBytesPerSecond, config.cacheSessionMaxBytes, config.cacheMaxEntryBytes);
-  const sessions = config.clientSessionsPerAddress;
-  return {
-    ...one,
-    group: {
-      bytesPerSecond: one.bytesPerSecond * sessions,
-      burstBytes: Math.max(1, Math.min(one.burstBytes * sessions, Math.floor(config.cacheSessionMaxBytes / 8))),
-    },
-  };
+  return { ...tierBudget(config.clientStoreBytesPerSecond, config.cacheSessionMaxBytes, config.cacheMaxEntryBytes), groups: true };
 }
 
 function tierBudget(rate: number | 'auto', tierBytes: number, maxEntryBytes: number): StoreBudgetOptions {

@@ -49,6 +49,16 @@ export interface ClientKey {
   readonly group: string;
 }
 
+/** A session whose user the gateway has not learned from the wiki: a made-up cookie is one, and costs nothing. */
+export function unknownSession(client: ClientKey): boolean {
+  return client.key.startsWith('s:');
+}
+
+/** The address of a session holder's group (`g:2001:db8:1:2::/64` → `2001:db8:1:2::/64`). */
+export function groupAddress(group: string): string {
+  return group.slice(2);
+}
+
 /**
  * `address`: the client's (clientAddress above); `identity`: who it says it is;
  * `userOf`: the user a session slot is known to belong to.

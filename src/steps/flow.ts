@@ -29,7 +29,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CacheEntry } from '../cache/entry.js';
 import { entrySize } from '../cache/store.js';
-import { clientOfRequest } from '../limits/client-key.js';
+import { clientOfRequest, unknownSession } from '../limits/client-key.js';
 import type { Led } from '../cache/storage.js';
 import type { Coalescer } from '../cache/coalescer.js';
 import type { Metrics } from '../observe/metrics.js';
@@ -476,8 +476,7 @@ async function fetchAndStore(
   };
   // A client's own miss spends its budget of bytes stored in its tier (limits/client-budget.ts StoreBudget):
   // past it the client has its answer (X-Cache `miss`) and the entry is not stored. A refresh is
-  // for everyone (no client). A session's is charged to its address's sessions together too: a
-  // made-up session cookie costs nothing.
+  // for everyone (no client).
   if (client && !storeAllowed(gw, request, tier, entrySize(key, entry))) {
     gw.metrics.notStored.inc({ reason: 'client-budget' });
     return { fetched, entry: undefined };
@@ -496,10 +495,15 @@ async function fetchAndStore(
   return { fetched, entry: undefined };
 }
 
-/** Whether the requester's budget of bytes stored in `tier` takes `bytes` now (and takes them). */
+/**
+ * Whether the requester's budget of bytes stored in `tier` takes `bytes` now (and takes them). A
+ * session whose user the gateway has not learned is charged to its address's such sessions
+ * together too: a made-up session cookie costs nothing, an account does.
+ */
 function storeAllowed(gw: Gateway, request: FastifyRequest, tier: Tier, bytes: number): boolean {
   const client = clientOfRequest(gw, request.raw);
-  return tier === 'shared' ? gw.storeBudget.take(client.key, bytes, gw.now()) : gw.sessionStoreBudget.take(client.key, bytes, gw.now(), client.group);
+  if (tier === 'shared') return gw.storeBudget.take(client.key, bytes, gw.now());
+  return gw.sessionStoreBudget.take(client.key, bytes, gw.now(), unknownSession(client) ? client.group : undefined);
 }
 
 /** Resolves on the event loop's next turn (setImmediate), after the I/O of this one. */

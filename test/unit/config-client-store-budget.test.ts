@@ -28,18 +28,12 @@ describe('WIKIEDGE_CLIENT_STORE_BYTES_PER_SECOND', () => {
     expect(storeBudgetOptions(c)).toMatchObject({ bytesPerSecond: Math.floor((2 * 2 ** 20) / 600), burstBytes: 2 ** 18 });
   });
 
-  it('the session tier`s by the same rule over its size; an address`s sessions together 8 clients` worth a second, a burst of at most an eighth of the tier', () => {
-    const c = loadConfig(base);
-    const rate = Math.floor((64 * 2 ** 20) / 600);
-    expect(sessionStoreBudgetOptions(c)).toEqual({
-      bytesPerSecond: rate,
+  it('the session tier`s by the same rule over its size, an address`s unknown sessions together as one client', () => {
+    expect(sessionStoreBudgetOptions(loadConfig(base))).toEqual({
+      bytesPerSecond: Math.floor((64 * 2 ** 20) / 600),
       burstBytes: 4 * 2 ** 20,
       maxClients: 100_000,
-      group: { bytesPerSecond: 8 * rate, burstBytes: 8 * 2 ** 20 },
-    });
-    expect(sessionStoreBudgetOptions(loadConfig({ ...base, WIKIEDGE_CLIENT_SESSIONS_PER_ADDRESS: '1' })).group).toEqual({
-      bytesPerSecond: rate,
-      burstBytes: 4 * 2 ** 20,
+      groups: true,
     });
   });
 
