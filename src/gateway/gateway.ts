@@ -32,11 +32,12 @@ import {
   confirmationQuery,
   deletionsOfAnswer,
   deletionsQuery,
+  bothLogs,
   pagesOfAnswer,
   parentsQuery,
   revisionTimesOfAnswer,
 } from '../invalidation/purge-confirmation.js';
-import { changeConfirmed } from '../policy/changes.js';
+import { changeConfirmed, isPropertyPage } from '../policy/changes.js';
 import { ALWAYS_LEADER, ChangeFollower, type Cursor, MemoryCursorStore } from '../invalidation/follower.js';
 import { SessionUsers } from '../policy/session-users.js';
 import type { PolicySettings } from '../policy/answer-policy.js';
@@ -207,8 +208,14 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
   const purgeConfirmations = new PurgeConfirmations({
     ask: async (titles) => pagesOfAnswer(await askWiki(confirmationQuery(titles))),
     askRevisions: async (revids) => revisionTimesOfAnswer(await askWiki(parentsQuery(revids))),
-    askDeletions: async (since) => deletionsOfAnswer(await askWiki(deletionsQuery(since))),
+    askDeletions: async (since) => {
+      const [deleted, moved] = await Promise.all(
+        ['delete', 'move'].map(async (log) => deletionsOfAnswer(await askWiki(deletionsQuery(since, log as 'delete' | 'move')))),
+      );
+      return bothLogs(deleted!, moved!);
+    },
     confirmed: (title, onlyStatements, pageId, existence) => changeConfirmed(title, changes.namespaces, onlyStatements, pageId, existence),
+    isProperty: (title) => isPropertyPage(title, changes.namespaces),
     apply: (list) => changes.apply(list),
     log: log.child({ component: 'purge-confirmation' }),
   });

@@ -7,8 +7,8 @@
  * changed: asked straight at the wiki, in batches, whether the page's newest revision is new
  * (a new revid since the gateway last asked, or one made within CONFIRM_WINDOW_MS before the
  * PURGE arrived: edits, creations, moves and protections all make a revision) or the page is gone
- * (a deletion: gone since it was last seen, or, for a page never seen, named by the deletion log
- * within the window, goneSince). A purge of an unchanged page, or of one that never existed,
+ * (a deletion: gone since it was last seen, or, for a page never seen, named by the deletion or
+ * move log within the window, goneSince). A purge of an unchanged page, or of one that never existed,
  * confirms nothing, however often it is sent.
  *
  * Each question asks about every page purged since the last one was sent (up to 50), so a burst
@@ -76,7 +76,7 @@ export interface PageNow {
   readonly pageid?: number;
 }
 
-/** What the wiki's deletion log says since a time (PurgeConfirmationOptions.askDeletions). */
+/** What the wiki's deletion and move logs say since a time (PurgeConfirmationOptions.askDeletions). */
 export interface Deletions {
   /** The titles its rows name, as the wiki writes them (spaces, not underscores). */
   readonly titles: ReadonlySet<string>;
@@ -111,12 +111,19 @@ export interface PurgeConfirmationOptions {
    */
   readonly askRevisions?: (revids: readonly number[]) => Promise<ReadonlyMap<number, number>>;
   /**
-   * Ask the wiki which pages its deletion log says were deleted since `since` (ms since the epoch,
-   * the wiki's clock): their titles, and whether the log had more rows than one answer holds.
+   * Ask the wiki which pages its deletion and move logs say were deleted or moved away (a move
+   * without a redirect leaves its source missing) since `since` (ms since the epoch, the wiki's
+   * clock): their titles, and whether a log had more rows than one answer holds.
    * Throws when it cannot. Without it, a page the confirmer never saw that is gone confirms nothing
    * (confirmsChange).
    */
   readonly askDeletions?: (since: number) => Promise<Deletions>;
+  /**
+   * Whether a title is a Wikibase property's page, whose revisions may change the datatype entity
+   * answers show (policy/changes.ts mayChangeDatatype): the parent of its newest revision is asked
+   * about too when it was never seen. None by default.
+   */
+  readonly isProperty?: (title: string) => boolean;
   /**
    * The change a confirmed page makes (policy/changes.ts changeConfirmed); `onlyStatements`: what
    * changed is one revision of its statements alone (onlyStatementsSince).
@@ -140,7 +147,7 @@ export function confirmsChange(before: string | undefined, page: PageNow, wikiNo
   // A page never seen that is gone may have just been deleted, or never have existed: anyone can
   // have the wiki send a PURGE of a page that does not exist (PurgeAction::onSubmit calls
   // WikiPage::doPurge, which sends it whether the page exists or not), or name one in a write.
-  // Only the wiki's deletion log tells them apart (goneSince).
+  // Only the wiki's deletion and move logs tell them apart (goneSince).
   if (page.missing) return false;
   // wikiNow - waitedMs is the wiki's clock when the PURGE arrived, or a little earlier (the wiki
   // reads its clock before its answer reaches the gateway), which only widens the window. Each
@@ -163,6 +170,22 @@ export function onlyStatementsSince(before: string | undefined, page: PageNow, p
 }
 
 /**
+ * Whether the newest revision is all that changed a page since it was last seen (`before`,
+ * pageState): its parent is the revision seen then, or, for a page never asked about, was made
+ * before the window (`parentBeforeWindow`); a creation (parent 0) is its page's only revision.
+ */
+export function newestAloneSince(before: string | undefined, page: PageNow, parentBeforeWindow: boolean): boolean {
+  if (page.parentid === 0) return true;
+  if (page.parentid === undefined) return false;
+  return before === undefined ? parentBeforeWindow : before === `r${page.parentid}`;
+}
+
+/** A newest revision of a page that exists, made by a Wikibase module (its summary says so), with a parent. */
+function newestIsWikibases(page: PageNow): boolean {
+  return !page.missing && page.parentid !== undefined && page.parentid > 0 && !mayChangeDatatype(page.comment, page.tags);
+}
+
+/**
  * Whether a revision made at `at` (the wiki's clock) is older than the window a PURGE that
  * arrived `waitedMs` before the answer (dated `wikiNow`) confirms (confirmsChange): no change
  * this PURGE confirms is that revision's.
@@ -178,7 +201,7 @@ export function pageState(page: PageNow): string {
 
 /**
  * Whether a page never seen before that the wiki says is gone was deleted within the window
- * (beforeWindow) of the PURGE: the deletion log names it. A log with more rows than its answer
+ * (beforeWindow) of the PURGE, or moved away: the deletion or move log names it. A log with more rows than its answer
  * held cannot say it was not: taken for deleted (a stale list is worse than a miss; only the
  * wiki's deleters make the log that long).
  */
@@ -222,8 +245,11 @@ export class PurgeConfirmations {
   private readonly pageIds = new Map<string, number>();
   private readonly clock: Clock;
 
+  private readonly isProperty: (title: string) => boolean;
+
   constructor(private readonly opts: PurgeConfirmationOptions) {
     this.clock = opts.clock ?? processClock;
+    this.isProperty = opts.isProperty ?? (() => false);
   }
 
   /**
@@ -353,7 +379,7 @@ export class PurgeConfirmations {
       else if (before === undefined && page.missing) goneUnseen.push({ page, waited });
       else unchanged++;
     }
-    // Pages never seen that are gone: deleted within the window, says the deletion log, or never there.
+    // Pages never seen that are gone: deleted or moved away within the window, say the logs, or never there.
     if (goneUnseen.length > 0) {
       const deletions = await this.deletedSince(answer.now - Math.max(...goneUnseen.map((g) => g.waited)) - CONFIRM_WINDOW_MS, goneUnseen.length);
       for (const g of goneUnseen) {
@@ -362,18 +388,27 @@ export class PurgeConfirmations {
       }
     }
     // Pages never asked about whose newest revision is a statement module's: when was its parent made?
+    // Pages never asked about whose newest revision is a statement module's, or another Wikibase
+    // module's: when was its parent made (is the newest the only revision in the window)?
     const parentsAt = await this.parentsAt(
-      confirmed.filter((c) => c.before === undefined && onlyStatementsSince(undefined, c.page, true)).map((c) => c.page.parentid!),
+      confirmed
+        .filter((c) => c.before === undefined && (onlyStatementsSince(undefined, c.page, true) || (this.isProperty(c.page.title) && newestIsWikibases(c.page))))
+        .map((c) => c.page.parentid!),
     );
     for (const { page, before, waited } of confirmed) {
       const parentAt = parentsAt.get(page.parentid ?? 0);
+      const parentBeforeWindow = parentAt !== undefined && beforeWindow(parentAt, answer.now, waited);
       changes.push(
         this.opts.confirmed(
           page.title,
-          onlyStatementsSince(before, page, parentAt !== undefined && beforeWindow(parentAt, answer.now, waited)),
+          onlyStatementsSince(before, page, parentBeforeWindow),
           page.pageid ?? (page.missing ? this.pageIds.get(page.title) : undefined),
-          // Gone or back, or (a property's) its newest revision no Wikibase module's: its datatype may have changed.
-          existenceChanged(before, page) || (!page.missing && mayChangeDatatype(page.comment, page.tags)),
+          // Gone or back, or (a property's) a revision since it was last seen that no Wikibase
+          // module made: its datatype may have changed. Only the newest revision's summary is
+          // read: with others before it since, any of them may have.
+          existenceChanged(before, page) ||
+            (!page.missing &&
+              (mayChangeDatatype(page.comment, page.tags) || (this.isProperty(page.title) && !newestAloneSince(before, page, parentBeforeWindow)))),
         ),
       );
     }
@@ -385,7 +420,7 @@ export class PurgeConfirmations {
   }
 
   /**
-   * What the deletion log says since `since`; without the question, nothing deleted. When the wiki
+   * What the deletion and move logs say since `since`; without the question, nothing deleted. When the wiki
    * cannot say, every page asked about is taken for deleted (as confirm does when it cannot say).
    */
   private async deletedSince(since: number, pages: number): Promise<Deletions> {
@@ -442,13 +477,20 @@ export function parentsQuery(revids: readonly number[]): string {
 }
 
 /**
- * The third question (PurgeConfirmationOptions.askDeletions): the deletion log's rows since a time
- * (the wiki's clock), newest first, as many as one answer holds (`lelimit=max`: 500 for an
- * anonymous client, ApiBase::LIMIT_BIG1). Deletions a suppressor hid (`suppress` log) are not in it.
+ * The third question (PurgeConfirmationOptions.askDeletions), once per log: the deletion log's or
+ * the move log's rows since a time (the wiki's clock), newest first, as many as one answer holds
+ * (`lelimit=max`: 500 for an anonymous client, ApiBase::LIMIT_BIG1). A move row's title is the
+ * page moved away. One log each, not every log: page creations are logged too (`create`), many a
+ * second on a busy wiki. Deletions a suppressor hid (`suppress` log) are not in it.
  */
-export function deletionsQuery(since: number): string {
+export function deletionsQuery(since: number, log: 'delete' | 'move'): string {
   const end = new Date(since).toISOString().replace(/\.\d{3}Z$/, 'Z');
-  return `action=query&list=logevents&letype=delete&leprop=title&lelimit=max&leend=${encodeURIComponent(end)}&format=json&formatversion=2`;
+  return `action=query&list=logevents&letype=${log}&leprop=title&lelimit=max&leend=${encodeURIComponent(end)}&format=json&formatversion=2`;
+}
+
+/** What two logs' answers say together. */
+export function bothLogs(a: Deletions, b: Deletions): Deletions {
+  return { titles: new Set([...a.titles, ...b.titles]), truncated: a.truncated || b.truncated };
 }
 
 /** The answer to deletionsQuery. */
@@ -456,8 +498,13 @@ export function deletionsOfAnswer(answer: unknown): Deletions {
   const a = (answer ?? {}) as { continue?: unknown; query?: { logevents?: { title?: unknown }[] } };
   if (!Array.isArray(a.query?.logevents)) throw new Error('the wiki did not answer the question about deletions');
   const titles = new Set<string>();
-  for (const row of a.query.logevents) if (typeof row.title === 'string') titles.add(row.title);
-  return { titles, truncated: a.continue !== undefined };
+  let hidden = false;
+  // A row whose action a suppressor hid comes without its title (`actionhidden`): it may be any page's.
+  for (const row of a.query.logevents) {
+    if (typeof row.title === 'string') titles.add(row.title);
+    else hidden = true;
+  }
+  return { titles, truncated: a.continue !== undefined || hidden };
 }
 
 /** The answer to parentsQuery: each revision's time (ms, the wiki's clock); `badrevids` are left out. */

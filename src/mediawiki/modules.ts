@@ -569,7 +569,9 @@ const ENTITY_NAMING_PARAMETERS: readonly string[] = Object.values(ACTIONS).flatM
  */
 export const WRITE_PARAMETERS: ReadonlySet<string> = new Set([
   'action',
+  // A page by id (policy/changes.ts changeFromWrite): `pageid`, or ApiMove's `fromid`.
   'pageid',
+  'fromid',
   'new',
   ...ENTITY_NAMING_PARAMETERS,
   ...Object.values(ACTIONS).flatMap((f) => f.write?.titles ?? []),

@@ -132,13 +132,14 @@ const ENTITY_URI = /^[A-Za-z][A-Za-z0-9+.-]*:\S*[/:=]([A-Za-z]\d+)$/;
 
 /**
  * The URIs a datavalue carries that its formatters print without a label: a time's calendar model
- * (Wikibase's HtmlTimeFormatter names the two it knows from messages, CALENDAR_KEYS, and prints any
- * other as its URI) and a coordinate's globe (printed as its URI). They are Wikidata's URIs
- * (`http://www.wikidata.org/entity/Q1985727`, `…/Q2`) on every wiki, so read as ids they made
- * every time and coordinate format depend on this wiki's Q1985727 or Q2, and keep the short TTL
- * of a value that may name a redirect.
+ * (Wikibase's HtmlTimeFormatter and TimeDetailsFormatter name the two calendars they know from
+ * messages and print any other as its URI). It is one of Wikidata's URIs
+ * (`http://www.wikidata.org/entity/Q1985727`) on every wiki, so read as an id it made every time
+ * format depend on this wiki's Q1985727, and keep the short TTL of a value that may name a
+ * redirect. A coordinate's globe is not one: the verbose formatter prints the label of a globe
+ * under the wiki's own concept base (GlobeCoordinateDetailsFormatter, VocabularyUriFormatter).
  */
-const URIS_PRINTED_AS_THEY_ARE: ReadonlySet<string> = new Set(['calendarmodel', 'globe']);
+const URIS_PRINTED_AS_THEY_ARE: ReadonlySet<string> = new Set(['calendarmodel']);
 
 /**
  * The entities a datavalue names, into `out`: an entity-id value's `id` and its legacy form

@@ -160,6 +160,12 @@ function addClasses(tags: Set<string>, t: { readonly key: string; readonly ns: n
   if (type !== undefined && !onlyStatements) tags.add(entityTypeTag(type));
 }
 
+/** Whether a title is a Wikibase property's page (its revisions may change a datatype: addExistence). */
+export function isPropertyPage(title: string, namespaces: Namespaces = DEFAULT_NAMESPACES): boolean {
+  const t = titleKey(title, namespaces);
+  return t !== undefined && entityTypeOfPage(t, namespaces) === 'property';
+}
+
 /**
  * A page that came to exist or ceased to (deleted, restored), or a revision that may have changed
  * a property's datatype (mayChangeDatatype): a property's page takes its datatype with it, which

@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { DATATYPES } from '../../src/policy/dependencies.js';
-import { changeConfirmed, changeFromRow, mayChangeDatatype } from '../../src/policy/changes.js';
+import { changeConfirmed, changeFromRow, isPropertyPage, mayChangeDatatype } from '../../src/policy/changes.js';
 import { PurgeConfirmations, type PageNow } from '../../src/invalidation/purge-confirmation.js';
 import { namespacesFromSiteinfo } from '../../src/mediawiki/titles.js';
 
@@ -64,25 +64,45 @@ describe('a revision of a property`s page', () => {
     expect(mayChangeDatatype(SCRIPT, undefined)).toBe(true);
   });
 
-  it('with PURGEs alone: the confirmation reads the newest revision`s summary', async () => {
-    for (const [comment, carries] of [
-      [SCRIPT, true],
-      ['/* wbsetlabel-set:1|en */ population size', false],
-    ] as const) {
-      const applied: string[] = [];
-      const c = new PurgeConfirmations({
-        ask: async (titles) => ({
-          pages: titles.map((title): PageNow => ({ title, missing: false, revid: 41, parentid: 40, revisionAt: NOW - 1_000, comment })),
-          now: NOW,
-        }),
-        confirmed: (title, onlyStatements, pageId, datatypes) => changeConfirmed(title, ns, onlyStatements, pageId, datatypes),
-        apply: async (list) => void applied.push(...list.flatMap((ch) => ch.tags)),
-        log: pino({ level: 'silent' }),
-      });
+  /** The tags a confirmation of Property:P4 applies, its newest revision `newest`, the one seen before `before` (none: never seen). */
+  async function confirmedTags(newest: Partial<PageNow>, before?: PageNow, parentMadeAt?: number): Promise<string[]> {
+    const applied: string[] = [];
+    let page: PageNow | undefined = before;
+    const c = new PurgeConfirmations({
+      ask: async (titles) => ({ pages: titles.map((title): PageNow => ({ ...page!, title })), now: NOW }),
+      askRevisions: async (revids) => new Map(parentMadeAt === undefined ? [] : revids.map((r) => [r, parentMadeAt])),
+      confirmed: (title, onlyStatements, pageId, datatypes) => changeConfirmed(title, ns, onlyStatements, pageId, datatypes),
+      isProperty: (title) => isPropertyPage(title, ns),
+      apply: async (list) => void applied.push(...list.flatMap((ch) => ch.tags)),
+      log: pino({ level: 'silent' }),
+    });
+    if (before) {
       c.note('Property:P4');
       await c.settled();
-      expect(applied).toContain('p:Property:P4');
-      expect(applied.includes(DATATYPES), comment).toBe(carries);
+      applied.length = 0;
     }
+    page = { title: 'Property:P4', missing: false, revid: 41, parentid: 40, revisionAt: NOW - 1_000, ...newest };
+    c.note('Property:P4');
+    await c.settled();
+    expect(applied).toContain('p:Property:P4');
+    return applied;
+  }
+  const LABEL = '/* wbsetlabel-set:1|en */ population size';
+
+  it('with PURGEs alone: the confirmation reads the newest revision`s summary', async () => {
+    expect(await confirmedTags({ comment: SCRIPT })).toContain(DATATYPES);
+    // Never seen, its parent made before the window: the label edit is all that changed.
+    expect(await confirmedTags({ comment: LABEL }, undefined, NOW - 86_400_000)).not.toContain(DATATYPES);
+    // Seen at the parent: the same.
+    expect(await confirmedTags({ comment: LABEL }, { title: 'Property:P4', missing: false, revid: 40, revisionAt: NOW - 86_400_000 })).not.toContain(DATATYPES);
+  });
+
+  it('with PURGEs alone: a label edit right after the script`s revision, folded into one question, still ends them', async () => {
+    // Never seen, its parent (the script's revision, say) made within the window.
+    expect(await confirmedTags({ comment: LABEL }, undefined, NOW - 2_000)).toContain(DATATYPES);
+    // The parent not dated: it may be.
+    expect(await confirmedTags({ comment: LABEL })).toContain(DATATYPES);
+    // Seen two revisions back.
+    expect(await confirmedTags({ comment: LABEL }, { title: 'Property:P4', missing: false, revid: 39, revisionAt: NOW - 86_400_000 })).toContain(DATATYPES);
   });
 });

@@ -12,7 +12,7 @@
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { ChangeSignals } from '../../src/invalidation/signals.js';
-import { type Deletions, deletionsOfAnswer, deletionsQuery, PurgeConfirmations, type PageNow } from '../../src/invalidation/purge-confirmation.js';
+import { bothLogs, type Deletions, deletionsOfAnswer, deletionsQuery, PurgeConfirmations, type PageNow } from '../../src/invalidation/purge-confirmation.js';
 import { changeConfirmed, changeFromPurge, changeFromWrite } from '../../src/policy/changes.js';
 import type { PurgeMessage } from '../../src/cache/purge.js';
 
@@ -165,16 +165,22 @@ describe('a PURGE of a page the gateway never saw, which the wiki says is missin
   });
 });
 
-describe('the deletion log question', () => {
-  it('asks for the delete log since the time, as many rows as one answer holds', () => {
-    const q = new URLSearchParams(deletionsQuery(Date.parse('2026-11-30T05:59:00.123Z')));
-    expect(Object.fromEntries(q)).toMatchObject({
-      action: 'query',
-      list: 'logevents',
-      letype: 'delete',
-      lelimit: 'max',
-      leend: '2026-11-30T05:59:00Z',
-      format: 'json',
+describe('the deletion and move log questions', () => {
+  it('asks for the delete log and the move log (a move without a redirect leaves its source missing) since the time, as many rows as one answer holds', () => {
+    for (const log of ['delete', 'move'] as const) {
+      const q = new URLSearchParams(deletionsQuery(Date.parse('2026-11-30T05:59:00.123Z'), log));
+      expect(Object.fromEntries(q)).toMatchObject({
+        action: 'query',
+        list: 'logevents',
+        letype: log,
+        lelimit: 'max',
+        leend: '2026-11-30T05:59:00Z',
+        format: 'json',
+      });
+    }
+    expect(bothLogs({ titles: new Set(['A']), truncated: false }, { titles: new Set(['B']), truncated: true })).toEqual({
+      titles: new Set(['A', 'B']),
+      truncated: true,
     });
   });
 
@@ -183,5 +189,7 @@ describe('the deletion log question', () => {
     expect(deletionsOfAnswer(rows)).toEqual({ titles: new Set(['Item:Q8', 'Property:P5']), truncated: false });
     expect(deletionsOfAnswer({ ...rows, continue: { lecontinue: '20261130055900|7' } }).truncated).toBe(true);
     expect(() => deletionsOfAnswer({ error: { code: 'readapidenied' } })).toThrow();
+    // A row whose action is hidden names no title: any page may be the one deleted.
+    expect(deletionsOfAnswer({ query: { logevents: [{ title: 'Item:Q8' }, { actionhidden: true }] } }).truncated).toBe(true);
   });
 });

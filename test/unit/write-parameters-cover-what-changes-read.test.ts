@@ -21,15 +21,20 @@ const success = (action: string) => ({ success: 1, [action]: { result: 'Success'
 describe('the parameters a write is read by are searched for in a posted form', () => {
   it.each(writes)('%s', (action) => {
     const asked = new Set<string>();
-    changeFromWrite(
-      action,
-      (name) => {
-        asked.add(name);
-        return 'Q1';
-      },
-      undefined,
-      success(action),
-    );
+    // Every parameter given, then each one absent in turn: a parameter read only when another is
+    // missing (`fromid` when there is no `pageid`) is asked for too.
+    const read = (absent?: string) =>
+      changeFromWrite(
+        action,
+        (name) => {
+          asked.add(name);
+          return name === absent ? undefined : 'Q1';
+        },
+        undefined,
+        success(action),
+      );
+    read();
+    for (const name of [...asked]) read(name);
     const missing = [...asked].filter((name) => !WRITE_PARAMETERS.has(name));
     expect(missing).toEqual([]);
   });
