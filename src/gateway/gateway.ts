@@ -214,7 +214,8 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
       );
       return bothLogs(deleted!, moved!);
     },
-    confirmed: (title, onlyStatements, pageId, existence) => changeConfirmed(title, changes.namespaces, onlyStatements, pageId, existence),
+    confirmed: (title, onlyStatements, pageId, existence, onlySitelinks) =>
+      changeConfirmed(title, changes.namespaces, onlyStatements, pageId, existence, onlySitelinks),
     isProperty: (title) => isPropertyPage(title, changes.namespaces),
     apply: (list) => changes.apply(list),
     log: log.child({ component: 'purge-confirmation' }),

@@ -27,7 +27,7 @@
  * (prop=revisions for many titles), which does not say what the ones before it changed.
  */
 import type { Logger } from 'pino';
-import { type Change, mayChangeDatatype, statementsOnlyComment } from '../policy/changes.js';
+import { type Change, mayChangeDatatype, sitelinksOnlyComment, statementsOnlyComment } from '../policy/changes.js';
 
 /**
  * A newest revision made this long before its PURGE arrived (the wiki's clock) is taken for the
@@ -128,7 +128,7 @@ export interface PurgeConfirmationOptions {
    * The change a confirmed page makes (policy/changes.ts changeConfirmed); `onlyStatements`: what
    * changed is one revision of its statements alone (onlyStatementsSince).
    */
-  readonly confirmed: (title: string, onlyStatements: boolean, pageId?: number, existence?: boolean) => Change;
+  readonly confirmed: (title: string, onlyStatements: boolean, pageId?: number, existence?: boolean, onlySitelinks?: boolean) => Change;
   readonly apply: (changes: readonly Change[]) => Promise<unknown>;
   readonly log: Logger;
   readonly metrics?: { confirmation(outcome: 'confirmed' | 'unchanged' | 'unknown', n: number): void };
@@ -166,6 +166,12 @@ export function confirmsChange(before: string | undefined, page: PageNow, wikiNo
  */
 export function onlyStatementsSince(before: string | undefined, page: PageNow, parentBeforeWindow = false): boolean {
   if (page.missing || page.parentid === undefined || page.parentid === 0 || !statementsOnlyComment(page.comment, page.tags)) return false;
+  return before === undefined ? parentBeforeWindow : before === `r${page.parentid}`;
+}
+
+/** The same for a revision that changed an item's sitelinks alone (policy/changes.ts sitelinksOnlyComment). */
+export function onlySitelinksSince(before: string | undefined, page: PageNow, parentBeforeWindow = false): boolean {
+  if (page.missing || page.parentid === undefined || page.parentid === 0 || !sitelinksOnlyComment(page.comment, page.tags)) return false;
   return before === undefined ? parentBeforeWindow : before === `r${page.parentid}`;
 }
 
@@ -392,7 +398,13 @@ export class PurgeConfirmations {
     // module's: when was its parent made (is the newest the only revision in the window)?
     const parentsAt = await this.parentsAt(
       confirmed
-        .filter((c) => c.before === undefined && (onlyStatementsSince(undefined, c.page, true) || (this.isProperty(c.page.title) && newestIsWikibases(c.page))))
+        .filter(
+          (c) =>
+            c.before === undefined &&
+            (onlyStatementsSince(undefined, c.page, true) ||
+              onlySitelinksSince(undefined, c.page, true) ||
+              (this.isProperty(c.page.title) && newestIsWikibases(c.page))),
+        )
         .map((c) => c.page.parentid!),
     );
     for (const { page, before, waited } of confirmed) {
@@ -409,6 +421,7 @@ export class PurgeConfirmations {
           existenceChanged(before, page) ||
             (!page.missing &&
               (mayChangeDatatype(page.comment, page.tags) || (this.isProperty(page.title) && !newestAloneSince(before, page, parentBeforeWindow)))),
+          onlySitelinksSince(before, page, parentBeforeWindow),
         ),
       );
     }

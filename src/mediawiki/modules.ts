@@ -87,6 +87,8 @@ export interface WriteFacts {
    * a revision says it too (policy/changes.ts statementsOnlyComment).
    */
   readonly statementsOnly?: true;
+  /** A Wikibase write that changes sitelinks alone (wbsetsitelink): searches stay (policy/changes.ts sitelinksOnlyComment). */
+  readonly sitelinksOnly?: true;
 }
 
 export interface ModuleFacts {
@@ -233,11 +235,12 @@ const flagged = (value: unknown) => value !== undefined && value !== false;
  */
 const nullEdit = (item: Readonly<Record<string, unknown>>) => flagged(item['nochange']);
 
-/** What a Wikibase write's facts say of the parameters naming its entity (WriteFacts.entityParameters). */
+/** What a Wikibase write's facts say of the parameters naming its entity (WriteFacts.entityParameters), and of what it changes. */
 interface EntityNaming {
   readonly entityParameters?: readonly string[];
   readonly guidParameters?: readonly string[];
   readonly guidsMulti?: true;
+  readonly sitelinksOnly?: true;
 }
 
 /**
@@ -400,7 +403,8 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   wbsetlabel: wikibaseWrite(BY_ID),
   wbsetdescription: wikibaseWrite(BY_ID),
   wbsetaliases: wikibaseWrite(BY_ID),
-  wbsetsitelink: wikibaseWrite(BY_ID),
+  // Sitelinks and their badges alone: searches show none (policy/changes.ts sitelinksOnlyComment).
+  wbsetsitelink: wikibaseWrite({ ...BY_ID, sitelinksOnly: true }),
   // By sitelinks alone (fromsite/fromtitle, tosite/totitle): the answer's `entity.id` names it.
   wblinktitles: wikibaseWrite({}),
   wbcreateclaim: wikibaseStatementWrite({ entityParameters: ['entity'] }),

@@ -20,9 +20,12 @@
  * searches match labels, aliases and ids and show labels and descriptions (Wikibase REL1_39's
  * term store, repo/includes/Api/SearchEntities.php and QuerySearchEntities.php over
  * EntitySearchHelper), and a site-and-title lookup reads sitelinks, none of which a statement
- * edit changes. Everything else about it (`*`, its namespace, its page) it names as any change.
+ * edit changes. One known to touch an item's sitelinks alone (sitelinksOnlyComment: a sitelink
+ * set, a client wiki's page moved or deleted, modules.ts WriteFacts.sitelinksOnly) names the
+ * lookups (dependencies.ts SITELINKS) and not its entity type: searches show no sitelink.
+ * Everything else about it (`*`, its namespace, its page) it names as any change.
  */
-import { ANY, DATATYPES } from './dependencies.js';
+import { ANY, DATATYPES, SITELINKS } from './dependencies.js';
 import { DEFAULT_NAMESPACES, type Namespaces, pairedKey, titleKey } from '../mediawiki/titles.js';
 import { entityPageId, entityPageTitles, entityTypeOfPage, entityTypeTag } from '../mediawiki/entities.js';
 import { type WriteFacts, writeFacts } from '../mediawiki/modules.js';
@@ -75,6 +78,8 @@ export function changeFromRow(row: RecentChangeRow, namespaces: Namespaces = DEF
   const users: string[] = [];
   // An edit (not a creation, nor a log entry) whose summary says a statement module wrote it.
   const onlyStatements = row.type === 'edit' && row.commenthidden !== true && statementsOnlyComment(row.comment, row.tags);
+  // An edit whose summary says it changed sitelinks alone.
+  const onlySitelinks = row.type === 'edit' && row.commenthidden !== true && sitelinksOnlyComment(row.comment, row.tags);
   // A deletion or a restoration: the page's existence changed (not `revision` or `event`, which
   // hide a revision or a log entry of a page that stays); or, for a property, a revision no
   // Wikibase module made (mayChangeDatatype).
@@ -86,7 +91,7 @@ export function changeFromRow(row: RecentChangeRow, namespaces: Namespaces = DEF
     const t = titleKey(text, namespaces);
     if (!t) return;
     addPage(tags, t, namespaces);
-    addClasses(tags, t, namespaces, ns, onlyStatements);
+    addClasses(tags, t, namespaces, ns, onlyStatements, onlySitelinks);
     if (datatypes) addExistence(tags, t, namespaces);
   };
   if (!row.actionhidden) {
@@ -127,7 +132,8 @@ export function changeFromPurge(title: string, namespaces: Namespaces = DEFAULT_
  * A purged page that the wiki confirms changed (a new revision, or gone): what lists of its
  * namespace, searches of its entity type and any-change answers depend on. `onlyStatements`: the
  * wiki showed that what changed since the page was last seen is one revision of its statements
- * alone (purge-confirmation.ts), so searches of its entity type stay.
+ * alone (purge-confirmation.ts), so searches of its entity type stay; `onlySitelinks`, of its
+ * sitelinks alone: the same, but the site-and-title lookups go.
  */
 export function changeConfirmed(
   title: string,
@@ -135,6 +141,7 @@ export function changeConfirmed(
   onlyStatements = false,
   pageId?: number,
   existence = false,
+  onlySitelinks = false,
 ): Change {
   const tags = new Set<string>([ANY]);
   // Answers that name the page by its id alone (MediaInfo's `M123`: entities.ts entityPageId).
@@ -142,7 +149,7 @@ export function changeConfirmed(
   const t = titleKey(title, namespaces);
   if (t) {
     addPage(tags, t, namespaces);
-    addClasses(tags, t, namespaces, undefined, onlyStatements);
+    addClasses(tags, t, namespaces, undefined, onlyStatements, onlySitelinks);
     // The wiki says it is gone now, or back (purge-confirmation.ts existenceChanged), or its
     // newest revision is no Wikibase module's (mayChangeDatatype).
     if (existence) addExistence(tags, t, namespaces);
@@ -152,12 +159,22 @@ export function changeConfirmed(
 
 /**
  * The classes a changed page belongs to: its namespace, and its entity type when it is an entity's
- * page and the change may have touched more than its statements (`onlyStatements`).
+ * page and the change may have touched more than its statements (`onlyStatements`) or its
+ * sitelinks (`onlySitelinks`); an item's sitelinks (SITELINKS) unless it touched its statements alone.
  */
-function addClasses(tags: Set<string>, t: { readonly key: string; readonly ns: number }, namespaces: Namespaces, ns: unknown, onlyStatements: boolean): void {
+function addClasses(
+  tags: Set<string>,
+  t: { readonly key: string; readonly ns: number },
+  namespaces: Namespaces,
+  ns: unknown,
+  onlyStatements: boolean,
+  onlySitelinks = false,
+): void {
   tags.add(`n:${typeof ns === 'number' ? ns : t.ns}`);
   const type = entityTypeOfPage(t, namespaces);
-  if (type !== undefined && !onlyStatements) tags.add(entityTypeTag(type));
+  if (type === undefined || onlyStatements) return;
+  if (!onlySitelinks) tags.add(entityTypeTag(type));
+  if (type === 'item') tags.add(SITELINKS);
 }
 
 /** Whether a title is a Wikibase property's page (its revisions may change a datatype: addExistence). */
@@ -223,6 +240,26 @@ export function statementsOnlyComment(comment: unknown, changeTags: readonly str
   if (changeTags?.some((tag) => REVERT_TAGS.has(tag))) return false;
   const module = AUTOCOMMENT.exec(comment)?.[1];
   return module !== undefined && writeFacts(module)?.statementsOnly === true;
+}
+
+/**
+ * The autocomments of revisions that change an item's sitelinks alone: wbsetsitelink with any
+ * action (SetSiteLink: add, set, remove, set-badges, add-both, set-both), wblinktitles connecting
+ * a page to an existing item (LinkTitles: `connect`; `create` makes a new item), and the repository's
+ * own edits after a client wiki's page was moved or deleted (Wikibase client's
+ * UpdateRepoOnMove/UpdateRepoOnDelete: `clientsitelink-update`, `clientsitelink-remove`), many a
+ * minute on Wikidata.
+ */
+const SITELINK_AUTOCOMMENT = /^\/\* (?:wbsetsitelink(?:-[a-z-]+)?|wblinktitles-connect|clientsitelink-(?:update|remove)):/;
+
+/**
+ * Whether an edit summary says its revision changed sitelinks alone (SITELINK_AUTOCOMMENT); a
+ * revert's (REVERT_TAGS) never does, its summary its client typed.
+ */
+export function sitelinksOnlyComment(comment: unknown, changeTags: readonly string[] | undefined): boolean {
+  if (typeof comment !== 'string') return false;
+  if (changeTags?.some((tag) => REVERT_TAGS.has(tag))) return false;
+  return SITELINK_AUTOCOMMENT.test(comment);
 }
 
 /** A page's tag and its subject/talk pair's (titles.ts pairedKey): a change to one alters answers about both. */
@@ -325,13 +362,14 @@ export function changeFromWrite(
   const confirm: string[] = [];
   const tags = new Set<string>(changed && !unproven ? [ANY] : []);
   const onlyStatements = write.statementsOnly === true;
+  const onlySitelinks = write.sitelinksOnly === true;
   const existence = EXISTENCE_WRITES.has(action);
   const addTitle = (text: string) => {
     const t = titleKey(text, namespaces);
     if (!t) return;
     if (changed && !unproven) {
       addPage(tags, t, namespaces);
-      addClasses(tags, t, namespaces, undefined, onlyStatements);
+      addClasses(tags, t, namespaces, undefined, onlyStatements, onlySitelinks);
       if (existence) addExistence(tags, t, namespaces);
       return;
     }
@@ -360,6 +398,7 @@ export function changeFromWrite(
     // statement module's, whatever entity it wrote, changed no search).
     if (entityPages.length === 0 && entityPageIds.length === 0 && changed && !onlyStatements) {
       for (const type of ['item', 'property', 'lexeme']) tags.add(entityTypeTag(type));
+      tags.add(SITELINKS);
     }
   }
   const type = write.entities ? 'wikibase' : action;

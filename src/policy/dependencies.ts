@@ -7,6 +7,8 @@
  *   t:<type>        any Wikibase entity of that type changed (searches over its terms)
  *   u:<user name>   a session's answer, stored while whose session it is was known
  *                   (userTag): that user's writes, rights and blocks end it
+ *   sl              a site-and-title lookup that found no item (SITELINKS): any item's
+ *                   sitelinks changing, or an item created or deleted, may make it find one
  *   dt              an entity answer whose statements show their properties' datatypes
  *                   (DATATYPES): a property's deletion or restoration changes them, and
  *                   a revision of it no Wikibase API module made (changes.ts mayChangeDatatype)
@@ -58,6 +60,15 @@ export const ANY = '*';
  * one whose summary is no Wikibase module's (changes.ts mayChangeDatatype).
  */
 export const DATATYPES = 'dt';
+
+/**
+ * wbgetentities by `sites` and `titles` that found no item (`missing`, with `site`): any item's
+ * sitelinks changing may make it find one. Every change of an item but one of its statements alone
+ * carries it (changes.ts addClasses), a change of its sitelinks alone (changes.ts
+ * sitelinksOnlyComment: a client wiki's page moved or deleted, a sitelink set) carries it and not
+ * its entity type: searches show no sitelink, so they stay.
+ */
+export const SITELINKS = 'sl';
 
 /**
  * The tag of every answer stored for a session of `user` (steps/flow.ts, the store step): a
@@ -369,7 +380,7 @@ function collectAnswerEntities(answer: unknown, tags: Set<string>, ns: Namespace
         addEntity(tags, r.from, ns);
         addEntity(tags, r.to, ns);
       }
-      if (e['site'] !== undefined && e['missing'] !== undefined) tags.add(entityTypeTag('item'));
+      if (e['site'] !== undefined && e['missing'] !== undefined) tags.add(SITELINKS);
       if (showsStatements(e)) tags.add(DATATYPES);
     }
   }

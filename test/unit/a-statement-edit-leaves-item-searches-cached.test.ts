@@ -1,14 +1,15 @@
 // A statement-only edit of an entity (wbcreateclaim, wbsetclaim, wbsetclaimvalue, wbremoveclaims,
 // wbsetqualifier, wbremovequalifiers, wbsetreference, wbremovereferences) does not evict the
-// searches of its entity type (`t:item`: wbsearchentities, list=wbsearch, a site-and-title lookup
-// that found nothing): they match labels, aliases and ids and show labels and descriptions, which
-// a statement edit does not change. It still invalidates `*`, its namespace and its page. Each
+// searches of its entity type (`t:item`: wbsearchentities, list=wbsearch) nor the site-and-title
+// lookups that found nothing (`sl`): they match labels, aliases, ids and sitelinks and show labels
+// and descriptions, which a statement edit does not change. It still invalidates `*`, its namespace and its page. Each
 // source says so its own way: a recentchanges row by its summary's autocomment, a write through
 // the gateway by its module (src/mediawiki/modules.ts WriteFacts.statementsOnly), a confirmed
 // PURGE by the newest revision's summary when that revision is the only one since the page was
 // last seen (src/invalidation/purge-confirmation.ts onlyStatementsSince). Anything else, or
-// anything unsure (a hidden or unknown summary, a sitelink or term edit, a creation, a deletion, a
-// merge, a redirect), keeps the type tag.
+// anything unsure (a hidden or unknown summary, a term edit, a creation, a deletion, a merge, a
+// redirect), keeps the type tag; a sitelink edit its own way
+// (test/unit/a-sitelink-edit-leaves-item-searches-cached.test.ts).
 //
 // The rows, answers and summaries below are copied as a real Wikibase REL1_39 (MediaWiki 1.39.17)
 // gave them after the writes recorded in test/fixtures/wikibase/reference-answers.json (n=70 to 79):
@@ -163,7 +164,6 @@ describe('a statement edit leaves item searches cached', () => {
     });
 
     it.each([
-      ['a sitelink set (site-and-title lookups read sitelinks)', '/* wbsetsitelink-add:1|enwiki */ Berlin'],
       ['two titles linked', '/* wblinktitles-create:2| */ enwiki:Berlin, dewiki:Berlin'],
       ['wbeditentity, which may change anything', '/* wbeditentity-update:0| */'],
       ['an undo', '/* undo:0||26|Admin */'],
@@ -229,11 +229,6 @@ describe('a statement edit leaves item searches cached', () => {
         'wbsetlabel (recorded, n=70)',
         'wbsetlabel',
         { entity: { labels: { en: { language: 'en', value: 'Berlin (city)' } }, id: 'Q1', type: 'item', lastrevid: 23 }, success: 1 },
-      ],
-      [
-        'wbsetsitelink',
-        'wbsetsitelink',
-        { entity: { id: 'Q1', type: 'item', lastrevid: 40, sitelinks: { enwiki: { site: 'enwiki', title: 'Berlin' } } }, success: 1 },
       ],
       ['wblinktitles', 'wblinktitles', { entity: { id: 'Q1', type: 'item', lastrevid: 41 }, success: 1 }],
       ['wbeditentity', 'wbeditentity', { entity: { id: 'Q1', type: 'item', lastrevid: 42 }, success: 1 }],

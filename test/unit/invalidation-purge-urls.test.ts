@@ -44,7 +44,7 @@ describe('changes', () => {
   });
   it('a purged page the wiki confirms changed: its namespace, its entity type, any list', () => {
     expect(changeConfirmed('Talk:Foo bar').tags).toEqual(['*', 'p:Talk:Foo bar', 'p:Foo bar', 'n:1']);
-    expect(changeConfirmed('Item:Q42').tags).toEqual(['*', 'p:Item:Q42', 'p:Talk:Item:Q42', 'n:0', 't:item']);
+    expect(changeConfirmed('Item:Q42').tags).toEqual(['*', 'p:Item:Q42', 'p:Talk:Item:Q42', 'n:0', 't:item', 'sl']);
   });
   it('a move row: the old title, the target (and their talk pages), the page id', () => {
     const c = changeFromRow({

@@ -45,9 +45,9 @@ describe.each(LAYOUTS)('with $name', ({ ns, page }) => {
     const tags = deps('action=wbgetentities&ids=Q1|P2|q999&format=json', answer, ns);
     expect(tags.toSorted()).toEqual([p('P2'), p('Q1'), p('Q999')].toSorted());
   });
-  it('wbgetentities by site and title that found nothing: any item changing', () => {
+  it('wbgetentities by site and title that found nothing: any item`s sitelinks changing', () => {
     const answer = { entities: { '-1': { site: 'enwiki', title: 'Berlin', missing: '' } }, success: 1 };
-    expect(deps('action=wbgetentities&sites=enwiki&titles=Berlin&format=json', answer, ns)).toEqual(['t:item']);
+    expect(deps('action=wbgetentities&sites=enwiki&titles=Berlin&format=json', answer, ns)).toEqual(['sl']);
   });
   it('wbgetclaims: the entity, named by entity= or by a claim GUID`s prefix (any case)', () => {
     expect(deps('action=wbgetclaims&entity=Q1&property=P2&format=json', { claims: {} }, ns)).toEqual([p('Q1')]);
