@@ -37,7 +37,7 @@ import {
   parentsQuery,
   revisionTimesOfAnswer,
 } from '../invalidation/purge-confirmation.js';
-import { changeConfirmed, isPropertyPage } from '../policy/changes.js';
+import { changeConfirmed } from '../policy/changes.js';
 import { ALWAYS_LEADER, ChangeFollower, type Cursor, MemoryCursorStore } from '../invalidation/follower.js';
 import { SessionUsers } from '../policy/session-users.js';
 import type { PolicySettings } from '../policy/answer-policy.js';
@@ -216,7 +216,6 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     },
     confirmed: (title, onlyStatements, pageId, existence, onlySitelinks) =>
       changeConfirmed(title, changes.namespaces, onlyStatements, pageId, existence, onlySitelinks),
-    isProperty: (title) => isPropertyPage(title, changes.namespaces),
     apply: (list) => changes.apply(list),
     log: log.child({ component: 'purge-confirmation' }),
   });

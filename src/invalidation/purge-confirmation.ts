@@ -119,12 +119,6 @@ export interface PurgeConfirmationOptions {
    */
   readonly askDeletions?: (since: number) => Promise<Deletions>;
   /**
-   * Whether a title is a Wikibase property's page, whose revisions may change the datatype entity
-   * answers show (policy/changes.ts mayChangeDatatype): the parent of its newest revision is asked
-   * about too when it was never seen. None by default.
-   */
-  readonly isProperty?: (title: string) => boolean;
-  /**
    * The change a confirmed page makes (policy/changes.ts changeConfirmed); `onlyStatements`: what
    * changed is one revision of its statements alone (onlyStatementsSince).
    */
@@ -173,22 +167,6 @@ export function onlyStatementsSince(before: string | undefined, page: PageNow, p
 export function onlySitelinksSince(before: string | undefined, page: PageNow, parentBeforeWindow = false): boolean {
   if (page.missing || page.parentid === undefined || page.parentid === 0 || !sitelinksOnlyComment(page.comment, page.tags)) return false;
   return before === undefined ? parentBeforeWindow : before === `r${page.parentid}`;
-}
-
-/**
- * Whether the newest revision is all that changed a page since it was last seen (`before`,
- * pageState): its parent is the revision seen then, or, for a page never asked about, was made
- * before the window (`parentBeforeWindow`); a creation (parent 0) is its page's only revision.
- */
-export function newestAloneSince(before: string | undefined, page: PageNow, parentBeforeWindow: boolean): boolean {
-  if (page.parentid === 0) return true;
-  if (page.parentid === undefined) return false;
-  return before === undefined ? parentBeforeWindow : before === `r${page.parentid}`;
-}
-
-/** A newest revision of a page that exists, made by a Wikibase module (its summary says so), with a parent. */
-function newestIsWikibases(page: PageNow): boolean {
-  return !page.missing && page.parentid !== undefined && page.parentid > 0 && !mayChangeDatatype(page.comment, page.tags);
 }
 
 /**
@@ -251,11 +229,8 @@ export class PurgeConfirmations {
   private readonly pageIds = new Map<string, number>();
   private readonly clock: Clock;
 
-  private readonly isProperty: (title: string) => boolean;
-
   constructor(private readonly opts: PurgeConfirmationOptions) {
     this.clock = opts.clock ?? processClock;
-    this.isProperty = opts.isProperty ?? (() => false);
   }
 
   /**
@@ -393,18 +368,10 @@ export class PurgeConfirmations {
         else unchanged++;
       }
     }
-    // Pages never asked about whose newest revision is a statement module's: when was its parent made?
-    // Pages never asked about whose newest revision is a statement module's, or another Wikibase
-    // module's: when was its parent made (is the newest the only revision in the window)?
+    // Pages never asked about whose newest revision is a statement module's or a sitelink edit: when was its parent made?
     const parentsAt = await this.parentsAt(
       confirmed
-        .filter(
-          (c) =>
-            c.before === undefined &&
-            (onlyStatementsSince(undefined, c.page, true) ||
-              onlySitelinksSince(undefined, c.page, true) ||
-              (this.isProperty(c.page.title) && newestIsWikibases(c.page))),
-        )
+        .filter((c) => c.before === undefined && (onlyStatementsSince(undefined, c.page, true) || onlySitelinksSince(undefined, c.page, true)))
         .map((c) => c.page.parentid!),
     );
     for (const { page, before, waited } of confirmed) {
@@ -415,12 +382,12 @@ export class PurgeConfirmations {
           page.title,
           onlyStatementsSince(before, page, parentBeforeWindow),
           page.pageid ?? (page.missing ? this.pageIds.get(page.title) : undefined),
-          // Gone or back, or (a property's) a revision since it was last seen that no Wikibase
-          // module made: its datatype may have changed. Only the newest revision's summary is
-          // read: with others before it since, any of them may have.
-          existenceChanged(before, page) ||
-            (!page.missing &&
-              (mayChangeDatatype(page.comment, page.tags) || (this.isProperty(page.title) && !newestAloneSince(before, page, parentBeforeWindow)))),
+          // Gone or back, or (a property's) its newest revision no Wikibase module's: its datatype
+          // may have changed. Only the newest revision's summary is read: a datatype change
+          // followed within one question by an API edit is the follower's to see (its rows are
+          // one per revision); asking for every revision since would take a datatype change for
+          // each burst of a bot's label edits of a property, evicting every statement answer.
+          existenceChanged(before, page) || (!page.missing && mayChangeDatatype(page.comment, page.tags)),
           onlySitelinksSince(before, page, parentBeforeWindow),
         ),
       );

@@ -177,12 +177,6 @@ function addClasses(
   if (type === 'item') tags.add(SITELINKS);
 }
 
-/** Whether a title is a Wikibase property's page (its revisions may change a datatype: addExistence). */
-export function isPropertyPage(title: string, namespaces: Namespaces = DEFAULT_NAMESPACES): boolean {
-  const t = titleKey(title, namespaces);
-  return t !== undefined && entityTypeOfPage(t, namespaces) === 'property';
-}
-
 /**
  * A page that came to exist or ceased to (deleted, restored), or a revision that may have changed
  * a property's datatype (mayChangeDatatype): a property's page takes its datatype with it, which
@@ -246,9 +240,9 @@ export function statementsOnlyComment(comment: unknown, changeTags: readonly str
  * The autocomments of revisions that change an item's sitelinks alone: wbsetsitelink with any
  * action (SetSiteLink: add, set, remove, set-badges, add-both, set-both), wblinktitles connecting
  * a page to an existing item (LinkTitles: `connect`; `create` makes a new item), and the repository's
- * own edits after a client wiki's page was moved or deleted (Wikibase client's
- * UpdateRepoOnMove/UpdateRepoOnDelete: `clientsitelink-update`, `clientsitelink-remove`), many a
- * minute on Wikidata.
+ * own edits after a client wiki's page was moved or deleted (the client queues them, the
+ * repository's UpdateRepoOnMoveJob and UpdateRepoOnDeleteJob write them: `clientsitelink-update`,
+ * `clientsitelink-remove`), many a minute on Wikidata.
  */
 const SITELINK_AUTOCOMMENT = /^\/\* (?:wbsetsitelink(?:-[a-z-]+)?|wblinktitles-connect|clientsitelink-(?:update|remove)):/;
 

@@ -4,7 +4,8 @@
  *   p:<title key>   the page of that title (titles.ts titleKey)
  *   i:<page id>     the page of that id (a page keeps its id when it moves)
  *   n:<namespace>   any page of that namespace being created, changed, deleted or moved
- *   t:<type>        any Wikibase entity of that type changed (searches over its terms)
+ *   t:<type>        any Wikibase entity of that type changed, but its statements or
+ *                   sitelinks alone (searches over its terms)
  *   u:<user name>   a session's answer, stored while whose session it is was known
  *                   (userTag): that user's writes, rights and blocks end it
  *   sl              a site-and-title lookup that found no item (SITELINKS): any item's
@@ -358,7 +359,7 @@ function addEntity(tags: Set<string>, id: unknown, ns: Namespaces): boolean {
  * under the id asked for with the target's data, `"redirects":{"from":"Q6","to":"Q1"}`: both),
  * the entity a claim GUID belongs to (wbgetclaims), the keys of wbformatentities' map. An
  * entity asked for by site and title that was not found (`"-1":{"site":…,"missing":""}`) is
- * any new item's: any change to an item.
+ * any item's once a sitelink names that page: any item's sitelinks changing (SITELINKS).
  */
 function collectAnswerEntities(answer: unknown, tags: Set<string>, ns: Namespaces): void {
   if (typeof answer !== 'object' || answer === null) return;
