@@ -43,6 +43,8 @@ describe.runIf(redisInstalled).each(REDIS_BACKENDS)('GET /cache with %s', (_name
     const cookie = 'wiki_session=ffffffffffffffffffffffffffffffff';
     expect((await http(`${gw.apiUrl}?${q}`)).headers['x-cache']).toBe('miss');
     expect((await http(`${gw.apiUrl}?${q}`, { headers: { cookie } })).headers['x-cache']).toBe('miss');
+    // Redis is written after each answer (steps/flow.ts fetchAndStore).
+    await gw.built.gateway.afterAnswers.settled(10_000);
 
     const res = await adminGet(gw.adminUrl, `/cache?url=${encodeURIComponent(`/w/api.php?${q}`)}`);
     expect(res.status).toBe(200);
