@@ -7,7 +7,8 @@
 # /var/tmp/wikiedge-verify), WIKIEDGE_COMPOSE_PROJECT (default wikiedgecheck),
 # WIKIEDGE_COMPOSE_HEALTH_TIMEOUT (s a service may take to become healthy, default 180),
 # WIKIEDGE_COMPOSE_KEEP=1 (leave the stack running for a look; remove it yourself with the
-# podman-compose down command printed at the end).
+# podman-compose down command printed at the end, or let the next run remove it),
+# WIKIEDGE_COMPOSE_LOCK_TIMEOUT (s to wait while another run holds the store's lock, default 900).
 #
 # What it does
 #   1. Installs podman-compose (Debian bookworm's, 1.0.3), podman, netavark, aardvark-dns and iptables when
@@ -133,6 +134,38 @@ WORK=$(mktemp -d /tmp/wikiedge-compose.XXXXXX)
 
 STEP="setting up podman"
 podman_setup podman-compose
+
+# One check at a time per podman store: the networks have compose.yaml's fixed subnets, and the
+# clean-up below must never take a running check's stack for a leftover. A second run waits.
+STEP="waiting for another verify-compose.sh run on $STATE"
+exec {LOCK_FD}> "$STATE/compose.lock"
+flock -w "${WIKIEDGE_COMPOSE_LOCK_TIMEOUT:-900}" "$LOCK_FD" ||
+  abort "another verify-compose.sh run holds $STATE/compose.lock (waited ${WIKIEDGE_COMPOSE_LOCK_TIMEOUT:-900}s)"
+
+# With the lock held, anything of the project in this store was left by a run that could not clean
+# up (killed by SIGKILL, the machine stopped, or WIKIEDGE_COMPOSE_KEEP=1): its containers keep
+# running and its networks keep their subnets, so the next run could not start. Remove it, and say so.
+STEP="removing what an earlier run left"
+remove_leftovers() {
+  local c v n p removed=""
+  c=$(pm ps -a --filter "label=io.podman.compose.project=$PROJECT" --format '{{.Names}}' 2> /dev/null | tr '\n' ' ')
+  for n in $c; do pm rm -f -t 0 "$n" > /dev/null 2>&1 && removed="$removed container:$n"; done
+  p=$(pm pod ls --filter "name=^pod_${PROJECT}\$" --format '{{.Name}}' 2> /dev/null | tr '\n' ' ')
+  for n in $p; do pm pod rm -f "$n" > /dev/null 2>&1 && removed="$removed pod:$n"; done
+  v=$(pm volume ls --filter "label=io.podman.compose.project=$PROJECT" --format '{{.Name}}' 2> /dev/null | tr '\n' ' ')
+  for n in $v; do pm volume rm -f "$n" > /dev/null 2>&1 && removed="$removed volume:$n"; done
+  # By label (this script labels the networks it makes) and by name (podman-compose's own).
+  n=$(
+    {
+      pm network ls --filter "label=io.podman.compose.project=$PROJECT" --format '{{.Name}}'
+      pm network ls --format '{{.Name}}' | grep "^${PROJECT}_"
+    } 2> /dev/null | sort -u | tr '\n' ' '
+  )
+  for v in $n; do pm network rm -f "$v" > /dev/null 2>&1 && removed="$removed network:$v"; done
+  echo "$removed"
+}
+left=$(remove_leftovers)
+[ -n "$left" ] && info "removed what an earlier run of project $PROJECT left in $STATE:$left"
 info "podman-compose $(podman-compose version 2> /dev/null | sed -n 's/^podman-composer* version *//p' | head -1)"
 
 # ------------------------------------------------------------------------------ images

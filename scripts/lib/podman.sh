@@ -111,7 +111,10 @@ build_base() {
   local t rootfs
   t=$(date +%s)
   rootfs="$STATE/rootfs.tmp"
-  rm -rf "$rootfs"
+  # A run killed inside debootstrap leaves its root, and may leave /proc and /sys mounted in it:
+  # unmount those (deepest first) and never let rm cross into them.
+  awk -v r="$rootfs/" 'index($2, r) == 1 {print $2}' /proc/mounts | sort -r | xargs -r -n1 umount -l 2> /dev/null || true
+  rm -rf --one-file-system "$rootfs"
   log "debootstrap bookworm (minbase) from $DEBIAN_MIRROR ..."
   debootstrap --variant=minbase bookworm "$rootfs" "$DEBIAN_MIRROR" > "$WORK/debootstrap.log" 2>&1 || {
     tail -20 "$WORK/debootstrap.log" >&2
