@@ -51,6 +51,13 @@ export const CONFIRM_WAIT_MS = 1_000;
 /** Titles one question asks about (the API's limit for anonymous clients, ApiBase::LIMIT_SML1). */
 export const TITLES_PER_QUESTION = 50;
 /**
+ * Encoded characters of titles one question carries, however many titles that is (one at least):
+ * its URL stays well inside the 8 KB request line Apache and nginx accept by default, where 50
+ * titles of 255 bytes of CJK (765 characters each, encoded) would not, and a question the wiki
+ * refuses takes every page in it for changed.
+ */
+export const QUESTION_TITLE_CHARS = 4_000;
+/**
  * Questions out at once, when more than one question's titles wait: 200 pages answered per round
  * trip to the wiki. Bounded, so that PURGEs outrunning even that wait here rather than become as
  * many requests at the wiki.
@@ -58,6 +65,15 @@ export const TITLES_PER_QUESTION = 50;
 export const QUESTIONS_AT_ONCE = 4;
 /** Pages whose last revision the confirmer remembers (a bounded map: oldest forgotten first). */
 const REMEMBERED = 20_000;
+
+/** The answer to a question about pages (pagesOfAnswer). */
+export interface PagesNow {
+  readonly pages: readonly PageNow[];
+  /** Titles the wiki says no page can have (`invalid`: too long, an illegal character): nothing changed them. */
+  readonly invalid?: readonly string[];
+  /** ms since the epoch, the wiki's clock */
+  readonly now: number;
+}
 
 /** What the wiki says of a page now: its newest revision, or that it does not exist. */
 export interface PageNow {
@@ -103,7 +119,7 @@ export const processClock: Clock = {
 
 export interface PurgeConfirmationOptions {
   /** Ask the wiki about these titles; the wiki's clock (ms) with them. Throws when it cannot. */
-  readonly ask: (titles: readonly string[]) => Promise<{ readonly pages: readonly PageNow[]; readonly now: number }>;
+  readonly ask: (titles: readonly string[]) => Promise<PagesNow>;
   /**
    * Ask the wiki when these revisions were made (ms since the epoch, the wiki's clock; a revision
    * it does not answer about is left out). Throws when it cannot. Without it, a page never asked
@@ -282,9 +298,9 @@ export class PurgeConfirmations {
    */
   private pump(gathered: boolean): void {
     while (this.questions.size < QUESTIONS_AT_ONCE) {
-      const titles = this.askable();
+      const { titles, full } = this.askable();
       if (titles.length === 0) return;
-      if (titles.length < TITLES_PER_QUESTION) {
+      if (!full) {
         // Not full: those behind an unanswered question go in the next, sent once it is answered.
         if (this.questions.size > 0) return;
         if (!gathered) {
@@ -299,15 +315,23 @@ export class PurgeConfirmations {
     }
   }
 
-  /** The oldest pages waiting that no unanswered question asks about, as many as one question takes. */
-  private askable(): string[] {
+  /**
+   * The oldest pages waiting that no unanswered question asks about, as many as one question takes
+   * (TITLES_PER_QUESTION, QUESTION_TITLE_CHARS); `full` when it takes no more.
+   */
+  private askable(): { titles: string[]; full: boolean } {
     const titles: string[] = [];
+    let chars = 0;
     for (const title of this.pending.keys()) {
       if (this.asking.has(title)) continue;
+      // Joined by `|`, encoded `%7C`.
+      const size = encodeURIComponent(title).length + 3;
+      if (titles.length > 0 && chars + size > QUESTION_TITLE_CHARS) return { titles, full: true };
       titles.push(title);
-      if (titles.length === TITLES_PER_QUESTION) break;
+      chars += size;
+      if (titles.length === TITLES_PER_QUESTION) return { titles, full: true };
     }
-    return titles;
+    return { titles, full: false };
   }
 
   private ask(titles: readonly string[]): void {
@@ -348,7 +372,9 @@ export class PurgeConfirmations {
     const oldest = Math.min(...[...asked.values()].map((p) => p.since));
     const changes: Change[] = [];
     let unchanged = 0;
-    const answered = new Set<string>();
+    // A title no page can have: nothing changed it, and nothing cached shows a page by it.
+    const answered = new Set<string>(answer.invalid ?? []);
+    unchanged += answered.size;
     const confirmed: { page: PageNow; before: string | undefined; waited: number }[] = [];
     const goneUnseen: { page: PageNow; waited: number }[] = [];
     for (const page of answer.pages) {
@@ -392,7 +418,7 @@ export class PurgeConfirmations {
         ),
       );
     }
-    // A title the wiki did not answer about (invalid, or a normalisation not reported): as if changed.
+    // A title the wiki did not answer about (a normalisation not reported): as if changed.
     for (const t of titles) if (!answered.has(t)) changes.push(this.opts.confirmed(t, false));
     this.opts.metrics?.confirmation('confirmed', changes.length);
     this.opts.metrics?.confirmation('unchanged', unchanged);
@@ -502,7 +528,7 @@ export function revisionTimesOfAnswer(answer: unknown): Map<number, number> {
 }
 
 /** The answer to confirmationQuery, with titles as asked (normalized ones mapped back). */
-export function pagesOfAnswer(answer: unknown): { pages: PageNow[]; now: number } {
+export function pagesOfAnswer(answer: unknown): PagesNow {
   const a = (answer ?? {}) as {
     curtimestamp?: string;
     query?: {
@@ -521,8 +547,14 @@ export function pagesOfAnswer(answer: unknown): { pages: PageNow[]; now: number 
   const asked = new Map<string, string[]>();
   for (const n of a.query?.normalized ?? []) asked.set(n.to, [...(asked.get(n.to) ?? []), n.from]);
   const pages: PageNow[] = [];
+  const invalid: string[] = [];
   for (const p of a.query.pages) {
-    if (typeof p.title !== 'string' || p.invalid) continue;
+    if (typeof p.title !== 'string') continue;
+    // ApiPageSet reports an invalid title as it was given (ApiPageSet::processTitlesArray).
+    if (p.invalid) {
+      invalid.push(p.title);
+      continue;
+    }
     const rev = p.revisions?.[0];
     const at = Date.parse(rev?.timestamp ?? '');
     const page: Omit<PageNow, 'title'> = {
@@ -536,5 +568,5 @@ export function pagesOfAnswer(answer: unknown): { pages: PageNow[]; now: number 
     };
     for (const title of [p.title, ...(asked.get(p.title) ?? [])]) pages.push({ title, ...page });
   }
-  return { pages, now };
+  return { pages, ...(invalid.length > 0 && { invalid }), now };
 }

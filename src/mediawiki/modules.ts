@@ -64,6 +64,13 @@ export interface WriteFacts {
    */
   readonly entityParameters?: readonly string[];
   readonly guidParameters?: readonly string[];
+  /**
+   * Its own parameters naming a page by id, one integer each (ApiEditPage `pageid`, ApiMove
+   * `fromid`, ApiMergeHistory `fromid`/`toid`). Never another module's: MediaWiki ignores a
+   * parameter its module does not define (ApiMain::reportUnusedParams, a warning), so a null edit
+   * given `fromid=1|2|…|165000` would otherwise evict the answers of every page it listed.
+   */
+  readonly pageIdParameters?: readonly string[];
   /** Its GUID parameter takes several values (wbremoveclaims' `claim`, ParamValidator ISMULTI). */
   readonly guidsMulti?: true;
   /**
@@ -345,28 +352,31 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   setnotificationtimestamp: ANY,
   imagerotate: ANY,
   // Writes (ApiEditPage title/pageid, ApiMove from/to/fromid, ApiUpload filename, …)
-  edit: { depends: 'any', write: { titles: ['title'], unchanged: nullEdit } },
-  move: { depends: 'any', write: { titles: ['from', 'to'] } },
-  delete: { depends: 'any', write: { titles: ['title'] } },
+  edit: { depends: 'any', write: { titles: ['title'], pageIdParameters: ['pageid'], unchanged: nullEdit } },
+  move: { depends: 'any', write: { titles: ['from', 'to'], pageIdParameters: ['fromid'] } },
+  delete: { depends: 'any', write: { titles: ['title'], pageIdParameters: ['pageid'] } },
   undelete: { depends: 'any', write: { titles: ['title'] } },
-  protect: { depends: 'any', write: { titles: ['title'] } },
-  rollback: { depends: 'any', write: { titles: ['title'] } },
+  protect: { depends: 'any', write: { titles: ['title'], pageIdParameters: ['pageid'] } },
+  rollback: { depends: 'any', write: { titles: ['title'], pageIdParameters: ['pageid'] } },
   // A file stashed, or a chunk of one, answers `"result":"Success"` with its `filekey` and no
   // `filename` (ApiUpload::getStashResult, getChunkResult): nothing is published, no page or log
   // row made; only a published upload names its file (ApiUpload::performUpload).
   upload: { depends: 'any', write: { titles: ['filename'], unchanged: (item) => typeof item['filename'] !== 'string' } },
   filerevert: { depends: 'any', write: { titles: ['filename'] } },
-  mergehistory: { depends: 'any', write: { titles: ['from', 'to'] } },
-  changecontentmodel: { depends: 'any', write: { titles: ['title'] } },
-  setpagelanguage: { depends: 'any', write: { titles: ['title'] } },
+  mergehistory: { depends: 'any', write: { titles: ['from', 'to'], pageIdParameters: ['fromid', 'toid'] } },
+  changecontentmodel: { depends: 'any', write: { titles: ['title'], pageIdParameters: ['pageid'] } },
+  setpagelanguage: { depends: 'any', write: { titles: ['title'], pageIdParameters: ['pageid'] } },
   purge: { depends: 'any', write: { titles: ['titles'] } },
   revisiondelete: { depends: 'any', write: { titles: ['target'] } },
   // ApiImportReporter::reportPage: a page none of whose revisions was new imports `revisions: 0`;
   // a title it could not import is `invalid`.
   import: { depends: 'any', write: { titles: [], unchanged: (item) => item['revisions'] === 0 || flagged(item['invalid']) } },
   managetags: { depends: 'any', write: { titles: [] } },
-  // ApiTag: `noop` where ChangeTags::updateTagsWithChecks wrote no log entry, `status: "error"` where it refused.
-  tag: { depends: 'any', write: { titles: [], unchanged: (item) => flagged(item['noop']) || item['status'] === 'error' } },
+  // ApiTag::processIndividual: only `status: "success"` without `noop` wrote a log entry
+  // (`actionlogid`); `error` (no such revision), `failure` (ChangeTags refused, e.g. removing a
+  // software tag: no right or rate limit checked first, any account may send it) and `skipped`
+  // changed nothing.
+  tag: { depends: 'any', write: { titles: [], unchanged: (item) => item['status'] !== 'success' || flagged(item['noop']) } },
   block: { depends: 'any', write: { titles: [], user: 'user' } },
   unblock: { depends: 'any', write: { titles: [], user: 'user' } },
   // ApiUserrights: the groups UserGroupManager really added and removed; none, no log entry.
@@ -573,11 +583,9 @@ const ENTITY_NAMING_PARAMETERS: readonly string[] = Object.values(ACTIONS).flatM
  */
 export const WRITE_PARAMETERS: ReadonlySet<string> = new Set([
   'action',
-  // A page by id (policy/changes.ts changeFromWrite): `pageid`, or ApiMove's `fromid`.
-  'pageid',
-  'fromid',
   'new',
   ...ENTITY_NAMING_PARAMETERS,
+  ...Object.values(ACTIONS).flatMap((f) => f.write?.pageIdParameters ?? []),
   ...Object.values(ACTIONS).flatMap((f) => f.write?.titles ?? []),
 ]);
 

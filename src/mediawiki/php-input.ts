@@ -105,6 +105,23 @@ export function phpStringParam(arr: PhpArray, name: string): string | undefined 
   return typeof v === 'string' ? v : undefined;
 }
 
+/**
+ * A parameter as MediaWiki reads it as text (WebRequest::getVal: its bytes are UTF-8; the NFC
+ * clean-up it also does is titles.ts's): what names a page or an entity. phpStringParam's value
+ * holds one byte per code unit, so `%E6%BC%A2` would otherwise be the three-character 'æ¼¢', a
+ * title of another page (and one over 255 bytes for a long title the wiki took whole).
+ */
+export function phpTextParam(arr: PhpArray, name: string): string | undefined {
+  const v = phpStringParam(arr, name);
+  return v === undefined ? undefined : textOfBytes(v);
+}
+
+/** A byte string (one byte per code unit) read as UTF-8; ASCII is its own. */
+export function textOfBytes(bytes: string): string {
+  for (let i = 0; i < bytes.length; i++) if (bytes.charCodeAt(i) > 0x7f) return Buffer.from(bytes, 'latin1').toString('utf8');
+  return bytes;
+}
+
 /** True when any top-level value is an array, i.e. PHP's `name[...]` syntax took effect. */
 export function hasArrayShapes(arr: PhpArray): boolean {
   for (const v of arr.values()) {

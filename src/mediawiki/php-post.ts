@@ -12,7 +12,13 @@
  *   (nothing decoded), registered with the same name rules as `$_GET`.
  * Any other type leaves `$_POST` empty: the query string alone names the modules.
  */
-import { type PhpArray, parsePhpForm, parsePhpQuery, reachedMaxInputVars } from './php-input.js';
+import { type PhpArray, parsePhpForm, parsePhpQuery, PHP_DEFAULT_MAX_INPUT_VARS, reachedMaxInputVars } from './php-input.js';
+
+/**
+ * PHP's max_file_uploads default: with max_multipart_body_parts at its default (-1), a body of more
+ * than max_input_vars + max_file_uploads parts is refused whole (main/rfc1867.c).
+ */
+const PHP_DEFAULT_MAX_FILE_UPLOADS = 20;
 
 /** What a body says about `$_POST`: its variables, none (not a form), or unknown (a form not read). */
 export type PostedForm = { readonly kind: 'form'; readonly post: PhpArray } | { readonly kind: 'none' } | { readonly kind: 'unreadable' };
@@ -54,7 +60,10 @@ function boundaryOf(contentType: string): string | undefined {
 
 /**
  * The non-file parts named in `only`, as PHP registers them; undefined when the body is not the
- * multipart form its type says (no opening boundary).
+ * multipart form its type says (no opening boundary), or when PHP reads less of it than it holds:
+ * past max_input_vars non-file parts PHP registers no more (every part counts, whatever its name:
+ * a `title` after 1,000 others is not in `$_POST`, and MediaWiki reads the query string's), past
+ * max_input_vars + max_file_uploads parts it reads none.
  */
 function multipartFields(text: string, boundary: string, only: ReadonlySet<string>): PhpArray | undefined {
   const delimiter = `--${boundary}`;
@@ -64,6 +73,8 @@ function multipartFields(text: string, boundary: string, only: ReadonlySet<strin
   // The parts' variables, in order, as a query string: parsePhpQuery then applies PHP's name
   // rules (`a.b` → `a_b`, `a[]`, later duplicates winning) exactly as for `$_GET`.
   const pairs: string[] = [];
+  let parts = 0;
+  let variables = 0;
   while (true) {
     const afterDelimiter = at + delimiter.length;
     if (text.startsWith('--', afterDelimiter)) break; // the closing delimiter
@@ -74,6 +85,9 @@ function multipartFields(text: string, boundary: string, only: ReadonlySet<strin
     const next = text.indexOf(`\n${delimiter}`, blank.bodyStart);
     const valueEnd = next === -1 ? text.length : next > 0 && text.charCodeAt(next - 1) === 0x0d ? next - 1 : next;
     const disposition = partDisposition(text.slice(headersStart + 1, blank.headersEnd));
+    parts++;
+    if (disposition && disposition.filename === undefined) variables++;
+    if (variables > PHP_DEFAULT_MAX_INPUT_VARS || parts > PHP_DEFAULT_MAX_INPUT_VARS + PHP_DEFAULT_MAX_FILE_UPLOADS) return undefined;
     if (disposition && disposition.filename === undefined && only.has(registeredName(disposition.name)))
       pairs.push(`${percentEncoded(disposition.name)}=${percentEncoded(text.slice(blank.bodyStart, valueEnd))}`);
     if (next === -1) break;

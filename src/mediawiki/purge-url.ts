@@ -17,7 +17,7 @@
  * a client or another proxy writes map to the same page. The host is not compared: a PURGE is
  * only taken from WIKIEDGE_PURGE_ALLOW.
  */
-import { parsePhpQuery, phpStringParam } from './php-input.js';
+import { parsePhpQuery, phpTextParam } from './php-input.js';
 import { originForm } from '../words/target.js';
 
 export interface PurgePaths {
@@ -37,7 +37,7 @@ export function purgedTitle(url: string, paths: PurgePaths): string | undefined 
   const query = q === -1 ? '' : target.slice(q + 1);
   const text = (encoded: string) => spaced(percentDecode(encoded));
   if (path === paths.script || path === `${paths.script}/`) {
-    const title = phpStringParam(parsePhpQuery(query), 'title');
+    const title = phpTextParam(parsePhpQuery(query), 'title');
     return title ? spaced(title) : undefined;
   }
   if (path.startsWith(`${paths.script}/`)) return nonEmpty(text(path.slice(paths.script.length + 1)));

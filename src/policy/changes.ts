@@ -373,7 +373,10 @@ export function changeFromWrite(
   for (const name of names) {
     for (const text of (params(name) ?? '').split('|')) if (text) addTitle(FILE_PARAMS.has(name) ? `File:${text}` : text);
   }
-  for (const id of (params('pageid') ?? params('fromid') ?? '').split('|')) if (/^\d+$/.test(id)) tags.add(`i:${id}`);
+  for (const name of write.pageIdParameters ?? []) {
+    const id = pageIdOf(params(name));
+    if (id !== undefined) tags.add(`i:${id}`);
+  }
   const users: string[] = [];
   const result = json[action];
   for (const item of Array.isArray(result) ? result : [result]) {
@@ -397,6 +400,13 @@ export function changeFromWrite(
   }
   const type = write.entities ? 'wikibase' : action;
   return { source: 'write', type, tags: [...tags], users, at: undefined, ...(confirm.length > 0 && { confirm: [...new Set(confirm)] }) };
+}
+
+/** A page id parameter as ParamValidator's IntegerDef reads it (`+05` is 5); one value, positive. */
+function pageIdOf(value: string | undefined): number | undefined {
+  if (value === undefined || !/^\+?\d{1,15}$/.test(value)) return undefined;
+  const id = Number(value);
+  return id > 0 ? id : undefined;
 }
 
 /**

@@ -38,7 +38,7 @@
  * clock from them).
  */
 import type { PhpArray } from '../mediawiki/php-input.js';
-import { phpStringParam, split } from '../mediawiki/php-input.js';
+import { phpStringParam, phpTextParam, split } from '../mediawiki/php-input.js';
 import { DEFAULT_NAMESPACES, type Namespaces, titleKey } from '../mediawiki/titles.js';
 import { type DependencyClass, type ModuleFacts, factsOf } from '../mediawiki/modules.js';
 import { entityOfGuid } from '../mediawiki/wikibase-params.js';
@@ -274,9 +274,9 @@ function namespacesOf(query: PhpArray, param: string, fallback: number): number[
 }
 
 function requestTitles(query: PhpArray, action: string): string[] {
-  const out = split(phpStringParam(query, 'titles'));
-  if (action === 'parse') out.push(...split(phpStringParam(query, 'page')));
-  if (action === 'compare') out.push(...split(phpStringParam(query, 'fromtitle')), ...split(phpStringParam(query, 'totitle')));
+  const out = split(phpTextParam(query, 'titles'));
+  if (action === 'parse') out.push(...split(phpTextParam(query, 'page')));
+  if (action === 'compare') out.push(...split(phpTextParam(query, 'fromtitle')), ...split(phpTextParam(query, 'totitle')));
   return out;
 }
 

@@ -14,9 +14,9 @@ import { askWiki, clientGone, MAX_INSPECT_BYTES, type WikiAnswer } from './ask-w
 import type { Answer } from './deliver.js';
 import { AnswerPolicy } from '../policy/answer-policy.js';
 import { changeFromWrite, confirmedWrite, WRITE_PARAMETERS } from '../policy/changes.js';
-import { phpStringParam } from '../mediawiki/php-input.js';
+import { phpStringParam, phpTextParam } from '../mediawiki/php-input.js';
 import { writeFacts, wrote } from '../mediawiki/modules.js';
-import { type PostedForm, postedForm } from '../mediawiki/php-post.js';
+import { type PostedForm, postedForm, requestData } from '../mediawiki/php-post.js';
 import type { ApiRequest } from './recv.js';
 import { afterAnswer } from './after-answer.js';
 
@@ -47,16 +47,21 @@ async function invalidateWrite(
 ): Promise<void> {
   if (!wrote(request.method) || status !== 200 || headers['mediawiki-api-error'] !== undefined) return;
   if (form.kind === 'unreadable') {
-    // The module is named by the answer alone (a form too large to be held: an upload).
+    // The module and its pages are named by the answer alone (a form too large to be held: an
+    // upload; one past max_input_vars). Not the query string: PHP took the body's values over
+    // it, and which they were the gateway cannot tell (a `title` in the query string of a write
+    // whose body named another page would invalidate the lists of the query's namespaces).
     const json = answer();
     const action = confirmedWrite(json);
     if (action === undefined) return;
-    const change = changeFromWrite(action, (name) => phpStringParam(api.query, name), changes.namespaces, json);
+    const change = changeFromWrite(action, () => undefined, changes.namespaces, json);
     if (change) await changes.apply([change]);
     return;
   }
-  const posted = form.kind === 'form' ? form.post : undefined;
-  const param = (name: string) => (posted && phpStringParam(posted, name)) ?? phpStringParam(api.query, name);
+  // `$_POST + $_GET`: a name the body holds in any shape is the body's (an array reads as none,
+  // WebRequest::getVal), never the query string's; the value as text (php-input.ts phpTextParam).
+  const data = form.kind === 'form' ? requestData(api.query, form.post) : api.query;
+  const param = (name: string) => phpTextParam(data, name);
   const change = changeFromWrite(param('action') ?? api.modules[0] ?? '', param, changes.namespaces, answer());
   if (change) await changes.apply([change]);
 }
@@ -64,8 +69,8 @@ async function invalidateWrite(
 /** Whether a request may run a write module (a form too large to read may: an upload). */
 function mayNameAWrite(api: ApiRequest, form: PostedForm): boolean {
   if (form.kind === 'unreadable') return true;
-  const posted = form.kind === 'form' ? form.post : undefined;
-  const action = (posted && phpStringParam(posted, 'action')) ?? phpStringParam(api.query, 'action') ?? api.modules[0] ?? '';
+  const data = form.kind === 'form' ? requestData(api.query, form.post) : api.query;
+  const action = phpStringParam(data, 'action') ?? api.modules[0] ?? '';
   return writeFacts(action) !== undefined;
 }
 
