@@ -311,16 +311,20 @@ function newFollower(
   inCluster: boolean,
 ): ChangeFollower {
   const leaseMs = Math.max(5_000, config.rcPollMs * 5);
+  const unhealthyAfterMs = Math.max(10_000, config.rcPollMs * 5);
   const state = storage.followerState;
   const reach = !storage.shared && inCluster ? 'here' : 'everywhere';
   return new ChangeFollower({
     upstream,
     apiPath: config.apiPath,
     pollMs: config.rcPollMs,
-    unhealthyAfterMs: Math.max(10_000, config.rcPollMs * 5),
+    unhealthyAfterMs,
     // Past the short TTL without a successful poll, entries the follower vouched for would have
-    // expired without it: from then on they are refreshed at next use.
-    gapAfterMs: config.ttlPublicSeconds * 1000,
+    // expired without it: from then on they are refreshed at next use. Never before the follower
+    // is unhealthy: a standby hears of the leader's polls only as they end, so with a short TTL
+    // below the poll interval (or a leader's long poll through a burst) every standby took a gap,
+    // everywhere, between two healthy polls.
+    gapAfterMs: Math.max(config.ttlPublicSeconds * 1000, unhealthyAfterMs),
     maxLagMs: config.rcMaxLagSeconds * 1000,
     requestTimeoutMs: config.upstreamResponseTimeoutMs,
     now: () => Date.now(),
@@ -333,6 +337,7 @@ function newFollower(
     },
     expire: (before, reason) => changes.expire(before, reason, reach),
     namespaces: (ns) => changes.setNamespaces(ns),
+    latestNamespaces: () => changes.namespaces,
   });
 }
 

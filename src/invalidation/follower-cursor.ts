@@ -117,6 +117,18 @@ export function isoOf(s: number): string {
   return new Date(s * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
+/**
+ * The position an rccontinue names, or undefined. ApiQueryRecentChanges writes the row's
+ * rc_timestamp as the database holds it, then `|` and rc_id: TS_MW on MySQL and SQLite
+ * (`20261130060000|1234`), a timestamptz on PostgreSQL (`2026-11-30 06:00:00+00|1234`).
+ */
+export function positionOfContinue(value: string): Position | undefined {
+  const m = /^(\d{4})-?(\d{2})-?(\d{2})[ T]?(\d{2}):?(\d{2}):?(\d{2})(?:Z|[+-]00(?::?00)?)?\|(\d{1,15})$/.exec(value);
+  if (!m) return undefined;
+  const s = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!) / 1000;
+  return Number.isFinite(s) ? { s, id: Number(m[7]) } : undefined;
+}
+
 /** TS_MW (14 digits), the form rccontinue carries (ApiQueryRecentChanges.php:456-466). */
 export function tsMw(s: number): string {
   return isoOf(s).replace(/[^0-9]/g, '');

@@ -82,6 +82,7 @@ import {
   LATE_WINDOW_MS,
   nextFloor,
   type Position,
+  positionOfContinue,
   prune,
   seconds,
   type State,
@@ -128,8 +129,8 @@ export interface Lease {
   release(): Promise<void>;
 }
 
-export type GapReason = 'cursor-lost' | 'clock' | 'rc-purged' | 'behind' | 'stalled';
-export const GAP_REASONS: readonly GapReason[] = ['cursor-lost', 'clock', 'rc-purged', 'behind', 'stalled'];
+export type GapReason = 'cursor-lost' | 'clock' | 'rc-purged' | 'behind' | 'stalled' | 'row-unreadable';
+export const GAP_REASONS: readonly GapReason[] = ['cursor-lost', 'clock', 'rc-purged', 'behind', 'stalled', 'row-unreadable'];
 
 export interface FollowerMetrics {
   poll(outcome: 'ok' | 'error' | 'standby'): void;
@@ -160,6 +161,12 @@ export interface FollowerOptions {
   /** Nothing stored before `before` is vouched for any more, everywhere. */
   readonly expire: (before: number, reason: GapReason) => Promise<void>;
   readonly namespaces: (ns: Namespaces) => void;
+  /**
+   * The wiki's namespaces as last learned (the gateway asks again every 10 minutes:
+   * upstream/site-namespaces.ts), read at each poll: the follower's own, read once at its start,
+   * went stale when the wiki gained a namespace (WikibaseLexeme installed: its rows lost `t:lexeme`).
+   */
+  readonly latestNamespaces?: () => Namespaces;
 }
 
 interface RcAnswer {
@@ -167,6 +174,19 @@ interface RcAnswer {
   continue?: { rccontinue?: string; continue?: string };
   query?: { recentchanges?: RecentChangeRow[] };
   error?: { code?: string; info?: string };
+}
+
+/**
+ * The rows of an answer; an error when it holds no list. A wiki that disabled the module
+ * (`$wgAPIListModules['recentchanges'] = ApiQueryDisabled`) answers 200 with a warning and no
+ * `recentchanges` at all, where an empty list is `[]`: read as no rows, the follower vouched for
+ * every change while it read none.
+ */
+function rowsOf(answer: RcAnswer): RecentChangeRow[] {
+  if (answer.error) throw new Error(`recentchanges: ${answer.error.code ?? 'error'}: ${answer.error.info ?? ''}`);
+  const rows = answer.query?.recentchanges;
+  if (!Array.isArray(rows)) throw new Error('recentchanges: the answer holds no list of rows (is list=recentchanges disabled?)');
+  return rows;
 }
 
 export class ChangeFollower {
@@ -181,6 +201,8 @@ export class ChangeFollower {
   private behind = false;
   /** The last poll stopped with pages left: the next one comes at once. */
   private more = false;
+  /** Set when a renewal during this poll found the lease taken (holdingLease). */
+  private leaseLost = false;
   private stalledGapTaken = false;
   private leader = false;
   private timer: NodeJS.Timeout | undefined;
@@ -271,8 +293,52 @@ export class ChangeFollower {
    * a gap and the wiki's newest row.
    */
   private async follow(now: number): Promise<void> {
+    this.leaseLost = false;
+    await this.holdingLease(() => this.lead(now));
+  }
+
+  /**
+   * Runs `work` with the lease renewed every LEASE_RENEW_MS: a poll's resume, its pages and its
+   * applies (a mass block's per-user purges, a batch into a slow Redis) may each outlast the
+   * lease, and renewed only between pages another replica took it meanwhile, started from the
+   * cursor never saved, met the same slow step, and lost it in turn: nobody vouched again
+   * (test/in-process/change-follower-keeps-its-lease-through-a-long-apply.test.ts). A renewal
+   * that finds the lease taken sets leaseLost; a failed one leaves it to the next.
+   */
+  private async holdingLease(work: () => Promise<void>): Promise<void> {
+    let renewing: Promise<void> | undefined;
+    const timer = setInterval(() => {
+      renewing ??= this.opts.lease
+        .hold()
+        .then(
+          (held) => {
+            if (!held) this.leaseLost = true;
+          },
+          () => undefined,
+        )
+        .finally(() => {
+          renewing = undefined;
+        });
+    }, LEASE_RENEW_MS);
+    timer.unref();
+    try {
+      await work();
+    } finally {
+      clearInterval(timer);
+      await renewing;
+    }
+  }
+
+  /** The leader's poll (follow), with its lease held. */
+  private async lead(now: number): Promise<void> {
     if (!this.state) this.state = await this.resume(now);
     const read = await this.readNewRows();
+    if (this.leaseLost) {
+      // Another replica follows now, from the stored cursor: no gap and no cursor from this one.
+      this.leader = false;
+      this.state = undefined;
+      return;
+    }
     if (read.behindMs > this.maxLagMs) {
       this.opts.log.warn(
         { gap: 'behind', lagSeconds: read.behindMs / 1000, maxLagSeconds: this.maxLagMs / 1000, rows: read.rows },
@@ -301,7 +367,7 @@ export class ChangeFollower {
     // The lease is renewed per poll, and one page may take as long as the wiki takes to answer:
     // another replica may have taken the lease meanwhile and follow from the stored cursor. Its
     // cursor is not written over with this one's (test/in-process/change-follower-lease-lost-during-a-poll.test.ts).
-    if (!(await this.opts.lease.hold())) {
+    if (this.leaseLost || !(await this.opts.lease.hold())) {
       this.leader = false;
       this.state = undefined;
       return;
@@ -372,8 +438,7 @@ export class ChangeFollower {
     const polledAt = stored.polledAt ?? state.pos.s * 1000;
     if (now - polledAt <= RESUME_CHECK_MS) return state;
     const answer = (await this.ask(`${RC_QUERY}&rcdir=newer&rclimit=1`)) as RcAnswer;
-    if (answer.error) throw new Error(`recentchanges: ${answer.error.code ?? 'error'}: ${answer.error.info ?? ''}`);
-    const oldest = answer.query?.recentchanges?.[0];
+    const oldest = rowsOf(answer)[0];
     // The cursor's own row (or one before it) is still there: nothing after it was purged.
     if (oldest && seconds(oldest.timestamp) > state.pos.s) return this.restart('rc-purged', now);
     return state;
@@ -393,9 +458,9 @@ export class ChangeFollower {
     for (let page = 0; page * 500 <= SEEN_MAX; page++) {
       const end = server !== undefined ? `&rcend=${isoOf(server - LATE_WINDOW_MS / 1000)}` : '';
       const answer = (await this.ask(`${RC_QUERY}&rcdir=older&rclimit=${page === 0 ? 1 : 'max'}&curtimestamp=1${end}${cont}`)) as RcAnswer;
-      if (answer.error) throw new Error(`recentchanges: ${answer.error.code ?? 'error'}: ${answer.error.info ?? ''}`);
+      const list = rowsOf(answer);
       server ??= answer.curtimestamp !== undefined ? seconds(answer.curtimestamp) : Math.floor(now / 1000);
-      for (const row of answer.query?.recentchanges ?? []) rows.push({ s: seconds(row.timestamp), id: row.rcid });
+      for (const row of list) rows.push({ s: seconds(row.timestamp), id: row.rcid });
       const next = answer.continue?.rccontinue;
       if (!next) {
         complete = true;
@@ -417,8 +482,10 @@ export class ChangeFollower {
     // without its gap skipped them unseen with the follower still vouching
     // (test/in-process/change-follower-restart-whose-cursor-is-not-saved.test.ts). Once the gap
     // is taken the jump is kept, saved or not: the next poll saves it (a follower whose saves
-    // kept failing took a gap at every poll otherwise).
-    await this.gap(reason, now);
+    // kept failing took a gap at every poll otherwise). Its instant is now, after the reads: an
+    // answer fetched before a row jumped over and stored while they went on was stored after
+    // `now`, and a gap dated then would have left it vouched for.
+    await this.gap(reason, Math.max(now, this.opts.now()));
     this.state = { pos, floor, seen };
     await this.opts.cursors.save(this.toCursor(undefined)).catch((err: unknown) => {
       this.opts.log.warn({ err: String(err) }, 'change follower: its cursor could not be saved after a gap; the next poll saves it');
@@ -459,21 +526,45 @@ export class ChangeFollower {
     // stopped there would never move the cursor, whatever the rows waiting after it
     // (test/in-process/change-follower-keeps-up-with-a-slow-busy-wiki.test.ts).
     const past = () => cmp(from, st.pos) > 0;
+    const namespaces = this.opts.latestNamespaces?.() ?? this.currentNamespaces;
     let held = started;
     for (let page = 0; page < MAX_PAGES_PER_POLL && (!past() || performance.now() - started < budget); page++) {
       // A poll reads at least past its cursor however slow the wiki's pages: the lease is renewed
       // as it goes, so that no other replica takes it and follows too meanwhile; one lost stops
       // the poll (its cursor is left to the new leader: follow).
+      if (this.leaseLost) break;
       if (performance.now() - held >= LEASE_RENEW_MS) {
         if (!(await this.opts.lease.hold())) break;
         held = performance.now();
       }
       const cont = `${tsMw(from.s)}|${from.id + 1}`;
       const answer = (await this.ask(`${RC_QUERY}&rcdir=newer&rclimit=max&curtimestamp=1&rccontinue=${cont}`)) as RcAnswer;
-      if (answer.error) throw new Error(`recentchanges: ${answer.error.code ?? 'error'}: ${answer.error.info ?? ''}`);
+      const list = rowsOf(answer);
       if (answer.curtimestamp !== undefined) server = seconds(answer.curtimestamp);
       if (page === 0 && (await this.clockWentWrong(server))) return { behindMs: 0, more: false, rows: 0, reached: true };
-      const list = answer.query?.recentchanges ?? [];
+      const next = answer.continue?.rccontinue;
+      if (list.length === 0 && next !== undefined) {
+        // No row, yet a continuation: the wiki would not show the row it stopped at (an
+        // ApiQueryBaseProcessRow hook refused it, or it did not fit the result:
+        // ApiQueryRecentChanges::run sets the continuation at that row and breaks). Asked again,
+        // it answers the same: read as the end, the follower stopped there for good and vouched.
+        // What that row changed no tag can say: a gap (once: it is then seen), and on past it.
+        const at = positionOfContinue(next);
+        if (at === undefined || cmp(at, from) <= 0)
+          throw new Error(`recentchanges: a page without rows whose continuation (${next.slice(0, 40)}) does not move on`);
+        if (!seen.has(at.id)) {
+          await commit();
+          await this.gap('row-unreadable', this.opts.now());
+          this.opts.log.warn({ rccontinue: next }, 'change follower: the wiki would not show a row; a gap, and on past it');
+          // Seen from now on, whatever fails later in this poll: read again, it takes no second gap.
+          seen.set(at.id, at.s);
+          this.state = { pos, floor: st.floor, seen };
+        }
+        from = at;
+        rows++;
+        if (cmp(at, pos) > 0 && !(server !== undefined && at.s * 1000 > server * 1000 + CLOCK_SLACK_MS)) pos = at;
+        continue;
+      }
       for (const row of list) {
         const key = { s: seconds(row.timestamp), id: row.rcid };
         from = key;
@@ -484,7 +575,7 @@ export class ChangeFollower {
         if (!seen.has(row.rcid)) {
           if (cmp(key, pos) <= 0) late++;
           if (future) ahead = true;
-          batch.push(changeFromRow(row, this.currentNamespaces));
+          batch.push(changeFromRow(row, namespaces));
           batchSeen.push([row.rcid, key.s]);
         }
         // Never past a row dated in the wiki's future: the rows still to come are dated before it.
@@ -492,9 +583,9 @@ export class ChangeFollower {
         else if (cmp(key, pos) > 0) pos = key;
         if (ended) break;
       }
-      if (answer.continue?.rccontinue && list.length > 0) this.pageRows = page === 0 ? list.length : Math.max(this.pageRows, list.length);
+      if (next && list.length > 0) this.pageRows = page === 0 ? list.length : Math.max(this.pageRows, list.length);
       if (batch.length >= APPLY_BATCH_ROWS) await commit();
-      if (ended || !answer.continue?.rccontinue || list.length === 0) {
+      if (ended || !next || list.length === 0) {
         ended = true;
         break;
       }

@@ -151,7 +151,7 @@ export class ChangeSignalMetrics {
     for (const cause of ['purge', 'follower', 'write', 'rebound', 'user', 'gap']) this.invalidatedEntries.inc({ cause }, 0);
     for (const source of ['purge', 'follower', 'write']) this.lagSeconds.zero({ source });
     for (const outcome of ['ok', 'error', 'standby']) this.followerPolls.inc({ outcome }, 0);
-    for (const reason of ['cursor-lost', 'clock', 'rc-purged', 'behind', 'stalled']) this.followerGaps.inc({ reason }, 0);
+    for (const reason of ['cursor-lost', 'clock', 'rc-purged', 'behind', 'stalled', 'row-unreadable']) this.followerGaps.inc({ reason }, 0);
   }
 
   event(source: string, type: string): void {

@@ -12,6 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import type { RecentChangeRow } from '../../src/policy/changes.js';
+import type { Namespaces } from '../../src/mediawiki/titles.js';
 import { ChangeFollower, type CursorStore, type GapReason, type Lease, MemoryCursorStore } from '../../src/invalidation/follower.js';
 import { ChangeSignalMetrics } from '../../src/observe/change-metrics.js';
 import { Upstream } from '../../src/upstream/upstream.js';
@@ -35,6 +36,15 @@ export class FakeRecentChanges {
   pageSize = PAGE_SIZE;
   /** Answer every request with a 503. */
   down = false;
+  /** Answer the recentchanges queries it matches with a 503. */
+  failWhen: (query: URLSearchParams) => boolean = () => false;
+  /** Answer as a wiki whose list=recentchanges is ApiQueryDisabled: 200, a warning, no list. */
+  disabled = false;
+  /**
+   * Rows an ApiQueryBaseProcessRow hook refuses: the page stops at such a row with its
+   * continuation at that row (ApiQueryRecentChanges::run), so asked from it the page is empty.
+   */
+  refuse: (row: RecentChangeRow) => boolean = () => false;
   /** The recentchanges queries received (their search parameters). */
   readonly queries: URLSearchParams[] = [];
   private nextId = 1;
@@ -61,6 +71,9 @@ export class FakeRecentChanges {
     this.rows.length = 0;
     this.queries.length = 0;
     this.down = false;
+    this.disabled = false;
+    this.refuse = () => false;
+    this.failWhen = () => false;
     this.clock = START;
     this.pageSize = PAGE_SIZE;
   }
@@ -90,12 +103,28 @@ export class FakeRecentChanges {
       return;
     }
     const q = new URL(req.url ?? '/', 'http://wiki').searchParams;
-    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
     if (q.get('meta') === 'siteinfo') {
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
       res.end(JSON.stringify({ query: { namespaces: { '0': { id: 0, name: '' }, '2': { id: 2, name: 'User', canonical: 'User' } }, namespacealiases: [] } }));
       return;
     }
     this.queries.push(q);
+    if (this.failWhen(q)) {
+      res.writeHead(503, { 'content-type': 'text/plain' });
+      res.end('down');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+    if (this.disabled) {
+      res.end(
+        JSON.stringify({
+          batchcomplete: true,
+          warnings: { recentchanges: { warnings: 'The "recentchanges" module has been disabled.' } },
+          curtimestamp: iso(this.clock),
+        }),
+      );
+      return;
+    }
     res.end(JSON.stringify(this.answer(q)));
   };
 
@@ -117,7 +146,7 @@ export class FakeRecentChanges {
       for (; i < this.rows.length; i++) {
         const r = this.rows[i]!;
         if (end !== undefined && r.timestamp > end) break;
-        if (page.length === limit) {
+        if (page.length === limit || this.refuse(r)) {
           next = r;
           break;
         }
@@ -156,6 +185,8 @@ export interface FollowerUnderTest {
   readonly follower: ChangeFollower;
   /** The titles of every change applied, in order. */
   readonly applied: string[];
+  /** The tags of every change applied, in order. */
+  readonly appliedTags: string[][];
   /** How many changes each apply call carried (one call: one invalidation, signals.ts). */
   readonly applyCalls: number[];
   /** Every gap: its reason and the instant before which everything expired. */
@@ -174,6 +205,7 @@ export interface FollowerSetup {
   readonly gapAfterMs?: number;
   readonly maxLagMs?: number;
   readonly pollBudgetMs?: number;
+  readonly latestNamespaces?: () => Namespaces;
 }
 
 /** A wiki stand-in listening on a port, for followers to poll. */
@@ -189,6 +221,7 @@ export function followerOf(url: string, setup: FollowerSetup = {}): FollowerUnde
   const out: FollowerUnderTest = {
     follower: undefined as unknown as ChangeFollower,
     applied: [],
+    appliedTags: [],
     applyCalls: [],
     gaps: [],
     now: setup.now ?? Date.parse('2026-03-01T12:00:00Z'),
@@ -204,6 +237,7 @@ export function followerOf(url: string, setup: FollowerSetup = {}): FollowerUnde
     unhealthyAfterMs: setup.unhealthyAfterMs ?? 10_000,
     gapAfterMs: setup.gapAfterMs ?? 60_000,
     ...(setup.maxLagMs !== undefined && { maxLagMs: setup.maxLagMs }),
+    ...(setup.latestNamespaces && { latestNamespaces: setup.latestNamespaces }),
     // Polls end by their page count, not by how busy the machine is: tests count polls.
     pollBudgetMs: setup.pollBudgetMs ?? 600_000,
     requestTimeoutMs: 2_000,
@@ -215,6 +249,7 @@ export function followerOf(url: string, setup: FollowerSetup = {}): FollowerUnde
     apply: (changes) => {
       out.applyCalls.push(changes.length);
       for (const c of changes) out.applied.push(c.tags.find((t) => t.startsWith('p:'))?.slice(2) ?? '?');
+      for (const c of changes) out.appliedTags.push([...c.tags]);
       return Promise.resolve();
     },
     expire: (before, reason) => {

@@ -54,10 +54,12 @@ export interface LeasedReplicas {
   readonly writers: string[];
   /** Replica `id`, following the wiki at `url` when it holds the lease. */
   follower(id: string, url: string): ChangeFollower;
+  /** The lease expires now, whoever holds it (its holder's renewals did not reach Redis in time). */
+  expireLease(): void;
 }
 
 /** The settings in which the lease tests' followers differ; the rest is as a gateway sets it, with 30 s timeouts. */
-export type LeasedFollowerSettings = Pick<FollowerOptions, 'unhealthyAfterMs' | 'gapAfterMs' | 'pollBudgetMs'>;
+export type LeasedFollowerSettings = Pick<FollowerOptions, 'unhealthyAfterMs' | 'gapAfterMs' | 'pollBudgetMs'> & Partial<Pick<FollowerOptions, 'apply'>>;
 
 /** Replicas sharing a lease of `leaseMs` and a cursor; each call to `follower` is one more replica. */
 export function leasedReplicas(leaseMs: number, settings: LeasedFollowerSettings): LeasedReplicas {
@@ -98,9 +100,13 @@ export function leasedReplicas(leaseMs: number, settings: LeasedFollowerSettings
         },
       },
       lease: leaseFor(id),
-      apply: () => Promise.resolve(),
+      apply: settings.apply ?? (() => Promise.resolve()),
       expire: () => Promise.resolve(),
       namespaces: () => undefined,
     });
-  return { writers, follower };
+  const expireLease = () => {
+    lease.until = 0;
+    lease.holder = undefined;
+  };
+  return { writers, follower, expireLease };
 }

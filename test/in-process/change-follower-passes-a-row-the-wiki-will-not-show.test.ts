@@ -1,0 +1,63 @@
+// A page of list=recentchanges may hold no row and still a continuation: ApiQueryRecentChanges::run
+// stops at a row an ApiQueryBaseProcessRow hook refuses (or one that does not fit the result) and
+// sets the continuation at that very row, so asked from there it answers the same empty page
+// again. The follower read an empty page as the end: it never passed that row, applied nothing
+// after it, and went on vouching for every change (healthy, lag 0). Now such a row is a gap
+// (what it changed no tag can name), taken once, and the follower goes on past it.
+import { describe, expect, it } from 'vitest';
+import { followerOnFakeWiki } from '../support/follower-on-fake-wiki.js';
+
+describe('a row the wiki will not show', () => {
+  const { wiki, follow } = followerOnFakeWiki();
+
+  it('one gap for it, then the rows after it are applied, and it stays healthy', async () => {
+    const f = follow();
+    await f.follower.pollOnce();
+    f.gaps.length = 0;
+    wiki.clock += 1_000;
+    f.now += 1_000;
+    wiki.add('Before');
+    const hidden = wiki.add('Hidden by a hook');
+    wiki.add('After 1');
+    wiki.refuse = (row) => row.rcid === hidden.rcid;
+    await f.follower.pollOnce();
+    wiki.add('After 2');
+    wiki.clock += 1_000;
+    f.now += 1_000;
+    await f.follower.pollOnce();
+    expect(f.applied).toEqual(['Before', 'After 1', 'After 2']);
+    expect(f.gaps.map((g) => g.reason)).toEqual(['row-unreadable']);
+    expect(f.follower.healthy).toBe(true);
+    // Read again in the late window at later polls: no second gap.
+    wiki.clock += 1_000;
+    f.now += 1_000;
+    await f.follower.pollOnce();
+    expect(f.gaps).toHaveLength(1);
+  });
+});
+
+describe('a row the wiki will not show, then a page that fails', () => {
+  const { wiki, follow } = followerOnFakeWiki();
+
+  it('the row is seen once its gap is taken: the poll read again takes no second gap', async () => {
+    const f = follow();
+    await f.follower.pollOnce();
+    f.gaps.length = 0;
+    wiki.clock += 1_000;
+    f.now += 1_000;
+    wiki.add('Before');
+    const hidden = wiki.add('Hidden by a hook');
+    wiki.add('After');
+    wiki.refuse = (row) => row.rcid === hidden.rcid;
+    // The page after the hidden row fails.
+    wiki.failWhen = (q) => Number(q.get('rccontinue')?.split('|')[1] ?? 0) > hidden.rcid;
+    await f.follower.pollOnce();
+    expect(f.gaps.map((g) => g.reason)).toEqual(['row-unreadable']);
+    wiki.failWhen = () => false;
+    wiki.clock += 1_000;
+    f.now += 1_000;
+    await f.follower.pollOnce();
+    expect(f.gaps).toHaveLength(1);
+    expect(f.applied).toEqual(['Before', 'After']);
+  });
+});
