@@ -443,11 +443,20 @@ function confirms(action: string, answer: unknown): boolean {
 
 /**
  * The write module an answer is the successful answer of (its top-level key), for a request
- * whose form could not be read (too large to be held: an upload); undefined when none.
+ * whose form could not be read (too large to be held: an upload); undefined when none. A
+ * Wikibase write's answer does not name its module: one that answers an entity (`success: 1`,
+ * `entity.id`) is taken for wbeditentity, the module that writes a whole entity and may change
+ * anything of it, and the one whose body outgrows the buffer (an entity may be as large as
+ * $wgMaxArticleSize, 2 MiB by default: WikibaseLib.default.php maxSerializedEntitySize); its
+ * answer names the entity, and says when it saved nothing (`entity.nochange`). Before, such a
+ * write invalidated nothing until the wiki's PURGE or the follower came.
  */
 export function confirmedWrite(answer: unknown): string | undefined {
   if (typeof answer !== 'object' || answer === null) return undefined;
   for (const key of Object.keys(answer)) if (writeFacts(key) && !writeFacts(key)?.entities && confirms(key, answer)) return key;
+  const entity = (answer as Record<string, unknown>)['entity'];
+  if (confirms('wbeditentity', answer) && typeof entity === 'object' && entity !== null && typeof (entity as Record<string, unknown>)['id'] === 'string')
+    return 'wbeditentity';
   return undefined;
 }
 

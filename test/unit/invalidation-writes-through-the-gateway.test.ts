@@ -85,4 +85,17 @@ describe('a write through the gateway', () => {
     expect(confirmedWrite({ parse: { title: 'API', text: '…' } })).toBeUndefined();
     expect(confirmedWrite(undefined)).toBeUndefined();
   });
+
+  it('a Wikibase write whose form could not be read: its answer`s entity, as wbeditentity', () => {
+    const saved = { entity: { id: 'Q42', type: 'item', lastrevid: 77 }, success: 1 };
+    expect(confirmedWrite(saved)).toBe('wbeditentity');
+    const c = changeFromWrite('wbeditentity', () => undefined, undefined, saved)!;
+    expect(c.tags).toEqual(expect.arrayContaining(['p:Q42', 't:item']));
+    // Saved nothing: its page only, no list.
+    const same = changeFromWrite('wbeditentity', () => undefined, undefined, { entity: { id: 'Q42', type: 'item', lastrevid: 77, nochange: '' }, success: 1 })!;
+    expect(same.tags).not.toContain('*');
+    expect(same.tags).not.toContain('t:item');
+    expect(confirmedWrite({ error: { code: 'failed-save' } })).toBeUndefined();
+    expect(confirmedWrite({ success: 1, claim: { id: 'Q42$1' } })).toBeUndefined();
+  });
 });
