@@ -221,7 +221,10 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
   });
   // A write that may have saved nothing touches lists only once the wiki confirms its pages changed.
   changes.confirmWith((title) => purgeConfirmations.note(title));
-  const follower = config.rcFollow ? newFollower(config, log, upstream, storage, changes, changeMetrics, deps.siblings !== undefined) : undefined;
+  // A worker of a cluster, not a generation of the single process: the two generations of a
+  // reload are siblings too, and the old one's follower must reach the new one's tier (test/in-
+  // process/reload-single-process-follower-reaches-both-generations.test.ts).
+  const follower = config.rcFollow ? newFollower(config, log, upstream, storage, changes, changeMetrics, config.workers > 1) : undefined;
   if (follower) changes.followWith(follower);
   const rules = identityRules({
     cookiePrefix: config.cookiePrefix,
