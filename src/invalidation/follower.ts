@@ -438,9 +438,12 @@ export class ChangeFollower {
     const polledAt = stored.polledAt ?? state.pos.s * 1000;
     if (now - polledAt <= RESUME_CHECK_MS) return state;
     const answer = (await this.ask(`${RC_QUERY}&rcdir=newer&rclimit=1`)) as RcAnswer;
-    const oldest = rowsOf(answer)[0];
+    const first = rowsOf(answer)[0];
+    // The oldest row, or where the wiki stopped at one it will not show (readNewRows).
+    const next = answer.continue?.rccontinue;
+    const oldest = first ? { s: seconds(first.timestamp), id: first.rcid } : next !== undefined ? positionOfContinue(next) : undefined;
     // The cursor's own row (or one before it) is still there: nothing after it was purged.
-    if (oldest && seconds(oldest.timestamp) > state.pos.s) return this.restart('rc-purged', now);
+    if (oldest && oldest.s > state.pos.s) return this.restart('rc-purged', now);
     return state;
   }
 
@@ -465,6 +468,15 @@ export class ChangeFollower {
       if (!next) {
         complete = true;
         break;
+      }
+      if (list.length === 0) {
+        // Stopped at a row the wiki will not show (readNewRows): the gap covers it; taken as
+        // seen, and on past it (older: the same second, a lower id, or before).
+        const at = positionOfContinue(next);
+        if (at === undefined) throw new Error(`recentchanges: a page without rows whose continuation (${next.slice(0, 40)}) cannot be read`);
+        rows.push(at);
+        cont = `&rccontinue=${encodeURIComponent(`${tsMw(at.s)}|${at.id - 1}`)}`;
+        continue;
       }
       cont = `&rccontinue=${encodeURIComponent(next)}`;
     }

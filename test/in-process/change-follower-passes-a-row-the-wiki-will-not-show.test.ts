@@ -5,6 +5,7 @@
 // after it, and went on vouching for every change (healthy, lag 0). Now such a row is a gap
 // (what it changed no tag can name), taken once, and the follower goes on past it.
 import { describe, expect, it } from 'vitest';
+import { MemoryCursorStore } from '../../src/invalidation/follower.js';
 import { followerOnFakeWiki } from '../support/follower-on-fake-wiki.js';
 
 describe('a row the wiki will not show', () => {
@@ -59,5 +60,40 @@ describe('a row the wiki will not show, then a page that fails', () => {
     await f.follower.pollOnce();
     expect(f.gaps).toHaveLength(1);
     expect(f.applied).toEqual(['Before', 'After']);
+  });
+});
+
+describe('a row the wiki will not show, where the follower starts or resumes', () => {
+  const { wiki, follow } = followerOnFakeWiki();
+
+  it('the newest row when it starts: the start`s gap covers it, no second gap', async () => {
+    wiki.add('Older', { at: wiki.clock - 5_000 });
+    const hidden = wiki.add('Hidden by a hook', { at: wiki.clock - 2_000 });
+    wiki.refuse = (row) => row.rcid === hidden.rcid;
+    const f = follow();
+    await f.follower.pollOnce();
+    wiki.clock += 1_000;
+    f.now += 1_000;
+    wiki.add('After');
+    await f.follower.pollOnce();
+    expect(f.gaps.map((g) => g.reason)).toEqual(['cursor-lost']);
+    expect(f.applied).toEqual(['After']);
+  });
+
+  it('the oldest row the wiki has when an old cursor resumes: read as the oldest, purged rows still found', async () => {
+    const cursors = new MemoryCursorStore();
+    const first = follow({ cursors });
+    wiki.add('Seen');
+    await first.follower.pollOnce();
+    await first.close();
+    // Rows since the cursor purged ($wgRCMaxAge), the oldest left hidden by a hook.
+    wiki.clock += 91 * 86_400_000;
+    wiki.remove(() => true);
+    const hidden = wiki.add('Hidden by a hook', { at: wiki.clock - 60_000 });
+    wiki.add('Recent');
+    wiki.refuse = (row) => row.rcid === hidden.rcid;
+    const f = follow({ cursors });
+    await f.follower.pollOnce();
+    expect(f.gaps.map((g) => g.reason)).toEqual(['rc-purged']);
   });
 });

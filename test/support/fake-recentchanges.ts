@@ -160,7 +160,7 @@ export class FakeRecentChanges {
       for (; i >= 0; i--) {
         const r = this.rows[i]!;
         if (end !== undefined && r.timestamp < end) break;
-        if (page.length === limit) {
+        if (page.length === limit || this.refuse(r)) {
           next = r;
           break;
         }
