@@ -364,7 +364,9 @@ export class PurgeConfirmations {
       // The wiki could not say: take every page for changed (stale answers are worse than misses).
       this.opts.log.warn({ err: String(err), pages: titles.length }, 'purged pages: the wiki could not confirm a change; invalidating as if changed');
       this.opts.metrics?.confirmation('unknown', titles.length);
-      await this.opts.apply(titles.map((t) => this.opts.confirmed(t, false)));
+      // With the page id remembered (answers that name a page by id alone, a MediaInfo entity's,
+      // go too), and as if it was deleted or restored (a property's datatype goes with it).
+      await this.opts.apply(titles.map((t) => this.opts.confirmed(t, false, this.pageIds.get(t), true)));
       return;
     }
     const answeredAt = this.clock.now();
@@ -418,8 +420,9 @@ export class PurgeConfirmations {
         ),
       );
     }
-    // A title the wiki did not answer about (a normalisation not reported): as if changed.
-    for (const t of titles) if (!answered.has(t)) changes.push(this.opts.confirmed(t, false));
+    // A title the wiki did not answer about (a normalisation not reported): as if changed, as when
+    // the wiki cannot say.
+    for (const t of titles) if (!answered.has(t)) changes.push(this.opts.confirmed(t, false, this.pageIds.get(t), true));
     this.opts.metrics?.confirmation('confirmed', changes.length);
     this.opts.metrics?.confirmation('unchanged', unchanged);
     if (changes.length > 0) await this.opts.apply(changes);

@@ -41,6 +41,7 @@ import {
   formatValueEntities,
   idsIn,
   normalizesAtAClient,
+  readsTimeMessages,
   rendersRemoteFile,
   searchTypeOf,
   validatesEntities,
@@ -126,6 +127,14 @@ export interface ModuleFacts {
    * may name entities only it knows (a redirect's target, an entity found by site and title).
    */
   readonly answerNamesNoOther?: true;
+  /**
+   * Its answer shows interface messages a MediaWiki: page may override, whatever its class:
+   * Wikibase's time formatter and parser read month names and `wikibase-time-precision-*`
+   * (MwTimeIsoFormatter, Language::sprintfDate: wikibase-params.ts readsTimeMessages),
+   * wbformatentities prints `wikibase-deletedentity-*` for an entity that is gone. Such an answer
+   * also depends on the MediaWiki namespace (n:8).
+   */
+  readonly messages?: true | ((query: PhpArray) => boolean);
   /** For `terms`: the entity type searched. */
   readonly searchType?: (query: PhpArray, generator: boolean) => string;
   /** A Wikibase module: its own row in the dashboard. */
@@ -386,6 +395,7 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   wbgetclaims: { depends: 'entities', entityIds: claimEntities, wikibase: true },
   wbformatvalue: {
     depends: 'entities',
+    messages: readsTimeMessages,
     entityIds: formatValueEntities,
     answerNamesNoOther: true,
     jobs: (query) => formatsRedirectable(formatValueEntities(query)),
@@ -394,6 +404,7 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   },
   wbformatentities: {
     depends: 'entities',
+    messages: true,
     entityIds: idsIn('ids'),
     answerNamesNoOther: true,
     jobs: (query) => formatsRedirectable(idsIn('ids')(query)),
@@ -401,6 +412,7 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   },
   wbsearchentities: { depends: 'terms', searchType: searchTypeOf('type'), wikibase: true },
   wbparsevalue: {
+    messages: readsTimeMessages,
     depends: (query) => (validatesEntities(query) || datatypeFromProperty(query) ? 'entities' : 'nothing'),
     entityIds: (query) => [...datatypeProperty(query), ...(validatesEntities(query) ? values(query, 'values') : [])],
     answerNamesNoOther: true,

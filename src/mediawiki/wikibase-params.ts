@@ -169,6 +169,25 @@ function collectEntityIds(node: unknown, out: string[], depth: number): boolean 
   return true;
 }
 
+/**
+ * Whether wbformatvalue or wbparsevalue deals in time values, whose text Wikibase builds from
+ * interface messages a MediaWiki: page may override: month names (Language::sprintfDate, read by
+ * MwTimeIsoFormatter and the time parsers) and `wikibase-time-precision-*`. A time datavalue, the
+ * `time` datatype, a property's datatype (any), or a datavalue not read.
+ */
+export const readsTimeMessages = (query: PhpArray): boolean => {
+  if (datatypeMayBe(query, (d) => d === 'time')) return true;
+  if (phpStringParam(query, 'parser') === 'time') return true;
+  const raw = phpStringParam(query, 'datavalue');
+  if (raw === undefined) return false;
+  try {
+    const value = JSON.parse(raw) as unknown;
+    return typeof value !== 'object' || value === null || (value as Record<string, unknown>)['type'] === 'time';
+  } catch {
+    return true;
+  }
+};
+
 /** wbsearchentities `type`, list=wbsearch `wbstype` (a generator's `gwbstype`): `item` by default. */
 export const searchTypeOf =
   (param: string) =>

@@ -266,8 +266,13 @@ function addPage(tags: Set<string>, t: { readonly key: string; readonly ns: numb
 /** Every parameter changeFromWrite reads: a posted form is searched for these (mediawiki/php-post.ts). */
 export { WRITE_PARAMETERS } from '../mediawiki/modules.js';
 
-/** The writes that delete or restore the pages they name (ApiDelete, ApiUndelete). */
-const EXISTENCE_WRITES: ReadonlySet<string> = new Set(['delete', 'undelete']);
+/**
+ * The writes that delete or restore the pages they name (ApiDelete, ApiUndelete), or may change a
+ * property's datatype: an undo or a restore of an older revision through action=edit, and
+ * action=rollback, bring back the revision's datatype (changePropertyDataType.php changes it
+ * outside the Wikibase API: policy/changes.ts mayChangeDatatype). On other pages, nothing more.
+ */
+const DATATYPE_WRITES: ReadonlySet<string> = new Set(['delete', 'undelete', 'edit', 'rollback']);
 
 /** Write parameters naming a file (ApiUpload, ApiFileRevert): the page is File:<name>. */
 const FILE_PARAMS = new Set(['filename']);
@@ -357,7 +362,7 @@ export function changeFromWrite(
   const tags = new Set<string>(changed && !unproven ? [ANY] : []);
   const onlyStatements = write.statementsOnly === true;
   const onlySitelinks = write.sitelinksOnly === true;
-  const existence = EXISTENCE_WRITES.has(action);
+  const existence = DATATYPE_WRITES.has(action);
   const addTitle = (text: string) => {
     const t = titleKey(text, namespaces);
     if (!t) return;

@@ -93,8 +93,10 @@ export function updatedByJobs(modules: readonly string[], query: PhpArray): bool
   return factsOf(modules).some((f) => (typeof f?.jobs === 'function' ? f.jobs(query) : f?.jobs === true));
 }
 
+/** The MediaWiki namespace: its pages override interface messages. */
+const MESSAGE_NAMESPACE = 8;
 /** Template, Module (Scribunto) and MediaWiki: what a rendering transcludes or reads. */
-const RENDERING_NAMESPACES = [10, 828, 8];
+const RENDERING_NAMESPACES = [10, 828, MESSAGE_NAMESPACE];
 
 export interface Dependencies {
   readonly tags: readonly string[];
@@ -168,6 +170,8 @@ export function dependenciesOf(input: DependencyInput): Dependencies {
       }
     });
   }
+  // Interface messages it shows (ModuleFacts.messages): what the MediaWiki namespace's pages say.
+  if (facts.some((f) => (typeof f?.messages === 'function' ? f.messages(query) : f?.messages === true))) tags.add(`n:${MESSAGE_NAMESPACE}`);
   if (classes.includes('pages')) {
     if (rendersTemplates(query, modules)) for (const n of RENDERING_NAMESPACES) tags.add(`n:${n}`);
     for (const t of requestTitles(query, modules[0] ?? '')) addTitle(tags, t, ns);
@@ -381,7 +385,13 @@ function collectAnswerEntities(answer: unknown, tags: Set<string>, ns: Namespace
         addEntity(tags, r.from, ns);
         addEntity(tags, r.to, ns);
       }
-      if (e['site'] !== undefined && e['missing'] !== undefined) tags.add(SITELINKS);
+      if (e['site'] !== undefined && e['missing'] !== undefined) {
+        tags.add(SITELINKS);
+        // Also the local page by that title: WikibaseMediaInfo finds a file's entity by its
+        // File: page whatever the site (MediaInfoByLinkedTitleLookup), so the page coming to
+        // exist (an upload, a move, an undeletion) makes the lookup find M<page id>.
+        addTitle(tags, e['title'], ns);
+      }
       if (showsStatements(e)) tags.add(DATATYPES);
     }
   }

@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { DATATYPES } from '../../src/policy/dependencies.js';
-import { changeConfirmed, changeFromRow, mayChangeDatatype } from '../../src/policy/changes.js';
+import { changeConfirmed, changeFromRow, changeFromWrite, mayChangeDatatype } from '../../src/policy/changes.js';
 import { PurgeConfirmations, type PageNow } from '../../src/invalidation/purge-confirmation.js';
 import { namespacesFromSiteinfo } from '../../src/mediawiki/titles.js';
 
@@ -101,5 +101,58 @@ describe('a revision of a property`s page', () => {
     expect(await confirmedTags({ comment: LABEL }, undefined, NOW - 2_000)).not.toContain(DATATYPES);
     expect(await confirmedTags({ comment: LABEL })).not.toContain(DATATYPES);
     expect(await confirmedTags({ comment: LABEL }, { title: 'Property:P4', missing: false, revid: 39, revisionAt: NOW - 86_400_000 })).not.toContain(DATATYPES);
+  });
+});
+
+describe('a revert of a property`s page through the gateway', () => {
+  const write = (action: string, params: Record<string, string>, answer: unknown) => changeFromWrite(action, (n) => params[n], ns, answer)!.tags;
+
+  it('an undo through action=edit, or a rollback: the datatypes go (the revision brought back may have another)', () => {
+    const undo = write(
+      'edit',
+      { action: 'edit', title: 'Property:P4', undo: '41', token: 't' },
+      {
+        edit: { result: 'Success', pageid: 10, title: 'Property:P4', contentmodel: 'wikibase-property', oldrevid: 41, newrevid: 42 },
+      },
+    );
+    expect(undo).toContain(DATATYPES);
+    const rollback = write(
+      'rollback',
+      { action: 'rollback', title: 'Property:P4', user: 'Bot', token: 't' },
+      {
+        rollback: { title: 'Property:P4', pageid: 10, summary: 'Reverted', revid: 43, old_revid: 42, last_revid: 41 },
+      },
+    );
+    expect(rollback).toContain(DATATYPES);
+  });
+
+  it('an edit of any other page: none', () => {
+    expect(
+      write('edit', { action: 'edit', title: 'Item:Q1', undo: '5', token: 't' }, { edit: { result: 'Success', title: 'Item:Q1', oldrevid: 5, newrevid: 6 } }),
+    ).not.toContain(DATATYPES);
+  });
+});
+
+describe('a PURGE of a page the wiki could not confirm', () => {
+  it('as if changed: the page id remembered (a MediaInfo entity`s answers name it alone) and the datatypes of a property', async () => {
+    const applied: string[][] = [];
+    let fail = false;
+    const c = new PurgeConfirmations({
+      ask: async (titles) => {
+        if (fail) throw new Error('the wiki answered 503');
+        return { pages: titles.map((title): PageNow => ({ title, missing: false, revid: 40, pageid: 10, revisionAt: NOW - 86_400_000 })), now: NOW };
+      },
+      confirmed: (title, onlyStatements, pageId, existence) => changeConfirmed(title, ns, onlyStatements, pageId, existence),
+      apply: async (list) => {
+        for (const x of list) applied.push([...x.tags]);
+      },
+      log: pino({ level: 'silent' }),
+    });
+    c.note('Property:P4');
+    await c.settled();
+    fail = true;
+    c.note('Property:P4');
+    await c.settled();
+    expect(applied.at(-1)).toEqual(expect.arrayContaining(['*', 'p:Property:P4', 'i:10', DATATYPES]));
   });
 });

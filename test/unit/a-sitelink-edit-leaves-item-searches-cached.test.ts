@@ -37,7 +37,7 @@ describe('what depends on sitelinks', () => {
   it('a site-and-title lookup that found no item; a search does not', () => {
     expect(
       deps('action=wbgetentities&sites=enwiki&titles=Berlin', { entities: { '-1': { site: 'enwiki', title: 'Berlin', missing: '' } }, success: 1 }),
-    ).toEqual([SITELINKS]);
+    ).toEqual([SITELINKS, 'p:Berlin']);
     expect(deps('action=wbsearchentities&search=Berl&language=en', { search: [], success: 1 })).not.toContain(SITELINKS);
   });
 });

@@ -56,7 +56,8 @@ describe('formatted entities that may be redirects', () => {
       type: 'time',
       value: { time: '+1237-00-00T00:00:00Z', timezone: 0, before: 0, after: 0, precision: 9, calendarmodel: 'http://www.wikidata.org/entity/Q1985727' },
     });
-    expect(of(`action=wbformatvalue&datavalue=${time}&property=P3`, { result: '1237' })).toEqual({ tags: ['p:Property:P3', 'p:P3'], followed: true });
+    // (The MediaWiki namespace: a time's month names and precisions are messages, modules.ts ModuleFacts.messages.)
+    expect(of(`action=wbformatvalue&datavalue=${time}&property=P3`, { result: '1237' })).toEqual({ tags: ['p:Property:P3', 'p:P3', 'n:8'], followed: true });
     const coordinate = dv({
       type: 'globecoordinate',
       value: { latitude: 52.5, longitude: 13.4, altitude: null, precision: 0.0166, globe: 'http://www.wikidata.org/entity/Q2' },

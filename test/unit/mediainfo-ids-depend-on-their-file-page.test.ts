@@ -35,7 +35,7 @@ describe('MediaInfo ids name their page by id', () => {
   });
 
   it('wbformatentities and wbgetclaims of an M id: its page id, in any format', () => {
-    expect(deps('action=wbformatentities&ids=M123&format=xml', undefined)).toEqual(['i:123']);
+    expect(deps('action=wbformatentities&ids=M123&format=xml', undefined).toSorted()).toEqual(['i:123', 'n:8']);
     expect(deps('action=wbgetclaims&entity=M123&format=json', { claims: {} })).toEqual(['i:123']);
   });
 

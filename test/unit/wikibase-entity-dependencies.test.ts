@@ -45,30 +45,38 @@ describe.each(LAYOUTS)('with $name', ({ ns, page }) => {
     const tags = deps('action=wbgetentities&ids=Q1|P2|q999&format=json', answer, ns);
     expect(tags.toSorted()).toEqual([p('P2'), p('Q1'), p('Q999')].toSorted());
   });
-  it('wbgetentities by site and title that found nothing: any item`s sitelinks changing', () => {
+  it('wbgetentities by site and title that found nothing: any item`s sitelinks changing, and the local page by that title (MediaInfo finds a file by its page)', () => {
     const answer = { entities: { '-1': { site: 'enwiki', title: 'Berlin', missing: '' } }, success: 1 };
-    expect(deps('action=wbgetentities&sites=enwiki&titles=Berlin&format=json', answer, ns)).toEqual(['sl']);
+    expect(deps('action=wbgetentities&sites=enwiki&titles=Berlin&format=json', answer, ns)).toEqual(['sl', 'p:Berlin']);
+    const file = { entities: { '-1': { site: 'commonswiki', title: 'File:New.jpg', missing: '' } }, success: 1 };
+    expect(deps('action=wbgetentities&sites=commonswiki&titles=File:New.jpg&format=json', file, ns)).toEqual(['sl', 'p:File:New.jpg']);
   });
   it('wbgetclaims: the entity, named by entity= or by a claim GUID`s prefix (any case)', () => {
     expect(deps('action=wbgetclaims&entity=Q1&property=P2&format=json', { claims: {} }, ns)).toEqual([p('Q1')]);
     // With a claim shown: its snaks' datatypes too (a-property-deletion-ends-the-datatypes-entity-answers-show.test.ts).
     expect(deps('action=wbgetclaims&claim=q1$5627-ab&format=json', { claims: { P2: [{ id: 'Q1$5627-ab' }] } }, ns)).toEqual([p('Q1'), 'dt']);
   });
-  it('wbformatvalue: the entities the datavalue references, the unit`s entity and the property', () => {
+  it('wbformatvalue: the entities the datavalue references, the unit`s entity and the property (whose datatype may be time: its messages)', () => {
     const item = encodeURIComponent(JSON.stringify({ value: { 'entity-type': 'item', 'numeric-id': 2, id: 'Q2' }, type: 'wikibase-entityid' }));
     expect(deps(`action=wbformatvalue&datavalue=${item}&generate=text/html&format=json`, { result: 'city' }, ns)).toEqual([p('Q2')]);
     const quantity = encodeURIComponent(JSON.stringify({ value: { amount: '+5', unit: 'http://www.wikidata.org/entity/Q11573' }, type: 'quantity' }));
     expect(deps(`action=wbformatvalue&datavalue=${quantity}&property=P2&format=json`, { result: '5 metre' }, ns).toSorted()).toEqual(
-      [p('P2'), p('Q11573')].toSorted(),
+      [p('P2'), p('Q11573'), 'n:8'].toSorted(),
     );
+  });
+  it('wbformatvalue of a time: the MediaWiki namespace, whose pages may override its month names and precisions', () => {
+    const t = encodeURIComponent(
+      JSON.stringify({ value: { time: '+2020-05-01T00:00:00Z', precision: 11, calendarmodel: 'http://www.wikidata.org/entity/Q1985727' }, type: 'time' }),
+    );
+    expect(deps(`action=wbformatvalue&datavalue=${t}&format=json`, { result: '1 May 2020' }, ns)).toEqual(['n:8']);
   });
   it('wbformatvalue of a plain string depends on nothing but its TTL', () => {
     const s = encodeURIComponent(JSON.stringify({ value: 'x', type: 'string' }));
     expect(deps(`action=wbformatvalue&datavalue=${s}&format=json`, { result: 'x' }, ns)).toEqual([]);
   });
-  it('wbformatentities: every id', () => {
+  it('wbformatentities: every id, and the messages it prints for an entity that is gone', () => {
     expect(deps('action=wbformatentities&ids=Q1|P2&format=json', { wbformatentities: { Q1: 'Berlin', P2: 'population' } }, ns).toSorted()).toEqual(
-      [p('P2'), p('Q1')].toSorted(),
+      [p('P2'), p('Q1'), 'n:8'].toSorted(),
     );
   });
   it('searches depend on their entity type`s terms, never on wikitext edits', () => {
@@ -80,8 +88,10 @@ describe.each(LAYOUTS)('with $name', ({ ns, page }) => {
     const answer = { query: { pages: { '11': { pageid: 11, ns: 120, title: 'Item:Q1', entityterms: {} } } } };
     expect(deps('action=query&prop=entityterms&titles=Item:Q1&format=json', answer, ns)).not.toContain('*');
   });
-  it('wbparsevalue, wbcontentlanguages, wbavailablebadges: the TTL alone', () => {
-    expect(deps('action=wbparsevalue&datatype=time&values=1237&format=json', {}, ns)).toEqual([]);
+  it('wbparsevalue, wbcontentlanguages, wbavailablebadges: the TTL alone; a time parser the month names too', () => {
+    expect(deps('action=wbparsevalue&datatype=string&values=1237&format=json', {}, ns)).toEqual([]);
+    expect(deps('action=wbparsevalue&datatype=time&values=1237&format=json', {}, ns)).toEqual(['n:8']);
+    expect(deps('action=wbparsevalue&parser=time&values=1237&format=json', {}, ns)).toEqual(['n:8']);
     expect(deps('action=query&meta=wbcontentlanguages&format=json', {}, ns)).toEqual([]);
     expect(deps('action=wbavailablebadges&format=json', {}, ns)).toEqual([]);
   });
