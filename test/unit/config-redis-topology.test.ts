@@ -109,6 +109,15 @@ describe('configuration of the way to Redis', () => {
     expect(described).not.toContain('sentinel-password');
   });
 
+  it('a primary demoted under a live connection (READONLY): a URL target reconnects, as a Sentinel one does', () => {
+    const readonly = new Error("READONLY You can't write against a read only replica.");
+    for (const env of [{ ...base, WIKIEDGE_REDIS_URL: 'redis://127.0.0.1:6390/0' }, sentinels]) {
+      const options = targetOptions(redisTarget(loadConfig(env))!, {});
+      expect(options.reconnectOnError?.(readonly)).toBe(true);
+      expect(options.reconnectOnError?.(new Error('ERR unknown command'))).toBe(false);
+    }
+  });
+
   it('a URL takes WIKIEDGE_REDIS_PASSWORD when it holds none, refuses two passwords, and says rediss:// for TLS', () => {
     const url = { ...base, WIKIEDGE_REDIS_URL: 'redis://127.0.0.1:6390/0' };
     expect(targetOptions(redisTarget(loadConfig({ ...url, WIKIEDGE_REDIS_PASSWORD: 'pw' }))!, {})).toMatchObject({ password: 'pw' });

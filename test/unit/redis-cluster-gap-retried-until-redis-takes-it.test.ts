@@ -9,6 +9,7 @@ import { Registry } from 'prom-client';
 import type { Cluster } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ClusterWatch } from '../../src/cache/redis/cluster-watch.js';
+import { DataLossGaps } from '../../src/cache/redis/data-loss-gaps.js';
 import { RedisMetrics } from '../../src/observe/metrics.js';
 
 function standIn() {
@@ -33,10 +34,11 @@ describe('a gap after a master lost its data', () => {
     const metrics = new RedisMetrics(registry);
     const answers = [false, false, true];
     const calls: boolean[] = [];
-    const watch = new ClusterWatch(cluster as unknown as Cluster, metrics, pino({ level: 'silent' }), 50, (fresh) => {
+    const gaps = new DataLossGaps((fresh) => {
       calls.push(fresh);
       return Promise.resolve(answers.shift() ?? true);
     });
+    const watch = new ClusterWatch(cluster as unknown as Cluster, metrics, pino({ level: 'silent' }), 50, gaps);
     // The first INFO, every 5 s: a run_id seen, no loss.
     await vi.advanceTimersByTimeAsync(5_000);
     expect(calls).toEqual([]);
@@ -54,5 +56,6 @@ describe('a gap after a master lost its data', () => {
     const lost = (await registry.getSingleMetric('wikiedge_redis_shard_data_lost_total')!.get()).values;
     expect(lost).toEqual([expect.objectContaining({ labels: { cause: 'restart' }, value: 1 })]);
     watch.close();
+    gaps.close();
   });
 });

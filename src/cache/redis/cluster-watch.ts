@@ -25,16 +25,16 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { RedisMetrics } from '../../observe/metrics.js';
+import type { DataLossGaps } from './data-loss-gaps.js';
 
 export const MAX_SHARD_LABELS = 16;
 /** How often every master is asked for its run_id (INFO server), which is also its PING. */
 const WATCH_MS = 5_000;
-/** How often a gap not yet recorded (the tier was down) is tried again. */
-const GAP_RETRY_MS = 1_000;
 
 /**
  * How index sets may have been lost (above); the `cause` label. 'store': a store failed part-way
- * and its entry could not be unlinked (cluster-writes.ts), so no set may name it.
+ * and its entry could not be unlinked (cluster-writes.ts), so no set may name it. The one primary
+ * of a URL or of Sentinels loses writes the same two ways (connection.ts).
  */
 export type DataLoss = 'restart' | 'failover' | 'store';
 
@@ -65,25 +65,14 @@ export class ClusterWatch {
   /** The run_id last seen at each master's address. */
   private readonly runIds = new Map<string, string>();
   private readonly timer: NodeJS.Timeout;
-  /** A gap to record: a loss was seen and `onDataLost` has not yet succeeded. */
-  private gapOwed = false;
-  /** A loss was seen since `onDataLost` was last called (not only tried again). */
-  private freshLoss = false;
-  private gapTimer: NodeJS.Timeout | undefined;
-  private recording = false;
-  private closed = false;
 
-  /**
-   * `onDataLost`: record a gap in every replica's invalidations (nothing stored before now is
-   * vouched for); false when it could not (the tier down): it is tried again until it is, with
-   * `fresh` false unless another loss was seen meanwhile.
-   */
+  /** `gaps`: where a loss is handed on, to be recorded in every replica's invalidations. */
   constructor(
     private readonly cluster: Cluster,
     private readonly metrics: RedisMetrics,
     private readonly log: Logger,
     private readonly timeoutMs: number,
-    private readonly onDataLost: (fresh: boolean) => Promise<boolean> = () => Promise.resolve(true),
+    private readonly gaps: DataLossGaps,
   ) {
     cluster.on('refresh', () => {
       metrics.topologyRefreshes.inc();
@@ -119,36 +108,7 @@ export class ClusterWatch {
       { redis: 'data-lost', cause, ...(shard !== undefined && { shard: shardLabel(shard) }), ...detail },
       'a redis cluster master may have lost index sets: nothing cached before now is vouched for, it is refreshed at next use on every replica',
     );
-    this.gapOwed = true;
-    this.freshLoss = true;
-    void this.recordGap();
-  }
-
-  /** `onDataLost` until it succeeds, GAP_RETRY_MS apart; one call at a time. */
-  private async recordGap(): Promise<void> {
-    if (this.recording || this.closed) return;
-    this.recording = true;
-    try {
-      // Owed again while a call was on its way: that call's instant may precede the new loss.
-      while (this.gapOwed && !this.closed) {
-        this.gapOwed = false;
-        const fresh = this.freshLoss;
-        this.freshLoss = false;
-        if (!(await this.onDataLost(fresh).catch(() => false))) {
-          this.gapOwed = true;
-          break;
-        }
-      }
-    } finally {
-      this.recording = false;
-    }
-    if (this.gapOwed && !this.closed && this.gapTimer === undefined) {
-      this.gapTimer = setTimeout(() => {
-        this.gapTimer = undefined;
-        void this.recordGap();
-      }, GAP_RETRY_MS);
-      this.gapTimer.unref();
-    }
+    this.gaps.owe();
   }
 
   private async ping(): Promise<void> {
@@ -184,8 +144,6 @@ export class ClusterWatch {
   }
 
   close(): void {
-    this.closed = true;
     clearInterval(this.timer);
-    if (this.gapTimer) clearTimeout(this.gapTimer);
   }
 }

@@ -33,7 +33,8 @@
  */
 import { type Cluster, Redis, type RedisOptions } from 'ioredis';
 import { clusterClients } from './cluster-client.js';
-import { ClusterWatch } from './cluster-watch.js';
+import { ClusterWatch, type DataLoss, restarted, runIdOf } from './cluster-watch.js';
+import { DataLossGaps } from './data-loss-gaps.js';
 import type { Logger } from 'pino';
 import type { RedisMetrics, RedisOp } from '../../observe/metrics.js';
 import { checkSentinels, reachesOneOf, RedisRefusal, sentinelsPrimary, serverMismatch } from './server-check.js';
@@ -116,6 +117,10 @@ export class RedisConnection {
   private refusal: RedisRefusal | undefined;
   /** The address of the primary last used, to count a Sentinel failover when it changes. */
   private primary: string | undefined;
+  /** The run_id of the one primary (URL, Sentinels) at the last check: another one, a restart. */
+  private runId: string | undefined;
+  /** Gaps owed for writes Redis may have lost (a restart, a failover), recorded until they are. */
+  private readonly gaps: DataLossGaps;
   private sentinelChecks: NodeJS.Timeout | undefined;
   /** The Sentinels could not say where the primary is when the tier came back: logged once until they can. */
   private sentinelsUnheard = false;
@@ -143,7 +148,8 @@ export class RedisConnection {
     const connect = opts.connect ?? ((url, o) => (target.kind === 'url' ? new Redis(url, o) : new Redis(o)));
     const clustered = target.kind === 'cluster' ? clusterClients(target, base) : undefined;
     this.cluster = clustered?.cluster;
-    this.watch = this.cluster && new ClusterWatch(this.cluster, opts.metrics, opts.log, opts.timeoutMs, opts.onDataLost);
+    this.gaps = new DataLossGaps(opts.onDataLost);
+    this.watch = this.cluster && new ClusterWatch(this.cluster, opts.metrics, opts.log, opts.timeoutMs, this.gaps);
     this.cmd =
       clustered?.cmd ??
       connect(where, {
@@ -330,7 +336,7 @@ export class RedisConnection {
       if (mismatch) return this.refuse(mismatch);
       if (this.refusal?.key !== 'WIKIEDGE_REDIS_SENTINEL_MASTER') this.refusal = undefined;
       this.checked = true;
-      this.notePrimary();
+      this.notePrimary(info.value);
       // The INFO just read is the reading at connect of the one Redis (on a cluster it came from
       // any node: each master is read by the memory poll once the tier is up).
       if (!this.cluster) this.memory.note('redis', info.value);
@@ -433,17 +439,34 @@ export class RedisConnection {
     }
   }
 
-  /** With Sentinels: a new primary's address after a reconnect is a failover this replica saw. */
-  private notePrimary(): void {
-    if (this.target.kind !== 'sentinel') return;
+  /**
+   * The one primary (a URL's, the Sentinels'), checked after each (re)connect: another address
+   * (a Sentinel failover) or another run_id (Redis draws one at every start: a restart, or a
+   * managed endpoint now on another node) may have lost writes it acknowledged, purges among
+   * them (replication is asynchronous; a restart reloads the last snapshot, or nothing): the
+   * entries those purges removed, the guards they set, are back, and every replica would serve
+   * them. A gap, as for a cluster's master (cluster-watch.ts); the cost is a refresh of what is
+   * cached at its next use, once per failover or restart.
+   */
+  private notePrimary(info: string): void {
+    if (this.cluster) return;
+    const runId = runIdOf(info);
     const stream = this.cmd.stream as { remoteAddress?: string; remotePort?: number } | undefined;
-    if (!stream?.remoteAddress) return;
-    const now = `${stream.remoteAddress}:${stream.remotePort}`;
-    if (this.primary !== undefined && this.primary !== now) {
+    const at = stream?.remoteAddress ? `${stream.remoteAddress}:${stream.remotePort}` : undefined;
+    if (this.target.kind === 'sentinel' && at !== undefined && this.primary !== undefined && this.primary !== at) {
       this.opts.metrics.failovers.inc();
-      this.opts.log.warn({ redis: 'failover', was: this.primary, now }, 'redis primary changed (Sentinel failover): the tier goes on with the new primary');
+      this.dataLost('failover', { was: this.primary, now: at }, 'redis primary changed (Sentinel failover): the tier goes on with the new primary');
+    } else if (restarted(this.runId, runId)) {
+      this.dataLost('restart', { at: at ?? '' }, 'redis restarted, or its address reaches another server now (another run_id)');
     }
-    this.primary = now;
+    if (at !== undefined) this.primary = at;
+    if (runId !== undefined) this.runId = runId;
+  }
+
+  private dataLost(cause: DataLoss, detail: Record<string, string>, message: string): void {
+    this.opts.metrics.shardDataLost.inc({ cause });
+    this.opts.log.warn({ redis: cause, ...detail }, `${message}: writes it acknowledged may be lost, so nothing cached before now is vouched for`);
+    this.gaps.owe();
   }
 
   private subscriberUp(): void {
@@ -547,6 +570,7 @@ export class RedisConnection {
     if (this.probing) clearInterval(this.probing);
     if (this.sentinelChecks) clearInterval(this.sentinelChecks);
     this.watch?.close();
+    this.gaps.close();
     this.memory.close();
     this.opts.metrics.up.set(0);
     const quit = (c: Redis) => (c.status === 'ready' ? c.quit().catch(() => undefined) : Promise.resolve());

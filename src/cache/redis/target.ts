@@ -108,7 +108,13 @@ export function targetOptions(target: RedisTarget, base: RedisOptions): RedisOpt
     ...(target.username && { username: target.username }),
     ...(target.password && { password: target.password }),
   };
-  if (target.kind === 'url') return { ...base, ...credentials };
+  // A primary demoted under a live connection answers writes with READONLY: reconnect (for a URL,
+  // to whatever its name now resolves to: a managed endpoint moves to the new primary; for
+  // Sentinel, asking the Sentinels). Without it every write failed on the same socket, the tier
+  // flapped down and up on PING, and what it purged nowhere stayed in Redis
+  // (RedisOptions.reconnectOnError in ioredis' README).
+  const reconnectOnError = (err: Error) => err.message.startsWith('READONLY');
+  if (target.kind === 'url') return { ...base, ...credentials, reconnectOnError };
   if (target.kind === 'cluster') return { ...base, ...credentials, ...(target.tls && { tls: {} }) };
   return {
     ...base,
@@ -120,8 +126,6 @@ export function targetOptions(target: RedisTarget, base: RedisOptions): RedisOpt
     ...(target.tls && { tls: {}, sentinelTLS: {}, enableTLSForSentinelMode: true }),
     // Ask the Sentinels again as often as the data connection retries (ioredis' default is 10 ms × tries).
     sentinelRetryStrategy: (times: number) => Math.min(50 * times, 1_000),
-    // A primary demoted under a live connection answers writes with READONLY: reconnect, which
-    // asks the Sentinels for the new primary (RedisOptions.reconnectOnError in ioredis' README).
-    reconnectOnError: (err: Error) => err.message.startsWith('READONLY'),
+    reconnectOnError,
   };
 }
