@@ -364,9 +364,11 @@ export class PurgeConfirmations {
       // The wiki could not say: take every page for changed (stale answers are worse than misses).
       this.opts.log.warn({ err: String(err), pages: titles.length }, 'purged pages: the wiki could not confirm a change; invalidating as if changed');
       this.opts.metrics?.confirmation('unknown', titles.length);
-      // With the page id remembered (answers that name a page by id alone, a MediaInfo entity's,
-      // go too), and as if it was deleted or restored (a property's datatype goes with it).
-      await this.opts.apply(titles.map((t) => this.opts.confirmed(t, false, this.pageIds.get(t), true)));
+      // With the page id remembered: answers that name a page by id alone (a MediaInfo entity's)
+      // go too. Not as a deletion: every statement answer would go with any property's page in
+      // the question, at each failed question of a wiki already failing (a property deleted
+      // meanwhile is the follower's row to see).
+      await this.opts.apply(titles.map((t) => this.opts.confirmed(t, false, this.pageIds.get(t))));
       return;
     }
     const answeredAt = this.clock.now();
@@ -422,7 +424,7 @@ export class PurgeConfirmations {
     }
     // A title the wiki did not answer about (a normalisation not reported): as if changed, as when
     // the wiki cannot say.
-    for (const t of titles) if (!answered.has(t)) changes.push(this.opts.confirmed(t, false, this.pageIds.get(t), true));
+    for (const t of titles) if (!answered.has(t)) changes.push(this.opts.confirmed(t, false, this.pageIds.get(t)));
     this.opts.metrics?.confirmation('confirmed', changes.length);
     this.opts.metrics?.confirmation('unchanged', unchanged);
     if (changes.length > 0) await this.opts.apply(changes);

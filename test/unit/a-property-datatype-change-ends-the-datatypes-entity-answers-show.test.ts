@@ -134,7 +134,7 @@ describe('a revert of a property`s page through the gateway', () => {
 });
 
 describe('a PURGE of a page the wiki could not confirm', () => {
-  it('as if changed: the page id remembered (a MediaInfo entity`s answers name it alone) and the datatypes of a property', async () => {
+  it('as if changed: the page id remembered (a MediaInfo entity`s answers name it alone); not the datatypes (a failing wiki would lose every statement answer at each question)', async () => {
     const applied: string[][] = [];
     let fail = false;
     const c = new PurgeConfirmations({
@@ -153,6 +153,7 @@ describe('a PURGE of a page the wiki could not confirm', () => {
     fail = true;
     c.note('Property:P4');
     await c.settled();
-    expect(applied.at(-1)).toEqual(expect.arrayContaining(['*', 'p:Property:P4', 'i:10', DATATYPES]));
+    expect(applied.at(-1)).toEqual(expect.arrayContaining(['*', 'p:Property:P4', 'i:10']));
+    expect(applied.at(-1)).not.toContain(DATATYPES);
   });
 });

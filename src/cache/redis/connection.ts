@@ -88,6 +88,9 @@ export const sleep = (ms: number) =>
     setTimeout(resolve, ms).unref();
   });
 
+/** How long a URL that reached a replica is kept before it is connected again (refuse). */
+const REFUSED_RECONNECT_MS = 5_000;
+
 export class RedisConnection {
   /** The command connection; callers go through `call`, and define their scripts on it. */
   readonly cmd: Redis;
@@ -119,6 +122,10 @@ export class RedisConnection {
   private primary: string | undefined;
   /** The run_id of the one primary (URL, Sentinels) at the last check: another one, a restart. */
   private runId: string | undefined;
+  /** The INFO read at the last (re)connect, noted (notePrimary) once the tier is up on it. */
+  private unnoted: string | undefined;
+  /** A URL that reached a replica: the reconnect that resolves its name again (refuse). */
+  private reresolving: NodeJS.Timeout | undefined;
   /** Gaps owed for writes Redis may have lost (a restart, a failover), recorded until they are. */
   private readonly gaps: DataLossGaps;
   private sentinelChecks: NodeJS.Timeout | undefined;
@@ -322,6 +329,17 @@ export class RedisConnection {
     if (!known) this.opts.log.error({ redis: 'refused', key: refusal.key, err: refusal.message }, `redis tier refused: ${refusal.message}`);
     this.markDown('connect', refusal);
     this.startProbing();
+    // A URL that reaches a replica: a managed endpoint (a DNS name, a Service) may not have moved
+    // to the new primary yet when a READONLY reconnect resolved it, and the probe reads INFO
+    // again on the same socket, which a replica never closes: reconnect now and then, so that
+    // the name is resolved again, or the tier stayed down until the process restarted.
+    if (this.target.kind === 'url' && refusal.key === 'WIKIEDGE_REDIS_URL' && this.reresolving === undefined) {
+      this.reresolving = setTimeout(() => {
+        this.reresolving = undefined;
+        if (!this.closed && this.refusal?.key === 'WIKIEDGE_REDIS_URL') this.cmd.disconnect(true);
+      }, REFUSED_RECONNECT_MS);
+      this.reresolving.unref();
+    }
     // ready() at start gives up at once instead of waiting for a tier that will not come.
     for (const w of this.upWaiters.splice(0)) w();
   }
@@ -336,7 +354,7 @@ export class RedisConnection {
       if (mismatch) return this.refuse(mismatch);
       if (this.refusal?.key !== 'WIKIEDGE_REDIS_SENTINEL_MASTER') this.refusal = undefined;
       this.checked = true;
-      this.notePrimary(info.value);
+      this.unnoted = info.value;
       // The INFO just read is the reading at connect of the one Redis (on a cluster it came from
       // any node: each master is read by the memory poll once the tier is up).
       if (!this.cluster) this.memory.note('redis', info.value);
@@ -345,6 +363,13 @@ export class RedisConnection {
     if (!r.ok) return;
     if (this.state === 'down' && this.target.kind === 'sentinel' && !(await this.onThePrimary(this.target, bound.timeoutMs))) return;
     this.markUp();
+    // Once up on it (and, with Sentinels, once it is the primary they name, not a stale one left
+    // at once): a gap owed now is written to Redis at its first try.
+    if (this.unnoted !== undefined) {
+      const info = this.unnoted;
+      this.unnoted = undefined;
+      this.notePrimary(info);
+    }
   }
 
   /**
@@ -453,11 +478,15 @@ export class RedisConnection {
     const runId = runIdOf(info);
     const stream = this.cmd.stream as { remoteAddress?: string; remotePort?: number } | undefined;
     const at = stream?.remoteAddress ? `${stream.remoteAddress}:${stream.remotePort}` : undefined;
-    if (this.target.kind === 'sentinel' && at !== undefined && this.primary !== undefined && this.primary !== at) {
-      this.opts.metrics.failovers.inc();
-      this.dataLost('failover', { was: this.primary, now: at }, 'redis primary changed (Sentinel failover): the tier goes on with the new primary');
-    } else if (restarted(this.runId, runId)) {
-      this.dataLost('restart', { at: at ?? '' }, 'redis restarted, or its address reaches another server now (another run_id)');
+    const moved = this.target.kind === 'sentinel' && at !== undefined && this.primary !== undefined && this.primary !== at;
+    if (moved) this.opts.metrics.failovers.inc();
+    // Another server is another run_id; the same one reached at another address lost nothing.
+    if (restarted(this.runId, runId)) {
+      if (moved)
+        this.dataLost('failover', { was: this.primary!, now: at! }, 'redis primary changed (Sentinel failover): the tier goes on with the new primary');
+      else this.dataLost('restart', { at: at ?? '' }, 'redis restarted, or its address reaches another server now (another run_id)');
+    } else if (moved) {
+      this.opts.log.warn({ redis: 'failover', was: this.primary, now: at }, 'redis primary changed (Sentinel failover): the tier goes on with the new primary');
     }
     if (at !== undefined) this.primary = at;
     if (runId !== undefined) this.runId = runId;
@@ -569,6 +598,7 @@ export class RedisConnection {
     this.closed = true;
     if (this.probing) clearInterval(this.probing);
     if (this.sentinelChecks) clearInterval(this.sentinelChecks);
+    if (this.reresolving) clearTimeout(this.reresolving);
     this.watch?.close();
     this.gaps.close();
     this.memory.close();
