@@ -4,7 +4,9 @@
 // node, INFO says role:slave and the tier is refused. The probe then read INFO again on that same
 // socket, which a replica never closes: the name was never resolved again, and the tier stayed
 // down until the process restarted. A refused URL now connects again every few seconds
-// (connection.ts refuse).
+// (connection.ts refuse). And once the same server is a primary again, what it acknowledged
+// before its demotion and did not replicate was dropped by its resynchronisation: a gap
+// (connection.ts notePrimary, `demoted`).
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisTier } from '../../src/cache/redis-tier.js';
@@ -33,6 +35,7 @@ describe.runIf(redisInstalled)('a URL whose Redis became a replica', () => {
   const connectionsReceived = async () => Number(/total_connections_received:(\d+)/.exec(await admin.info('stats'))?.[1]);
 
   it('is connected again while it stays one, and the tier comes back once it is a primary again', async () => {
+    const demotedAt = Date.now();
     await admin.replicaof('127.0.0.1', other.port);
     // A write answered READONLY: the reconnect finds a replica, and the tier is refused.
     await tier.purge({ kind: 'tags', tags: ['p:Demoted'] });
@@ -49,6 +52,13 @@ describe.runIf(redisInstalled)('a URL whose Redis became a replica', () => {
     await until(
       () => tier.purge({ kind: 'tags', tags: ['p:Promoted'] }),
       (purged) => purged !== null,
+      20_000,
+    );
+    // Promoted again in place (same run_id), after a resynchronisation from the other primary
+    // that dropped what it had acknowledged: a gap, recorded in Redis for every replica.
+    await until(
+      () => tier.staleBefore(),
+      (at) => at !== undefined && at >= demotedAt,
       20_000,
     );
   }, 60_000);

@@ -126,6 +126,12 @@ export class RedisConnection {
   private unnoted: string | undefined;
   /** A URL that reached a replica: the reconnect that resolves its name again (refuse). */
   private reresolving: NodeJS.Timeout | undefined;
+  /**
+   * The URL reached a replica since the tier was last up: a primary demoted, then promoted again
+   * in place (same run_id, same address), resynchronised from the other primary meanwhile and
+   * lost what it had acknowledged and not replicated (notePrimary).
+   */
+  private demoted = false;
   /** Gaps owed for writes Redis may have lost (a restart, a failover), recorded until they are. */
   private readonly gaps: DataLossGaps;
   private sentinelChecks: NodeJS.Timeout | undefined;
@@ -333,6 +339,7 @@ export class RedisConnection {
     // to the new primary yet when a READONLY reconnect resolved it, and the probe reads INFO
     // again on the same socket, which a replica never closes: reconnect now and then, so that
     // the name is resolved again, or the tier stayed down until the process restarted.
+    if (this.target.kind === 'url' && refusal.key === 'WIKIEDGE_REDIS_URL') this.demoted = this.runId !== undefined;
     if (this.target.kind === 'url' && refusal.key === 'WIKIEDGE_REDIS_URL' && this.reresolving === undefined) {
       this.reresolving = setTimeout(() => {
         this.reresolving = undefined;
@@ -485,9 +492,12 @@ export class RedisConnection {
       if (moved)
         this.dataLost('failover', { was: this.primary!, now: at! }, 'redis primary changed (Sentinel failover): the tier goes on with the new primary');
       else this.dataLost('restart', { at: at ?? '' }, 'redis restarted, or its address reaches another server now (another run_id)');
+    } else if (this.demoted) {
+      this.dataLost('failover', { at: at ?? '' }, 'redis was a replica since the tier was last up (demoted, then promoted again)');
     } else if (moved) {
       this.opts.log.warn({ redis: 'failover', was: this.primary, now: at }, 'redis primary changed (Sentinel failover): the tier goes on with the new primary');
     }
+    this.demoted = false;
     if (at !== undefined) this.primary = at;
     if (runId !== undefined) this.runId = runId;
   }
