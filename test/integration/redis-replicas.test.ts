@@ -65,9 +65,11 @@ describe.each(REDIS_BACKENDS)('two replicas sharing %s', (name, start) => {
   beforeAll(async () => {
     redis = await start();
     keys = redisKeys('wikiedge:', redis.cluster);
-    // A bound on Redis calls a busy machine keeps to (the default, 50 ms, is a production bound:
-    // past it the tier is marked down and a miss is not stored, which is not what these cases test).
-    const env = { ...redis.env, WIKIEDGE_IDENTITY_SECRET: SECRET, WIKIEDGE_REDIS_TIMEOUT_MS: '500' };
+    // On a Redis Cluster, a bound on Redis calls a busy machine keeps to (the default, 50 ms, is a
+    // production bound: past it the tier is marked down and a miss is not stored, which is not
+    // what these cases test; a hogged run of 3f75644 failed 3 cluster cases so). One Redis keeps
+    // the default: its cases of Redis stopped and killed time requests against it.
+    const env = { ...redis.env, WIKIEDGE_IDENTITY_SECRET: SECRET, ...(redis.cluster && { WIKIEDGE_REDIS_TIMEOUT_MS: '500' }) };
     [a, b] = await Promise.all([startGateway(wiki, env), startGateway(wiki, env)]);
     inspect = await redis.client();
     user = await loginCookies(wiki, LAB_USER, LAB_USER_PASS);
@@ -386,7 +388,7 @@ describe.each(REDIS_BACKENDS)('two replicas sharing %s', (name, start) => {
   });
 
   // What the lock guarantees (src/cache/redis/locks.ts): while every Redis call answers within
-  // WIKIEDGE_REDIS_TIMEOUT_MS (500 ms here) and the fetch within the lock's lifetime, the wiki sees one
+  // WIKIEDGE_REDIS_TIMEOUT_MS (50 ms, 500 ms on the cluster here) and the fetch within the lock's lifetime, the wiki sees one
   // request. A replica whose Redis call fails or times out (a loaded host: the first run on a
   // fresh 2-core machine saw 2 requests) fetches by itself and counts it: every request the wiki
   // sees is the lock's winner's, or one a replica made when Redis was unavailable or its wait
