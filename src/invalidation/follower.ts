@@ -73,6 +73,7 @@
  */
 import type { Logger } from 'pino';
 import type { Upstream } from '../upstream/upstream.js';
+import type { GapReason } from '../words/outcomes.js';
 import { type Change, changeFromRow, type RecentChangeRow } from '../policy/changes.js';
 import { type Namespaces, namespacesFromSiteinfo } from '../mediawiki/titles.js';
 import {
@@ -128,9 +129,6 @@ export interface Lease {
   hold(): Promise<boolean>;
   release(): Promise<void>;
 }
-
-export type GapReason = 'cursor-lost' | 'clock' | 'rc-purged' | 'behind' | 'stalled' | 'row-unreadable';
-export const GAP_REASONS: readonly GapReason[] = ['cursor-lost', 'clock', 'rc-purged', 'behind', 'stalled', 'row-unreadable'];
 
 export interface FollowerMetrics {
   poll(outcome: 'ok' | 'error' | 'standby'): void;

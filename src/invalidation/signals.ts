@@ -12,7 +12,7 @@
 import type { Logger } from 'pino';
 import type { PurgeMessage, PurgeResult } from '../cache/purge.js';
 import { type Change, type ChangeSource, changeConfirmed } from '../policy/changes.js';
-import type { GapReason } from './follower.js';
+import type { GapReason } from '../words/outcomes.js';
 import { DEFAULT_NAMESPACES, type Namespaces } from '../mediawiki/titles.js';
 
 export interface TtlDefaults {

@@ -5,6 +5,7 @@
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { PurgeSource } from './metrics.js';
+import { GAP_REASONS } from '../words/outcomes.js';
 
 /** recentchanges types, core log types ($wgLogTypes, includes/MainConfigSchema.php) and write actions: the `type` label's closed set. */
 const CHANGE_TYPES = new Set([
@@ -143,7 +144,7 @@ export class ChangeSignalMetrics {
     });
     this.followerGaps = new Counter({
       name: 'wikiedge_change_follower_gaps_total',
-      help: "Times the follower could not vouch that it saw every change, by reason (cursor-lost, clock, rc-purged, behind: a poll ended further behind the wiki's clock than WIKIEDGE_RC_MAX_LAG_SECONDS, stalled); each makes everything cached before it refresh at its next use.",
+      help: "Times the follower could not vouch that it saw every change, by reason (cursor-lost, clock, rc-purged, behind: a poll ended further behind the wiki's clock than WIKIEDGE_RC_MAX_LAG_SECONDS, stalled, row-unreadable: a page with no row the wiki would show); each makes everything cached before it refresh at its next use.",
       labelNames: ['reason'] as const,
       registers,
     });
@@ -151,7 +152,7 @@ export class ChangeSignalMetrics {
     for (const cause of ['purge', 'follower', 'write', 'rebound', 'user', 'gap']) this.invalidatedEntries.inc({ cause }, 0);
     for (const source of ['purge', 'follower', 'write']) this.lagSeconds.zero({ source });
     for (const outcome of ['ok', 'error', 'standby']) this.followerPolls.inc({ outcome }, 0);
-    for (const reason of ['cursor-lost', 'clock', 'rc-purged', 'behind', 'stalled', 'row-unreadable']) this.followerGaps.inc({ reason }, 0);
+    for (const reason of GAP_REASONS) this.followerGaps.inc({ reason }, 0);
   }
 
   event(source: string, type: string): void {

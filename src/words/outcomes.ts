@@ -53,3 +53,10 @@ export type EvictionReason = 'size' | 'expired' | 'purge' | 'logout' | 'replaced
 
 /** An entry's age against its lifetimes (policy/freshness.ts). */
 export type Freshness = 'fresh' | 'grace' | 'stale-if-error' | 'dead';
+
+/**
+ * Why the change follower could not vouch that it saw every change (invalidation/follower.ts):
+ * each is a gap, and a series of wikiedge_change_follower_gaps_total from the start.
+ */
+export type GapReason = 'cursor-lost' | 'clock' | 'rc-purged' | 'behind' | 'stalled' | 'row-unreadable';
+export const GAP_REASONS: readonly GapReason[] = ['cursor-lost', 'clock', 'rc-purged', 'behind', 'stalled', 'row-unreadable'];
