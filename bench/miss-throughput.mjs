@@ -39,7 +39,8 @@
 // BENCH_PROFILE=1 then runs the gateway as deployed, again without compression at store, and the
 // bare Node proxy, each under `node --cpu-prof` for the same warm-up and load, and prints where
 // their CPU went, by group and by step of the request's path (bench/cpuprofile.mjs): what the
-// gateway spends beyond the floor, step by step. BENCH_ROUNDS=0 BENCH_PROFILE=1: the profiles alone.
+// gateway spends beyond the floor, step by step. BENCH_ROUNDS=0 BENCH_PROFILE=1: the profiles alone;
+// BENCH_PROFILE_CODING=gzip: profiled with clients that take gzip.
 //
 // BENCH_HEAP=1 then runs the gateway as deployed under V8's sampling heap profiler (bench/heap-sample.mjs,
 // freed objects kept) for the same warm-up and load, and prints what a miss allocates and where
@@ -73,6 +74,8 @@ const GATEWAY = 'wikiedge (gzip at store, as deployed)';
 const NO_GZIP = 'wikiedge, no compression at store';
 const BARE_PROXY = 'bare Node proxy (node:http + undici, no cache)';
 const GZIP_CLIENT = { 'accept-encoding': 'gzip' };
+/** BENCH_PROFILE_CODING=gzip: the profiled load's clients send Accept-Encoding: gzip (mwn's, pywikibot's). */
+const PROFILE_CODING = process.env.BENCH_PROFILE_CODING || undefined;
 /**
  * As deployed, but for glibc's trim threshold. `npm start` and the image set
  * MALLOC_MMAP_THRESHOLD_=131072, which also stops glibc from raising M_TRIM_THRESHOLD from its
@@ -439,10 +442,10 @@ async function profile(row, upstream, generator, name, nodeArgs, start = (args) 
   let measured;
   let window;
   try {
-    generator.load(g.url, WARMUP_SECONDS, `${run}-${dir.length}-pw`);
+    generator.load(g.url, WARMUP_SECONDS, `${run}-${dir.length}-pw`, undefined, PROFILE_CODING);
     const before = treeCpuSeconds(g.child.pid);
     const from = nowUs();
-    measured = generator.load(g.url, SECONDS, `${run}-${dir.length}-pt`);
+    measured = generator.load(g.url, SECONDS, `${run}-${dir.length}-pt`, undefined, PROFILE_CODING);
     window = { from, to: nowUs() };
     measured.cpuUs = ((treeCpuSeconds(g.child.pid) - before) * 1e6) / measured.requests;
   } finally {
