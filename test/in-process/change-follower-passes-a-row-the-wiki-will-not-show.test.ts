@@ -8,55 +8,63 @@ import { describe, expect, it } from 'vitest';
 import { MemoryCursorStore } from '../../src/invalidation/follower.js';
 import { followerOnFakeWiki } from '../support/follower-on-fake-wiki.js';
 
+type OnFakeWiki = ReturnType<typeof followerOnFakeWiki>;
+type Following = ReturnType<OnFakeWiki['follow']>;
+
+/** A second passes for the wiki and the follower alike. */
+function aSecondLater(wiki: OnFakeWiki['wiki'], f: Following): void {
+  wiki.clock += 1_000;
+  f.now += 1_000;
+}
+
+/**
+ * A follower that has read to the newest row, then, a second later, a row `Before`, one a hook
+ * hides, and the rows `after`.
+ */
+async function rowsAroundAHiddenOne({ wiki, follow }: OnFakeWiki, after: readonly string[]) {
+  const f = follow();
+  await f.follower.pollOnce();
+  f.gaps.length = 0;
+  aSecondLater(wiki, f);
+  wiki.add('Before');
+  const hidden = wiki.add('Hidden by a hook');
+  for (const title of after) wiki.add(title);
+  wiki.refuse = (row) => row.rcid === hidden.rcid;
+  return { f, hidden };
+}
+
 describe('a row the wiki will not show', () => {
-  const { wiki, follow } = followerOnFakeWiki();
+  const onWiki = followerOnFakeWiki();
+  const { wiki } = onWiki;
 
   it('one gap for it, then the rows after it are applied, and it stays healthy', async () => {
-    const f = follow();
-    await f.follower.pollOnce();
-    f.gaps.length = 0;
-    wiki.clock += 1_000;
-    f.now += 1_000;
-    wiki.add('Before');
-    const hidden = wiki.add('Hidden by a hook');
-    wiki.add('After 1');
-    wiki.refuse = (row) => row.rcid === hidden.rcid;
+    const { f } = await rowsAroundAHiddenOne(onWiki, ['After 1']);
     await f.follower.pollOnce();
     wiki.add('After 2');
-    wiki.clock += 1_000;
-    f.now += 1_000;
+    aSecondLater(wiki, f);
     await f.follower.pollOnce();
     expect(f.applied).toEqual(['Before', 'After 1', 'After 2']);
     expect(f.gaps.map((g) => g.reason)).toEqual(['row-unreadable']);
     expect(f.follower.healthy).toBe(true);
     // Read again in the late window at later polls: no second gap.
-    wiki.clock += 1_000;
-    f.now += 1_000;
+    aSecondLater(wiki, f);
     await f.follower.pollOnce();
     expect(f.gaps).toHaveLength(1);
   });
 });
 
 describe('a row the wiki will not show, then a page that fails', () => {
-  const { wiki, follow } = followerOnFakeWiki();
+  const onWiki = followerOnFakeWiki();
+  const { wiki } = onWiki;
 
   it('the row is seen once its gap is taken: the poll read again takes no second gap', async () => {
-    const f = follow();
-    await f.follower.pollOnce();
-    f.gaps.length = 0;
-    wiki.clock += 1_000;
-    f.now += 1_000;
-    wiki.add('Before');
-    const hidden = wiki.add('Hidden by a hook');
-    wiki.add('After');
-    wiki.refuse = (row) => row.rcid === hidden.rcid;
+    const { f, hidden } = await rowsAroundAHiddenOne(onWiki, ['After']);
     // The page after the hidden row fails.
     wiki.failWhen = (q) => Number(q.get('rccontinue')?.split('|')[1] ?? 0) > hidden.rcid;
     await f.follower.pollOnce();
     expect(f.gaps.map((g) => g.reason)).toEqual(['row-unreadable']);
     wiki.failWhen = () => false;
-    wiki.clock += 1_000;
-    f.now += 1_000;
+    aSecondLater(wiki, f);
     await f.follower.pollOnce();
     expect(f.gaps).toHaveLength(1);
     expect(f.applied).toEqual(['Before', 'After']);
@@ -72,8 +80,7 @@ describe('a row the wiki will not show, where the follower starts or resumes', (
     wiki.refuse = (row) => row.rcid === hidden.rcid;
     const f = follow();
     await f.follower.pollOnce();
-    wiki.clock += 1_000;
-    f.now += 1_000;
+    aSecondLater(wiki, f);
     wiki.add('After');
     await f.follower.pollOnce();
     expect(f.gaps.map((g) => g.reason)).toEqual(['cursor-lost']);
