@@ -29,7 +29,7 @@ export type PostedForm = { readonly kind: 'form'; readonly post: PhpArray } | { 
  * @param only the variables wanted (their PHP names); multipart parts named otherwise are skipped
  */
 export function postedForm(contentType: string | undefined, body: Buffer | undefined, only: ReadonlySet<string>): PostedForm {
-  const type = (contentType ?? '').split(';', 1)[0]!.trim().toLowerCase();
+  const type = phpMediaType(contentType ?? '');
   const multipart = type === 'multipart/form-data';
   if (type !== 'application/x-www-form-urlencoded' && !multipart) return { kind: 'none' };
   if (body === undefined) return { kind: 'unreadable' };
@@ -52,77 +52,128 @@ export function requestData(get: PhpArray, post: PhpArray): PhpArray {
   return data;
 }
 
-/** The `boundary` parameter of a multipart Content-Type (quoted or not), as rfc1867.c finds it. */
-function boundaryOf(contentType: string): string | undefined {
-  const m = /;\s*boundary=(?:"([^"]{1,200})"|([^\s;,]{1,200}))/i.exec(contentType);
-  return m ? (m[1] ?? m[2]) : undefined;
+/**
+ * The media type as PHP's SAPI reads it (main/SAPI.c sapi_read_post_data): cut at the first `;`,
+ * `,` or space, ASCII lowercased, nothing trimmed. `application/x-www-form-urlencoded, x` is a
+ * form to PHP (a trim and a split on `;` alone read it as none, and the query string's `title`
+ * was taken for the body's); ` multipart/form-data` is none.
+ */
+function phpMediaType(contentType: string): string {
+  const end = contentType.search(/[;, ]/);
+  return asciiLower(end === -1 ? contentType : contentType.slice(0, end));
+}
+
+function asciiLower(s: string): string {
+  return s.replace(/[A-Z]+/g, (upper) => upper.toLowerCase());
 }
 
 /**
- * The non-file parts named in `only`, as PHP registers them; undefined when the body is not the
- * multipart form its type says (no opening boundary), or when PHP reads less of it than it holds:
- * past max_input_vars non-file parts PHP registers no more (every part counts, whatever its name:
- * a `title` after 1,000 others is not in `$_POST`, and MediaWiki reads the query string's), past
- * max_input_vars + max_file_uploads parts it reads none.
+ * The boundary as main/rfc1867.c finds it: the first `boundary` in the whole header (as written,
+ * else in any case), the first `=` after it, then a quoted value up to its closing quote, or the
+ * rest up to a `,` or `;` (spaces kept). `xboundary=A; boundary=B` is split on A.
+ */
+function boundaryOf(contentType: string): string | undefined {
+  let at = contentType.indexOf('boundary');
+  if (at === -1) at = asciiLower(contentType).indexOf('boundary');
+  const eq = at === -1 ? -1 : contentType.indexOf('=', at);
+  if (eq === -1) return undefined;
+  let value = contentType.slice(eq + 1);
+  if (value.startsWith('"')) {
+    const close = value.indexOf('"', 1);
+    if (close === -1) return undefined;
+    value = value.slice(1, close);
+  } else {
+    const end = value.search(/[,;]/);
+    if (end !== -1) value = value.slice(0, end);
+  }
+  return value === '' || value.length > MAX_BOUNDARY_LENGTH ? undefined : value;
+}
+
+/** Longer boundaries are refused as unreadable (RFC 2046 §5.1.1 allows 70 characters). */
+const MAX_BOUNDARY_LENGTH = 200;
+
+/**
+ * The non-file parts named in `only`, as PHP registers them; undefined (unreadable) whenever PHP
+ * may read the body otherwise than this does, or reads less of it than it holds. PHP's reader
+ * (main/rfc1867.c) has quirks no client relies on; a body that would meet one is not read here
+ * at all, and the write is then named by its answer alone (steps/pass.ts):
+ * - delimiters: the body starts with one, and every line that begins like one is exactly one
+ *   (`--B`), but the last, which closes (`--B--`). PHP ends a value at any `\n--B…` but starts
+ *   the next part only at a line that is exactly `--B`, and reads on past `--B--`;
+ * - part headers: `Name: value` lines only (PHP folds a line that starts with a space into the one
+ *   before, and keeps a name that ends in a space, which then names no header);
+ * - one Content-Disposition, `form-data` then `name` and at most a `filename`, each once, quoted
+ *   without quotes, backslashes or `;` inside, or bare tokens (PHP keeps the last of two names,
+ *   reads single quotes and unescapes `\"` only, and takes `name =` for another parameter);
+ * - past max_input_vars non-file parts PHP registers no more (every part counts, whatever its
+ *   name: a `title` after 1,000 others is not in `$_POST`, and MediaWiki reads the query string's),
+ *   past max_input_vars + max_file_uploads parts it refuses the body.
+ * test/integration/attack-post-body-read-apart-from-php.test.ts holds this against PHP itself.
  */
 function multipartFields(text: string, boundary: string, only: ReadonlySet<string>): PhpArray | undefined {
   const delimiter = `--${boundary}`;
-  let at = text.startsWith(delimiter) ? 0 : text.indexOf(`\n${delimiter}`);
-  if (at === -1) return undefined;
-  if (at > 0) at += 1;
+  const lines = text.split('\n');
+  const content = (i: number) => (lines[i]!.endsWith('\r') ? lines[i]!.slice(0, -1) : lines[i]!);
+  if (lines.length < 2 || content(0) !== delimiter) return undefined;
   // The parts' variables, in order, as a query string: parsePhpQuery then applies PHP's name
   // rules (`a.b` → `a_b`, `a[]`, later duplicates winning) exactly as for `$_GET`.
   const pairs: string[] = [];
   let parts = 0;
   let variables = 0;
+  let line = 1;
   while (true) {
-    const afterDelimiter = at + delimiter.length;
-    if (text.startsWith('--', afterDelimiter)) break; // the closing delimiter
-    const headersStart = text.indexOf('\n', afterDelimiter);
-    if (headersStart === -1) break;
-    const blank = headersEnd(text, headersStart + 1);
-    if (blank === undefined) break;
-    const next = text.indexOf(`\n${delimiter}`, blank.bodyStart);
-    const valueEnd = next === -1 ? text.length : next > 0 && text.charCodeAt(next - 1) === 0x0d ? next - 1 : next;
-    const disposition = partDisposition(text.slice(headersStart + 1, blank.headersEnd));
+    // The part's headers, up to the empty line.
+    let disposition: { name: string; filename: string | undefined } | undefined;
+    let dispositions = 0;
+    for (; line < lines.length && content(line) !== ''; line++) {
+      const header = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*(.*)$/.exec(content(line));
+      if (!header) return undefined;
+      if (asciiLower(header[1]!) !== 'content-disposition') continue;
+      dispositions++;
+      disposition = formDataParameters(header[2]!);
+    }
+    if (line >= lines.length || dispositions !== 1 || disposition === undefined) return undefined;
+    // The value: up to the next line that begins like a delimiter, without the line end before it.
+    const valueStart = line + 1;
+    let next = valueStart;
+    while (next < lines.length && !content(next).startsWith(delimiter)) next++;
+    if (next >= lines.length) return undefined;
     parts++;
-    if (disposition && disposition.filename === undefined) variables++;
+    if (disposition.filename === undefined) variables++;
     if (variables > PHP_DEFAULT_MAX_INPUT_VARS || parts > PHP_DEFAULT_MAX_INPUT_VARS + PHP_DEFAULT_MAX_FILE_UPLOADS) return undefined;
-    if (disposition && disposition.filename === undefined && only.has(registeredName(disposition.name)))
-      pairs.push(`${percentEncoded(disposition.name)}=${percentEncoded(text.slice(blank.bodyStart, valueEnd))}`);
-    if (next === -1) break;
-    at = next + 1;
+    if (disposition.filename === undefined && only.has(registeredName(disposition.name))) {
+      const value = lines.slice(valueStart, next).join('\n');
+      pairs.push(`${percentEncoded(disposition.name)}=${percentEncoded(value.endsWith('\r') ? value.slice(0, -1) : value)}`);
+    }
+    const after = content(next);
+    if (after === `${delimiter}--`) {
+      // Nothing after the closing delimiter that PHP could take for another part.
+      for (let rest = next + 1; rest < lines.length; rest++) if (content(rest).startsWith(delimiter)) return undefined;
+      break;
+    }
+    if (after !== delimiter) return undefined;
+    line = next + 1;
   }
   return parsePhpQuery(pairs.join('&'));
 }
 
-/** Where a part's headers end (the empty line) and its body starts. */
-function headersEnd(text: string, from: number): { headersEnd: number; bodyStart: number } | undefined {
-  let line = from;
-  while (line < text.length) {
-    const end = text.indexOf('\n', line);
-    if (end === -1) return undefined;
-    const content = text.slice(line, end).replace(/\r$/, '');
-    if (content === '') return { headersEnd: line, bodyStart: end + 1 };
-    line = end + 1;
+/**
+ * A Content-Disposition value of the one shape PHP and this read alike: `form-data`, then `name`
+ * and optionally `filename`, each once; undefined for anything else.
+ */
+function formDataParameters(value: string): { name: string; filename: string | undefined } | undefined {
+  const pieces = value.replace(/[ \t]+$/, '').split(';');
+  if (asciiLower(pieces[0]!) !== 'form-data') return undefined;
+  const found = new Map<string, string>();
+  for (const piece of pieces.slice(1)) {
+    const m = /^[ \t]*([A-Za-z]+)=(?:"([^"\\;']*)"|([^"\\;'\s=]+))$/.exec(piece);
+    if (!m) return undefined;
+    const key = asciiLower(m[1]!);
+    if ((key !== 'name' && key !== 'filename') || found.has(key)) return undefined;
+    found.set(key, m[2] ?? m[3]!);
   }
-  return undefined;
-}
-
-/** The `name` and `filename` of a part's `Content-Disposition: form-data` header. */
-function partDisposition(headers: string): { name: string; filename: string | undefined } | undefined {
-  for (const line of headers.split('\n')) {
-    const colon = line.indexOf(':');
-    if (colon === -1 || line.slice(0, colon).trim().toLowerCase() !== 'content-disposition') continue;
-    const value = line.slice(colon + 1).replace(/\r$/, '');
-    const param = (key: string) => {
-      const m = new RegExp(`;\\s*${key}\\s*=\\s*(?:"((?:[^"\\\\]|\\\\.)*)"|([^;\\s]*))`, 'i').exec(value);
-      return m ? (m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : m[2]!) : undefined;
-    };
-    const name = param('name');
-    return name === undefined ? undefined : { name, filename: param('filename') };
-  }
-  return undefined;
+  const name = found.get('name');
+  return name === undefined || name === '' ? undefined : { name, filename: found.get('filename') };
 }
 
 /** A variable name as PHP registers it at the top level (php_register_variable_ex), for the `only` test. */

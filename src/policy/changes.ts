@@ -302,12 +302,6 @@ function entityIdsOfWrite(write: WriteFacts, params: (name: string) => string | 
   const push = (v: unknown) => {
     if (typeof v === 'string' && v !== '') ids.push(v.includes('$') ? (entityOfGuid(v) ?? '') : v);
   };
-  // One value each (Wikibase refuses `Q1|Q2` as an id), but wbremoveclaims' list of GUIDs.
-  for (const name of write.entityParameters ?? []) push(params(name));
-  for (const name of write.guidParameters ?? []) {
-    const value = params(name) ?? '';
-    for (const v of write.guidsMulti ? value.split('|') : [value]) push(entityOfGuid(v));
-  }
   const obj = (v: unknown) => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
   push(obj(json['entity'])['id']);
   push(obj(json['from'])['id']);
@@ -318,6 +312,15 @@ function entityIdsOfWrite(write: WriteFacts, params: (name: string) => string | 
   push(obj(json['form'])['id']);
   push(obj(json['sense'])['id']);
   for (const c of Array.isArray(json['claims']) ? json['claims'] : []) push(entityOfGuid(String(c)));
+  // The request's only when the answer names none: what the gateway read of a form PHP may
+  // have read otherwise is no more than a guess where the answer says (changeFromWrite's pages).
+  if (ids.some((id) => id !== '')) return ids;
+  // One value each (Wikibase refuses `Q1|Q2` as an id), but wbremoveclaims' list of GUIDs.
+  for (const name of write.entityParameters ?? []) push(params(name));
+  for (const name of write.guidParameters ?? []) {
+    const value = params(name) ?? '';
+    for (const v of write.guidsMulti ? value.split('|') : [value]) push(entityOfGuid(v));
+  }
   return ids;
 }
 
@@ -375,23 +378,45 @@ export function changeFromWrite(
     tags.add(`p:${t.key}`);
     if (unproven) confirm.push(t.key);
   };
-  for (const name of names) {
-    for (const text of (params(name) ?? '').split('|')) if (text) addTitle(FILE_PARAMS.has(name) ? `File:${text}` : text);
+  const users: string[] = [];
+  const result = json[action];
+  let answerNamesPages = false;
+  for (const item of Array.isArray(result) ? result : [result]) {
+    if (typeof item !== 'object' || item === null) continue;
+    const o = item as Record<string, unknown>;
+    for (const field of ANSWER_TITLE_FIELDS) {
+      if (typeof o[field] !== 'string') continue;
+      addTitle(o[field]);
+      answerNamesPages = true;
+    }
+    if (typeof o['filename'] === 'string') {
+      addTitle(`File:${o['filename']}`);
+      answerNamesPages = true;
+    }
+    if (typeof o['pageid'] === 'number' && o['pageid'] > 0) {
+      tags.add(`i:${o['pageid']}`);
+      answerNamesPages = true;
+    }
+    const userField = write.user;
+    if (changed && userField && typeof o[userField] === 'string') users.push(o[userField]);
+  }
+  // The request's titles only when the answer names no page (filerevert's): the answer names
+  // what MediaWiki changed, the request what the gateway read of a form PHP may have read
+  // otherwise (a Content-Type or a multipart body the two parse apart: the query string's
+  // `title` taken for the body's, with its namespace's lists and, on a property, every
+  // statement answer; test/unit/attack-write-names-pages-its-answer-does-not.test.ts). Each is
+  // one value: these parameters are not multi-valued (ApiEdit, ApiMove, … define them so), a `|`
+  // makes the title invalid, never a list. A page id is one page's own answers, no list: read
+  // always (a move's answer names no id).
+  if (!answerNamesPages) {
+    for (const name of names) {
+      const text = params(name);
+      if (text) addTitle(FILE_PARAMS.has(name) ? `File:${text}` : text);
+    }
   }
   for (const name of write.pageIdParameters ?? []) {
     const id = pageIdOf(params(name));
     if (id !== undefined) tags.add(`i:${id}`);
-  }
-  const users: string[] = [];
-  const result = json[action];
-  for (const item of Array.isArray(result) ? result : [result]) {
-    if (typeof item !== 'object' || item === null) continue;
-    const o = item as Record<string, unknown>;
-    for (const field of ANSWER_TITLE_FIELDS) if (typeof o[field] === 'string') addTitle(o[field]);
-    if (typeof o['filename'] === 'string') addTitle(`File:${o['filename']}`);
-    if (typeof o['pageid'] === 'number' && o['pageid'] > 0) tags.add(`i:${o['pageid']}`);
-    const userField = write.user;
-    if (changed && userField && typeof o[userField] === 'string') users.push(o[userField]);
   }
   if (write.entities) {
     for (const title of entityPages) addTitle(title);

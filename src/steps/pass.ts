@@ -62,7 +62,12 @@ async function invalidateWrite(
   // WebRequest::getVal), never the query string's; the value as text (php-input.ts phpTextParam).
   const data = form.kind === 'form' ? requestData(api.query, form.post) : api.query;
   const param = (name: string) => phpTextParam(data, name);
-  const change = changeFromWrite(param('action') ?? api.modules[0] ?? '', param, changes.namespaces, answer());
+  const json = answer();
+  // The module the answer confirms when it is not the one read here (PHP ran another: the two
+  // read the form apart), with nothing of the request: as for a form not read at all.
+  const named = changeFromWrite(param('action') ?? api.modules[0] ?? '', param, changes.namespaces, json);
+  const confirmed = named === undefined ? confirmedWrite(json) : undefined;
+  const change = named ?? (confirmed === undefined ? undefined : changeFromWrite(confirmed, () => undefined, changes.namespaces, json));
   if (change) await changes.apply([change]);
 }
 

@@ -1,6 +1,7 @@
 /**
  * A real PHP to compare against: runs test/support/php-echo/index.php under `php -S` and sends it
- * raw requests, so tests can check src/mediawiki/php-input.ts against PHP's own `$_GET` and `$_COOKIE`.
+ * raw requests, so tests can check src/mediawiki/php-input.ts and php-post.ts against PHP's own
+ * `$_GET`, `$_POST` and `$_COOKIE`.
  *
  * Requests go over a plain `net` socket, written as latin1 bytes, so nothing normalises the
  * request target or the Cookie header(s) on the way. Strings are byte strings like in
@@ -26,6 +27,8 @@ interface EchoEntry {
 export interface PhpEchoResult {
   /** `$_GET` as PHP built it. */
   get: PhpArray;
+  /** `$_POST` as PHP built it (empty for a GET). */
+  post: PhpArray;
   /** `$_COOKIE` as PHP built it. */
   cookie: PhpArray;
   /** `$_SERVER['QUERY_STRING']`: the raw query string PHP parsed. */
@@ -44,6 +47,8 @@ export interface PhpEcho {
    * `cookieHeaders` (also verbatim).
    */
   request(target: string, cookieHeaders?: readonly string[]): Promise<PhpEchoResult>;
+  /** POST `body` (latin1 bytes) with this Content-Type header, sent verbatim. */
+  post(target: string, contentType: string, body: string): Promise<PhpEchoResult>;
   stop(): Promise<void>;
 }
 
@@ -124,15 +129,18 @@ function parseResponse(raw: Buffer): PhpEchoResult {
   if (/^transfer-encoding:\s*chunked\s*$/im.test(head)) body = dechunk(body);
   const json = JSON.parse(body.toString('utf8')) as {
     get: EchoEntry[];
+    post: EchoEntry[];
     cookie: EchoEntry[];
     query: string;
     cookieHeader: string | null;
   };
   const integerKeys: string[] = [];
   const get = decodeEntries(json.get, 'get:', integerKeys);
+  const post = decodeEntries(json.post, 'post:', integerKeys);
   const cookie = decodeEntries(json.cookie, 'cookie:', integerKeys);
   return {
     get,
+    post,
     cookie,
     query: hexToBytes(json.query),
     cookieHeader: json.cookieHeader === null ? null : hexToBytes(json.cookieHeader),
@@ -205,6 +213,11 @@ export async function startPhpEcho(options: PhpEchoOptions = {}): Promise<PhpEch
         for (const c of cookieHeaders) lines.push(`Cookie: ${c}`);
         lines.push('Connection: close', '', '');
         return parseResponse(await rawExchange(port, lines.join('\r\n')));
+      },
+      async post(target, contentType, body) {
+        if (/[\r\n]/.test(target) || /[\r\n]/.test(contentType)) throw new Error('CR/LF in a request line or header would split the request');
+        const head = [`POST ${target} HTTP/1.1`, 'Host: 127.0.0.1', `Content-Type: ${contentType}`, `Content-Length: ${Buffer.byteLength(body, 'latin1')}`];
+        return parseResponse(await rawExchange(port, [...head, 'Connection: close', '', body].join('\r\n')));
       },
       stop: () => stopChild(child),
     };

@@ -22,11 +22,11 @@ describe('a write through the gateway', () => {
     expect(changeFromWrite('purge', params({ action: 'purge', titles: 'X' }), undefined, { purge: [{ ns: 0, title: 'X' }], warnings: {} })?.tags).toEqual([]);
   });
 
-  it('an edit of a redirect with redirect=1: the target, as the answer names it', () => {
+  it('an edit of a redirect with redirect=1: the target, as the answer names it, not the redirect it did not change', () => {
     const c = changeFromWrite('edit', params({ action: 'edit', title: 'Redir', redirect: '1', token: 't' }), undefined, {
       edit: { result: 'Success', pageid: 8, title: 'Target', contentmodel: 'wikitext', newrevid: 40 },
     });
-    expect(c?.tags).toEqual(['*', 'p:Redir', 'p:Talk:Redir', 'n:0', 'p:Target', 'p:Talk:Target', 'i:8']);
+    expect(c?.tags).toEqual(['*', 'p:Target', 'p:Talk:Target', 'n:0', 'i:8']);
   });
 
   it('an edit by pageid: the namespace of the page the answer names', () => {

@@ -1,6 +1,6 @@
 <?php
-// Echo server for test/support/php-echo.ts: reports how PHP itself built $_GET and $_COOKIE
-// for the raw request it received, so tests can compare src/mediawiki/php-input.ts with real PHP.
+// Echo server for test/support/php-echo.ts: reports how PHP itself built $_GET, $_POST and
+// $_COOKIE for the raw request it received, so tests can compare src/mediawiki/php-input.ts with real PHP.
 //
 // PHP strings are byte strings and array order matters, so plain json_encode() of the arrays
 // is not exact: invalid UTF-8 makes it fail, and a PHP list would become a JSON array that
@@ -32,6 +32,7 @@ header('Content-Type: application/json');
 header('Cache-Control: no-store');
 echo json_encode([
     'get' => wikiedge_pairs($_GET),
+    'post' => wikiedge_pairs($_POST),
     'cookie' => wikiedge_pairs($_COOKIE),
     'query' => bin2hex($_SERVER['QUERY_STRING'] ?? ''),
     'cookieHeader' => isset($_SERVER['HTTP_COOKIE']) ? bin2hex($_SERVER['HTTP_COOKIE']) : null,
