@@ -334,7 +334,7 @@ function newFollower(
     log: log.child({ component: 'change-follower' }),
     metrics,
     cursors: state ? { load: async () => (await state.loadCursor()) as Cursor | undefined, save: (c) => state.saveCursor(c) } : processCursor(config),
-    lease: state ? { hold: () => state.holdLease(leaseMs), release: () => state.releaseLease() } : ALWAYS_LEADER,
+    lease: state ? { hold: () => state.holdLease(leaseMs), release: () => state.releaseLease(), durationMs: leaseMs } : ALWAYS_LEADER,
     apply: async (list) => {
       await changes.apply(list, reach);
     },

@@ -128,6 +128,13 @@ export interface Lease {
   /** Taken or renewed: true; held by another replica, or unknown (Redis down): false. */
   hold(): Promise<boolean>;
   release(): Promise<void>;
+  /**
+   * How long a taken or renewed lease lasts. Given, a renewal that fails loses the lease only once
+   * the last one that succeeded is that old: until then no other replica can have taken it, and
+   * a renewal that only timed out (behind a long purge script in a slow Redis) is not a loss.
+   * Without it, every failed renewal is one.
+   */
+  readonly durationMs?: number;
 }
 
 export interface FollowerMetrics {
@@ -201,6 +208,8 @@ export class ChangeFollower {
   private more = false;
   /** Set when a renewal during this poll found the lease taken (holdingLease). */
   private leaseLost = false;
+  /** When the last renewal of the lease that succeeded was asked for (performance.now()). */
+  private leaseRenewedAt = 0;
   private stalledGapTaken = false;
   private leader = false;
   private timer: NodeJS.Timeout | undefined;
@@ -265,7 +274,9 @@ export class ChangeFollower {
       // Every replica keys answers by the wiki's namespace names, not only the one that follows.
       if (!this.currentNamespaces) await this.loadNamespaces();
       const wasLeader = this.leader;
+      const asked = performance.now();
       this.leader = await this.opts.lease.hold();
+      if (this.leader) this.leaseRenewedAt = asked;
       if (this.leader) {
         // Taken (again): the cursor in the store is the truth, another replica may have moved it.
         if (!wasLeader) this.state = undefined;
@@ -301,19 +312,13 @@ export class ChangeFollower {
    * lease, and renewed only between pages another replica took it meanwhile, started from the
    * cursor never saved, met the same slow step, and lost it in turn: nobody vouched again
    * (test/in-process/change-follower-keeps-its-lease-through-a-long-apply.test.ts). A renewal
-   * that finds the lease taken sets leaseLost; a failed one leaves it to the next.
+   * that fails sets leaseLost once the lease may have passed to another replica (renewLease).
    */
   private async holdingLease(work: () => Promise<void>): Promise<void> {
     let renewing: Promise<void> | undefined;
     const timer = setInterval(() => {
-      renewing ??= this.opts.lease
-        .hold()
-        .then(
-          (held) => {
-            if (!held) this.leaseLost = true;
-          },
-          () => undefined,
-        )
+      renewing ??= this.renewLease()
+        .then(() => undefined)
         .finally(() => {
           renewing = undefined;
         });
@@ -325,6 +330,27 @@ export class ChangeFollower {
       clearInterval(timer);
       await renewing;
     }
+  }
+
+  /**
+   * Renews the lease: true while this replica still holds it. A renewal that fails (the lease
+   * taken, or Redis slow or down) sets leaseLost once the last renewal that succeeded is as old
+   * as the lease (Lease.durationMs, less one renewal interval for the clocks): before that no
+   * other replica can have taken it, and a renewal that only timed out behind a long purge had
+   * thrown the poll away, cursor unsaved, to meet the same purge at the next
+   * (test/in-process/change-follower-keeps-its-lease-through-a-slow-renewal.test.ts).
+   */
+  private async renewLease(): Promise<boolean> {
+    if (this.leaseLost) return false;
+    const asked = performance.now();
+    const held = await this.opts.lease.hold().catch(() => false);
+    if (held) {
+      this.leaseRenewedAt = asked;
+      return true;
+    }
+    const duration = this.opts.lease.durationMs;
+    if (duration === undefined || performance.now() - this.leaseRenewedAt >= duration - LEASE_RENEW_MS) this.leaseLost = true;
+    return !this.leaseLost;
   }
 
   /** The leader's poll (follow), with its lease held. */
@@ -365,7 +391,7 @@ export class ChangeFollower {
     // The lease is renewed per poll, and one page may take as long as the wiki takes to answer:
     // another replica may have taken the lease meanwhile and follow from the stored cursor. Its
     // cursor is not written over with this one's (test/in-process/change-follower-lease-lost-during-a-poll.test.ts).
-    if (this.leaseLost || !(await this.opts.lease.hold())) {
+    if (!(await this.renewLease())) {
       this.leader = false;
       this.state = undefined;
       return;
@@ -497,6 +523,8 @@ export class ChangeFollower {
     // `now`, and a gap dated then would have left it vouched for.
     await this.gap(reason, Math.max(now, this.opts.now()));
     this.state = { pos, floor, seen };
+    // A replica that lost the lease meanwhile leaves the cursor to the one that took it.
+    if (this.leaseLost) return this.state;
     await this.opts.cursors.save(this.toCursor(undefined)).catch((err: unknown) => {
       this.opts.log.warn({ err: String(err) }, 'change follower: its cursor could not be saved after a gap; the next poll saves it');
     });
@@ -544,7 +572,7 @@ export class ChangeFollower {
       // the poll (its cursor is left to the new leader: follow).
       if (this.leaseLost) break;
       if (performance.now() - held >= LEASE_RENEW_MS) {
-        if (!(await this.opts.lease.hold())) break;
+        if (!(await this.renewLease())) break;
         held = performance.now();
       }
       const cont = `${tsMw(from.s)}|${from.id + 1}`;

@@ -59,13 +59,21 @@ export interface LeasedReplicas {
 }
 
 /** The settings in which the lease tests' followers differ; the rest is as a gateway sets it, with 30 s timeouts. */
-export type LeasedFollowerSettings = Pick<FollowerOptions, 'unhealthyAfterMs' | 'gapAfterMs' | 'pollBudgetMs'> & Partial<Pick<FollowerOptions, 'apply'>>;
+export type LeasedFollowerSettings = Pick<FollowerOptions, 'unhealthyAfterMs' | 'gapAfterMs' | 'pollBudgetMs'> &
+  Partial<Pick<FollowerOptions, 'apply'>> & {
+    /** While true, every renewal answers false without reaching the lease (a call that timed out). */
+    readonly renewalsTimeOut?: () => boolean;
+    /** The lease tells its duration (Lease.durationMs), as the gateway's does. */
+    readonly tellsDuration?: boolean;
+  };
 
 /** Replicas sharing a lease of `leaseMs` and a cursor; each call to `follower` is one more replica. */
 export function leasedReplicas(leaseMs: number, settings: LeasedFollowerSettings): LeasedReplicas {
   const lease = { holder: undefined as string | undefined, until: 0 };
   const leaseFor = (id: string): Lease => ({
+    ...(settings.tellsDuration && { durationMs: leaseMs }),
     hold: () => {
+      if (settings.renewalsTimeOut?.()) return Promise.resolve(false);
       const now = Date.now();
       if (lease.holder === undefined || now > lease.until || lease.holder === id) {
         lease.holder = id;
@@ -86,7 +94,9 @@ export function leasedReplicas(leaseMs: number, settings: LeasedFollowerSettings
       upstream: new Upstream({ origin: new URL(url), connectTimeoutMs: 1_000, responseTimeoutMs: 30_000, connections: 2 }),
       apiPath: '/w/api.php',
       pollMs: 1_000,
-      ...settings,
+      unhealthyAfterMs: settings.unhealthyAfterMs,
+      gapAfterMs: settings.gapAfterMs,
+      ...(settings.pollBudgetMs !== undefined && { pollBudgetMs: settings.pollBudgetMs }),
       requestTimeoutMs: 30_000,
       now: () => Date.now(),
       log: pino({ level: 'silent' }),
