@@ -132,7 +132,7 @@ export class RedisMetrics {
     });
     this.shardDataLost = new Counter({
       name: 'wikiedge_redis_shard_data_lost_total',
-      help: "Times Redis may have lost acknowledged writes (restart: another run_id at a master's address, or at the one primary's; failover: another master of a Redis Cluster shard, or another primary named by the Sentinels; store: a cluster store failed part-way and its entry could not be removed), each taken as a gap (everything cached before is refreshed at next use).",
+      help: "Times Redis may have lost acknowledged writes (restart: another run_id at a master's address, or at the one primary's; failover: another master of a Redis Cluster shard, another primary named by the Sentinels, or a URL's primary found demoted and promoted again; store: a cluster store failed part-way and its entry could not be removed), each taken as a gap (everything cached before is refreshed at next use).",
       labelNames: ['cause'] as const,
       registers,
     });
