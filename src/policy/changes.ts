@@ -476,7 +476,7 @@ function confirms(action: string, answer: unknown): boolean {
  * whose form could not be read (too large to be held: an upload); undefined when none. A
  * Wikibase write's answer does not name its module: one that answers an entity (`success: 1`,
  * `entity.id`) is taken for wbeditentity, the module that writes a whole entity and may change
- * anything of it, and the one whose body outgrows the buffer (an entity may be as large as
+ * anything of it (or for wbsetsitelink when it shows sitelinks alone), and the one whose body outgrows the buffer (an entity may be as large as
  * $wgMaxArticleSize, 2 MiB by default: WikibaseLib.default.php maxSerializedEntitySize); its
  * answer names the entity, and says when it saved nothing (`entity.nochange`). Before, such a
  * write invalidated nothing until the wiki's PURGE or the follower came.
@@ -485,9 +485,15 @@ export function confirmedWrite(answer: unknown): string | undefined {
   if (typeof answer !== 'object' || answer === null) return undefined;
   for (const key of Object.keys(answer)) if (writeFacts(key) && !writeFacts(key)?.entities && confirms(key, answer)) return key;
   const entity = (answer as Record<string, unknown>)['entity'];
-  if (confirms('wbeditentity', answer) && typeof entity === 'object' && entity !== null && typeof (entity as Record<string, unknown>)['id'] === 'string')
-    return 'wbeditentity';
-  return undefined;
+  if (!confirms('wbeditentity', answer) || typeof entity !== 'object' || entity === null) return undefined;
+  const fields = entity as Record<string, unknown>;
+  if (typeof fields['id'] !== 'string') return undefined;
+  // wbsetsitelink answers the entity with its sitelinks alone (SetSiteLink::addToOutput), and
+  // changes no search; wbeditentity answers the whole entity (labels, claims and the rest, empty
+  // ones too). An account that made its sitelink write unreadable on purpose (1,001 dummy
+  // fields) had every search of the entity's type emptied.
+  const termsOrStatements = ['labels', 'descriptions', 'aliases', 'claims', 'statements'].some((f) => f in fields);
+  return 'sitelinks' in fields && !termsOrStatements ? 'wbsetsitelink' : 'wbeditentity';
 }
 
 /** The pages an action=purge answer says it purged (not those missing, nor refused by its rate limit). */
