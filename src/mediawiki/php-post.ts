@@ -105,6 +105,7 @@ const MAX_BOUNDARY_LENGTH = 200;
  * - one Content-Disposition, `form-data` then `name` and at most a `filename`, each once, quoted
  *   without quotes, backslashes or `;` inside, or bare tokens (PHP keeps the last of two names,
  *   reads single quotes and unescapes `\"` only, and takes `name =` for another parameter);
+ * - a value with no line (a delimiter right after the empty line that ends a part's headers);
  * - past max_input_vars non-file parts PHP registers no more (every part counts, whatever its
  *   name: a `title` after 1,000 others is not in `$_POST`, and MediaWiki reads the query string's),
  *   past max_input_vars + max_file_uploads parts it refuses the body.
@@ -137,7 +138,9 @@ function multipartFields(text: string, boundary: string, only: ReadonlySet<strin
     const valueStart = line + 1;
     let next = valueStart;
     while (next < lines.length && !content(next).startsWith(delimiter)) next++;
-    if (next >= lines.length) return undefined;
+    // A delimiter right after the headers' empty line: PHP looks for `\n--B` past that line's
+    // end, and the value runs on over the next part.
+    if (next >= lines.length || next === valueStart) return undefined;
     parts++;
     if (disposition.filename === undefined) variables++;
     if (variables > PHP_DEFAULT_MAX_INPUT_VARS || parts > PHP_DEFAULT_MAX_INPUT_VARS + PHP_DEFAULT_MAX_FILE_UPLOADS) return undefined;

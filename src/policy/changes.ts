@@ -463,12 +463,53 @@ function savedNothing(action: string, write: WriteFacts, json: Readonly<Record<s
 function confirms(action: string, answer: unknown): boolean {
   if (typeof answer !== 'object' || answer === null) return false;
   const json = answer as Record<string, unknown>;
-  if (writeFacts(action)?.entities) return json['success'] === 1;
+  if (writeFacts(action)?.entities) return json['success'] === 1 && holdsOnly(json, WIKIBASE_WRITE_ANSWER_KEYS) && !isPlainObject(json['claims']);
   const result = json[action];
   if (typeof result !== 'object' || result === null) return false;
   if (Array.isArray(result)) return true;
   const status = (result as Record<string, unknown>)['result'];
   return status === undefined || status === 'Success';
+}
+
+/**
+ * What a Wikibase write's answer holds (ResultBuilder: `entity`, `pageinfo`, `claim`, `claims` as a
+ * list of GUIDs, `reference`, `redirect`, `from`/`to`/`redirected`, `normalized`; WikibaseLexeme:
+ * `lastrevid`, `form`, `sense`) and what any answer may (ApiMain, ApiResult). Read modules answer
+ * `"success": 1` too (wbgetentities beside `entities`, wbsearchentities beside `search`): a
+ * multipart body PHP read as a wbgetentities and the gateway as a wbremoveclaims naming 100,000
+ * statements was taken for that write (test/unit/attack-read-answer-taken-for-a-wikibase-write.test.ts).
+ */
+const WIKIBASE_WRITE_ANSWER_KEYS: ReadonlySet<string> = new Set([
+  'success',
+  'entity',
+  'pageinfo',
+  'claim',
+  'claims',
+  'reference',
+  'redirect',
+  'redirected',
+  'from',
+  'to',
+  'normalized',
+  'lastrevid',
+  'form',
+  'sense',
+  'warnings',
+  'servedby',
+  'requestid',
+  'curtimestamp',
+  'uselang',
+  'errorlang',
+  'debuginfo',
+]);
+
+function holdsOnly(json: Readonly<Record<string, unknown>>, keys: ReadonlySet<string>): boolean {
+  for (const key of Object.keys(json)) if (!keys.has(key)) return false;
+  return true;
+}
+
+function isPlainObject(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /**

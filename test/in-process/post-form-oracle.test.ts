@@ -88,6 +88,8 @@ describe('multipart shapes where PHP`s reader has quirks', () => {
     ['nameless, then a title', `${part('Content-Disposition: form-data', 'A')}${named('title', 'B')}--${B}--\r\n`],
     ['no disposition, then a title', `${part('Content-Type: text/plain', 'A')}${named('title', 'B')}--${B}--\r\n`],
     ['a file', `${part('Content-Disposition: form-data; name="title"; filename="a.txt"', 'A')}--${B}--\r\n`],
+    ['a field named as a file before it', `${part('Content-Disposition: form-data; name="action"; filename=""', '')}${named('action', 'edit')}--${B}--\r\n`],
+    ['a value with no line', `--${B}\r\nContent-Disposition: form-data; name="x"\r\n\r\n${named('action', 'edit')}--${B}--\r\n`],
     // Delimiters.
     ['parts after the closing delimiter', `${named('title', 'A')}--${B}--\r\n${named('title', 'B')}--${B}--\r\n`],
     ['a delimiter with more after it', `${named('title', 'A')}--${B}x\r\n${named('title', 'B')}--${B}--\r\n`],
@@ -114,6 +116,8 @@ describe('generated multipart bodies', () => {
     'Content-Disposition: form-data; name="title"',
     'Content-Disposition: form-data; name="action"',
     'Content-Disposition: form-data; name="x"; filename="f"',
+    'Content-Disposition: form-data; name="action"; filename=""',
+    'Content-Disposition: form-data; name="title"; filename="t.png"',
     'Content-Disposition: form-data; name=title',
     "Content-Disposition: form-data; name='title'",
     'Content-Disposition: form-data; name="title"; name="x"',
@@ -127,6 +131,8 @@ describe('generated multipart bodies', () => {
   const eol = fc.constantFrom('\r\n', '\n');
   const piece = fc.oneof(
     fc.tuple(fc.array(headerLine, { minLength: 0, maxLength: 3 }), value, eol).map(([h, v, e]) => `--${B}${e}${h.join(e)}${e}${e}${v}${e}`),
+    // No value line: the delimiter right after the headers' empty line.
+    fc.tuple(fc.array(headerLine, { minLength: 1, maxLength: 2 }), eol).map(([h, e]) => `--${B}${e}${h.join(e)}${e}${e}`),
     fc.constantFrom(`--${B}--\r\n`, `--${B}x\r\n`, 'junk\r\n', '\r\n'),
   );
   it('read as PHP reads them, or not at all', async () => {
