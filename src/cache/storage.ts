@@ -81,7 +81,7 @@ export interface PurgeOptions {
 export interface SharedFollowerState {
   loadCursor(): Promise<unknown>;
   saveCursor(cursor: unknown): Promise<void>;
-  holdLease(leaseMs: number): Promise<boolean>;
+  holdLease(leaseMs: number): Promise<boolean | undefined>;
   releaseLease(): Promise<void>;
 }
 

@@ -125,14 +125,14 @@ export interface CursorStore {
 
 /** Whether this process follows now (only one replica at a time). */
 export interface Lease {
-  /** Taken or renewed: true; held by another replica, or unknown (Redis down): false. */
-  hold(): Promise<boolean>;
+  /** Taken or renewed: true; held by another replica: false; unknown (Redis down, slow): undefined. */
+  hold(): Promise<boolean | undefined>;
   release(): Promise<void>;
   /**
-   * How long a taken or renewed lease lasts. Given, a renewal that fails loses the lease only once
-   * the last one that succeeded is that old: until then no other replica can have taken it, and
-   * a renewal that only timed out (behind a long purge script in a slow Redis) is not a loss.
-   * Without it, every failed renewal is one.
+   * How long a taken or renewed lease lasts. Given, a renewal whose answer is unknown loses the
+   * lease only once the last one that succeeded is that old: until then no other replica can
+   * have taken it (short of Redis losing the key), and a renewal that only timed out (behind a
+   * long purge script in a slow Redis) is not a loss. Without it, every unknown is one.
    */
   readonly durationMs?: number;
 }
@@ -275,7 +275,7 @@ export class ChangeFollower {
       if (!this.currentNamespaces) await this.loadNamespaces();
       const wasLeader = this.leader;
       const asked = performance.now();
-      this.leader = await this.opts.lease.hold();
+      this.leader = (await this.opts.lease.hold()) === true;
       if (this.leader) this.leaseRenewedAt = asked;
       if (this.leader) {
         // Taken (again): the cursor in the store is the truth, another replica may have moved it.
@@ -333,23 +333,23 @@ export class ChangeFollower {
   }
 
   /**
-   * Renews the lease: true while this replica still holds it. A renewal that fails (the lease
-   * taken, or Redis slow or down) sets leaseLost once the last renewal that succeeded is as old
-   * as the lease (Lease.durationMs, less one renewal interval for the clocks): before that no
-   * other replica can have taken it, and a renewal that only timed out behind a long purge had
-   * thrown the poll away, cursor unsaved, to meet the same purge at the next
+   * Renews the lease: true while this replica still holds it. Held by another replica: lost at
+   * once. Unknown (Redis slow or down): lost once the last renewal that succeeded is as old as
+   * the lease (Lease.durationMs, less one renewal interval for the clocks): before that no other
+   * replica can have taken it, and a renewal that only timed out behind a long purge had thrown
+   * the poll away, cursor unsaved, to meet the same purge at the next
    * (test/in-process/change-follower-keeps-its-lease-through-a-slow-renewal.test.ts).
    */
   private async renewLease(): Promise<boolean> {
     if (this.leaseLost) return false;
     const asked = performance.now();
-    const held = await this.opts.lease.hold().catch(() => false);
-    if (held) {
+    const held = await this.opts.lease.hold().catch(() => undefined);
+    if (held === true) {
       this.leaseRenewedAt = asked;
       return true;
     }
     const duration = this.opts.lease.durationMs;
-    if (duration === undefined || performance.now() - this.leaseRenewedAt >= duration - LEASE_RENEW_MS) this.leaseLost = true;
+    if (held === false || duration === undefined || performance.now() - this.leaseRenewedAt >= duration - LEASE_RENEW_MS) this.leaseLost = true;
     return !this.leaseLost;
   }
 
@@ -373,8 +373,9 @@ export class ChangeFollower {
       try {
         this.state = await this.restart('behind', this.opts.now());
       } catch (err) {
-        // Not jumped: the standbys must not go on vouching on this replica's last word.
-        await this.opts.cursors.save({ ...this.toCursor(undefined), behind: true }).catch(() => undefined);
+        // Not jumped: the standbys must not go on vouching on this replica's last word (the
+        // replica that took the lease meanwhile writes its own).
+        if (!this.leaseLost) await this.opts.cursors.save({ ...this.toCursor(undefined), behind: true }).catch(() => undefined);
         throw err;
       }
       // Jumped to the newest row, the gap covering every row before it.

@@ -369,8 +369,11 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   rollback: { depends: 'any', write: { titles: ['title'], pageIdParameters: ['pageid'] } },
   // A file stashed, or a chunk of one, answers `"result":"Success"` with its `filekey` and no
   // `filename` (ApiUpload::getStashResult, getChunkResult): nothing is published, no page or log
-  // row made; only a published upload names its file (ApiUpload::performUpload).
-  upload: { depends: 'any', write: { titles: ['filename'], unchanged: (item) => typeof item['filename'] !== 'string' } },
+  // row made; only a published upload names its file (ApiUpload::performUpload). An answer with a
+  // `stage` is a status (`checkstatus=1`): the session's record of a job's work
+  // (PublishStashedFileJob: `stage: "publish"`, the filename), answered again for a day to any
+  // such request; the job's own PURGE and row name what it published.
+  upload: { depends: 'any', write: { titles: ['filename'], unchanged: (item) => typeof item['filename'] !== 'string' || item['stage'] !== undefined } },
   filerevert: { depends: 'any', write: { titles: ['filename'] } },
   mergehistory: { depends: 'any', write: { titles: ['from', 'to'], pageIdParameters: ['fromid', 'toid'] } },
   changecontentmodel: { depends: 'any', write: { titles: ['title'], pageIdParameters: ['pageid'] } },

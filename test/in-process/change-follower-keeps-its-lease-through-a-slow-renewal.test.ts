@@ -64,3 +64,30 @@ it('renewals that fail for as long as the lease: the lease is taken for lost, no
   expect(a.isLeader).toBe(false);
   expect(writers).toEqual([]);
 }, 60_000);
+
+it('a renewal that finds the lease taken (Redis lost the key, another replica took it): lost at once, no cursor saved', async () => {
+  let slow = false;
+  const { writers, follower, expireLease } = leasedReplicas(5_000, {
+    unhealthyAfterMs: 60_000,
+    gapAfterMs: 600_000,
+    pollBudgetMs: 60_000,
+    tellsDuration: true,
+    apply: () => (slow ? new Promise((r) => setTimeout(r, 2_500)) : Promise.resolve()),
+  });
+  const a = follower('A', servers.fast.url);
+  const b = follower('B', servers.fast.url);
+  await a.pollOnce();
+  writers.length = 0;
+  wiki.add('A batch while Redis restarts', { at: Date.now() });
+  slow = true;
+  const polling = a.pollOnce();
+  await new Promise((r) => setTimeout(r, 300));
+  // Redis came back without the lease; B takes it and follows.
+  expireLease();
+  slow = false;
+  await b.pollOnce();
+  expect(b.isLeader).toBe(true);
+  await polling;
+  expect(a.isLeader).toBe(false);
+  expect(writers).toEqual(['B']);
+}, 60_000);

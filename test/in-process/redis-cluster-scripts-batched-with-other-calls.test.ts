@@ -42,7 +42,7 @@ describe.runIf(redisInstalled)('a Redis Cluster: scripts batched with other call
 
   it('the follower`s lease taken and released beside reads', async () => {
     const state = tier.followerState;
-    let held = false;
+    let held: boolean | undefined = false;
     expect(
       await batchedWith(async () => {
         held = await state.holdLease(5_000);

@@ -61,7 +61,7 @@ export interface LeasedReplicas {
 /** The settings in which the lease tests' followers differ; the rest is as a gateway sets it, with 30 s timeouts. */
 export type LeasedFollowerSettings = Pick<FollowerOptions, 'unhealthyAfterMs' | 'gapAfterMs' | 'pollBudgetMs'> &
   Partial<Pick<FollowerOptions, 'apply'>> & {
-    /** While true, every renewal answers false without reaching the lease (a call that timed out). */
+    /** While true, every renewal answers unknown without reaching the lease (a call that timed out). */
     readonly renewalsTimeOut?: () => boolean;
     /** The lease tells its duration (Lease.durationMs), as the gateway's does. */
     readonly tellsDuration?: boolean;
@@ -73,7 +73,7 @@ export function leasedReplicas(leaseMs: number, settings: LeasedFollowerSettings
   const leaseFor = (id: string): Lease => ({
     ...(settings.tellsDuration && { durationMs: leaseMs }),
     hold: () => {
-      if (settings.renewalsTimeOut?.()) return Promise.resolve(false);
+      if (settings.renewalsTimeOut?.()) return Promise.resolve(undefined);
       const now = Date.now();
       if (lease.holder === undefined || now > lease.until || lease.holder === id) {
         lease.holder = id;

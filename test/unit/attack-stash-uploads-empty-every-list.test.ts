@@ -21,6 +21,15 @@ describe('an upload', () => {
     }
   });
 
+  it('the status of a published one, asked again (checkstatus=1, $wgEnableAsyncUploads): only the page it names, no list', () => {
+    const c = changeFromWrite('upload', params({ action: 'upload', filekey: '1ab2c3.png', checkstatus: '1', token: 't' }), undefined, {
+      upload: { result: 'Success', stage: 'publish', filename: 'Published.png', imageinfo },
+    })!;
+    expect(c.tags).not.toContain('*');
+    expect(c.tags).not.toContain('n:6');
+    expect(c.tags).toContain('p:File:Published.png');
+  });
+
   it('published: its file page, its namespace and every list', () => {
     const c = changeFromWrite('upload', params({ action: 'upload', filename: 'Published.png', token: 't' }), undefined, {
       upload: { result: 'Success', filename: 'Published.png', imageinfo },

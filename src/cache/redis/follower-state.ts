@@ -89,10 +89,13 @@ export class RedisFollowerState {
     this.last = text;
   }
 
-  /** Whether this replica holds the lease now (taken or renewed for `ms`). Redis down: no. */
-  async holdLease(ms: number): Promise<boolean> {
+  /**
+   * Whether this replica holds the lease now (taken or renewed for `ms`): true; held by another
+   * replica: false; undefined when Redis did not say (down, or the call timed out).
+   */
+  async holdLease(ms: number): Promise<boolean | undefined> {
     const r = await this.connection.call('lock', () => this.cmd.wikiedgeLease(this.keys.rcLease, this.id, ms));
-    return r.ok && Number(r.value) === 1;
+    return r.ok ? Number(r.value) === 1 : undefined;
   }
 
   async releaseLease(): Promise<void> {
