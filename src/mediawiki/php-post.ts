@@ -89,6 +89,9 @@ function boundaryOf(contentType: string): string | undefined {
   return value === '' || value.length > MAX_BOUNDARY_LENGTH ? undefined : value;
 }
 
+/** PHP's multipart buffer (rfc1867.c FILLUNIT, 5 KiB): a header line as long is read as two. */
+const MAX_HEADER_LINE = 4 * 1024;
+
 /** Longer boundaries are refused as unreadable (RFC 2046 §5.1.1 allows 70 characters). */
 const MAX_BOUNDARY_LENGTH = 200;
 
@@ -106,6 +109,8 @@ const MAX_BOUNDARY_LENGTH = 200;
  *   without quotes, backslashes or `;` inside, or bare tokens (PHP keeps the last of two names,
  *   reads single quotes and unescapes `\"` only, and takes `name =` for another parameter);
  * - a value with no line (a delimiter right after the empty line that ends a part's headers);
+ * - a header line of 4 KiB or more (PHP reads one of 5 KiB as two), a NUL in a header (PHP cuts
+ *   the value there), anything after the closing delimiter's line;
  * - past max_input_vars non-file parts PHP registers no more (every part counts, whatever its
  *   name: a `title` after 1,000 others is not in `$_POST`, and MediaWiki reads the query string's),
  *   past max_input_vars + max_file_uploads parts it refuses the body.
@@ -127,6 +132,9 @@ function multipartFields(text: string, boundary: string, only: ReadonlySet<strin
     let disposition: { name: string; filename: string | undefined } | undefined;
     let dispositions = 0;
     for (; line < lines.length && content(line) !== ''; line++) {
+      // PHP reads header lines through a 5 KiB buffer, a longer one as several (rfc1867.c
+      // next_line), and cuts a header's value at a NUL (smart_string_appends).
+      if (lines[line]!.length >= MAX_HEADER_LINE || content(line).includes('\0')) return undefined;
       const header = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*(.*)$/.exec(content(line));
       if (!header) return undefined;
       if (asciiLower(header[1]!) !== 'content-disposition') continue;
@@ -150,8 +158,9 @@ function multipartFields(text: string, boundary: string, only: ReadonlySet<strin
     }
     const after = content(next);
     if (after === `${delimiter}--`) {
-      // Nothing after the closing delimiter that PHP could take for another part.
-      for (let rest = next + 1; rest < lines.length; rest++) if (content(rest).startsWith(delimiter)) return undefined;
+      // Nothing after the closing delimiter but its line end: PHP reads on past it for a line
+      // that is exactly `--B`, and a long line it reads as several may end in one.
+      if (next + 2 < lines.length || (next + 1 < lines.length && lines[next + 1] !== '')) return undefined;
       break;
     }
     if (after !== delimiter) return undefined;

@@ -501,6 +501,9 @@ const WIKIBASE_WRITE_ANSWER_KEYS: ReadonlySet<string> = new Set([
   'uselang',
   'errorlang',
   'debuginfo',
+  // A temporary account made by the write (MediaWiki 1.41 on: ApiCreateTempUserTrait).
+  'tempusercreated',
+  'tempuserredirect',
 ]);
 
 function holdsOnly(json: Readonly<Record<string, unknown>>, keys: ReadonlySet<string>): boolean {

@@ -89,6 +89,13 @@ describe('multipart shapes where PHP`s reader has quirks', () => {
     ['no disposition, then a title', `${part('Content-Type: text/plain', 'A')}${named('title', 'B')}--${B}--\r\n`],
     ['a file', `${part('Content-Disposition: form-data; name="title"; filename="a.txt"', 'A')}--${B}--\r\n`],
     ['a field named as a file before it', `${part('Content-Disposition: form-data; name="action"; filename=""', '')}${named('action', 'edit')}--${B}--\r\n`],
+    ['a header line PHP reads as two', `${part(`X-Pad: ${'a'.repeat(5_120 - 9)}\r\nContent-Disposition: form-data; name="action"`, 'edit')}--${B}--\r\n`],
+    ['a NUL in a name', `${part('Content-Disposition: form-data; name="action\0x"', 'edit')}--${B}--\r\n`],
+    [
+      'a long line after the closing delimiter, ending in one',
+      `${named('title', 'A')}--${B}--\r\n${'x'.repeat(5_120)}--${B}\r\nContent-Disposition: form-data; name="action"\r\n\r\nedit\r\n`,
+    ],
+    ['an epilogue', `${named('title', 'A')}--${B}--\r\nepilogue\r\n`],
     ['a value with no line', `--${B}\r\nContent-Disposition: form-data; name="x"\r\n\r\n${named('action', 'edit')}--${B}--\r\n`],
     // Delimiters.
     ['parts after the closing delimiter', `${named('title', 'A')}--${B}--\r\n${named('title', 'B')}--${B}--\r\n`],
@@ -129,7 +136,13 @@ describe('generated multipart bodies', () => {
   );
   const value = fc.constantFrom('', 'A', 'edit', 'a b', `--${B}`, `x\r\n--${B}x`, '\r', 'A\r\nB');
   const eol = fc.constantFrom('\r\n', '\n');
+  // Mostly parts both read (so that the comparison is not only of bodies given up on), then
+  // anything the pieces make.
+  const plain = fc
+    .tuple(fc.constantFrom('action', 'title', 'x', 'other'), value, eol)
+    .map(([n, v, e]) => `--${B}${e}Content-Disposition: form-data; name="${n}"${e}${e}${v}${e}`);
   const piece = fc.oneof(
+    { arbitrary: plain, weight: 4 },
     fc.tuple(fc.array(headerLine, { minLength: 0, maxLength: 3 }), value, eol).map(([h, v, e]) => `--${B}${e}${h.join(e)}${e}${e}${v}${e}`),
     // No value line: the delimiter right after the headers' empty line.
     fc.tuple(fc.array(headerLine, { minLength: 1, maxLength: 2 }), eol).map(([h, e]) => `--${B}${e}${h.join(e)}${e}${e}`),
