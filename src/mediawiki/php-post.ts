@@ -113,8 +113,8 @@ const MAX_BOUNDARY_LENGTH = 200;
  *   the value there), anything after the closing delimiter's line;
  * - past max_input_vars non-file parts PHP registers no more (every part counts, whatever its
  *   name: a `title` after 1,000 others is not in `$_POST`, and MediaWiki reads the query string's),
- *   past max_input_vars + max_file_uploads parts it refuses the body.
- * test/integration/attack-post-body-read-apart-from-php.test.ts holds this against PHP itself.
+ *   past max_input_vars + max_file_uploads parts it reads no more.
+ * test/in-process/post-form-oracle.test.ts holds this against PHP itself (php -S).
  */
 function multipartFields(text: string, boundary: string, only: ReadonlySet<string>): PhpArray | undefined {
   const delimiter = `--${boundary}`;
