@@ -33,6 +33,9 @@ export function postedForm(contentType: string | undefined, body: Buffer | undef
   const multipart = type === 'multipart/form-data';
   if (type !== 'application/x-www-form-urlencoded' && !multipart) return { kind: 'none' };
   if (body === undefined) return { kind: 'unreadable' };
+  // Past post_max_size PHP fills no `$_POST` at all (SAPI.c sapi_read_post_data); a wiki may allow
+  // more, so a body past PHP's default is not read here either way.
+  if (body.length > PHP_DEFAULT_POST_MAX_SIZE) return { kind: 'unreadable' };
   if (!multipart) {
     const post = parsePhpForm(body.toString('latin1'));
     // Past max_input_vars a wiki allowing more reads variables we did not.
@@ -89,6 +92,9 @@ function boundaryOf(contentType: string): string | undefined {
   return value === '' || value.length > MAX_BOUNDARY_LENGTH ? undefined : value;
 }
 
+/** PHP's post_max_size default (8M; Debian's php.ini keeps it). */
+const PHP_DEFAULT_POST_MAX_SIZE = 8 * 1024 * 1024;
+
 /** PHP's multipart buffer (rfc1867.c FILLUNIT, 5 KiB): a header line as long is read as two. */
 const MAX_HEADER_LINE = 4 * 1024;
 
@@ -108,7 +114,8 @@ const MAX_BOUNDARY_LENGTH = 200;
  * - one Content-Disposition, `form-data` then `name` and at most a `filename`, each once, quoted
  *   without quotes, backslashes or `;` inside, or bare tokens (PHP keeps the last of two names,
  *   reads single quotes and unescapes `\"` only, and takes `name =` for another parameter);
- * - a value with no line (a delimiter right after the empty line that ends a part's headers);
+ * - a value with no line (a delimiter right after the empty line that ends a part's headers),
+ *   the delimiter anywhere inside a line of a part's content;
  * - a header line of 4 KiB or more (PHP reads one of 5 KiB as two), a NUL in a header (PHP cuts
  *   the value there), anything after the closing delimiter's line;
  * - past max_input_vars non-file parts PHP registers no more (every part counts, whatever its
@@ -149,6 +156,11 @@ function multipartFields(text: string, boundary: string, only: ReadonlySet<strin
     // A delimiter right after the headers' empty line: PHP looks for `\n--B` past that line's
     // end, and the value runs on over the next part.
     if (next >= lines.length || next === valueStart) return undefined;
+    // The delimiter inside a line of the content: a file part PHP does not read (`filename=""`,
+    // a name with unbalanced brackets, past max_file_uploads or MAX_FILE_SIZE) it scans line by
+    // line through its 5 KiB buffer (find_boundary), and a line of 5 KiB is read as two, the
+    // second of which may be exactly `--B`.
+    for (let i = valueStart; i < next; i++) if (lines[i]!.includes(delimiter)) return undefined;
     parts++;
     if (disposition.filename === undefined) variables++;
     if (variables > PHP_DEFAULT_MAX_INPUT_VARS || parts > PHP_DEFAULT_MAX_INPUT_VARS + PHP_DEFAULT_MAX_FILE_UPLOADS) return undefined;

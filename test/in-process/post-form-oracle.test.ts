@@ -90,6 +90,14 @@ describe('multipart shapes where PHP`s reader has quirks', () => {
     ['a file', `${part('Content-Disposition: form-data; name="title"; filename="a.txt"', 'A')}--${B}--\r\n`],
     ['a field named as a file before it', `${part('Content-Disposition: form-data; name="action"; filename=""', '')}${named('action', 'edit')}--${B}--\r\n`],
     ['a header line PHP reads as two', `${part(`X-Pad: ${'a'.repeat(5_120 - 9)}\r\nContent-Disposition: form-data; name="action"`, 'edit')}--${B}--\r\n`],
+    [
+      'an empty file input, then a delimiter PHP finds 5 KiB into a line',
+      `${named('title', 'Sandbox')}${part('Content-Disposition: form-data; name="f"; filename=""', `${'x'.repeat(5_120)}--${B}\r\nContent-Disposition: form-data; name="title"\r\n\r\nMain_Page`)}--${B}--\r\n`,
+    ],
+    [
+      'a file PHP skips (unbalanced brackets), then a delimiter 5 KiB into a line',
+      `${named('title', 'Sandbox')}${part('Content-Disposition: form-data; name="f]"; filename="a.png"', `${'x'.repeat(5_120)}--${B}\r\nContent-Disposition: form-data; name="title"\r\n\r\nMain_Page`)}--${B}--\r\n`,
+    ],
     ['a NUL in a name', `${part('Content-Disposition: form-data; name="action\0x"', 'edit')}--${B}--\r\n`],
     [
       'a long line after the closing delimiter, ending in one',
