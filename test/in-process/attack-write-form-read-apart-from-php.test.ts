@@ -8,46 +8,21 @@
 // every answer showing a statement. Now a write's pages are those its answer names, the request's
 // only when the answer names none (src/policy/changes.ts changeFromWrite), and the form is read
 // as PHP reads it or not at all (src/mediawiki/php-post.ts).
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { gatewayOnFake } from '../support/gateway-on-fake.js';
 import { header, http } from '../support/http.js';
+import { sandboxEditWiki, templatesCached } from '../support/sandbox-edit-wiki.js';
 
-let rev = 100;
-/** The page the wiki edits: the one the body names, as PHP reads it. */
-let edited = 'Sandbox';
-
-function wiki(req: IncomingMessage, res: ServerResponse): void {
-  if (req.method === 'POST') {
-    req.resume();
-    req.on('end', () => {
-      rev++;
-      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'private, must-revalidate, max-age=0' });
-      res.end(JSON.stringify({ edit: { result: 'Success', pageid: 1, title: edited, contentmodel: 'wikitext', oldrevid: rev - 1, newrevid: rev } }));
-    });
-    return;
-  }
-  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 's-maxage=300, max-age=300, public' });
-  res.end(JSON.stringify({ batchcomplete: '', query: { allpages: [{ pageid: 9, ns: 10, title: 'Template:Infobox' }] } }));
-}
-
-const TEMPLATES = '?action=query&list=allpages&apnamespace=10&format=json';
+const wiki = sandboxEditWiki();
 /** What the gateway read as the edited pages, had it read the query string. */
 const DECOY = `?action=edit&title=${encodeURIComponent('Template:Infobox')}`;
 const EDIT = 'action=edit&title=Sandbox&appendtext=x&format=json&token=%2B%5C';
 
 describe('an anonymous edit of the sandbox whose form the gateway read apart from PHP', () => {
-  const pair = gatewayOnFake(wiki);
-
-  async function templatesCached(): Promise<string> {
-    await http(`${pair.gw.apiUrl}${TEMPLATES}`);
-    await pair.gw.built.gateway.afterAnswers.settled(5_000);
-    expect(header(await http(`${pair.gw.apiUrl}${TEMPLATES}`), 'x-cache')).toContain('hit');
-    return `${pair.gw.apiUrl}${TEMPLATES}`;
-  }
+  const pair = gatewayOnFake(wiki.handler);
 
   it('a form-encoded body whose Content-Type goes on after a comma: the Template: list stays', async () => {
-    const list = await templatesCached();
+    const list = await templatesCached(pair);
     const w = await http(`${pair.gw.apiUrl}${DECOY}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded, x' }, body: EDIT });
     expect(w.body).toContain('"Sandbox"');
     await pair.gw.built.gateway.afterAnswers.settled(5_000);
@@ -55,7 +30,7 @@ describe('an anonymous edit of the sandbox whose form the gateway read apart fro
   });
 
   it('a multipart body with two boundary parameters, split by PHP on the first: the Template: list stays', async () => {
-    const list = await templatesCached();
+    const list = await templatesCached(pair);
     const part = (b: string, name: string, value: string) => `--${b}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
     // PHP reads the parts delimited by AAA (the edit of the sandbox); a reader of `boundary=`
     // alone found the BBB part naming a template, or nothing and then the query string.
@@ -79,8 +54,8 @@ describe('an anonymous edit of the sandbox whose form the gateway read apart fro
   });
 
   it('the control: an edit whose answer names the template empties the Template: list', async () => {
-    const list = await templatesCached();
-    edited = 'Template:Infobox';
+    const list = await templatesCached(pair);
+    wiki.edited = 'Template:Infobox';
     try {
       const w = await http(pair.gw.apiUrl, {
         method: 'POST',
@@ -89,7 +64,7 @@ describe('an anonymous edit of the sandbox whose form the gateway read apart fro
       });
       expect(w.body).toContain('"Template:Infobox"');
     } finally {
-      edited = 'Sandbox';
+      wiki.edited = 'Sandbox';
     }
     await pair.gw.built.gateway.afterAnswers.settled(5_000);
     expect(header(await http(list), 'x-cache')).not.toContain('hit');

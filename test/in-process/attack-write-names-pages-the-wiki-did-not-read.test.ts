@@ -7,43 +7,19 @@
 // listed: one anonymous edit of a sandbox emptied every Template: and MediaWiki: list. Now the
 // body's shape wins as in PHP, and an unreadable body's pages come from the answer alone
 // (src/steps/pass.ts invalidateWrite).
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { gatewayOnFake } from '../support/gateway-on-fake.js';
 import { header, http } from '../support/http.js';
+import { sandboxEditWiki, templatesCached } from '../support/sandbox-edit-wiki.js';
 
-let rev = 100;
-
-function wiki(req: IncomingMessage, res: ServerResponse): void {
-  if (req.method === 'POST') {
-    req.resume();
-    req.on('end', () => {
-      rev++;
-      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'private, must-revalidate, max-age=0' });
-      // The page the body named by pageid, whatever the query string says.
-      res.end(JSON.stringify({ edit: { result: 'Success', pageid: 1, title: 'Sandbox', contentmodel: 'wikitext', oldrevid: rev - 1, newrevid: rev } }));
-    });
-    return;
-  }
-  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 's-maxage=300, max-age=300, public' });
-  res.end(JSON.stringify({ batchcomplete: '', query: { allpages: [{ pageid: 9, ns: 10, title: 'Template:Infobox' }] } }));
-}
-
-const TEMPLATES = '?action=query&list=allpages&apnamespace=10&format=json';
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 describe('an anonymous edit of the sandbox, with other titles in the query string', () => {
-  const pair = gatewayOnFake(wiki);
-
-  async function templatesCached(): Promise<string> {
-    await http(`${pair.gw.apiUrl}${TEMPLATES}`);
-    await pair.gw.built.gateway.afterAnswers.settled(5_000);
-    expect(header(await http(`${pair.gw.apiUrl}${TEMPLATES}`), 'x-cache')).toContain('hit');
-    return `${pair.gw.apiUrl}${TEMPLATES}`;
-  }
+  // The page the body named by pageid, whatever the query string says.
+  const pair = gatewayOnFake(sandboxEditWiki().handler);
 
   it('a body naming `title[]`: the query string`s titles are not the edited page', async () => {
-    const list = await templatesCached();
+    const list = await templatesCached(pair);
     const w = await http(`${pair.gw.apiUrl}?title=Template:Infobox|MediaWiki:Common.css`, {
       method: 'POST',
       headers: FORM,
@@ -55,7 +31,7 @@ describe('an anonymous edit of the sandbox, with other titles in the query strin
   });
 
   it('a body past max_input_vars: its pages are the answer`s alone', async () => {
-    const list = await templatesCached();
+    const list = await templatesCached(pair);
     const padding = Array.from({ length: 1_001 }, (_, i) => `p${i}=`).join('&');
     const w = await http(`${pair.gw.apiUrl}?title=Template:Infobox`, {
       method: 'POST',
@@ -68,7 +44,7 @@ describe('an anonymous edit of the sandbox, with other titles in the query strin
   });
 
   it('a multipart body whose `title` comes after 1,000 other parts: PHP never reads it', async () => {
-    const list = await templatesCached();
+    const list = await templatesCached(pair);
     const boundary = 'wikiedgeboundary';
     const part = (name: string, value: string) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
     const body = [
