@@ -339,13 +339,12 @@ export class RedisConnection {
     // to the new primary yet when a READONLY reconnect resolved it, and the probe reads INFO
     // again on the same socket, which a replica never closes: reconnect now and then, so that
     // the name is resolved again, or the tier stayed down until the process restarted.
-    if (this.target.kind === 'url' && refusal.key === 'WIKIEDGE_REDIS_URL') this.demoted = this.runId !== undefined;
-    if (this.target.kind === 'url' && refusal.key === 'WIKIEDGE_REDIS_URL' && this.reresolving === undefined) {
-      this.reresolving = setTimeout(() => {
+    if (this.target.kind === 'url' && refusal.key === 'WIKIEDGE_REDIS_URL') {
+      this.demoted = this.runId !== undefined;
+      this.reresolving ??= setTimeout(() => {
         this.reresolving = undefined;
         if (!this.closed && this.refusal?.key === 'WIKIEDGE_REDIS_URL') this.cmd.disconnect(true);
-      }, REFUSED_RECONNECT_MS);
-      this.reresolving.unref();
+      }, REFUSED_RECONNECT_MS).unref();
     }
     // ready() at start gives up at once instead of waiting for a tier that will not come.
     for (const w of this.upWaiters.splice(0)) w();
