@@ -42,6 +42,8 @@
 // gateway spends beyond the floor, step by step. BENCH_ROUNDS=0 BENCH_PROFILE=1: the profiles alone;
 // BENCH_PROFILE_CODING=gzip: profiled with clients that take gzip.
 //
+// BENCH_MISS_CACHE_MIB (256): the gateways' shared budget and Varnish's storage (see CACHE_MIB).
+//
 // BENCH_HEAP=1 then runs the gateway as deployed under V8's sampling heap profiler (bench/heap-sample.mjs,
 // freed objects kept) for the same warm-up and load, and prints what a miss allocates and where
 // (bench/heapprofile.mjs): the bytes behind its GC time.
@@ -67,7 +69,19 @@ const QUERY = '/w/api.php?action=query&meta=siteinfo&format=json&requestid=';
 /** A session cookie as MediaWiki sets it (CookieSessionProvider, `$wgCookiePrefix` `wiki`). */
 const SESSION = `wiki_session=${'b'.repeat(32)}; wikiUserName=LabUser; wikiUserID=3`;
 /** As run.mjs MANY_CLIENTS: one loopback address plays many readers; the limits have their own section. */
-const MANY_CLIENTS = { WIKIEDGE_CLIENT_MAX_CONCURRENCY: '0', WIKIEDGE_CLIENT_MISS_RATE: '0', WIKIEDGE_CLIENT_STORE_BYTES_PER_SECOND: '0' };
+/**
+ * BENCH_MISS_CACHE_MIB: the gateways' shared budget and Varnish's storage, in MiB (256 by
+ * default, the gateway's own default: its cache then fills for the whole load and never evicts).
+ * A small one (16) measures the steady state of a flood of misses into a full cache, where
+ * every store evicts.
+ */
+const CACHE_MIB = Number(process.env.BENCH_MISS_CACHE_MIB ?? 256);
+const MANY_CLIENTS = {
+  WIKIEDGE_CLIENT_MAX_CONCURRENCY: '0',
+  WIKIEDGE_CLIENT_MISS_RATE: '0',
+  WIKIEDGE_CLIENT_STORE_BYTES_PER_SECOND: '0',
+  WIKIEDGE_CACHE_SHARED_MAX_BYTES: String(CACHE_MIB * 1024 * 1024),
+};
 const NGINX = 'nginx proxy_cache';
 const VARNISH = 'Varnish 7.1';
 const GATEWAY = 'wikiedge (gzip at store, as deployed)';
@@ -149,8 +163,8 @@ async function startCandidates(upstreamPort, round, tools, baseline) {
   if (tools.has('varnishd'))
     starters.push(async () => ({
       name: VARNISH,
-      // Varnish's builtin VCL alone; storage the size of the gateway's shared budget (256 MiB).
-      ...(await startVarnish({ upstreamPort, dir: path.join(work, `miss-varnish-${round}`), probe, storage: 'malloc,256m' })),
+      // Varnish's builtin VCL alone; storage the size of the gateway's shared budget.
+      ...(await startVarnish({ upstreamPort, dir: path.join(work, `miss-varnish-${round}`), probe, storage: `malloc,${CACHE_MIB}m` })),
     }));
   const gatewayStarter =
     (name, { env, ...opts }) =>
@@ -263,7 +277,7 @@ function pinSelf(cpus) {
 
 export async function benchMissThroughput(row, { baseline } = {}) {
   console.log(
-    `\n## Miss path beside nginx and Varnish (a ${ANSWER_BYTES}-byte answer, every request a new URL; servers on CPU 0, the stand-in, the load and this process on CPU 1; ${ROUNDS} rounds, fresh processes each, interleaved; medians)`,
+    `\n## Miss path beside nginx and Varnish (a ${ANSWER_BYTES}-byte answer, every request a new URL, a ${CACHE_MIB} MiB cache; servers on CPU 0, the stand-in, the load and this process on CPU 1; ${ROUNDS} rounds, fresh processes each, interleaved; medians)`,
   );
   const [l1, l5, l15] = os.loadavg();
   console.log(`  load average at the start: ${fmt(l1)} ${fmt(l5)} ${fmt(l15)} (${os.cpus().length} CPUs)`);

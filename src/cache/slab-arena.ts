@@ -10,11 +10,16 @@
  * 174 MB. Slabs are allocated whole and dropped whole, so what the entries hold stays close to
  * what the budget counts.
  *
- * The one rule that keeps it safe: slab memory is never reused. Allocation only moves forward in
- * the newest slab; a slab whose regions are all gone is dropped, not recycled (its chunk id may
- * name a new slab later, never its memory). A response still writing a view of a dropped or
- * compacted slab keeps that slab alive (the view holds it) and its bytes cannot change under it:
- * no entry's bytes can ever show through another's.
+ * The one rule that keeps it safe: slab memory that was ever seen outside the arena is never
+ * reused. Allocation only moves forward in the newest slab; a slab whose regions are all gone is
+ * dropped (its chunk id may name a new slab later). A response still writing a view of a dropped
+ * or compacted slab keeps that slab alive (the view holds it) and its bytes cannot change under
+ * it: no entry's bytes can ever show through another's. The one exception is a slab no view was
+ * ever made of (view() is the only way its bytes leave the arena; buffer() is for reading and
+ * writing at once): the last such one dropped is kept as the next slab (`spare`), so that a
+ * miss-only workload (a cache-busting flood, a long tail, the hour after a deploy) writes into
+ * memory already mapped instead of faulting a fresh mapping in, page by page, for every slab
+ * (~0.6 faults per stored 2 KB answer: docs/BENCHMARKS.md, runs AC and AJ).
  *
  * Waste is bounded by compaction. Two kinds: the tail a slab is left with when the next region
  * does not fit (at most a region's size: regions above 1/16 slab get an allocation of their own,
@@ -49,6 +54,8 @@ export interface ArenaStats {
   readonly tailBytes: number;
   /** Slabs allocated since the start (compaction's cost shows here). */
   readonly slabsAllocated: number;
+  /** Bytes of the dropped slab kept to be the next one (no view of it was ever made). */
+  readonly spareBytes: number;
 }
 
 /** At most this many slabs compacted per placement: the cost of one store stays bounded. */
@@ -64,6 +71,8 @@ interface Chunk {
   live: number;
   /** Bytes left unused at the end when the slab stopped being the newest. */
   tail: number;
+  /** A view of it was made (view()): its memory is never reused. */
+  viewed: boolean;
 }
 
 export class SlabArena {
@@ -77,6 +86,8 @@ export class SlabArena {
   private ownTotal = 0;
   private tailTotal = 0;
   private allocated = 0;
+  /** A dropped slab no view was ever made of: the next slab (see the module comment). */
+  private spare: Buffer | undefined;
   private readonly largest: number;
   /** Set by alloc(): where the region it handed out begins in `chunk`'s buffer. */
   offset = 0;
@@ -100,7 +111,7 @@ export class SlabArena {
       // Its own exact-size allocation. From 128 KiB up it is a mapping of its own (with
       // MALLOC_MMAP_THRESHOLD_=131072) and returns to the OS when freed; smaller ones (1/16
       // slab to 128 KiB) come from malloc's heap, where large chunks are reused whole.
-      const id = this.add({ buf: Buffer.allocUnsafeSlow(length), own: true, used: length, live: length, tail: 0 });
+      const id = this.add({ buf: Buffer.allocUnsafeSlow(length), own: true, used: length, live: length, tail: 0, viewed: true });
       this.ownTotal += length;
       this.offset = 0;
       return id;
@@ -124,7 +135,9 @@ export class SlabArena {
 
   /** A view of `length` bytes at `offset` of `chunk`: valid (and unchanged) for as long as it is held. */
   view(chunk: number, offset: number, length: number): Buffer {
-    const buf = this.chunks[chunk]!.buf;
+    const c = this.chunks[chunk]!;
+    c.viewed = true;
+    const buf = c.buf;
     return Buffer.from(buf.buffer, buf.byteOffset + offset, length);
   }
 
@@ -156,6 +169,7 @@ export class SlabArena {
       holeBytes: this.holeTotal(),
       tailBytes: this.tailTotal,
       slabsAllocated: this.allocated,
+      spareBytes: this.spare?.length ?? 0,
     };
   }
 
@@ -183,7 +197,9 @@ export class SlabArena {
       previous.tail = previous.buf.length - previous.used;
       this.tailTotal += previous.tail;
     }
-    const id = this.add({ buf: Buffer.allocUnsafeSlow(this.opts.slabBytes), own: false, used: 0, live: 0, tail: 0 });
+    const buf = this.spare ?? Buffer.allocUnsafeSlow(this.opts.slabBytes);
+    this.spare = undefined;
+    const id = this.add({ buf, own: false, used: 0, live: 0, tail: 0, viewed: false });
     this.slabTotal += this.opts.slabBytes;
     this.slabCount++;
     this.allocated++;
@@ -202,6 +218,7 @@ export class SlabArena {
     this.slabCount--;
     this.tailTotal -= c.tail;
     if (this.current === id) this.current = -1;
+    if (!c.viewed) this.spare = c.buf;
   }
 
   private tooWasteful(): boolean {

@@ -284,7 +284,7 @@ export class CacheStore {
       bodyBytes: t.bodyBytes,
       tableBytes: t.tableBytes,
       viewBytes: t.viewBytes,
-      slabBytes: arena.slabBytes + arena.ownBytes,
+      slabBytes: arena.slabBytes + arena.ownBytes + arena.spareBytes,
     };
   }
 }

@@ -387,7 +387,7 @@ export class Tiered {
   /**
    * Whether `entry` was read from record `r` as it is now: its kept view, or (when none could be
    * kept, for an entry near the whole budget) a view whose body is this record's bytes where
-   * they lie now (slab memory is never reused: no other entry's view can point there).
+   * they lie now (the memory of a slab a view was made of is never reused, slab-arena.ts: no other entry's view can point there).
    */
   private isEntryOf(r: number, entry: CacheEntry): boolean {
     const kept = this.views.get(r);
