@@ -76,14 +76,40 @@ export function compactModules(modules: readonly string[]): readonly string[] {
  * change it (the store's headers are only ever read: replayed, copied into a reply, encoded).
  */
 export function sharedHeaders(headers: Readonly<Record<string, string | string[]>>): Readonly<Record<string, string | string[]>> {
-  const id = headerSetId(headers);
-  const found = headerSets.get(id);
-  if (found) return found;
-  const set = Object.freeze(compactHeaders(headers));
-  if (id.length > MAX_HEADER_SET_ID_LENGTH) return set;
-  if (headerSets.size >= MAX_HEADER_SETS) headerSets.delete(headerSets.keys().next().value as string);
-  headerSets.set(id, set);
+  // The sets of the last few stores first, compared value by value: a miss's set is most often
+  // one of them (its module's, this second), found without building its id.
+  const names = Object.keys(headers);
+  for (const recent of recentSets) if (sameSet(recent, names, headers)) return recent.set;
+  const id = headerSetId(names, headers);
+  let set = headerSets.get(id);
+  if (!set) {
+    set = Object.freeze(compactHeaders(headers));
+    if (id.length > MAX_HEADER_SET_ID_LENGTH) return set;
+    if (headerSets.size >= MAX_HEADER_SETS) headerSets.delete(headerSets.keys().next().value as string);
+    headerSets.set(id, set);
+  }
+  if (recentSets.length >= RECENT_SETS) recentSets.shift();
+  recentSets.push({ names, set });
   return set;
+}
+
+/** The header sets sharedHeaders returned last (each kept in headerSets too), with their names in order. */
+const RECENT_SETS = 8;
+const recentSets: { readonly names: readonly string[]; readonly set: Readonly<Record<string, string | string[]>> }[] = [];
+
+/** Whether `headers` (its `names` in order) equal a recent set: the same names in the same order, equal values. */
+function sameSet(recent: (typeof recentSets)[number], names: readonly string[], headers: Readonly<Record<string, string | string[]>>): boolean {
+  if (recent.names.length !== names.length) return false;
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!;
+    if (recent.names[i] !== name) return false;
+    const a = recent.set[name]!;
+    const b = headers[name]!;
+    if (a === b) continue;
+    if (typeof a === 'string' || typeof b === 'string' || a.length !== b.length) return false;
+    for (let j = 0; j < a.length; j++) if (a[j] !== b[j]) return false;
+  }
+  return true;
 }
 
 /**
@@ -91,9 +117,9 @@ export function sharedHeaders(headers: Readonly<Record<string, string | string[]
  * string value prefixed with its length, a list as its JSON (which ends where it ends). Half the
  * cost of the JSON of Object.entries() (bench/micro-miss.mjs sharedHeaders).
  */
-function headerSetId(headers: Readonly<Record<string, string | string[]>>): string {
+function headerSetId(names: readonly string[], headers: Readonly<Record<string, string | string[]>>): string {
   let id = '';
-  for (const name of Object.keys(headers)) {
+  for (const name of names) {
     const value = headers[name]!;
     id += typeof value === 'string' ? `${name.length}:${name}${value.length}:${value}` : `${name.length}:${name}${JSON.stringify(value)}`;
   }
