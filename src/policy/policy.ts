@@ -98,8 +98,7 @@ export interface HeaderFacts {
 
 export function headerFacts(answer: UpstreamAnswer): HeaderFacts {
   const cacheControl = single(answer.headers['cache-control']);
-  const ccParts = cacheControl ? cacheControl.split(',').map((d) => d.trim()) : [];
-  const cc = directivesOf(ccParts);
+  const { ccParts, cc } = cacheControlOf(cacheControl);
   const vary = varyNames(answer.headers);
   return {
     status: answer.status,
@@ -112,6 +111,27 @@ export function headerFacts(answer: UpstreamAnswer): HeaderFacts {
     mode: modeOf(cc, vary),
   };
 }
+
+/**
+ * A Cache-Control value's directives, read once per value: a wiki's answers carry a handful of
+ * values (one per module and maxage/smaxage), read on every miss. Bounded: the values a client's
+ * maxage and smaxage make are cleared with the rest once there are MAX_REMEMBERED.
+ */
+function cacheControlOf(cacheControl: string | undefined): { readonly ccParts: readonly string[]; readonly cc: ReadonlyMap<string, string> } {
+  if (cacheControl === undefined || cacheControl === '') return NO_CACHE_CONTROL;
+  let read = readCacheControls.get(cacheControl);
+  if (read === undefined) {
+    const ccParts = Object.freeze(cacheControl.split(',').map((d) => d.trim()));
+    read = { ccParts, cc: directivesOf(ccParts) };
+    if (readCacheControls.size >= MAX_REMEMBERED) readCacheControls.clear();
+    readCacheControls.set(cacheControl, read);
+  }
+  return read;
+}
+
+const NO_CACHE_CONTROL = { ccParts: Object.freeze([]), cc: new Map<string, string>() };
+const MAX_REMEMBERED = 256;
+const readCacheControls = new Map<string, { readonly ccParts: readonly string[]; readonly cc: ReadonlyMap<string, string> }>();
 
 function modeOf(cc: ReadonlyMap<string, string>, vary: readonly string[]): CacheMode {
   if (cc.has('public')) return 'public';
@@ -366,6 +386,17 @@ export function responseHeaders(
  * already varies on everything.
  */
 export function varyOnAcceptEncoding(headers: Readonly<Record<string, string | string[]>>): Readonly<Record<string, string | string[]>> {
+  // A stored miss asks twice for the same (read-only) headers: for its answer (deliver.ts
+  // representationOf) and for its entry (answer-policy.ts storedHeaders).
+  if (headers === lastVaried.given) return lastVaried.varied;
+  const varied = withAcceptEncoding(headers);
+  lastVaried = { given: headers, varied };
+  return varied;
+}
+
+let lastVaried: { readonly given: object | undefined; readonly varied: Readonly<Record<string, string | string[]>> } = { given: undefined, varied: {} };
+
+function withAcceptEncoding(headers: Readonly<Record<string, string | string[]>>): Readonly<Record<string, string | string[]>> {
   const vary = headerString(headers['vary']);
   const names = (vary ?? '').split(',').map((n) => n.trim().toLowerCase());
   // Nothing to add: the same (read-only) headers, not a copy.
