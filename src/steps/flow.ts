@@ -262,7 +262,8 @@ function fetchOnceAcrossReplicas(
   answered: (fetched: Fetched) => void,
 ): Promise<Led<Stored>> {
   const fetch = () => fetchAndStore(gw, request, api, key, tier, 'miss', gone, { preference, answered });
-  if (alone) return fetch().then(ledByItself);
+  // Without a tier shared with other replicas there is nobody else to wait for (local-storage.ts fetchOnce).
+  if (alone || !gw.storage.shared) return fetch().then(ledByItself);
   return gw.storage.fetchOnce(tier, key, fetch, { waitMs: gw.config.coalesceWaitMs, waiting: () => gw.metrics.coalescedWaiters.inc() });
 }
 
