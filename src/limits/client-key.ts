@@ -71,9 +71,10 @@ export function clientKey(address: string, identity: Identity, userOf: (slot: st
 }
 
 /**
- * The client a request is charged to, by every budget (steps/admission.ts, and the store's,
- * client-budget.ts StoreBudget): who it is comes from its headers as received (any credential the wiki could
- * read: a made-up one only gets the session's budget, which its address's group bounds).
+ * The client a request is charged to by the budgets of uncached requests (steps/admission.ts):
+ * who it is comes from its headers as received (any credential the wiki could read: a made-up one
+ * only gets the session's budget, which its address's group bounds). Bytes stored are charged to
+ * the client as the gateway served it (steps/flow.ts storeAllowed).
  */
 export function clientOfRequest(
   parts: { readonly trusted: AddressMatcher; readonly identityRules: IdentityRules; readonly sessionUsers: SessionUsers },

@@ -29,7 +29,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CacheEntry } from '../cache/entry.js';
 import { entrySize } from '../cache/store.js';
-import { clientOfRequest, unknownSession } from '../limits/client-key.js';
+import { clientAddress, clientKey, unknownSession } from '../limits/client-key.js';
 import type { Led } from '../cache/storage.js';
 import type { Coalescer } from '../cache/coalescer.js';
 import type { Metrics } from '../observe/metrics.js';
@@ -478,7 +478,7 @@ async function fetchAndStore(
   // A client's own miss spends its budget of bytes stored in its tier (limits/client-budget.ts StoreBudget):
   // past it the client has its answer (X-Cache `miss`) and the entry is not stored. A refresh is
   // for everyone (no client).
-  if (client && !storeAllowed(gw, request, tier, entrySize(key, entry))) {
+  if (client && !storeAllowed(gw, request, api, tier, entrySize(key, entry))) {
     gw.metrics.notStored.inc({ reason: 'client-budget' });
     return { fetched, entry: undefined };
   }
@@ -500,9 +500,17 @@ async function fetchAndStore(
  * Whether the requester's budget of bytes stored in `tier` takes `bytes` now (and takes them). A
  * session whose user the gateway has not learned is charged to its address's such sessions
  * together too: a made-up session cookie costs nothing, an account does.
+ *
+ * Charged to the client as the gateway served it (`api.identity`, from the headers the wiki is
+ * sent), not as its raw headers read: a made-up session cookie or Authorization header listed in
+ * Connection never reaches the wiki, the answer is stored in the shared tier, and each such
+ * store went on a new session's full bucket (docs/SECURITY.md class 50,
+ * test/in-process/attack-store-budget-evaded-with-a-connection-listed-cookie.test.ts). Every
+ * shared store is an anonymous request's, charged to its address.
  */
-function storeAllowed(gw: Gateway, request: FastifyRequest, tier: Tier, bytes: number): boolean {
-  const client = clientOfRequest(gw, request.raw);
+function storeAllowed(gw: Gateway, request: FastifyRequest, api: ApiRequest, tier: Tier, bytes: number): boolean {
+  const address = clientAddress(request.socket.remoteAddress, headerString(request.headers['x-forwarded-for']), gw.trusted);
+  const client = clientKey(address, api.identity, (slot) => gw.sessionUsers.userOf(slot));
   if (tier === 'shared') return gw.storeBudget.take(client.key, bytes, gw.now());
   return gw.sessionStoreBudget.take(client.key, bytes, gw.now(), unknownSession(client) ? client.group : undefined);
 }
