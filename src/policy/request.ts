@@ -153,6 +153,8 @@ export interface KeyedHeaders {
   readonly forwardedProto: string;
   /** Only when the request has an `origin` parameter: ApiMain::handleCORS() reads the Origin header then. */
   readonly origin: string | undefined;
+  /** What of Accept-Language the wiki's language variant depends on (mediawiki/accept-language.ts variantPreferences). */
+  readonly acceptVariants: string | undefined;
 }
 
 /**
@@ -160,7 +162,7 @@ export interface KeyedHeaders {
  * (sameKeyedHeaders) both walk this list, and the compiler holds it equal to KeyedHeaders: a
  * keyed header added there and forgotten here does not build.
  */
-export const KEYED_FIELDS = ['forwardedProto', 'treatAsUntrusted', 'origin'] as const;
+export const KEYED_FIELDS = ['forwardedProto', 'treatAsUntrusted', 'origin', 'acceptVariants'] as const;
 type KeyedField = (typeof KEYED_FIELDS)[number];
 type SameKeys<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const KEYED_FIELDS_COVER_KEYED_HEADERS: SameKeys<KeyedField, keyof KeyedHeaders> = true;

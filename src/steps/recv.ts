@@ -7,6 +7,7 @@
  * method and target alone: remembered, so that the fresh-hit path (fresh-hit.ts) can find the
  * decision the full path made for such a request without making it again.
  */
+import { variantPreferences } from '../mediawiki/accept-language.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import type { ModuleRule } from '../config/config.js';
@@ -184,6 +185,7 @@ export function keyedHeadersOf(headers: IncomingHttpHeaders, peerAddress: string
     treatAsUntrusted: headerString(headers['treat-as-untrusted']),
     forwardedProto: effectiveForwardedProto(headers, { peerAddress: peerAddress ?? '', peerTrusted, protocol: 'http' }),
     origin: query.has('origin') ? headerString(headers.origin) : undefined,
+    acceptVariants: variantPreferences(headerString(headers['accept-language'])),
   };
 }
 

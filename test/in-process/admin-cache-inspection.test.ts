@@ -55,7 +55,7 @@ describe('GET /cache', () => {
     expect(sessions.find((v) => v.identity === 'session')!.dependencies.filter((d) => d.startsWith('u:'))).toEqual([]);
     expect(anonymous).toHaveLength(1);
     expect(anonymous[0]).toMatchObject({ tier: 'local', part: 'shared', freshness: 'fresh', ttlSeconds: 300, codings: ['identity'] });
-    expect(anonymous[0]!.keyedHeaders).toEqual({ forwardedProto: 'http', treatAsUntrusted: null, origin: null });
+    expect(anonymous[0]!.keyedHeaders).toEqual({ forwardedProto: 'http', treatAsUntrusted: null, origin: null, acceptVariants: null });
     expect(anonymous[0]!.dependencies).toContain('p:Main Page');
     expect(sessions.map((v) => v.session).sort()).toEqual([1, 2]);
     for (const v of view.variants) {

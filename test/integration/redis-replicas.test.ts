@@ -154,7 +154,7 @@ describe.each(REDIS_BACKENDS)('two replicas sharing %s', (name, start) => {
     const key = cacheKey(
       urlKey,
       { kind: 'anonymous', loginSuppressed: false, carriesCredentials: false },
-      { forwardedProto: 'http', treatAsUntrusted: undefined, origin: undefined },
+      { forwardedProto: 'http', treatAsUntrusted: undefined, origin: undefined, acceptVariants: undefined },
     );
     const v3 = encodeEntry('shared', {
       status: 200,

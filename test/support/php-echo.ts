@@ -37,6 +37,8 @@ export interface PhpEchoResult {
   cookieHeader: string | null;
   /** Keys PHP made integers, as paths like `a/5` (for checking the key-spelling rule). */
   integerKeys: string[];
+  /** MediaWiki's WebRequest::getAcceptLang() of the Accept-Language PHP received: [code, q] by q. */
+  acceptLang: [string, number][];
 }
 
 export interface PhpEcho {
@@ -47,6 +49,8 @@ export interface PhpEcho {
    * `cookieHeaders` (also verbatim).
    */
   request(target: string, cookieHeaders?: readonly string[]): Promise<PhpEchoResult>;
+  /** GET `/` with this Accept-Language header (latin1 bytes), sent verbatim. */
+  acceptLanguage(header: string): Promise<PhpEchoResult>;
   /** POST `body` (latin1 bytes) with this Content-Type header, sent verbatim. */
   post(target: string, contentType: string, body: string): Promise<PhpEchoResult>;
   stop(): Promise<void>;
@@ -133,6 +137,7 @@ function parseResponse(raw: Buffer): PhpEchoResult {
     cookie: EchoEntry[];
     query: string;
     cookieHeader: string | null;
+    acceptLang: [string, number][];
   };
   const integerKeys: string[] = [];
   const get = decodeEntries(json.get, 'get:', integerKeys);
@@ -145,6 +150,7 @@ function parseResponse(raw: Buffer): PhpEchoResult {
     query: hexToBytes(json.query),
     cookieHeader: json.cookieHeader === null ? null : hexToBytes(json.cookieHeader),
     integerKeys,
+    acceptLang: json.acceptLang.map(([code, q]) => [hexToBytes(code), q]),
   };
 }
 
@@ -213,6 +219,12 @@ export async function startPhpEcho(options: PhpEchoOptions = {}): Promise<PhpEch
         for (const c of cookieHeaders) lines.push(`Cookie: ${c}`);
         lines.push('Connection: close', '', '');
         return parseResponse(await rawExchange(port, lines.join('\r\n')));
+      },
+      async acceptLanguage(header) {
+        if (/[\r\n]/.test(header)) throw new Error('CR/LF in a header would split the request');
+        return parseResponse(
+          await rawExchange(port, ['GET / HTTP/1.1', 'Host: 127.0.0.1', `Accept-Language: ${header}`, 'Connection: close', '', ''].join('\r\n')),
+        );
       },
       async post(target, contentType, body) {
         if (/[\r\n]/.test(target) || /[\r\n]/.test(contentType)) throw new Error('CR/LF in a request line or header would split the request');

@@ -13,12 +13,13 @@ describe('keyParts', () => {
         forwardedProto: 'https',
         treatAsUntrusted: '',
         origin: undefined,
+        acceptVariants: 'zh-tw;',
       },
     );
     expect(keyParts(key)).toEqual({
       urlKey: '/w/api.php?action=query',
       slot: undefined,
-      keyedHeaders: { forwardedProto: 'https', treatAsUntrusted: '', origin: null },
+      keyedHeaders: { forwardedProto: 'https', treatAsUntrusted: '', origin: null, acceptVariants: 'zh-tw;' },
     });
   });
 
@@ -30,12 +31,13 @@ describe('keyParts', () => {
         forwardedProto: 'http',
         treatAsUntrusted: undefined,
         origin: 'https://example.org',
+        acceptVariants: undefined,
       },
     );
     expect(keyParts(key)).toEqual({
       urlKey: '/w/api.php?action=query&meta=userinfo',
       slot: 'SlotHmac_x',
-      keyedHeaders: { forwardedProto: 'http', treatAsUntrusted: null, origin: 'https://example.org' },
+      keyedHeaders: { forwardedProto: 'http', treatAsUntrusted: null, origin: 'https://example.org', acceptVariants: null },
     });
   });
 });

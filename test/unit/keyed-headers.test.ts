@@ -8,7 +8,7 @@ import type { Identity } from '../../src/mediawiki/identity.js';
 import { parsePhpQuery } from '../../src/mediawiki/php-input.js';
 
 const ANON: Identity = { kind: 'anonymous', loginSuppressed: false, carriesCredentials: false };
-const PLAIN: KeyedHeaders = { treatAsUntrusted: undefined, forwardedProto: 'http', origin: undefined };
+const PLAIN: KeyedHeaders = { treatAsUntrusted: undefined, forwardedProto: 'http', origin: undefined, acceptVariants: undefined };
 
 describe('keyedHeadersOf', () => {
   it('X-Forwarded-Proto counts only from a trusted peer, and only http or https', () => {
@@ -21,6 +21,11 @@ describe('keyedHeadersOf', () => {
     expect(keyedHeadersOf({ origin: 'https://a' }, '', false, parsePhpQuery('action=query')).origin).toBeUndefined();
     expect(keyedHeadersOf({ origin: 'https://a' }, '', false, parsePhpQuery('action=query&origin=https://a')).origin).toBe('https://a');
   });
+  it('Accept-Language counts for the languages with variants only (LanguageConverter::getHeaderVariant)', () => {
+    const q = parsePhpQuery('action=parse&page=X');
+    expect(keyedHeadersOf({ 'accept-language': 'en-US,en;q=0.9' }, '', false, q).acceptVariants).toBeUndefined();
+    expect(keyedHeadersOf({ 'accept-language': 'zh-TW,zh;q=0.9,en;q=0.8' }, '', false, q).acceptVariants).toBe('zh-tw;,zh;0.9');
+  });
   it('Treat-as-Untrusted: present (even empty) differs from absent', () => {
     expect(keyedHeadersOf({ 'treat-as-untrusted': '' }, '', false, parsePhpQuery('')).treatAsUntrusted).toBe('');
     expect(keyedHeadersOf({}, '', false, parsePhpQuery('')).treatAsUntrusted).toBeUndefined();
@@ -32,6 +37,7 @@ describe('every keyed field changes the key and the memo`s comparison alike', ()
     forwardedProto: [{ forwardedProto: 'https' }],
     treatAsUntrusted: [{ treatAsUntrusted: '' }, { treatAsUntrusted: '1' }],
     origin: [{ origin: '' }, { origin: 'https://a' }],
+    acceptVariants: [{ acceptVariants: 'zh-tw;' }, { acceptVariants: 'zh-cn;' }],
   };
   for (const field of KEYED_FIELDS) {
     it.each(variants[field])(`${field}: %j`, (change) => {

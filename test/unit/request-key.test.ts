@@ -23,7 +23,7 @@ import { parsePhpQuery } from '../../src/mediawiki/php-input.js';
 
 const API = '/w/api.php';
 const ANON: Identity = { kind: 'anonymous', loginSuppressed: false, carriesCredentials: false };
-const PLAIN: KeyedHeaders = { treatAsUntrusted: undefined, forwardedProto: 'http', origin: undefined };
+const PLAIN: KeyedHeaders = { treatAsUntrusted: undefined, forwardedProto: 'http', origin: undefined, acceptVariants: undefined };
 const RULES = identityRules({
   cookiePrefix: 'wiki',
   sessionName: '',

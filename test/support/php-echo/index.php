@@ -28,6 +28,48 @@ function wikiedge_pairs(array $arr): array
     return $out;
 }
 
+// MediaWiki 1.39's WebRequest::getAcceptLang() (includes/WebRequest.php:1190), as it reads
+// $_SERVER['HTTP_ACCEPT_LANGUAGE']: the language codes in lower case, by q, each with its q.
+function wikiedge_accept_lang(string $acceptLang): array
+{
+    if (!$acceptLang) {
+        return [];
+    }
+    $acceptLang = strtolower($acceptLang);
+    if (!preg_match_all(
+        '/
+            # a language code or a star is required
+            ([a-z]{1,8}(?:-[a-z]{1,8})*|\*)
+            # from here everything is optional
+            \s*
+            (?:
+                # this accepts only numbers in the range ;q=0.000 to ;q=1.000
+                ;\s*q\s*=\s*
+                (1(?:\.0{0,3})?|0(?:\.\d{0,3})?)?
+            )?
+        /x',
+        $acceptLang,
+        $matches,
+        PREG_SET_ORDER
+    )) {
+        return [];
+    }
+    $langs = [];
+    foreach ($matches as $match) {
+        $languageCode = $match[1];
+        $qValue = (float)($match[2] ?? 1.0);
+        if ($qValue) {
+            $langs[$languageCode] = $qValue;
+        }
+    }
+    arsort($langs, SORT_NUMERIC);
+    $out = [];
+    foreach ($langs as $code => $q) {
+        $out[] = [bin2hex((string)$code), $q];
+    }
+    return $out;
+}
+
 header('Content-Type: application/json');
 header('Cache-Control: no-store');
 echo json_encode([
@@ -36,4 +78,5 @@ echo json_encode([
     'cookie' => wikiedge_pairs($_COOKIE),
     'query' => bin2hex($_SERVER['QUERY_STRING'] ?? ''),
     'cookieHeader' => isset($_SERVER['HTTP_COOKIE']) ? bin2hex($_SERVER['HTTP_COOKIE']) : null,
+    'acceptLang' => wikiedge_accept_lang($_SERVER['HTTP_ACCEPT_LANGUAGE'] ?? ''),
 ]);
