@@ -197,12 +197,22 @@ function addExistence(tags: Set<string>, t: { readonly key: string; readonly ns:
 const AUTOCOMMENT = /^\/\* ([a-z]+)(?:-[a-z-]+)?:/;
 
 /**
- * The change tags MediaWiki gives a revert (EditResult::getRevertTags, RollbackPage): an undo
- * or a rollback of an entity page is allowed through the API (Wikibase's RepoHooks
- * onApiCheckCanExecute), and its summary is whatever its client typed, a statement module's
- * autocomment included; what it reverts may be a label. Such a revision is never statements-only.
+ * The change tags MediaWiki gives a revert whose summary its client types (EditResult::
+ * getRevertTags, RollbackPage): an undo or a rollback of an entity page is allowed through the
+ * API (Wikibase's RepoHooks onApiCheckCanExecute), and its summary is whatever its client typed,
+ * a statement module's autocomment included; what it reverts may be a label. Such a revision is
+ * never statements-only, sitelinks-only or datatype-preserving by its summary.
+ *
+ * Not `mw-manual-revert`: MediaWiki gives it to any save whose content equals one of the last
+ * revisions (EditResultBuilder::detectManualRevert, $wgManualRevertSearchRadius) that is neither
+ * an undo nor a rollback, and on an entity page such a save with a Wikibase write module's
+ * autocomment was written by that module (the API refuses action=edit on entity pages but for
+ * undo, and a module's summary always opens with its own autocomment): a bot setting a
+ * statement's value back, or a property's label back, changed statements, or terms, as its
+ * autocomment says. Taken for a revert, it emptied every item search and site-and-title lookup,
+ * and for a property every entity answer with statements (`dt`).
  */
-const REVERT_TAGS: ReadonlySet<string> = new Set(['mw-undo', 'mw-rollback', 'mw-manual-revert']);
+const REVERT_TAGS: ReadonlySet<string> = new Set(['mw-undo', 'mw-rollback']);
 
 /**
  * Whether a revision of a property's page may have changed its datatype, which entity answers with
@@ -217,8 +227,16 @@ export function mayChangeDatatype(comment: unknown, changeTags: readonly string[
   if (typeof comment !== 'string') return true;
   if (changeTags?.some((tag) => REVERT_TAGS.has(tag))) return true;
   const module = AUTOCOMMENT.exec(comment)?.[1];
-  return module === undefined || writeFacts(module)?.entities !== true;
+  return module === undefined || (writeFacts(module)?.entities !== true && !TERMS_AUTOCOMMENTS.has(module));
 }
+
+/**
+ * Wikibase autocomments of term edits that name no API module: Special:SetLabelDescriptionAliases
+ * (SpecialSetLabelDescriptionAliases::getSummaryForLabelDescriptionAliases), and, in Wikibase
+ * after 1.39, wbeditentity's single-language term edits (EditSummaryHelper). Terms are no
+ * datatype.
+ */
+const TERMS_AUTOCOMMENTS: ReadonlySet<string> = new Set(['wbsetlabeldescriptionaliases']);
 
 /**
  * Whether an edit summary says its revision changed statements alone: its autocomment is one of a

@@ -58,6 +58,16 @@ describe('a revision of a property`s page', () => {
     ).not.toContain(DATATYPES);
   });
 
+  it('a property`s terms set back by a module (mw-manual-revert alone), or through Special:SetLabelDescriptionAliases, carry no datatype', () => {
+    const row = (comment: string, tags: string[]) =>
+      changeFromRow({ rcid: 4, timestamp: '2026-11-30T05:59:59Z', type: 'edit', ns: 122, title: 'Property:P4', comment, tags }, ns).tags;
+    expect(row('/* wbsetlabel-set:1|en */ instance of', ['mw-manual-revert'])).not.toContain(DATATYPES);
+    expect(row('/* wbsetlabeldescriptionaliases:1|en */ instance of', [])).not.toContain(DATATYPES);
+    // An undo or a rollback carries its client's summary, whatever it says.
+    expect(row('/* wbsetlabel-set:1|en */ instance of', ['mw-undo'])).toContain(DATATYPES);
+    expect(row('/* wbsetlabel-set:1|en */ instance of', ['mw-rollback'])).toContain(DATATYPES);
+  });
+
   it('an item`s revision by any summary carries no datatype', () => {
     const item = changeFromRow({ rcid: 3, timestamp: '2026-11-30T05:59:59Z', type: 'edit', ns: 120, title: 'Item:Q1', comment: SCRIPT }, ns).tags;
     expect(item).not.toContain(DATATYPES);
