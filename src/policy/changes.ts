@@ -197,22 +197,19 @@ function addExistence(tags: Set<string>, t: { readonly key: string; readonly ns:
 const AUTOCOMMENT = /^\/\* ([a-z]+)(?:-[a-z-]+)?:/;
 
 /**
- * The change tags MediaWiki gives a revert whose summary its client types (EditResult::
- * getRevertTags, RollbackPage): an undo or a rollback of an entity page is allowed through the
- * API (Wikibase's RepoHooks onApiCheckCanExecute), and its summary is whatever its client typed,
- * a statement module's autocomment included; what it reverts may be a label. Such a revision is
- * never statements-only, sitelinks-only or datatype-preserving by its summary.
+ * The change tags MediaWiki gives a revert (EditResult::getRevertTags, RollbackPage): an undo
+ * or a rollback of an entity page is allowed through the API (Wikibase's RepoHooks
+ * onApiCheckCanExecute), and its summary is whatever its client typed, a statement module's
+ * autocomment included; what it reverts may be a label. Such a revision is never statements-only.
  *
- * Not `mw-manual-revert`: MediaWiki gives it to any save whose content equals one of the last
- * revisions (EditResultBuilder::detectManualRevert, $wgManualRevertSearchRadius) that is neither
- * an undo nor a rollback, and on an entity page such a save with a Wikibase write module's
- * autocomment was written by that module (the API refuses action=edit on entity pages but for
- * undo, and a module's summary always opens with its own autocomment): a bot setting a
- * statement's value back, or a property's label back, changed statements, or terms, as its
- * autocomment says. Taken for a revert, it emptied every item search and site-and-title lookup,
- * and for a property every entity answer with statements (`dt`).
+ * `mw-manual-revert` too, although a Wikibase module's save that sets a value or a label back
+ * gets it (EditResultBuilder::detectManualRevert: its content equals a recent revision's), and
+ * is then taken for a revert of anything (docs/INVALIDATION.md, known limits): an API undo whose
+ * base revision is stale is merged (EditPage::mergeChangesIntoContent), and a merge that is no
+ * clean undo (EditPage::isUndoClean) but restores an earlier content carries it alone, with the
+ * summary its client typed.
  */
-const REVERT_TAGS: ReadonlySet<string> = new Set(['mw-undo', 'mw-rollback']);
+const REVERT_TAGS: ReadonlySet<string> = new Set(['mw-undo', 'mw-rollback', 'mw-manual-revert']);
 
 /**
  * Whether a revision of a property's page may have changed its datatype, which entity answers with

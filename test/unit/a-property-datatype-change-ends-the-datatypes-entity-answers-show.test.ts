@@ -58,14 +58,15 @@ describe('a revision of a property`s page', () => {
     ).not.toContain(DATATYPES);
   });
 
-  it('a property`s terms set back by a module (mw-manual-revert alone), or through Special:SetLabelDescriptionAliases, carry no datatype', () => {
+  it('a property`s term edit through Special:SetLabelDescriptionAliases carries no datatype; a revert of any summary does', () => {
     const row = (comment: string, tags: string[]) =>
       changeFromRow({ rcid: 4, timestamp: '2026-11-30T05:59:59Z', type: 'edit', ns: 122, title: 'Property:P4', comment, tags }, ns).tags;
-    expect(row('/* wbsetlabel-set:1|en */ instance of', ['mw-manual-revert'])).not.toContain(DATATYPES);
     expect(row('/* wbsetlabeldescriptionaliases:1|en */ instance of', [])).not.toContain(DATATYPES);
     // An undo or a rollback carries its client's summary, whatever it says.
-    expect(row('/* wbsetlabel-set:1|en */ instance of', ['mw-undo'])).toContain(DATATYPES);
-    expect(row('/* wbsetlabel-set:1|en */ instance of', ['mw-rollback'])).toContain(DATATYPES);
+    for (const tag of ['mw-undo', 'mw-rollback', 'mw-manual-revert']) {
+      expect(row('/* wbsetlabel-set:1|en */ instance of', [tag])).toContain(DATATYPES);
+      expect(row('/* wbsetlabeldescriptionaliases:1|en */ instance of', [tag])).toContain(DATATYPES);
+    }
   });
 
   it('an item`s revision by any summary carries no datatype', () => {
