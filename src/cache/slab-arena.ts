@@ -129,6 +129,11 @@ export class SlabArena {
     return id;
   }
 
+  /**
+   * The whole buffer of `chunk`, to write or read at once. Never keep it, nor a subarray of it:
+   * bytes that leave the arena do so through view(), which marks the slab seen (a slab never
+   * seen may be reused once dropped: see the module comment).
+   */
   buffer(chunk: number): Buffer {
     return this.chunks[chunk]!.buf;
   }

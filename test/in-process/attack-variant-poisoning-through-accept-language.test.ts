@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { answerPublicEchoingHeaders, echoedHeaders } from '../support/fake-upstream.js';
 import { gatewayOnFake } from '../support/gateway-on-fake.js';
-import { header, http } from '../support/http.js';
+import { header, http, rawTarget } from '../support/http.js';
 
 describe('attack: a variant chosen by Accept-Language, stored for every reader', () => {
   const t = gatewayOnFake(answerPublicEchoingHeaders);
@@ -38,5 +38,14 @@ describe('attack: a variant chosen by Accept-Language, stored for every reader',
     // The same variants written otherwise (case, spaces) share too.
     expect((await get(url, 'zh-tw')).xCache).toBe('miss');
     expect((await get(url, 'en, ZH-TW')).xCache).toBe('hit');
+  });
+
+  it('an Accept-Language listed in Connection is not the wiki`s to read, nor the key`s', async () => {
+    const path = `${new URL(t.gw.apiUrl).pathname}?action=parse&page=Listed&format=json`;
+    const listed = () => rawTarget(t.gw.url, path, { headers: { connection: 'accept-language', 'accept-language': 'zh-tw' } });
+    const first = await listed();
+    expect([header(first, 'x-cache'), echoedHeaders(first)['accept-language']]).toEqual(['miss', undefined]);
+    expect((await get(`${t.gw.apiUrl}?action=parse&page=Listed&format=json`)).xCache).toBe('hit');
+    expect(header(await listed(), 'x-cache')).toBe('hit');
   });
 });
