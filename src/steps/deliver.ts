@@ -135,20 +135,26 @@ export async function deliverEntry(
   const coding = codingFor(entry, delivered.preference);
   const head = request.method === 'HEAD';
   let body: Buffer;
+  let headers: Headers;
   if (stored(entry, coding)) {
     // HEAD needs the lengths only: an identity HEAD of a gzip entry is not decoded.
     body = head ? EMPTY : await compression.bytesOf(entry, coding);
-    reply.code(entry.status).headers(entryHeaders(entry, coding));
+    headers = entryHeaders(entry, coding);
   } else {
     // A coding the entry is not stored in, that the client insists on (identity refused).
     body = await compression.bytesOf(entry, coding);
-    reply.code(entry.status).headers(headersFor(entry, coding, body.length));
+    headers = headersFor(entry, coding, body.length);
   }
-  reply.header('age', String(ageSeconds(entry, delivered.now)));
-  stamp(request, reply, delivered.disposition, delivered.identity);
   compression.metrics.served(coding, head ? 0 : body.length);
+  const age = String(ageSeconds(entry, delivered.now));
+  if (writeWhole(request, reply, entry.status, headers, NO_COOKIES, delivered, age, body)) return reply;
+  reply.code(entry.status).headers(headers);
+  reply.header('age', age);
+  stamp(request, reply, delivered.disposition, delivered.identity);
   return reply.send(body);
 }
+
+const NO_COOKIES: readonly string[] = [];
 
 const EMPTY = Buffer.alloc(0);
 
@@ -181,11 +187,65 @@ function sendAnswer(
   delivered: { readonly disposition: Disposition; readonly identity: Identity },
   { headers, body, coding }: Representation,
 ): FastifyReply {
+  if (Buffer.isBuffer(body)) {
+    compression.metrics.served(coding, request.method === 'HEAD' ? 0 : body.length);
+    if (writeWhole(request, reply, answer.status, headers, answer.setCookies, delivered, undefined, body)) return reply;
+  }
   reply.code(answer.status).headers(headers);
   if (answer.setCookies.length > 0) reply.header('set-cookie', answer.setCookies);
   stamp(request, reply, delivered.disposition, delivered.identity);
-  if (Buffer.isBuffer(body)) compression.metrics.served(coding, request.method === 'HEAD' ? 0 : body.length);
   return reply.send(body);
+}
+
+/**
+ * A whole answer written to node:http as the fresh-hit path writes it, not through Fastify's
+ * reply.send, none of whose work applies to a Buffer we send (a parse of the Content-Type for a
+ * serializer we do not use, onSend hooks we have none of, the headers copied into its own
+ * object, then written from it): docs/BENCHMARKS.md run AK. Its rules for a Buffer are kept
+ * (fastify/lib/reply.js onSendEnd): Content-Type application/octet-stream when there is none,
+ * Content-Length the body's unless a HEAD says its own. The response's finish still runs the
+ * onResponse hook, and its close the record's listener (request-record.ts).
+ * False, with nothing written: a status without a body (1xx, 204, 304: Fastify drops the
+ * headers that describe one) or a header Node refuses, for Fastify's way, which reports it.
+ */
+function writeWhole(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  headers: Headers,
+  setCookies: readonly string[],
+  delivered: { readonly disposition: Disposition; readonly identity: Identity },
+  age: string | undefined,
+  body: Buffer,
+): boolean {
+  if (status < 200 || status === 204 || status === 304) return false;
+  const cacheControl = requesterCacheControl(delivered.identity, headerString(headers['cache-control']));
+  const head: string[] = [];
+  for (const name in headers) {
+    // A credentialed requester's Cache-Control replaces the answer's, and Expires goes (stamp).
+    if (cacheControl !== undefined && (name === 'cache-control' || name === 'expires')) continue;
+    if (name === 'content-length' || name === 'set-cookie') continue;
+    const value = headers[name]!;
+    if (typeof value === 'string') head.push(name, value);
+    else for (const v of value) head.push(name, v);
+  }
+  if (headers['content-type'] === undefined) head.push('content-type', BUFFER_CONTENT_TYPE);
+  const length = headerString(headers['content-length']);
+  head.push('content-length', length === undefined || (request.method !== 'HEAD' && Number(length) !== body.length) ? String(body.length) : length);
+  if (cacheControl !== undefined) head.push('cache-control', cacheControl);
+  const cookies = headers['set-cookie'];
+  if (cookies !== undefined) for (const line of typeof cookies === 'string' ? [cookies] : cookies) head.push('set-cookie', line);
+  for (const line of setCookies) head.push('set-cookie', line);
+  if (age !== undefined) head.push('age', age);
+  head.push('x-cache', delivered.disposition, 'x-request-id', request.id);
+  try {
+    reply.raw.writeHead(status, head);
+  } catch {
+    return false;
+  }
+  reply.hijack();
+  reply.raw.end(body);
+  return true;
 }
 
 /**
