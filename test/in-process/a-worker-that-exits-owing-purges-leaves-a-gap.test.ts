@@ -70,7 +70,10 @@ describe.runIf(built && existsSync('/usr/bin/redis-server'))('a worker that exit
     await expect.poll(() => logLines().some((l) => l['redisPurge'] === 'owed'), { timeout: 10_000 }).toBe(true);
     // Its lines carry its worker id; the primary's 'worker listening' line, its pid.
     const owedBy = logLines().find((l) => l['redisPurge'] === 'owed')!['worker'];
-    const pid = logLines().find((l) => l['msg'] === 'worker listening' && l['worker'] === owedBy)!['pid'] as number;
+    // The primary's line may come after the worker's own on a busy host: waited for, not assumed.
+    const pidOf = () => logLines().find((l) => l['msg'] === 'worker listening' && l['worker'] === owedBy)?.['pid'] as number | undefined;
+    await expect.poll(pidOf, { timeout: 10_000 }).toBeDefined();
+    const pid = pidOf()!;
     process.kill(pid, 'SIGKILL');
     await expect.poll(() => logLines().some((l) => l['msg'] === 'worker died: restarting it' && l['pid'] === pid), { timeout: 10_000 }).toBe(true);
     await redis.everyNode('CONFIG SET maxmemory 0');
