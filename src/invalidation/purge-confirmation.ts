@@ -210,12 +210,28 @@ export function goneSince(page: PageNow, deletions: Deletions): boolean {
 }
 
 /**
- * Whether the page came to exist or ceased to since it was last seen (`before`, pageState): gone
- * now and not seen gone before (a page never seen that is gone may just have been deleted), or
- * back after it was seen gone. A property's page takes its datatype with it (changes.ts).
+ * Whether the page came to exist again or ceased to since it was last seen (`before`,
+ * pageState): gone now and not seen gone before (a page never seen that is gone may just have
+ * been deleted), or back after it was seen gone. A property's page takes its datatype with it
+ * (changes.ts), and brings it back. A page seen gone that now exists through its first revision,
+ * made within the window (`createdNow`, createdWithin), was created, not restored: no statement
+ * shows a property that never existed, as no `new` row of the follower's carries a datatype
+ * change (changes.ts changeFromRow). Seen gone is any page a PURGE named before it existed
+ * (anyone can have the wiki send one: confirmsChange), or one a lagging replica answered for.
  */
-export function existenceChanged(before: string | undefined, page: PageNow): boolean {
-  return page.missing ? before !== 'missing' : before === 'missing';
+export function existenceChanged(before: string | undefined, page: PageNow, createdNow = false): boolean {
+  return page.missing ? before !== 'missing' : before === 'missing' && !createdNow;
+}
+
+/**
+ * Whether the page's newest revision is its first, made within the window of a PURGE that
+ * arrived `waitedMs` before the answer (beforeWindow): a creation. An undeletion restores its
+ * revisions with their dates, so a restored page's first revision is older (unless it is
+ * undeleted within the window of its creation: then taken for a creation, as the follower's rows
+ * would tell).
+ */
+export function createdWithin(page: PageNow, wikiNow: number, waitedMs: number): boolean {
+  return !page.missing && page.parentid === 0 && page.revisionAt !== undefined && !beforeWindow(page.revisionAt, wikiNow, waitedMs);
 }
 
 /** A page waiting for (or in) a question. */
@@ -417,7 +433,7 @@ export class PurgeConfirmations {
           // followed within one question by an API edit is the follower's to see (its rows are
           // one per revision); asking for every revision since would take a datatype change for
           // each burst of a bot's label edits of a property, evicting every statement answer.
-          existenceChanged(before, page) || (!page.missing && mayChangeDatatype(page.comment, page.tags)),
+          existenceChanged(before, page, createdWithin(page, answer.now, waited)) || (!page.missing && mayChangeDatatype(page.comment, page.tags)),
           onlySitelinksSince(before, page, parentBeforeWindow),
         ),
       );

@@ -171,6 +171,29 @@ describe.each([{ itemsInMain: false }, { itemsInMain: true }])('Wikibase entitie
     expect((await json(`action=wbgetentities&ids=${id}&props=labels`)).entities[id].missing).toBe('');
   });
 
+  it('a redirect whose target was deleted reads as missing; the target undeleted, it reads as the target at once', async () => {
+    // Wikibase answers such a redirect as missing, naming no target (GetEntities::getEntityRevision);
+    // the undeletion names only the target (src/policy/dependencies.ts, a-missing-entity-may-be-a-broken-redirect.test.ts).
+    const target = await wbWrite(wiki, admin, 'wbeditentity', { new: 'item', data: JSON.stringify({ labels: { en: { language: 'en', value: 'target' } } }) });
+    const targetId = (target.json['entity'] as { id: string }).id;
+    const source = await wbWrite(wiki, admin, 'wbeditentity', { new: 'item', data: '{}' });
+    const id = (source.json['entity'] as { id: string }).id;
+    expect((await wbWrite(wiki, admin, 'wbcreateredirect', { from: id, to: targetId })).json['success']).toBe(1);
+    const token = JSON.parse((await http(`${wiki.api}?action=query&meta=tokens&format=json`, { headers: { cookie: admin } })).body).query.tokens.csrftoken;
+    const admin_ = (action: string) =>
+      http(wiki.api, {
+        method: 'POST',
+        headers: { cookie: admin, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ action, title: itemTitle(wiki, targetId), token, format: 'json' }).toString(),
+      });
+    await admin_('delete');
+    expect((await cached(`action=wbgetentities&ids=${id}&props=labels`)).entities[id].missing).toBe('');
+    await admin_('undelete');
+    const back = await json(`action=wbgetentities&ids=${id}&props=labels`);
+    expect(back.entities[id].redirects).toEqual({ from: id, to: targetId });
+    expect(back.entities[id].labels.en.value).toBe('target');
+  });
+
   it('100 wikitext edits of unrelated pages (Help:, since the main namespace may hold items) and an anonymous action=purge leave the Wikibase entries hits', async () => {
     const queries = [
       'action=wbgetentities&ids=Q3&props=labels',
