@@ -81,10 +81,13 @@ export function changeFromRow(row: RecentChangeRow, namespaces: Namespaces = DEF
   // An edit whose summary says it changed sitelinks alone.
   const onlySitelinks = row.type === 'edit' && row.commenthidden !== true && sitelinksOnlyComment(row.comment, row.tags);
   // A deletion or a restoration: the page's existence changed (not `revision` or `event`, which
-  // hide a revision or a log entry of a page that stays); or, for a property, a revision no
+  // hide a revision or a log entry of a page that stays); revisions imported into it
+  // (Special:Import, importDump.php) or merged into it (Special:MergeHistory), whose newest may
+  // be another datatype's and which no edit row follows; or, for a property, a revision no
   // Wikibase module made (mayChangeDatatype).
   const datatypes =
     (row.type === 'log' && row.logtype === 'delete' && (row.logaction === 'delete' || row.logaction === 'restore')) ||
+    (row.type === 'log' && (row.logtype === 'import' || row.logtype === 'merge')) ||
     (row.type === 'edit' && mayChangeDatatype(row.commenthidden === true ? undefined : row.comment, row.tags));
   const addTitle = (text: unknown, ns: unknown) => {
     if (typeof text !== 'string') return;

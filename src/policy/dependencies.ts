@@ -225,6 +225,19 @@ export function changesAreSignalled(modules: readonly string[], query: PhpArray)
   return true;
 }
 
+/**
+ * Whether a Wikibase answer's entity pages would be named by a guess of the wiki's layout
+ * (mediawiki/entities.ts entityPageTitles, before siteinfo is learned): on a repository whose
+ * entity namespaces are named otherwise (`Objekt:Q1`), no change names the guessed pages, so
+ * such an answer keeps the short TTL defaults until the layout is learned, whatever the follower
+ * (test/unit/entity-answers-before-the-layout-is-learned-keep-the-short-ttl.test.ts).
+ */
+export function entityPagesGuessed(modules: readonly string[], namespaces: Namespaces): boolean {
+  if (namespaces.entities !== undefined && namespaces.entities.size > 0) return false;
+  for (const f of factsOf(modules)) if (f?.entityIds !== undefined) return true;
+  return false;
+}
+
 /** Nodes an expiry search visits at most: answers are bounded, the walk is too. */
 const MAX_EXPIRY_NODES = 50_000;
 

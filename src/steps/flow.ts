@@ -47,7 +47,7 @@ import { askWiki, MAX_INSPECT_BYTES } from './ask-wiki.js';
 import { type Answer, deliverAnswer, deliverEntry, tooCostlyForAHit } from './deliver.js';
 import { bypassesCache, mayLeaveTheProcess, writerBypasses } from '../policy/policy.js';
 import { AnswerPolicy } from '../policy/answer-policy.js';
-import { changesAreSignalled, dependenciesOf, userTag } from '../policy/dependencies.js';
+import { changesAreSignalled, dependenciesOf, entityPagesGuessed, userTag } from '../policy/dependencies.js';
 import { type ApiRequest, keyedHeadersOf, recv } from './recv.js';
 import { afterAnswer } from './after-answer.js';
 import { type AnsweredDelivery, pass } from './pass.js';
@@ -384,7 +384,7 @@ async function fetchAndStore(
       probed: probe,
       clientSmaxage: api.query.has('smaxage'),
       path: 'store',
-      defaults: gw.changes.ttlDefaults(changesAreSignalled(api.modules, api.query)),
+      defaults: gw.changes.ttlDefaults(changesAreSignalled(api.modules, api.query) && !entityPagesGuessed(api.modules, gw.changes.namespaces)),
       settings: gw.policy,
       random: gw.random,
     },

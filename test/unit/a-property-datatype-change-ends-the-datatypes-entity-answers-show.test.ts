@@ -69,6 +69,19 @@ describe('a revision of a property`s page', () => {
     }
   });
 
+  it('revisions imported or merged into a property`s page (its newest may be another datatype`s, and no edit row follows): the datatypes go', () => {
+    expect(row(undefined, { type: 'log', logtype: 'import', logaction: 'upload', comment: 'imported' })).toContain(DATATYPES);
+    expect(row(undefined, { type: 'log', logtype: 'import', logaction: 'interwiki' })).toContain(DATATYPES);
+    expect(row(undefined, { type: 'log', logtype: 'merge', logaction: 'merge' })).toContain(DATATYPES);
+    // Other log rows of the page: its existence and revisions stay.
+    expect(row(undefined, { type: 'log', logtype: 'protect', logaction: 'protect' })).not.toContain(DATATYPES);
+    const itemImport = changeFromRow(
+      { rcid: 2, timestamp: '2026-11-30T05:59:59Z', type: 'log', logtype: 'import', logaction: 'upload', ns: 120, title: 'Item:Q1' },
+      ns,
+    ).tags;
+    expect(itemImport).not.toContain(DATATYPES);
+  });
+
   it('an item`s revision by any summary carries no datatype', () => {
     const item = changeFromRow({ rcid: 3, timestamp: '2026-11-30T05:59:59Z', type: 'edit', ns: 120, title: 'Item:Q1', comment: SCRIPT }, ns).tags;
     expect(item).not.toContain(DATATYPES);
