@@ -20,6 +20,8 @@
  *   short TTL defaults whatever the follower.
  * - `clock`: its answer carries the wiki's clock.
  * - `echoes`: it prints the current user's name into text the request supplies.
+ * - `filtersByRequester`: its answer leaves out or keeps rows by who asks (the current user's own
+ *   changes), though the wiki marks it public: it passes (steps/recv.ts).
  * - `write`: it changes the wiki; the parameters naming the pages it changes, the answer field
  *   naming a user whose rights changed, whether it names Wikibase entities.
  * - `pass`: never answered from the cache (list=random must answer something else each time).
@@ -112,6 +114,12 @@ export interface ModuleFacts {
   readonly live?: (query: PhpArray) => boolean;
   readonly clock?: (query: PhpArray) => boolean;
   readonly echoes?: (query: PhpArray) => boolean;
+  /**
+   * Its answer is filtered relative to the current user, whose name an anonymous requester's
+   * address is (User::getName(), WebRequest::getIP()), yet the wiki calls it public: shared, it
+   * would hide one requester's changes from everyone else, and tell who asked first.
+   */
+  readonly filtersByRequester?: (query: PhpArray) => boolean;
   readonly write?: WriteFacts;
   readonly pass?: true;
   /**
@@ -338,7 +346,14 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   rsd: NOTHING,
   opensearch: ANY,
   feedcontributions: ANY,
-  feedrecentchanges: ANY,
+  // ApiFeedRecentChanges::execute sets the cache mode public, then hands its parameters to
+  // Special:RecentChanges, whose `hidemyself` filter (ChangesListSpecialPage::registerFilters,
+  // the `authorship` group) leaves out the rows whose actor is the current user: for an anonymous
+  // reader, its address. Its other parameter relative to the user, `hidebyothers`, is not one of
+  // ApiFeedRecentChanges::getAllowedParams, so the special page never sees it (DerivativeRequest
+  // of the module's own parameters alone). A boolean API parameter is true when present
+  // (PresenceBooleanDef): `hidemyself=0` filters too.
+  feedrecentchanges: { depends: 'any', filtersByRequester: (query) => query.has('hidemyself') },
   feedwatchlist: ANY,
   spamblacklist: ANY,
   validatepassword: ANY,
@@ -453,6 +468,20 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   wblmergelexemes: wikibaseUnprovenWrite({ entityParameters: ['source', 'target'] }),
 };
 
+/**
+ * The modules of ApiQueryRevisionsBase (prop=revisions `rv`, prop=deletedrevisions `drv`,
+ * list=allrevisions `arv`, list=alldeletedrevisions `adr`; as a generator, `g` before the
+ * prefix): `difftotextpst` pre-save-transforms the supplied `difftotext` as the current user
+ * (ApiQueryRevisionsBase::extractDeprecatedContent: ContentTransformer::preSaveTransform with
+ * $this->getUser()), so `~~~` becomes the requester's signature, while getCacheMode says public.
+ * The diff marks up the address piece by piece (`203</ins>.<ins>0…`): no byte search finds it.
+ * A boolean API parameter is true when present (PresenceBooleanDef), whatever its value.
+ */
+const pstOfDiffText =
+  (prefix: string) =>
+  (query: PhpArray): boolean =>
+    query.has(`${prefix}difftotextpst`) || query.has(`g${prefix}difftotextpst`);
+
 /** Namespace-scoped lists (allredirects is not one: its `arnamespace` is the targets'). */
 const inNamespace = (param: string, fallback: number): ModuleFacts => ({ depends: 'namespace', namespace: { param, fallback } });
 
@@ -463,7 +492,7 @@ export const QUERY_MODULES: Readonly<Record<string, ModuleFacts>> = {
     depends: (query) => (readsRestrictions(query) ? 'any' : 'pages'),
     expiries: readsRestrictions,
   },
-  revisions: PAGES,
+  revisions: { depends: 'pages', echoes: pstOfDiffText('rv') },
   categories: LINKS_TABLE,
   templates: LINKS_TABLE,
   links: LINKS_TABLE,
@@ -478,7 +507,7 @@ export const QUERY_MODULES: Readonly<Record<string, ModuleFacts>> = {
   pageterms: PAGES,
   categoryinfo: JOB_LIST,
   extracts: JOB_LIST,
-  deletedrevisions: ANY,
+  deletedrevisions: { depends: 'any', echoes: pstOfDiffText('drv') },
   duplicatefiles: ANY,
   fileusage: JOB_LIST,
   linkshere: JOB_LIST,
@@ -495,11 +524,11 @@ export const QUERY_MODULES: Readonly<Record<string, ModuleFacts>> = {
   allimages: inNamespace('', 6),
   allmessages: inNamespace('', 8),
   allcategories: JOB_LIST,
-  alldeletedrevisions: ANY,
+  alldeletedrevisions: { depends: 'any', echoes: pstOfDiffText('adr') },
   allfileusages: JOB_LIST,
   alllinks: JOB_LIST,
   allredirects: ANY,
-  allrevisions: ANY,
+  allrevisions: { depends: 'any', echoes: pstOfDiffText('arv') },
   alltransclusions: JOB_LIST,
   allusers: { depends: 'any', expiries: propOf('auprop', 'blockinfo') },
   backlinks: JOB_LIST,
@@ -632,6 +661,33 @@ function carriesToken(rawQuery: string): boolean {
 /** The request makes the wiki print the current user's name into text it supplies (mediawiki/requester-address.ts). */
 export function echoesRequester(modules: readonly string[], query: PhpArray): boolean {
   return factsOf(modules).some((f) => f?.echoes?.(query) === true);
+}
+
+/** The `echoes` of every query submodule that has one. */
+const QUERY_MODULE_ECHOES: readonly ((query: PhpArray) => boolean)[] = Object.values(QUERY_MODULES).flatMap((f) => (f.echoes ? [f.echoes] : []));
+
+/**
+ * The request holds a parameter asking some query submodule to print the current user's name
+ * into supplied text, whether or not it names that module in list/prop/generator: a module's
+ * parameters carry its own prefix (ApiBase::encodeParamName), so one that does not run reads
+ * none of them, and such a request left unshared costs that request alone. Being right then
+ * never hangs on reading which modules run as ApiQuery does (mediawiki/requester-address.ts).
+ */
+export function queryModuleEchoes(query: PhpArray): boolean {
+  return QUERY_MODULE_ECHOES.some((echoes) => echoes(query));
+}
+
+/**
+ * The request's answer is filtered relative to whoever asks (the module table's
+ * `filtersByRequester`): it passes, whatever the operator's module rules (steps/recv.ts).
+ */
+export function filtersByRequester(modules: readonly string[], query: PhpArray): boolean {
+  // Every miss's recv step asks: a loop, no array of facts made for it.
+  for (let i = 0; i < modules.length; i++) {
+    const facts = i === 0 ? actionFacts(modules[i]!) : queryModuleFacts(modules[i]!);
+    if (facts?.filtersByRequester?.(query) === true) return true;
+  }
+  return false;
 }
 
 /** Modules the gateway never answers from its cache unless the operator's rule says otherwise. */

@@ -9,7 +9,7 @@
  * client who asked first.
  *
  * Two nets:
- * - the modules known to print the current user's name for text the request supplies
+ * - the requests known to make a module print the current user's name into text they supply
  *   (`echoesRequester`): their anonymous answers are never stored in the shared tier;
  * - any anonymous answer whose body holds an address the wiki was told (the X-Forwarded-For the
  *   gateway sends), in any spelling MediaWiki prints it (IPUtils::sanitizeIP: IPv4 without
@@ -19,18 +19,29 @@
  */
 import { isIPv4, isIPv6 } from 'node:net';
 import { type PhpArray, phpStringParam } from './php-input.js';
-import { actionFacts } from './modules.js';
+import { actionFacts, queryModuleEchoes } from './modules.js';
 
 /**
  * The request makes the wiki print the current user's name into text it supplies (the module
- * table's `echoes`, modules.ts):
+ * table's `echoes`, modules.ts), by its action or by any query submodule it may run:
  * - `action=parse` with `text` (a preview: `{{REVISIONUSER}}` is the current user), or with
  *   `pst`/`onlypst` (pre-save transform: `~~~`, `~~~~` and `{{subst:REVISIONUSER}}`);
  * - `action=expandtemplates` (its text is expanded as by the current user);
- * - `action=compare` with `frompst`/`topst` (the pre-save transform of supplied text).
+ * - `action=compare` with `frompst`/`topst` (the pre-save transform of supplied text);
+ * - `action=query` with `difftotextpst` of prop=revisions, prop=deletedrevisions,
+ *   list=allrevisions or list=alldeletedrevisions (`rvdifftotextpst`, `drvdifftotextpst`,
+ *   `arvdifftotextpst`, `adrdifftotextpst`, and `g…` as a generator): the supplied
+ *   `difftotext` is pre-save-transformed as the current user and shown in a diff, which splits
+ *   the address into marked-up pieces the byte search below cannot find.
+ * These are every module of MediaWiki 1.39 core that pre-save-transforms text a read supplies
+ * (ContentTransformer::preSaveTransform in includes/api/: ApiParse, ApiComparePages,
+ * ApiQueryRevisionsBase; ApiEditPage and ApiStashEdit are writes, posted, never cached).
+ * test/unit/requester-address.test.ts, test/in-process/attack-requester-address-through-a-pst-diff.test.ts.
  */
 export function echoesRequester(query: PhpArray): boolean {
-  return actionFacts(phpStringParam(query, 'action') ?? 'help')?.echoes?.(query) === true;
+  const action = phpStringParam(query, 'action') ?? 'help';
+  if (actionFacts(action)?.echoes?.(query) === true) return true;
+  return action === 'query' && queryModuleEchoes(query);
 }
 
 const DOTTED_QUAD = /^\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;

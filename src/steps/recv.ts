@@ -15,6 +15,7 @@ import type { ErrorFormat } from '../words/errors.js';
 import { connectionNamesHeaders, effectiveForwardedProto, forwardedView, headerString } from '../http/forwarding.js';
 import type { Metrics } from '../observe/metrics.js';
 import { type Identity, type IdentityRules, credentialValues, identityFromHeaders, mayCarryCredentials } from '../mediawiki/identity.js';
+import { filtersByRequester } from '../mediawiki/modules.js';
 import { type PhpArray, parsePhpQuery, phpStringParam, reachedMaxInputVars } from '../mediawiki/php-input.js';
 import { queryIsAmbiguous, type RequestTarget } from '../words/target.js';
 import { applicableRule, canonicalQuery, classify, type Classification, type KeyedHeaders, modulesOf } from '../policy/request.js';
@@ -147,7 +148,12 @@ export function recv(parts: RecvParts, request: FastifyRequest, target: RequestT
   const identity = identityFromHeaders(view, query, parts.identityRules);
   if (identity.kind === 'session' && identity.unknownCredential) parts.metrics.unknownCredentials.inc();
   const modules = modulesOf(query);
-  const rule = applicableRule(modules, parts.config.modules);
+  // An answer the wiki filters by who asks (feedrecentchanges&hidemyself leaves out the
+  // requester's own changes: for an anonymous reader, those of its address) is that requester's
+  // alone, though the wiki marks it public: it passes, whatever the operator's module rules
+  // (mediawiki/modules.ts filtersByRequester; docs/SECURITY.md class 53).
+  const operatorRule = applicableRule(modules, parts.config.modules);
+  const rule: ModuleRule = filtersByRequester(modules, query) ? { ...operatorRule, pass: true } : operatorRule;
   const api: ApiRequest = {
     target,
     query,
