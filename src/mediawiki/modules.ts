@@ -335,7 +335,11 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   parse: {
     depends: (query) => (parsesText(query) ? 'any' : 'pages'),
     jobs: (query) => !parsesText(query),
-    echoes: (query) => query.has('text') || query.has('pst') || query.has('onlypst'),
+    // A preview (`preview`, `sectionpreview`) renders {{REVISIONUSER}} as the current user
+    // whenever the revision shows no author to the public (its user hidden by revision deletion):
+    // Parser::getRevisionUser falls back to the ParserOptions' user when getIsPreview
+    // (includes/parser/Parser.php), which ApiParse::makeParserOptions sets from either (1.39).
+    echoes: (query) => query.has('text') || query.has('pst') || query.has('onlypst') || query.has('preview') || query.has('sectionpreview'),
   },
   compare: { depends: 'pages', echoes: (query) => query.has('frompst') || query.has('topst') },
   expandtemplates: { depends: 'any', echoes: () => true },
@@ -656,11 +660,6 @@ function carriesToken(rawQuery: string): boolean {
     if (/token$/.test(parameterName(eq === -1 ? pair : pair.slice(0, eq)))) return true;
   }
   return false;
-}
-
-/** The request makes the wiki print the current user's name into text it supplies (mediawiki/requester-address.ts). */
-export function echoesRequester(modules: readonly string[], query: PhpArray): boolean {
-  return factsOf(modules).some((f) => f?.echoes?.(query) === true);
 }
 
 /** The `echoes` of every query submodule that has one. */

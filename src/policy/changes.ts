@@ -82,12 +82,13 @@ export function changeFromRow(row: RecentChangeRow, namespaces: Namespaces = DEF
   const onlySitelinks = row.type === 'edit' && row.commenthidden !== true && sitelinksOnlyComment(row.comment, row.tags);
   // A deletion or a restoration: the page's existence changed (not `revision` or `event`, which
   // hide a revision or a log entry of a page that stays); revisions imported into it
-  // (Special:Import, importDump.php) or merged into it (Special:MergeHistory), whose newest may
-  // be another datatype's and which no edit row follows; or, for a property, a revision no
-  // Wikibase module made (mayChangeDatatype).
+  // (Special:Import and action=import write the log row; importDump.php writes none), whose
+  // newest may be another datatype's and which no edit row follows; or, for a property, a
+  // revision no Wikibase module made (mayChangeDatatype). A history merge moves only revisions
+  // older than the destination's oldest (MergeHistory::getMaxTimestamp): its newest stays.
   const datatypes =
     (row.type === 'log' && row.logtype === 'delete' && (row.logaction === 'delete' || row.logaction === 'restore')) ||
-    (row.type === 'log' && (row.logtype === 'import' || row.logtype === 'merge')) ||
+    (row.type === 'log' && row.logtype === 'import') ||
     (row.type === 'edit' && mayChangeDatatype(row.commenthidden === true ? undefined : row.comment, row.tags));
   const addTitle = (text: unknown, ns: unknown) => {
     if (typeof text !== 'string') return;

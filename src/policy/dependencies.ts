@@ -164,7 +164,9 @@ export function dependenciesOf(input: DependencyInput): Dependencies {
         // without them (an answer in xml or php, or one that did not parse), any change, as for pages.
         const answer = input.answer();
         if (answer === undefined && !f?.answerNamesNoOther) tags.add(ANY);
-        collectAnswerEntities(answer, tags, ns);
+        // With redirects=no a redirect is answered missing whatever its target (GetEntities:
+        // resolveRedirects is `redirects` being `yes`, its default): its own page decides.
+        collectAnswerEntities(answer, tags, ns, phpStringParam(query, 'redirects') !== 'no');
         // The request's entities unreadable and the answer naming none: any change.
         if (named === undefined && tags.size === before) tags.add(ANY);
       }
@@ -233,7 +235,9 @@ export function changesAreSignalled(modules: readonly string[], query: PhpArray)
  * (test/unit/entity-answers-before-the-layout-is-learned-keep-the-short-ttl.test.ts).
  */
 export function entityPagesGuessed(modules: readonly string[], namespaces: Namespaces): boolean {
-  if (namespaces.entities !== undefined && namespaces.entities.size > 0) return false;
+  // Learned, even without an entity namespace (MediaInfo keeps its entities in File: pages,
+  // named by page id): nothing is guessed any more.
+  if (namespaces.entities !== undefined) return false;
   for (const f of factsOf(modules)) if (f?.entityIds !== undefined) return true;
   return false;
 }
@@ -378,7 +382,7 @@ function addEntity(tags: Set<string>, id: unknown, ns: Namespaces): boolean {
  * entity asked for by site and title that was not found (`"-1":{"site":…,"missing":""}`) is
  * any item's once a sitelink names that page: any item's sitelinks changing (SITELINKS).
  */
-function collectAnswerEntities(answer: unknown, tags: Set<string>, ns: Namespaces): void {
+function collectAnswerEntities(answer: unknown, tags: Set<string>, ns: Namespaces, resolvesRedirects: boolean): void {
   if (typeof answer !== 'object' || answer === null) return;
   const a = answer as Record<string, unknown>;
   const entities = a['entities'];
@@ -412,7 +416,7 @@ function collectAnswerEntities(answer: unknown, tags: Set<string>, ns: Namespace
       // merge undone) names only the target: any change
       // (test/unit/a-missing-entity-may-be-a-broken-redirect.test.ts). A property cannot
       // redirect; a MediaInfo missing is its File: page without one, which that page's changes name.
-      if (e['site'] === undefined && e['missing'] !== undefined) {
+      if (resolvesRedirects && e['site'] === undefined && e['missing'] !== undefined) {
         const id = typeof e['id'] === 'string' ? e['id'] : key;
         if (entityPageId(id) === undefined && mayBeRedirect(id)) tags.add(ANY);
       }

@@ -123,6 +123,11 @@ function headersFor(entry: CacheEntry, coding: Coding, length: number): Record<s
  * REQUEST_ID_SLOT count from the end of its header array).
  */
 export const PER_REQUEST_HEADERS = ['age', 'x-cache', 'x-request-id'] as const;
+/**
+ * The same as a set: a wiki behind another cache sends its own (`Age`, `X-Cache`), which the
+ * answer and its entry keep (policy.ts responseHeaders), and which ours replace, never join.
+ */
+export const PER_REQUEST: ReadonlySet<string> = new Set(PER_REQUEST_HEADERS);
 
 /** A cached entry delivered: the status and headers it was stored with, per-request headers. */
 export async function deliverEntry(
@@ -218,13 +223,20 @@ function writeWhole(
   age: string | undefined,
   body: Buffer,
 ): boolean {
-  if (status < 200 || status === 204 || status === 304) return false;
+  // A header set on the response before (Fastify's `Connection: close` for a request routed
+  // while it closes, fastify/lib/route.js) makes writeHead set the array's pairs one by one, the
+  // last of a name winning: two Set-Cookie lines would go out as one. Fastify's way then. (The
+  // gateway's own close ends each connection after its answer first, apps/app.ts
+  // answerWithConnectionClose, so no test reaches this today: it guards what Fastify may add.)
+  if (status < 200 || status > 599 || status === 204 || status === 304 || reply.raw.getHeaderNames().length > 0) return false;
   const cacheControl = requesterCacheControl(delivered.identity, headerString(headers['cache-control']));
   const head: string[] = [];
   for (const name in headers) {
     // A credentialed requester's Cache-Control replaces the answer's, and Expires goes (stamp).
     if (cacheControl !== undefined && (name === 'cache-control' || name === 'expires')) continue;
     if (name === 'content-length' || name === 'set-cookie') continue;
+    // Ours replace the wiki's (a fresh answer keeps the Age of a cache behind us).
+    if (name === 'age' ? age !== undefined : PER_REQUEST.has(name)) continue;
     const value = headers[name]!;
     if (typeof value === 'string') head.push(name, value);
     else for (const v of value) head.push(name, v);

@@ -32,7 +32,7 @@ import type { Metrics } from '../observe/metrics.js';
 import { recordFreshHit } from './request-record.js';
 import { targetTooLong } from '../words/target.js';
 import { type Coding, preferenceOf } from '../http/codings.js';
-import { codingFor, entryHeaders, PER_REQUEST_HEADERS, stored } from './deliver.js';
+import { codingFor, entryHeaders, PER_REQUEST, PER_REQUEST_HEADERS, stored } from './deliver.js';
 import { keyedHeadersOf, type Recv, rememberedRecv } from './recv.js';
 import { cacheKey, type KeyedHeaders, sameKeyedHeaders } from '../policy/request.js';
 
@@ -137,6 +137,8 @@ function replayHead(entry: CacheEntry, coding: Coding): string[] | null {
   try {
     const headers = entryHeaders(entry, coding);
     for (const name in headers) {
+      // Ours come last (a wiki behind another cache sends its own Age, X-Cache).
+      if (PER_REQUEST.has(name)) continue;
       const value = headers[name]!;
       for (const v of Array.isArray(value) ? value : [value]) {
         validateHeaderName(name);

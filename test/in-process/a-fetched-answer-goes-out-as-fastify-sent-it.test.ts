@@ -17,6 +17,8 @@ function answer(req: IncomingMessage, res: ServerResponse): void {
     ...(!untyped && { 'content-type': 'application/json; charset=utf-8' }),
     'cache-control': 's-maxage=300, max-age=300, public',
     expires: 'Thu, 01 Jan 2099 00:00:00 GMT',
+    // A cache between the gateway and the wiki says its own.
+    ...((req.url ?? '').includes('behind') && { age: '100', 'x-cache': 'cp1 hit', 'x-request-id': 'theirs' }),
     ...(req.headers.cookie !== undefined && { 'set-cookie': ['wikiA=1; path=/', 'wikiB=2; path=/'] }),
   });
   res.end(BODY);
@@ -56,5 +58,28 @@ describe('an answer written whole', () => {
     expect(header(res, 'x-cache')).toBe('miss');
     expect(header(res, 'expires')).toBe('Thu, 01 Jan 2099 00:00:00 GMT');
     expect(header(res, 'content-type')).toBe('application/json; charset=utf-8');
+  });
+
+  it('behind another cache: one Age, X-Cache and X-Request-Id each, ours, on the miss, a full-path hit and a fresh hit', async () => {
+    const url = `${pair.gw.apiUrl}?action=query&meta=siteinfo&format=json&requestid=behind-${randomUUID()}`;
+    // undici gives a header sent twice as an array.
+    const count = (res: Awaited<ReturnType<typeof http>>, name: string) => {
+      const v = res.headers[name];
+      return v === undefined ? 0 : Array.isArray(v) ? v.length : 1;
+    };
+    const miss = await http(url);
+    expect(header(miss, 'x-cache')).toBe('miss');
+    expect(count(miss, 'x-cache')).toBe(1);
+    expect(count(miss, 'x-request-id')).toBe(1);
+    // A fresh answer keeps the Age of the cache it came through.
+    expect(header(miss, 'age')).toBe('100');
+    await pair.gw.built.gateway.afterAnswers.settled(5_000);
+    // A HEAD takes the full path's hit, a GET the fresh-hit path's.
+    for (const method of ['HEAD', 'GET']) {
+      const hit = await http(url, { method });
+      expect(header(hit, 'x-cache'), method).toBe('hit');
+      for (const name of ['age', 'x-cache', 'x-request-id']) expect(count(hit, name), `${method} ${name}`).toBe(1);
+      expect(header(hit, 'age'), method).not.toBe('100');
+    }
   });
 });

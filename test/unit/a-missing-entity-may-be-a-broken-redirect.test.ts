@@ -22,8 +22,8 @@ const ns = namespacesFromSiteinfo({
   },
 });
 
-function tagsOf(id: string): readonly string[] {
-  const query = parsePhpQuery(`action=wbgetentities&ids=${id}&format=json`);
+function tagsOf(id: string, extra = ''): readonly string[] {
+  const query = parsePhpQuery(`action=wbgetentities&ids=${id}&format=json${extra}`);
   const answer = { entities: { [id.toUpperCase()]: { id: id.toUpperCase(), missing: '' } }, success: 1 };
   return dependenciesOf({ query, modules: modulesOf(query), override: undefined, answer: () => answer, namespaces: ns }).tags;
 }
@@ -40,6 +40,11 @@ const reaches = (change: readonly string[], answer: readonly string[]) => answer
 describe('an entity asked for by id and answered missing', () => {
   it.each(['Q6', 'q6', 'L6', 'L6-F1'])('%s (may be a redirect): any change ends it, the target coming back included', (id) => {
     for (const change of targetBack) expect(reaches(change, tagsOf(id))).toBe(true);
+  });
+  it('redirects=no: a redirect is missing whatever its target, only its own page`s changes', () => {
+    for (const change of targetBack) expect(reaches(change, tagsOf('Q6', '&redirects=no'))).toBe(false);
+    expect(tagsOf('Q6', '&redirects=no')).toEqual(['p:Item:Q6']);
+    expect(reaches(targetBack[0]!, tagsOf('Q6', '&redirects=yes'))).toBe(true);
   });
   it('a property (cannot redirect): only its own page`s changes', () => {
     for (const change of targetBack) expect(reaches(change, tagsOf('P6'))).toBe(false);

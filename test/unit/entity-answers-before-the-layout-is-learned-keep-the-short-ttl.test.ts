@@ -19,11 +19,11 @@ const noRepository = namespacesFromSiteinfo({ namespaces: { '0': { id: 0, name: 
 describe('a Wikibase answer before the wiki`s entity namespaces are learned', () => {
   it.each([['wbgetentities'], ['wbgetclaims'], ['wbformatentities'], ['wbformatvalue']])('%s: its pages are a guess', (module) => {
     expect(entityPagesGuessed([module], DEFAULT_NAMESPACES)).toBe(true);
-    // A wiki that says it has no entity namespace: still no layout to name the pages by.
-    expect(entityPagesGuessed([module], noRepository)).toBe(true);
   });
   it('once learned, no guess; nor for modules that name no entity (a search depends on its type)', () => {
     expect(entityPagesGuessed(['wbgetentities'], learned)).toBe(false);
+    // Learned without an entity namespace (Commons: MediaInfo in File: pages, named by page id).
+    expect(entityPagesGuessed(['wbgetentities'], noRepository)).toBe(false);
     expect(entityPagesGuessed(['wbsearchentities'], DEFAULT_NAMESPACES)).toBe(false);
     expect(entityPagesGuessed(['query', 'revisions'], DEFAULT_NAMESPACES)).toBe(false);
     expect(entityPagesGuessed(['parse'], DEFAULT_NAMESPACES)).toBe(false);

@@ -9,6 +9,9 @@ describe('echoesRequester: modules that print the current user into supplied tex
     ['action=parse&text={{REVISIONUSER}}', true],
     ['action=parse&onlypst=1&text=x', true],
     ['action=parse&page=Main_Page', false],
+    // A preview renders {{REVISIONUSER}} as the current user when the revision hides its author (Parser::getRevisionUser).
+    ['action=parse&page=Main_Page&preview=1', true],
+    ['action=parse&page=Main_Page&section=1&sectionpreview=1', true],
     ['action=expandtemplates&text={{REVISIONUSER}}', true],
     ['action=compare&fromtext=a&totext=~~~&topst=1', true],
     ['action=compare&fromrev=1&torev=2', false],
