@@ -14,6 +14,8 @@
  *   redis/invalidations.ts  invalidation by dependency tag (index sets, numbered, with the store
  *                        guard), users' sessions, the gap's cutoff
  *   redis/follower-state.ts the change follower's cursor and one-follower lease
+ *   redis/stale-before.ts the gap's cutoff as this process knows it: read each time the tier
+ *                        comes up, and no Redis entry served until it is
  *
  * Faults: every call is bounded by `timeoutMs` (module, prefix and all purges, which are admin
  * requests, by max(1 s, 20 × timeoutMs)); the first failure marks the tier down (logged once)
@@ -34,6 +36,7 @@ import { type LockResult, RedisLocks } from './redis/locks.js';
 import { type PurgeMessage, RedisPurges } from './redis/purges.js';
 import { RedisInvalidations } from './redis/invalidations.js';
 import { RedisFollowerState } from './redis/follower-state.js';
+import { StaleBeforeMark } from './redis/stale-before.js';
 import type { CountedAcks } from './storage.js';
 
 export { globEscape, redisKeys, sha256 } from './redis/keys.js';
@@ -55,6 +58,8 @@ export interface RedisTierOptions {
   readonly onPurge: (message: PurgeMessage) => number | void | Promise<number>;
   /** Purges may have been missed (the channel was lost and is back): redis/connection.ts. */
   readonly onPurgesMissed?: () => void;
+  /** Redis' gap mark, read each time the tier comes up (redis/stale-before.ts): apply it as a gap here. */
+  readonly onStaleBefore?: (at: number) => void;
   /** On a cluster: how long after its entry's end a member stays in an index set (cluster-writes.ts ENDED_KEPT_MS; tests shorten it). */
   readonly endedKeptMs?: number;
   /** Test hook: replace the client factory. */
@@ -68,10 +73,16 @@ export class RedisTier {
   private readonly purges: RedisPurges;
   private readonly invalidations: RedisInvalidations;
   private readonly follower: RedisFollowerState;
+  private readonly staleBeforeMark: StaleBeforeMark;
 
   constructor(opts: RedisTierOptions) {
     const keys = redisKeys(opts.keyPrefix, opts.target?.kind === 'cluster');
     const { metrics, log } = opts;
+    // A gap heard on the channel (or taken here) raises the mark this process knows (redis/stale-before.ts).
+    const onPurge = (message: PurgeMessage) => {
+      if (message.kind === 'expire') this.staleBeforeMark.heard(message.before);
+      return opts.onPurge(message);
+    };
     this.connection = new RedisConnection({
       url: opts.url,
       target: opts.target,
@@ -85,13 +96,25 @@ export class RedisTier {
       // once per loss, not at each retry: the local tier fills from the wiki while Redis is down.
       onDataLost: async (fresh) => {
         const gap = { kind: 'expire', before: opts.now() } as const;
-        if (fresh) opts.onPurge(gap);
+        if (fresh) onPurge(gap);
         return (await this.purges.purge(gap)) !== null;
       },
     });
-    this.entries = new RedisEntries(this.connection, keys, { windows: opts.windows, now: opts.now, metrics, endedKeptMs: opts.endedKeptMs });
+    this.entries = new RedisEntries(this.connection, keys, {
+      windows: opts.windows,
+      now: opts.now,
+      metrics,
+      endedKeptMs: opts.endedKeptMs,
+      staleBefore: () => this.staleBeforeMark.known,
+    });
     this.locks = new RedisLocks(this.connection, keys, { lockMs: opts.lockMs, windows: opts.windows, metrics });
     this.invalidations = new RedisInvalidations(this.connection, keys, Math.max(1_000, opts.timeoutMs * 20));
+    // Registered on the connection before anything else that listens for it coming up.
+    this.staleBeforeMark = new StaleBeforeMark(this.connection, {
+      read: () => this.invalidations.staleBefore(),
+      onLearned: opts.onStaleBefore,
+      log,
+    });
     this.purges = new RedisPurges(
       this.connection,
       keys,
@@ -100,7 +123,7 @@ export class RedisTier {
         timeoutMs: opts.timeoutMs,
         log,
         metrics,
-        onPurge: opts.onPurge,
+        onPurge,
         now: opts.now,
       },
       this.invalidations,
@@ -113,9 +136,16 @@ export class RedisTier {
     return this.connection.up;
   }
 
-  /** Resolves when the tier is up (or after `maxMs`, whichever is first): used once at start. */
-  ready(maxMs: number): Promise<boolean> {
-    return this.connection.ready(maxMs);
+  /**
+   * Resolves when the tier is up and Redis' gap mark was read (or after `maxMs`, whichever is
+   * first): used once at start. Up without the mark, Redis entries are not served until it is
+   * read (redis/stale-before.ts).
+   */
+  async ready(maxMs: number): Promise<boolean> {
+    const started = Date.now();
+    const up = await this.connection.ready(maxMs);
+    if (up) await this.staleBeforeMark.learned(maxMs - (Date.now() - started));
+    return up;
   }
 
   /** The entry stored under `key` by any replica, or undefined (redis/entries.ts). */
@@ -163,7 +193,7 @@ export class RedisTier {
 
   /** Try to become the one replica that fetches `key` now (redis/locks.ts). */
   lock(key: string, tier: Tier): Promise<LockResult> {
-    return this.locks.lock(key, tier);
+    return this.locks.lock(key, tier, this.staleBeforeMark.lockCutoff);
   }
 
   /** Release a lock we won, only if it is still ours (redis/locks.ts). */
@@ -173,7 +203,8 @@ export class RedisTier {
 
   /** Having lost the lock: wait for the winner's entry, bounded (redis/locks.ts). */
   waitForEntry(tier: Tier, key: string, accept: (entry: CacheEntry) => boolean, maxWaitMs: number): Promise<{ outcome: RedisWaitOutcome; entry?: CacheEntry }> {
-    return this.locks.waitForEntry(tier, key, accept, maxWaitMs);
+    // None taken while Redis' gap mark is unknown: it may be one stored before it (redis/stale-before.ts).
+    return this.locks.waitForEntry(tier, key, (entry) => this.staleBeforeMark.known !== undefined && accept(entry), maxWaitMs);
   }
 
   /** Purge Redis and every replica's local tier; null when Redis could not be reached (redis/purges.ts). */
@@ -189,6 +220,7 @@ export class RedisTier {
 
   /** Leave the replicas alive, then close both connections (QUIT, bounded; then drop them). */
   async close(): Promise<void> {
+    this.staleBeforeMark.close();
     await this.purges.close();
     return this.connection.close();
   }

@@ -227,4 +227,10 @@ export interface SharedTierHooks {
   readonly onPurge: (message: PurgeMessage) => number | void | Promise<number>;
   /** Purges may have been missed (the channel was lost and is back). */
   readonly onPurgesMissed: () => void;
+  /**
+   * The shared tier's gap mark (nothing stored before `at` is vouched for), read each time the
+   * tier comes up: applied here as a gap. A tier calls it before it serves an entry judged by it
+   * (cache/redis/stale-before.ts).
+   */
+  readonly onStaleBefore: (at: number) => void;
 }

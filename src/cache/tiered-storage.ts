@@ -86,6 +86,8 @@ export class TieredStorage implements Storage {
   /** The carry of the owed purges under way, if any. */
   private carrying: Promise<void> | undefined;
   private closed = false;
+  /** The newest gap mark the shared tier handed over (onStaleBefore), applied here. */
+  private staleBeforeTaken = 0;
 
   /** `connect`: builds the shared tier, given what it must call back (purges heard, purges missed). */
   constructor(
@@ -106,6 +108,17 @@ export class TieredStorage implements Storage {
           'purges sent while the redis channel was lost may have been missed: the local tier is refreshed at next use',
         );
       },
+      // A gap recorded in the shared tier, read each time it comes up (redis/stale-before.ts): at
+      // start, and after a down in which this process heard none of the gaps taken meanwhile.
+      // Applied here, it makes the shared tier's entries stored before it stale too (lookup and
+      // fetchOnce judge them by this tier's freshness), so a replica started while Redis was
+      // unreachable does not serve them as fresh once it answers.
+      onStaleBefore: (at) => {
+        if (at <= this.staleBeforeTaken) return;
+        this.staleBeforeTaken = at;
+        this.local.expireBefore(at);
+        opts.log.info({ redisStaleBefore: at }, 'a gap recorded in redis: what was cached before it is refreshed at next use');
+      },
     });
   }
 
@@ -113,14 +126,16 @@ export class TieredStorage implements Storage {
     return this.tier.followerState;
   }
 
-  /** Give the shared tier a moment to connect so the first requests already share; never wait longer. */
+  /**
+   * Give the shared tier a moment to connect (and to read its gap mark) so the first requests
+   * already share; never wait longer. A gap the change signals met before this process started
+   * still holds for what the shared tier keeps: the tier hands it over (onStaleBefore) whenever
+   * it comes up, now or later, and serves none of its entries until it has.
+   */
   async open(maxWaitMs: number): Promise<void> {
     if (!(await this.tier.ready(maxWaitMs))) {
       this.opts.log.warn({ waitedMs: maxWaitMs }, 'redis not ready at start: starting without it, it is used as soon as it answers');
     }
-    // A gap the change signals met before this process started still holds for what the shared tier keeps.
-    const staleBefore = this.tier.up ? await this.tier.staleBefore() : undefined;
-    if (staleBefore) this.local.expireBefore(staleBefore);
   }
 
   /**

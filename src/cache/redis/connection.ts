@@ -104,6 +104,12 @@ export class RedisConnection {
   private state: State = 'starting';
   private subscribed = false;
   private subState: State = 'starting';
+  /**
+   * ready() gave up before the channel was subscribed: the process serves (and fills its local
+   * tier from the wiki) without hearing the other replicas' purges, so the first subscription
+   * is a channel resumed too (subscriberUp).
+   */
+  private servedWithoutChannel = false;
   /** The purge channel, once subscribed to. */
   private channel: string | undefined;
   private probing: NodeJS.Timeout | undefined;
@@ -267,6 +273,7 @@ export class RedisConnection {
       await this.close();
       throw refusal;
     }
+    if (!this.subscribed) this.servedWithoutChannel = true;
     return this.state === 'up';
   }
 
@@ -510,7 +517,11 @@ export class RedisConnection {
   private subscriberUp(): void {
     if (this.closed) return;
     this.subscribed = true;
-    const resumed = this.subState === 'down';
+    // Lost after it was subscribed, or never subscribed while the process already served: a
+    // first connection that failed on a Redis Cluster (shard-channel.ts emits 'close' only after
+    // 'ready'), or a Redis still loading its dataset (ioredis holds 'ready' back, no 'close'):
+    // test/in-process/redis-stale-before-learned-when-the-tier-comes-up.test.ts.
+    const resumed = this.subState === 'down' || (this.subState === 'starting' && this.servedWithoutChannel);
     this.subState = 'up';
     if (resumed) {
       // The channel is subscribed again here (ioredis' autoResubscribe is off, see the

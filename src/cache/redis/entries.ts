@@ -78,6 +78,8 @@ export interface RedisEntriesOptions {
   readonly metrics: RedisMetrics;
   /** On a cluster: cluster-writes.ts ENDED_KEPT_MS, unless a test shortens it. */
   readonly endedKeptMs?: number | undefined;
+  /** Redis' gap mark as this process knows it, undefined while unknown (stale-before.ts). */
+  readonly staleBefore?: () => number | undefined;
 }
 
 export class RedisEntries {
@@ -99,9 +101,14 @@ export class RedisEntries {
   /**
    * The entry stored under `key` by any replica, or undefined (absent, Redis unusable, or not an
    * entry of `tier`). Concurrent lookups of one key share one GET.
+   *
+   * None while Redis' gap mark (stale-before) is unknown here (stale-before.ts): an entry stored
+   * before it would be judged fresh. Known, it has been applied to the local tier before
+   * (cache/tiered-storage.ts onStaleBefore), whose freshness judges an entry stored before it
+   * stale: refreshed at its use, still a fallback while the wiki fails.
    */
   async get(tier: Tier, key: string): Promise<CacheEntry | undefined> {
-    if (!this.connection.up) {
+    if (!this.connection.up || (this.opts.staleBefore && this.opts.staleBefore() === undefined)) {
       this.opts.metrics.lookup('unavailable');
       return undefined;
     }

@@ -194,9 +194,13 @@ export class RedisInvalidations {
     return r.ok;
   }
 
-  /** The instant before which nothing is vouched for (0 when none), or undefined when unknown. */
-  async staleBefore(): Promise<number | undefined> {
-    const r = await this.connection.call('get', () => this.cmd.get(this.keys.staleBefore));
+  /**
+   * The instant before which nothing is vouched for (0 when none), or undefined when unknown.
+   * Read off the client path (stale-before.ts, each time the tier comes up): bounded like a purge
+   * by default, so that one slow reply on a busy host does not leave it unknown.
+   */
+  async staleBefore(timeoutMs = this.purgeTimeoutMs): Promise<number | undefined> {
+    const r = await this.connection.call('get', () => this.cmd.get(this.keys.staleBefore), { timeoutMs });
     return r.ok ? Number(r.value ?? 0) : undefined;
   }
 

@@ -32,19 +32,32 @@ import type { RedisKeys } from './keys.js';
 export type { LockResult } from '../storage.js';
 
 // KEYS[1] the lock, KEYS[2] the entry; ARGV[1] token, ARGV[2] the lock's PX, ARGV[3] the entry
-// PTTL above which the entry is still fresh for a while. Returns 1 won, 0 lost, 2 taken but
-// given back at once: the entry is there and fresh, a fetch already finished.
+// PTTL above which the entry is still fresh for a while, ARGV[4] Redis' gap mark (stale-before,
+// ms) as the caller knows it. Returns 1 won, 0 lost, 2 taken but given back at once: the entry
+// is there and fresh, a fetch already finished.
 // Why look at the entry: a replica's lookup (GET) and its lock (SET NX) are two steps. When its
 // GET came before the holder's SET and its SET NX after the holder's unlock, a plain SET NX wins
 // a lock whose fetch is done, and the wiki is asked again (seen under load: 2 replicas x 50
 // misses, no Redis error, two locks won). Entries are written with PX = ttl - age + W, where
 // W = max(grace, stale-if-error) (freshness.ts remainingKeepMs), so PTTL > W means fresh; a
 // session's entry has no stale window (W = 0), so any PTTL left means fresh.
+// Why the gap mark too: after a gap (stale-before), an entry stored before it keeps its PTTL yet
+// is not fresh on any replica. Judged by its PTTL alone, it counted as a fetch already finished:
+// every replica was given the lock back, found the entry stale, saw no lock and fetched
+// (test/in-process/redis-lock-after-a-gap-still-deduplicates.test.ts). Its storedAt is read
+// from the entry itself (entry-codec.ts: "WE", version, tier, status, then storedAt as a
+// big-endian f64 at byte 6, in every version), so the lock and its entry stay the script's only
+// keys, in one hash slot on a cluster (keys.ts). The caller passes the mark (it is another key,
+// in another slot): while it does not know it, a mark no entry is stored at or after
+// (stale-before.ts NOTHING_VOUCHED), and the lock is taken as a plain SET NX.
 const LOCK_LUA = `
 if not redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 0 end
 if redis.call('PTTL', KEYS[2]) > tonumber(ARGV[3]) then
-  redis.call('DEL', KEYS[1])
-  return 2
+  local head = redis.call('GETRANGE', KEYS[2], 0, 13)
+  if #head == 14 and string.sub(head, 1, 2) == 'WE' and struct.unpack('>d', string.sub(head, 7, 14)) >= tonumber(ARGV[4]) then
+    redis.call('DEL', KEYS[1])
+    return 2
+  end
 end
 return 1`;
 
@@ -57,7 +70,7 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0`;
 
 interface LockScripts {
-  wikiedgeLock(lockKey: string, entryKey: string, token: string, lockMs: number, freshPttl: number): Promise<number>;
+  wikiedgeLock(lockKey: string, entryKey: string, token: string, lockMs: number, freshPttl: number, staleBefore: number): Promise<number>;
   wikiedgeUnlock(lockKey: string, token: string): Promise<number>;
 }
 
@@ -87,15 +100,23 @@ export class RedisLocks {
    * Try to become the one replica that fetches `key` now. `lost` also when the lock was free but
    * a fresh entry is already there (a fetch finished since this replica looked): waitForEntry's
    * first poll then takes that entry, and a background refresh is left to the replica that made it.
+   * An entry stored before `staleBefore` (Redis' gap mark, stale-before.ts) is not such an entry.
    */
-  async lock(key: string, tier: Tier): Promise<LockResult> {
+  async lock(key: string, tier: Tier, staleBefore: number): Promise<LockResult> {
     if (!this.connection.up) {
       this.opts.metrics.lock('unavailable');
       return { kind: 'unavailable' };
     }
     const token = randomBytes(9).toString('base64url');
     const r = await this.connection.call('lock', () =>
-      this.cmd.wikiedgeLock(this.keys.lock(key), this.keys.entry(key), token, this.opts.lockMs, tier === 'session' ? FRESH_FOR_AT_LEAST_MS : this.freshPttl),
+      this.cmd.wikiedgeLock(
+        this.keys.lock(key),
+        this.keys.entry(key),
+        token,
+        this.opts.lockMs,
+        tier === 'session' ? FRESH_FOR_AT_LEAST_MS : this.freshPttl,
+        staleBefore,
+      ),
     );
     const result: LockResult = !r.ok ? { kind: 'unavailable' } : r.value === 1 ? { kind: 'won', token } : { kind: 'lost' };
     this.opts.metrics.lock(result.kind);

@@ -53,12 +53,19 @@ export class ShardChannel extends EventEmitter {
     });
   }
 
-  /** Subscribe (now, or as soon as connected); messages come as `message` (channel, text). */
+  /**
+   * Subscribe (now, or as soon as connected); messages come as `message` (channel, text). Settles
+   * once subscribed, as a plain client's SUBSCRIBE does: settled before, connection.ts took the
+   * channel for subscribed from the start, so ready() did not wait for it and a first
+   * subscription made after the process had served without it was not a channel resumed (test:
+   * redis-stale-before-learned-when-the-tier-comes-up.test.ts).
+   */
   subscribe(channel: string): Promise<unknown> {
     this.channel = channel;
     if (!this.client) {
+      const subscribed = new Promise<void>((resolve) => this.once('ready', () => resolve()));
       this.open();
-      return Promise.resolve();
+      return subscribed;
     }
     return this.client.ssubscribe(channel);
   }
