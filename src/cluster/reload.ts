@@ -128,6 +128,19 @@ export function mayHandOver(log: Logger, before: Config, after: Config): boolean
   return false;
 }
 
+/**
+ * The warning a reload that turns the change follower off where nothing ends what it vouched for
+ * deserves, or undefined. A single process's reload takes a `follower-off` gap once the old
+ * follower stops, and with Redis every new process takes it from the follower's cursor
+ * (gateway/gateway.ts followerStopped, endFollowedTtlInRedis); a cluster without Redis hands its
+ * workers' entries to new processes that cannot know they were stored under the followed TTL
+ * (docs/INVALIDATION.md, "Turning the follower off"). Pure.
+ */
+export function followerOffUncovered(before: Config, after: Config): string | undefined {
+  if (!before.rcFollow || after.rcFollow || after.workers <= 1 || usesRedis(after)) return undefined;
+  return `reload: WIKIEDGE_RC_FOLLOW turned off: the entries handed over to the new workers keep the followed TTL (up to ${before.ttlFollowedSeconds} s) with nothing to invalidate them; purge everything (POST /purge?all=1) once the reload is complete`;
+}
+
 /** What a reload from `before` to `after` changes, or the first fixed key it would change. Pure. */
 export function reloadPlan(before: LoadedConfig, after: LoadedConfig): { readonly changed: ConfigKey[] } | { readonly refused: ConfigKey } {
   const changed = (Object.keys(FIELDS) as ConfigKey[]).filter((key) => !sameValue(key, before, after));
@@ -186,6 +199,8 @@ export function reloadOnSighup(log: Logger, steps: ReloadSteps): SighupReload {
       return;
     }
     for (const warning of loaded.warnings) log.warn(warning);
+    const uncovered = followerOffUncovered(steps.current().config, loaded.config);
+    if (uncovered !== undefined) log.warn({ key: FIELDS.rcFollow.env }, uncovered);
     const changed = plan.changed.map((key) => FIELDS[key].env);
     steps.apply(loaded, sources);
     log.info({ changed }, `reload: configuration valid; ${steps.replacing}`);

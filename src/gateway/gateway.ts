@@ -4,6 +4,7 @@
  * storage (cache/storage.ts) is decided here, and only here: the local tier alone, or in front of
  * the Redis tier when WIKIEDGE_REDIS_URL is set.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { Coalescer } from '../cache/coalescer.js';
@@ -11,7 +12,7 @@ import type { PurgeSiblings } from '../cache/purge.js';
 import { RedisTier } from '../cache/redis-tier.js';
 import { redisTarget } from '../cache/redis/target.js';
 import { LocalStorage } from '../cache/local-storage.js';
-import type { Storage } from '../cache/storage.js';
+import type { SharedFollowerState, Storage } from '../cache/storage.js';
 import { TieredStorage } from '../cache/tiered-storage.js';
 import { type CacheEntry, CacheStore } from '../cache/store.js';
 import type { Config } from '../config/config.js';
@@ -38,10 +39,10 @@ import {
   revisionTimesOfAnswer,
 } from '../invalidation/purge-confirmation.js';
 import { changeConfirmed } from '../policy/changes.js';
-import { ALWAYS_LEADER, ChangeFollower, type Cursor, MemoryCursorStore } from '../invalidation/follower.js';
+import { ALWAYS_LEADER, ChangeFollower, type Cursor, cursorFromStored, MemoryCursorStore } from '../invalidation/follower.js';
 import { SessionUsers } from '../policy/session-users.js';
 import type { PolicySettings } from '../policy/answer-policy.js';
-import { ChangeSignals } from '../invalidation/signals.js';
+import { ChangeSignals, type Reach } from '../invalidation/signals.js';
 import type { CookieNames } from '../mediawiki/set-cookie.js';
 import { Upstream } from '../upstream/upstream.js';
 
@@ -160,11 +161,13 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
   const sessionUsers = new SessionUsers();
   const storageParts = { store, users: sessionUsers, siblings: deps.siblings, now, log };
   const redisAt = redisTarget(config);
+  // Read by the watch of the follower's cursor (endFollowedTtlInRedis), which asks only while it is up.
+  let redisTier: RedisTier | undefined;
   const storage: Storage = redisAt
     ? new TieredStorage(
         storageParts,
         (hooks) =>
-          new RedisTier({
+          (redisTier = new RedisTier({
             url: config.redisUrl,
             target: redisAt,
             timeoutMs: config.redisTimeoutMs,
@@ -175,7 +178,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
             log: log.child({ component: 'redis' }),
             metrics: new RedisMetrics(registry),
             ...hooks,
-          }),
+          })),
       )
     : new LocalStorage(storageParts);
   const changes = new ChangeSignals({
@@ -226,6 +229,14 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
   // process/reload-single-process-follower-reaches-both-generations.test.ts).
   const follower = config.rcFollow ? newFollower(config, log, upstream, storage, changes, changeMetrics, config.workers > 1) : undefined;
   if (follower) changes.followWith(follower);
+  else {
+    const g: NotFollowing = { changes, metrics: changeMetrics, reach: storage.shared ? 'everywhere' : 'here', log: log.child({ component: 'changes' }) };
+    notFollowing(g);
+    if (storage.followerState) {
+      const times = { unhealthyAfterMs: unhealthyAfter(config), gapAfterMs: gapAfter(config), followedTtlMs: config.ttlFollowedSeconds * 1000 };
+      void endFollowedTtlInRedis(g, storage.followerState, () => redisTier?.up === true, times);
+    }
+  }
   const rules = identityRules({
     cookiePrefix: config.cookiePrefix,
     sessionName: config.sessionName,
@@ -314,7 +325,7 @@ function newFollower(
   inCluster: boolean,
 ): ChangeFollower {
   const leaseMs = Math.max(5_000, config.rcPollMs * 5);
-  const unhealthyAfterMs = Math.max(10_000, config.rcPollMs * 5);
+  const unhealthyAfterMs = unhealthyAfter(config);
   const state = storage.followerState;
   const reach = !storage.shared && inCluster ? 'here' : 'everywhere';
   return new ChangeFollower({
@@ -327,7 +338,7 @@ function newFollower(
     // is unhealthy: a standby hears of the leader's polls only as they end, so with a short TTL
     // below the poll interval (or a leader's long poll through a burst) every standby took a gap,
     // everywhere, between two healthy polls.
-    gapAfterMs: Math.max(config.ttlPublicSeconds * 1000, unhealthyAfterMs),
+    gapAfterMs: gapAfter(config),
     maxLagMs: config.rcMaxLagSeconds * 1000,
     requestTimeoutMs: config.upstreamResponseTimeoutMs,
     now: () => Date.now(),
@@ -341,7 +352,145 @@ function newFollower(
     expire: (before, reason) => changes.expire(before, reason, reach),
     namespaces: (ns) => changes.setNamespaces(ns),
     latestNamespaces: () => changes.namespaces,
+    stopped: (lastVouched) => followerStopped(lastVouched),
   });
+}
+
+/** Nobody vouched for this long: a follower is not healthy, and the short TTL defaults apply. */
+function unhealthyAfter(config: Config): number {
+  return Math.max(10_000, config.rcPollMs * 5);
+}
+
+/** Nobody vouched for this long: a gap (newFollower's gapAfterMs says why). */
+function gapAfter(config: Config): number {
+  return Math.max(config.ttlPublicSeconds * 1000, unhealthyAfter(config));
+}
+
+/**
+ * This process's gateways that follow no changes (WIKIEDGE_RC_FOLLOW=false), while they live,
+ * each with where its gaps reach: its local tier, and with Redis the shared one too.
+ */
+const processNotFollowing = new Set<NotFollowing>();
+
+interface NotFollowing {
+  readonly changes: ChangeSignals;
+  readonly metrics: ChangeSignalMetrics;
+  readonly reach: Reach;
+  readonly log: Logger;
+  /** The instant of the last follower-off gap it took: one per follower that stopped. */
+  gapAt?: number;
+  /** The last instant a follower of this process that stopped vouched: its gap covers it. */
+  coveredVouch?: number;
+}
+
+function notFollowing(g: NotFollowing): void {
+  for (const other of processNotFollowing) if (other.changes.isClosed) processNotFollowing.delete(other);
+  processNotFollowing.add(g);
+}
+
+/**
+ * A follower of this process stopped. When a gateway of the same process follows no changes, it
+ * is a single process's reload that turned WIKIEDGE_RC_FOLLOW off (cluster/generations.ts
+ * replace: the new gateway is built, takes the old one's local tier over, then the old one
+ * retires and its follower stops here): what the old gateway stored while its follower vouched
+ * was kept WIKIEDGE_TTL_FOLLOWED_SECONDS (invalidation/signals.ts ttlDefaults), handed over with
+ * its storedAt, and nothing would invalidate it any more. So a gap, `follower-off`, dated now,
+ * after the last poll and the whole hand-over: those entries are refreshed at their next use. With
+ * Redis it reaches the shared tier as its stale-before mark (the entries there were stored under
+ * the same TTL, and would fill the local tier again as fresh). Not at a reload that keeps
+ * following (no such gateway), nor when the follower never vouched (every entry was stored under
+ * the short TTLs). test/in-process/reload-that-stops-following-ends-the-followed-ttl.test.ts.
+ */
+async function followerStopped(lastVouched: number | undefined): Promise<void> {
+  if (lastVouched === undefined) return;
+  for (const g of [...processNotFollowing]) {
+    if (g.changes.isClosed) {
+      processNotFollowing.delete(g);
+      continue;
+    }
+    g.coveredVouch = Math.max(g.coveredVouch ?? lastVouched, lastVouched);
+    await followerOff(g, Date.now());
+  }
+}
+
+async function followerOff(g: NotFollowing, before: number): Promise<void> {
+  if (g.gapAt !== undefined && g.gapAt >= before) return;
+  g.gapAt = before;
+  g.metrics.gap('follower-off');
+  // The old gateway's retirement goes on whatever happens here: a failure is logged, not thrown.
+  await g.changes.expire(before, 'follower-off', g.reach).catch((err: unknown) => {
+    g.log.error({ err: String(err) }, 'change signals: the follower-off gap could not be taken; purge everything (POST /purge?all=1)');
+  });
+}
+
+/** While the gateway starts (its storage opens after it is built), the cursor is asked for again this often until Redis is up. */
+const CURSOR_RETRY_MS = 1_000;
+const CURSOR_RETRY_FOR_MS = 60_000;
+
+/**
+ * A gateway that follows no changes, beside a Redis tier, watches the follower's cursor there:
+ * followers of the same key prefix (other replicas, this replica before a restart, the workers a
+ * reload replaced) stored their answers in Redis for WIKIEDGE_TTL_FOLLOWED_SECONDS, and nothing
+ * invalidates them once every follower has stopped. The cursor's `polledAt` is the last instant a
+ * follower vouched (invalidation/follower.ts toCursor); every entry stored under the followed TTL
+ * was stored before polledAt + the unhealthy time (a follower's `healthy`). Once the cursor has
+ * not moved for as long as a standby follower waits before its `stalled` gap (`gapAfterMs`: a
+ * follower back within it reads on from its cursor, as for an outage), a `follower-off` gap dated
+ * polledAt + the unhealthy time, everywhere (Redis' stale-before mark: every replica, and those
+ * started later), ends them and nothing stored since. The same date for every replica that
+ * watches, one mark however many take it; none while a follower polls on (its rows reach this
+ * replica over the purge channel), none once the followed TTL has run out since. One read of
+ * Redis per `gapAfterMs` (60 s by default; 10 s while nobody follows).
+ * test/in-process/restart-without-the-follower-ends-the-followed-ttl-in-redis.test.ts.
+ */
+async function endFollowedTtlInRedis(
+  g: NotFollowing,
+  state: SharedFollowerState,
+  redisUp: () => boolean,
+  times: { unhealthyAfterMs: number; gapAfterMs: number; followedTtlMs: number },
+): Promise<void> {
+  const { unhealthyAfterMs, gapAfterMs, followedTtlMs } = times;
+  const started = Date.now();
+  let vouching = false;
+  while (!g.changes.isClosed) {
+    let polledAt: number | undefined;
+    try {
+      // Not while the tier is down or not up yet (the gateway is built before its storage opens):
+      // the cursor's read asks even a tier that is down, and a failure would take it down again.
+      // What Redis holds is not served meanwhile.
+      if (!redisUp()) throw new Error('redis is not up');
+      polledAt = cursorFromStored(await state.loadCursor())?.polledAt;
+    } catch {
+      await sleep(Date.now() - started < CURSOR_RETRY_FOR_MS ? CURSOR_RETRY_MS : unhealthyAfterMs, undefined, { ref: false });
+      continue;
+    }
+    if (g.changes.isClosed) return;
+    // Nobody followed under this key prefix yet (or a cursor of another form: it vouched for nothing).
+    if (polledAt === undefined) {
+      await sleep(unhealthyAfterMs, undefined, { ref: false });
+      continue;
+    }
+    const due = polledAt + gapAfterMs;
+    const now = Date.now();
+    if (now < due) {
+      if (!vouching)
+        g.log.info({ lastVouched: new Date(polledAt).toISOString() }, 'change signals: a follower vouches for what Redis holds under the followed TTL');
+      vouching = true;
+      // Looked at again once this vouch is no longer enough: moved on, or the gap.
+      await sleep(due - now, undefined, { ref: false });
+      continue;
+    }
+    vouching = false;
+    // Nobody vouches now. The follower that vouched last stopped, unless its gap was taken: here
+    // at its stop (followerStopped), or by this watch before (followerOff's date).
+    const end = polledAt + unhealthyAfterMs;
+    const covered = (g.coveredVouch ?? -Infinity) >= polledAt || (g.gapAt ?? -Infinity) >= end;
+    if (!covered && now - end < followedTtlMs) {
+      g.log.warn({ lastVouched: new Date(polledAt).toISOString() }, 'change signals: no follower vouches any more for what Redis holds under the followed TTL');
+      await followerOff(g, end);
+    }
+    await sleep(unhealthyAfterMs, undefined, { ref: false });
+  }
 }
 
 /**

@@ -20,8 +20,9 @@
  * began, so it may land before the cursor; a transaction that took its rc_id early may commit after
  * a later one was read. Such rows fall in a window just before the cursor: the follower starts
  * each poll from the window's floor instead of the cursor and applies a row there only when its
- * id is not among those it applied (`seen`). The window is small and never blocks progress: it
- * holds the last LATE_WINDOW_MS before the cursor but at most SEEN_MAX rows and WINDOW_PAGES pages
+ * id, with that timestamp, is not among those it applied (`seen`; an id reissued after a
+ * database failover is another row: follower-cursor.ts wasSeen). The window is small and never
+ * blocks progress: it holds the last LATE_WINDOW_MS before the cursor but at most SEEN_MAX rows and WINDOW_PAGES pages
  * (the floor moves up past older ones, and only moves up), so it costs at most WINDOW_PAGES of a
  * poll's MAX_PAGES_PER_POLL. The poll's time budget (POLL_BUDGET_MS) counts only once the reading
  * is past the cursor: on a slow wiki the window alone may take all of it, and every poll would
@@ -90,6 +91,7 @@ import {
   stateOf,
   tsMw,
   cmp,
+  wasSeen,
 } from './follower-cursor.js';
 
 export { type Cursor, cursorFromStored, LATE_WINDOW_MS } from './follower-cursor.js';
@@ -172,6 +174,12 @@ export interface FollowerOptions {
    * went stale when the wiki gained a namespace (WikibaseLexeme installed: its rows lost `t:lexeme`).
    */
   readonly latestNamespaces?: () => Namespaces;
+  /**
+   * Called once when the follower stops (stop()), after its last poll, with the last instant it
+   * (or the leader, for a standby) vouched, undefined when nobody ever did: what it vouched for
+   * is vouched for by nobody from then on, unless another follower takes over.
+   */
+  readonly stopped?: (lastVouched: number | undefined) => Promise<void>;
 }
 
 interface RcAnswer {
@@ -215,6 +223,7 @@ export class ChangeFollower {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
+  private stopping: Promise<void> | undefined;
   private currentNamespaces: Namespaces | undefined;
   private readonly startedAt: number;
   private readonly maxLagMs: number;
@@ -258,12 +267,18 @@ export class ChangeFollower {
     tick();
   }
 
-  async stop(): Promise<void> {
+  /** Stops polling (once: a second call waits for the first). */
+  stop(): Promise<void> {
+    return (this.stopping ??= this.stopOnce());
+  }
+
+  private async stopOnce(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.running;
     if (this.leader) await this.opts.lease.release();
     this.leader = false;
+    await this.opts.stopped?.(this.lastVouched);
   }
 
   /** One poll: the lease, then rows since the cursor (leader) or the leader's word (standby). */
@@ -591,7 +606,7 @@ export class ChangeFollower {
         const at = positionOfContinue(next);
         if (at === undefined || cmp(at, from) <= 0)
           throw new Error(`recentchanges: a page without rows whose continuation (${next.slice(0, 40)}) does not move on`);
-        if (!seen.has(at.id)) {
+        if (!wasSeen(seen, at)) {
           await commit();
           await this.gap('row-unreadable', this.opts.now());
           this.opts.log.warn({ rccontinue: next }, 'change follower: the wiki would not show a row; a gap, and on past it');
@@ -610,8 +625,10 @@ export class ChangeFollower {
         rows++;
         const future = server !== undefined && key.s * 1000 > server * 1000 + CLOCK_SLACK_MS;
         // Every row returned is after the floor: in the window it is news only when not seen
-        // (inserted late), after the cursor unless seen (a row dated ahead, applied once).
-        if (!seen.has(row.rcid)) {
+        // (inserted late), after the cursor unless seen (a row dated ahead, applied once). Seen
+        // is the id with the same timestamp (follower-cursor.ts wasSeen): an id a failed-over
+        // database reissued to a later change is news.
+        if (!wasSeen(seen, key)) {
           if (cmp(key, pos) <= 0) late++;
           if (future) ahead = true;
           batch.push(changeFromRow(row, namespaces));

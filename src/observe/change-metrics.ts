@@ -7,6 +7,12 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { PurgeSource } from './metrics.js';
 import { GAP_REASONS } from '../words/outcomes.js';
 
+/**
+ * The reason label's closed set: the follower's gaps, and `follower-off`, the gap a gateway that
+ * follows no changes takes when it takes over from one that did (invalidation/signals.ts ExpireReason).
+ */
+const GAP_SERIES: readonly string[] = [...GAP_REASONS, 'follower-off'];
+
 /** recentchanges types, core log types ($wgLogTypes, includes/MainConfigSchema.php) and write actions: the `type` label's closed set. */
 const CHANGE_TYPES = new Set([
   'edit',
@@ -144,7 +150,7 @@ export class ChangeSignalMetrics {
     });
     this.followerGaps = new Counter({
       name: 'wikiedge_change_follower_gaps_total',
-      help: "Times the follower could not vouch that it saw every change, by reason (cursor-lost, clock, rc-purged, behind: a poll ended further behind the wiki's clock than WIKIEDGE_RC_MAX_LAG_SECONDS, stalled, row-unreadable: a page with no row the wiki would show); each makes everything cached before it refresh at its next use.",
+      help: "Times the follower could not vouch that it saw every change, by reason (cursor-lost, clock, rc-purged, behind: a poll ended further behind the wiki's clock than WIKIEDGE_RC_MAX_LAG_SECONDS, stalled, row-unreadable: a page with no row the wiki would show, follower-off: a reload turned the follower off, and what it vouched for was kept under the followed TTL); each makes everything cached before it refresh at its next use.",
       labelNames: ['reason'] as const,
       registers,
     });
@@ -152,7 +158,7 @@ export class ChangeSignalMetrics {
     for (const cause of ['purge', 'follower', 'write', 'rebound', 'user', 'gap']) this.invalidatedEntries.inc({ cause }, 0);
     for (const source of ['purge', 'follower', 'write']) this.lagSeconds.zero({ source });
     for (const outcome of ['ok', 'error', 'standby']) this.followerPolls.inc({ outcome }, 0);
-    for (const reason of GAP_REASONS) this.followerGaps.inc({ reason }, 0);
+    for (const reason of GAP_SERIES) this.followerGaps.inc({ reason }, 0);
   }
 
   event(source: string, type: string): void {
