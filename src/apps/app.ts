@@ -98,7 +98,9 @@ export async function build(config: Config, log: Logger, deps: GatewayDeps = {},
     // cache/redis/connection.ts ready) leaves nothing running. A reload refused so kept the
     // half-built one's heartbeat, clients and apps alive beside the serving one, one more per
     // refused SIGHUP (test/in-process/refused-start-leaves-no-timer-running.test.ts).
-    await Promise.allSettled([publicApp.close(), adminApp?.close(), gw.upstream.close(), gw.storage.close()]);
+    // Its change signals too: a gateway following no changes watches the follower's cursor in
+    // Redis until they are closed (gateway/gateway.ts endFollowedTtlInRedis).
+    await Promise.allSettled([publicApp.close(), adminApp?.close(), gw.upstream.close(), gw.changes.close(), gw.storage.close()]);
     gw.purgeConfirmations.stop();
     throw err;
   }

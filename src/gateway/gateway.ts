@@ -395,9 +395,10 @@ function notFollowing(g: NotFollowing): void {
  * retires and its follower stops here): what the old gateway stored while its follower vouched
  * was kept WIKIEDGE_TTL_FOLLOWED_SECONDS (invalidation/signals.ts ttlDefaults), handed over with
  * its storedAt, and nothing would invalidate it any more. So a gap, `follower-off`, dated now,
- * after the last poll and the whole hand-over: those entries are refreshed at their next use. With
- * Redis it reaches the shared tier as its stale-before mark (the entries there were stored under
- * the same TTL, and would fill the local tier again as fresh). Not at a reload that keeps
+ * after the last poll and the whole hand-over: those entries are refreshed at their next use.
+ * With Redis, not here: another replica may follow on (its changes reach this one over the purge
+ * channel), and the watch of the follower's cursor takes the gap, everywhere, once nobody
+ * vouches (endFollowedTtlInRedis). Not at a reload that keeps
  * following (no such gateway), nor when the follower never vouched (every entry was stored under
  * the short TTLs). test/in-process/reload-that-stops-following-ends-the-followed-ttl.test.ts.
  */
@@ -408,6 +409,10 @@ async function followerStopped(lastVouched: number | undefined): Promise<void> {
       processNotFollowing.delete(g);
       continue;
     }
+    // With Redis another replica may follow on, whose changes reach this one over the purge
+    // channel: a gap everywhere now would refresh every replica's entries for nothing. The watch
+    // of the follower's cursor (endFollowedTtlInRedis) takes it once nobody vouches.
+    if (g.reach !== 'here') continue;
     g.coveredVouch = Math.max(g.coveredVouch ?? lastVouched, lastVouched);
     await followerOff(g, Date.now());
   }
@@ -470,8 +475,11 @@ async function endFollowedTtlInRedis(
       await sleep(unhealthyAfterMs, undefined, { ref: false });
       continue;
     }
-    const due = polledAt + gapAfterMs;
     const now = Date.now();
+    // A cursor dated ahead of this clock (a replica's clock ahead) vouches until now at most:
+    // never a sleep past gapAfterMs.
+    polledAt = Math.min(polledAt, now);
+    const due = polledAt + gapAfterMs;
     if (now < due) {
       if (!vouching)
         g.log.info({ lastVouched: new Date(polledAt).toISOString() }, 'change signals: a follower vouches for what Redis holds under the followed TTL');

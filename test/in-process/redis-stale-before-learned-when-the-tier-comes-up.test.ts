@@ -96,7 +96,8 @@ describe.runIf(redisInstalled).each(REDIS_BACKENDS)('a replica that starts befor
     const r = await startedWhileRedisHangs(prefix);
     // Fetched from the wiki and kept here while no purge from the other replicas could reach it
     // (the tier was down at the fetch: it stays local).
-    const cached = entry(urlKey);
+    // A millisecond back: the channel may come up within the millisecond of the store.
+    const cached = entry(urlKey, { storedAt: Date.now() - 1 });
     expect(await r.storage.store('shared', `shared|${urlKey}`, cached, await r.storage.mark())).toBe(true);
     expect(r.storage.freshness(cached)).toBe('fresh');
     await until(
