@@ -314,7 +314,12 @@ export function finalVerdict(verdict: ResponseVerdict, facts: InspectedFacts): R
     if (!facts.complete || facts.bodyBytes > facts.maxEntryBytes) return 'too-large';
     if (facts.debuginfoKept) return 'debuginfo';
     if (facts.echoesCredentials) return 'credential-echo';
-    if (verdict.tier === 'shared' && facts.holdsRequesterAddress) return 'requester-address';
+    // In a session's slot too: a slot is only as private as the credential it is made of, and a
+    // `wikiLoggedOut` cookie (a Unix time) or a name the credential net takes, with a value
+    // anyone can send, gives two clients one slot, the wiki answering both as anonymous by
+    // their address (docs/SECURITY.md class 54). A logged-in user's answers name the user, not
+    // the address: what this costs them is a preview signed with `~~~`.
+    if (facts.holdsRequesterAddress) return 'requester-address';
     if (verdict.tier === 'shared' && facts.fetchedWithClientCookies) return 'client-cookies';
     return undefined;
   })();
@@ -438,7 +443,9 @@ export function representationHeaders(
  *   anon-public-user-private with a persisted session), whatever shared entry answers it.
  */
 export function requesterCacheControl(identity: Identity, cacheControl: string | undefined): string | undefined {
-  const credentialed = identity.kind === 'session' || (identity.kind === 'anonymous' && identity.carriesCredentials);
+  // An `unsure` requester (credentials MediaWiki may read in a shape the gateway cannot:
+  // mediawiki/identity.ts) is passed, and may be logged in: never told public either.
+  const credentialed = identity.kind === 'session' || identity.kind === 'unsure' || (identity.kind === 'anonymous' && identity.carriesCredentials);
   if (!credentialed) return undefined;
   const cc = sessionCacheControl(cacheControl);
   if (cc === cacheControl && identity.kind === 'session') return undefined;

@@ -80,6 +80,8 @@ describe('requesterCacheControl: credentials never hear public', () => {
     ['login-suppressed with a session, no Cache-Control', SUPPRESSED_WITH_SESSION, undefined, 'private, must-revalidate, max-age=0'],
     ['a session holder passed a public answer', SESSION, 's-maxage=60, max-age=60, public', 'private, must-revalidate, max-age=60'],
     ['a session holder`s private answer: untouched', SESSION, 'private, must-revalidate, max-age=0', undefined],
+    // Credentials in a shape the gateway cannot read (`x_session[]=1` beside a real session): passed, maybe logged in.
+    ['an unsure requester passed a public answer', { kind: 'unsure' }, 's-maxage=60, max-age=60, public', 'private, must-revalidate, max-age=60'],
   ] as const)('%s', (_what, identity, given, expected) => {
     expect(requesterCacheControl(identity, given)).toBe(expected);
   });

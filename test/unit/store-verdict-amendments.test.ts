@@ -32,8 +32,8 @@ describe('finalVerdict', () => {
   ] as const)('%s: not stored (%s)', (_what, facts, reason) => {
     expect(finalVerdict(SHARED, { ...CLEAN, ...facts })).toEqual({ store: false, reason, mode: 'public' });
   });
-  it('the requester`s own address in its own session slot is fine', () => {
-    expect(finalVerdict(SESSION, { ...CLEAN, holdsRequesterAddress: true })).toBe(SESSION);
+  it('the requester`s address in a session`s slot: not stored either (a slot made of a guessable credential is two clients`, class 54)', () => {
+    expect(finalVerdict(SESSION, { ...CLEAN, holdsRequesterAddress: true })).toEqual({ store: false, reason: 'requester-address', mode: 'private' });
   });
   it('a session`s answer is made with its cookies, for its own slot: fine', () => {
     expect(finalVerdict(SESSION, { ...CLEAN, fetchedWithClientCookies: true })).toBe(SESSION);
