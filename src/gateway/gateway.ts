@@ -234,7 +234,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     notFollowing(g);
     if (storage.followerState) {
       const times = { unhealthyAfterMs: unhealthyAfter(config), gapAfterMs: gapAfter(config), followedTtlMs: config.ttlFollowedSeconds * 1000 };
-      void endFollowedTtlInRedis(g, storage.followerState, () => redisTier?.up === true, times);
+      void endFollowedTtlInRedis(g, storage.followerState, { up: () => redisTier?.up === true, staleBefore: async () => redisTier?.staleBefore() }, times);
     }
   }
   const rules = identityRules({
@@ -443,7 +443,8 @@ const CURSOR_RETRY_FOR_MS = 60_000;
  * follower back within it reads on from its cursor, as for an outage), a `follower-off` gap dated
  * polledAt + the unhealthy time, everywhere (Redis' stale-before mark: every replica, and those
  * started later), ends them and nothing stored since. The same date for every replica that
- * watches, one mark however many take it; none while a follower polls on (its rows reach this
+ * watches, one mark however many take it, and a replica that finds the mark there already (one
+ * restarted later) takes none; none while a follower polls on (its rows reach this
  * replica over the purge channel), none once the followed TTL has run out since. One read of
  * Redis per `gapAfterMs` (60 s by default; 10 s while nobody follows).
  * test/in-process/restart-without-the-follower-ends-the-followed-ttl-in-redis.test.ts.
@@ -451,7 +452,7 @@ const CURSOR_RETRY_FOR_MS = 60_000;
 async function endFollowedTtlInRedis(
   g: NotFollowing,
   state: SharedFollowerState,
-  redisUp: () => boolean,
+  redis: { readonly up: () => boolean; readonly staleBefore: () => Promise<number | undefined> },
   times: { unhealthyAfterMs: number; gapAfterMs: number; followedTtlMs: number },
 ): Promise<void> {
   const { unhealthyAfterMs, gapAfterMs, followedTtlMs } = times;
@@ -463,7 +464,7 @@ async function endFollowedTtlInRedis(
       // Not while the tier is down or not up yet (the gateway is built before its storage opens):
       // the cursor's read asks even a tier that is down, and a failure would take it down again.
       // What Redis holds is not served meanwhile.
-      if (!redisUp()) throw new Error('redis is not up');
+      if (!redis.up()) throw new Error('redis is not up');
       polledAt = cursorFromStored(await state.loadCursor())?.polledAt;
     } catch {
       await sleep(Date.now() - started < CURSOR_RETRY_FOR_MS ? CURSOR_RETRY_MS : unhealthyAfterMs, undefined, { ref: false });
@@ -494,8 +495,20 @@ async function endFollowedTtlInRedis(
     const end = polledAt + unhealthyAfterMs;
     const covered = (g.coveredVouch ?? -Infinity) >= polledAt || (g.gapAt ?? -Infinity) >= end;
     if (!covered && now - end < followedTtlMs) {
-      g.log.warn({ lastVouched: new Date(polledAt).toISOString() }, 'change signals: no follower vouches any more for what Redis holds under the followed TTL');
-      await followerOff(g, end);
+      // Taken already by another replica, or by this one before a restart: Redis' mark says so.
+      // Taken again, each restart of a replica within the followed TTL would refuse every
+      // replica's stores under way (the gap's flush guard) and tell them all once more.
+      const mark = await redis.staleBefore().catch(() => undefined);
+      if (mark !== undefined && mark >= end) {
+        g.gapAt = end;
+        g.log.info({ lastVouched: new Date(polledAt).toISOString() }, 'change signals: the gap for the last follower is in redis already');
+      } else {
+        g.log.warn(
+          { lastVouched: new Date(polledAt).toISOString() },
+          'change signals: no follower vouches any more for what Redis holds under the followed TTL',
+        );
+        await followerOff(g, end);
+      }
     }
     await sleep(unhealthyAfterMs, undefined, { ref: false });
   }
