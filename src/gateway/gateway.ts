@@ -377,10 +377,8 @@ interface NotFollowing {
   readonly metrics: ChangeSignalMetrics;
   readonly reach: Reach;
   readonly log: Logger;
-  /** The instant of the last follower-off gap it took: one per follower that stopped. */
+  /** The instant of the last follower-off gap it took, or found taken (endFollowedTtlInRedis). */
   gapAt?: number;
-  /** The last instant a follower of this process that stopped vouched: its gap covers it. */
-  coveredVouch?: number;
 }
 
 function notFollowing(g: NotFollowing): void {
@@ -413,7 +411,6 @@ async function followerStopped(lastVouched: number | undefined): Promise<void> {
     // channel: a gap everywhere now would refresh every replica's entries for nothing. The watch
     // of the follower's cursor (endFollowedTtlInRedis) takes it once nobody vouches.
     if (g.reach !== 'here') continue;
-    g.coveredVouch = Math.max(g.coveredVouch ?? lastVouched, lastVouched);
     await followerOff(g, Date.now());
   }
 }
@@ -490,10 +487,10 @@ async function endFollowedTtlInRedis(
       continue;
     }
     vouching = false;
-    // Nobody vouches now. The follower that vouched last stopped, unless its gap was taken: here
-    // at its stop (followerStopped), or by this watch before (followerOff's date).
+    // Nobody vouches now. The follower that vouched last stopped, unless its gap was taken by
+    // this watch before (followerOff's date).
     const end = polledAt + unhealthyAfterMs;
-    const covered = (g.coveredVouch ?? -Infinity) >= polledAt || (g.gapAt ?? -Infinity) >= end;
+    const covered = (g.gapAt ?? -Infinity) >= end;
     if (!covered && now - end < followedTtlMs) {
       // Taken already by another replica, or by this one before a restart: Redis' mark says so.
       // Taken again, each restart of a replica within the followed TTL would refuse every

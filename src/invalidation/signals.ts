@@ -66,17 +66,6 @@ interface Rebound {
   timer: NodeJS.Timeout | undefined;
 }
 
-/**
- * Why everything stored before an instant stops being fresh: a gap the follower took (GapReason),
- * or `follower-off`: a gateway that follows no changes took over from followers (a reload
- * turning WIKIEDGE_RC_FOLLOW off, or a Redis cursor no follower moves any more), and what they
- * stored under the followed TTL would have stayed fresh for up to that TTL with nothing left to
- * invalidate it (gateway/gateway.ts followerStopped and endFollowedTtlInRedis;
- * test/in-process/reload-that-stops-following-ends-the-followed-ttl.test.ts).
- * Each is a series of wikiedge_change_follower_gaps_total (observe/change-metrics.ts GAP_SERIES).
- */
-export type ExpireReason = GapReason | 'follower-off';
-
 /** Rebounds a retiring gateway had not made yet, for the next one (cluster/generations.ts retire). */
 export type PendingRebounds = readonly { readonly due: number; readonly reach: Reach; readonly tags: readonly string[] }[];
 
@@ -261,7 +250,7 @@ export class ChangeSignals {
   }
 
   /** A gap: nothing cached before `before` is vouched for any more (refreshed at next use). */
-  async expire(before: number, reason: ExpireReason, reach: Reach = 'everywhere'): Promise<void> {
+  async expire(before: number, reason: GapReason, reach: Reach = 'everywhere'): Promise<void> {
     await (reach === 'here' ? this.opts.purgeHere : this.opts.purge)({ kind: 'expire', before });
     this.opts.metrics.invalidated('gap', 0);
     this.opts.log.warn(

@@ -7,12 +7,6 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { PurgeSource } from './metrics.js';
 import { GAP_REASONS } from '../words/outcomes.js';
 
-/**
- * The reason label's closed set: the follower's gaps, and `follower-off`, the gap a gateway that
- * follows no changes takes when it takes over from one that did (invalidation/signals.ts ExpireReason).
- */
-const GAP_SERIES: readonly string[] = [...GAP_REASONS, 'follower-off'];
-
 /** recentchanges types, core log types ($wgLogTypes, includes/MainConfigSchema.php) and write actions: the `type` label's closed set. */
 const CHANGE_TYPES = new Set([
   'edit',
@@ -158,7 +152,7 @@ export class ChangeSignalMetrics {
     for (const cause of ['purge', 'follower', 'write', 'rebound', 'user', 'gap']) this.invalidatedEntries.inc({ cause }, 0);
     for (const source of ['purge', 'follower', 'write']) this.lagSeconds.zero({ source });
     for (const outcome of ['ok', 'error', 'standby']) this.followerPolls.inc({ outcome }, 0);
-    for (const reason of GAP_SERIES) this.followerGaps.inc({ reason }, 0);
+    for (const reason of GAP_REASONS) this.followerGaps.inc({ reason }, 0);
   }
 
   event(source: string, type: string): void {

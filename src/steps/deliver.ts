@@ -234,7 +234,7 @@ function writeWhole(
   for (const name in headers) {
     // A credentialed requester's Cache-Control replaces the answer's, and Expires goes (stamp).
     if (cacheControl !== undefined && (name === 'cache-control' || name === 'expires')) continue;
-    if (name === 'content-length' || name === 'set-cookie') continue;
+    if (name === 'content-length') continue;
     // Ours replace the wiki's (a fresh answer keeps the Age of a cache behind us).
     if (name === 'age' ? age !== undefined : PER_REQUEST.has(name)) continue;
     const value = headers[name]!;
@@ -245,8 +245,6 @@ function writeWhole(
   const length = headerString(headers['content-length']);
   head.push('content-length', length === undefined || (request.method !== 'HEAD' && Number(length) !== body.length) ? String(body.length) : length);
   if (cacheControl !== undefined) head.push('cache-control', cacheControl);
-  const cookies = headers['set-cookie'];
-  if (cookies !== undefined) for (const line of typeof cookies === 'string' ? [cookies] : cookies) head.push('set-cookie', line);
   for (const line of setCookies) head.push('set-cookie', line);
   if (age !== undefined) head.push('age', age);
   head.push('x-cache', delivered.disposition, 'x-request-id', request.id);

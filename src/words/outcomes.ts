@@ -55,8 +55,11 @@ export type EvictionReason = 'size' | 'expired' | 'purge' | 'logout' | 'replaced
 export type Freshness = 'fresh' | 'grace' | 'stale-if-error' | 'dead';
 
 /**
- * Why the change follower could not vouch that it saw every change (invalidation/follower.ts):
- * each is a gap, and a series of wikiedge_change_follower_gaps_total from the start.
+ * Why nothing cached before an instant is vouched for any more: the change follower could not
+ * vouch that it saw every change (invalidation/follower.ts), or `follower-off`, a gateway that
+ * follows no changes took over from followers whose entries were kept under the followed TTL
+ * (gateway/gateway.ts followerStopped, endFollowedTtlInRedis). Each is a gap, and a series of
+ * wikiedge_change_follower_gaps_total from the start.
  */
-export type GapReason = 'cursor-lost' | 'clock' | 'rc-purged' | 'behind' | 'stalled' | 'row-unreadable';
-export const GAP_REASONS: readonly GapReason[] = ['cursor-lost', 'clock', 'rc-purged', 'behind', 'stalled', 'row-unreadable'];
+export type GapReason = 'cursor-lost' | 'clock' | 'rc-purged' | 'behind' | 'stalled' | 'row-unreadable' | 'follower-off';
+export const GAP_REASONS: readonly GapReason[] = ['cursor-lost', 'clock', 'rc-purged', 'behind', 'stalled', 'row-unreadable', 'follower-off'];
