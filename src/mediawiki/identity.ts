@@ -64,6 +64,12 @@ export interface IdentityRules {
   readonly credentialCookies: ReadonlySet<string>;
   /** Name prefixes of credential cookies (the operator's `name*` patterns). */
   readonly credentialCookiePrefixes: readonly string[];
+  /**
+   * Credential cookies of the known providers whose value is no secret: `{prefix}LoggedOut` (a
+   * Unix time, CookieSessionProvider::setLoggedOutCookie) and `forceHTTPS` (`true`). Anyone can
+   * send or plant the same value: a slot made of these alone is bound to the client's address.
+   */
+  readonly guessableCookies: ReadonlySet<string>;
   /** Names the net would take for credentials but that are known not to be (exact, or prefixes). */
   readonly harmlessCookies: ReadonlySet<string>;
   readonly harmlessCookiePrefixes: readonly string[];
@@ -126,6 +132,7 @@ export function identityRules(opts: IdentityRuleOptions): IdentityRules {
   return {
     sessionCookie,
     credentialCookies: exact,
+    guessableCookies: new Set([`${opts.cookiePrefix}LoggedOut`, 'forceHTTPS']),
     credentialCookiePrefixes: credentialPrefixes,
     harmlessCookies: harmless,
     harmlessCookiePrefixes: harmlessPrefixes,
@@ -154,6 +161,11 @@ export interface IdentityInput {
   readonly credentialHeaderValues: readonly (string | undefined)[];
   readonly treatAsUntrusted: boolean;
   readonly query: PhpArray;
+  /**
+   * The client's address as the wiki will see it (limits/client-key.ts clientAddress): a slot
+   * made of guessable credentials alone is bound to it. Undefined: not bound (unit tests).
+   */
+  readonly clientAddress: string | undefined;
 }
 
 export function isLoginSuppressed(input: Pick<IdentityInput, 'query' | 'treatAsUntrusted'>): boolean {
@@ -166,9 +178,10 @@ export function credentialsOf(
   cookies: PhpArray,
   headerValues: readonly (string | undefined)[],
   rules: IdentityRules,
-): { pairs: [string, string][]; unknown: boolean } | 'unsure' {
+): { pairs: [string, string][]; unknown: boolean; secret: boolean } | 'unsure' {
   const pairs: [string, string][] = [];
   let unknown = false;
+  let secret = false;
   for (const [name, value] of cookies) {
     const kind = cookieCredentialKind(name, rules);
     if (kind === undefined) continue;
@@ -176,21 +189,31 @@ export function credentialsOf(
     if (value === '' || value === 'deleted') continue;
     pairs.push([name, value]);
     if (kind === 'net') unknown = true;
+    else if (!rules.guessableCookies.has(name)) secret = true;
   }
   rules.credentialHeaders.forEach((name, i) => {
     const value = headerValues[i];
-    if (value !== undefined && value !== '') pairs.push([name, value]);
+    if (value !== undefined && value !== '') {
+      pairs.push([name, value]);
+      secret = true;
+    }
   });
-  return { pairs, unknown };
+  return { pairs, unknown, secret };
 }
 
 export function identify(input: IdentityInput, rules: IdentityRules): Identity {
   const cookies = input.cookieHeader ? parsePhpCookies(input.cookieHeader) : EMPTY;
-  return identifyCookies(cookies, input.credentialHeaderValues, isLoginSuppressed(input), rules);
+  return identifyCookies(cookies, input.credentialHeaderValues, isLoginSuppressed(input), rules, input.clientAddress);
 }
 
 /** identify() for cookies as PHP read them (`$_COOKIE`). */
-function identifyCookies(cookies: PhpArray, credentialHeaderValues: readonly (string | undefined)[], suppressed: boolean, rules: IdentityRules): Identity {
+function identifyCookies(
+  cookies: PhpArray,
+  credentialHeaderValues: readonly (string | undefined)[],
+  suppressed: boolean,
+  rules: IdentityRules,
+  clientAddress: string | undefined,
+): Identity {
   // Cookies past max_input_vars: a wiki whose php.ini allows more reads credentials we did not
   // see (1,000 `a;` before a session cookie made a logged-in request look anonymous here).
   const credentials = reachedMaxInputVars(cookies) ? 'unsure' : credentialsOf(cookies, credentialHeaderValues, rules);
@@ -201,12 +224,18 @@ function identifyCookies(cookies: PhpArray, credentialHeaderValues: readonly (st
     return { kind: 'anonymous', loginSuppressed: true, carriesCredentials };
   }
   if (credentials === 'unsure') return { kind: 'unsure' };
-  const { pairs, unknown } = credentials;
+  const { pairs, unknown, secret } = credentials;
   if (pairs.length === 0) return ANONYMOUS;
   // The slot is the session a logout ends: the session cookie of a known provider when there is
   // one (cookie order does not matter), else every credential.
   const session = pairs.find(([name]) => name === rules.sessionCookie);
   const slotBasis = session ? [session] : [...pairs].sort(byName);
+  // Credentials that hold no secret (a `wikiLoggedOut` time, a net-caught `x_token=1`) are
+  // anyone's to send: two clients sending the same would share one slot, and the wiki, loading
+  // no session for either, answers each by its own address (an IP block, a rate limit, a
+  // `~~~` preview). Such a slot is also the client's address (docs/SECURITY.md class 54,
+  // test/in-process/attack-guessable-credential-shares-a-session-slot.test.ts).
+  if (!secret && clientAddress !== undefined) slotBasis.push([ADDRESS_PAIR_NAME, clientAddress]);
   return {
     kind: 'session',
     slot: keyedHash(rules.secret, slotBasis),
@@ -214,6 +243,9 @@ function identifyCookies(cookies: PhpArray, credentialHeaderValues: readonly (st
     unknownCredential: unknown,
   };
 }
+
+/** The name the client's address is hashed under in a guessable slot's basis: no cookie or header name holds a NUL. */
+const ADDRESS_PAIR_NAME = '\0address';
 
 const ANONYMOUS: Identity = Object.freeze({ kind: 'anonymous', loginSuppressed: false, carriesCredentials: false });
 const SUPPRESSED_WITHOUT_CREDENTIALS: Identity = Object.freeze({ kind: 'anonymous', loginSuppressed: true, carriesCredentials: false });
@@ -251,7 +283,12 @@ export function identityAfterAnswer(headers: IncomingHttpHeaders, set: readonly 
     // The value as PHP will read it back from the client's next Cookie header.
     else cookies.set(cookie.name, parsePhpCookies(`v=${cookie.value}`).get('v') ?? '');
   }
-  return identifyCookies(cookies, credentialHeaderValues(headers, rules), false, rules);
+  const headerValues = credentialHeaderValues(headers, rules);
+  // Credentials that hold no secret (a logout's `wikiLoggedOut`) make no session anyone's: the
+  // wiki loads none for them, and the slot they make is bound to an address (identifyCookies).
+  const credentials = credentialsOf(cookies, headerValues, rules);
+  if (credentials !== 'unsure' && !credentials.secret) return undefined;
+  return identifyCookies(cookies, headerValues, false, rules, undefined);
 }
 
 /** Cookie names present in the request, as PHP sees them (WebResponse::setCookie's "was in the request"). */
@@ -299,15 +336,20 @@ export function mayCarryCredentials(headers: IncomingHttpHeaders, rules: Identit
 /**
  * `headers` must be what the wiki will receive (http/forwarding.ts forwardedView): a credential or a
  * Treat-as-Untrusted header that never reaches the wiki must not decide who is asking.
+ * `clientAddress`: the client's address (limits/client-key.ts clientAddress), asked only of a
+ * request that may carry credentials.
  */
-export function identityFromHeaders(headers: IncomingHttpHeaders, query: PhpArray, rules: IdentityRules): Identity {
+export function identityFromHeaders(headers: IncomingHttpHeaders, query: PhpArray, rules: IdentityRules, clientAddress: () => string): Identity {
   const treatAsUntrusted = headers['treat-as-untrusted'] !== undefined;
   // No Cookie header and no credential header: no credentials, as identify() would conclude
   // without its parse, lists and objects (most requests).
   if (!mayCarryCredentials(headers, rules)) return isLoginSuppressed({ query, treatAsUntrusted }) ? SUPPRESSED_WITHOUT_CREDENTIALS : ANONYMOUS;
   // A literal, not a spread of another object followed by more properties, which V8 builds in
   // its runtime rather than its fast object copy: ~1-2 µs a call (bench/micro-miss.mjs).
-  return identify({ cookieHeader: headers.cookie, credentialHeaderValues: credentialHeaderValues(headers, rules), treatAsUntrusted, query }, rules);
+  return identify(
+    { cookieHeader: headers.cookie, credentialHeaderValues: credentialHeaderValues(headers, rules), treatAsUntrusted, query, clientAddress: clientAddress() },
+    rules,
+  );
 }
 
 /**
@@ -316,9 +358,9 @@ export function identityFromHeaders(headers: IncomingHttpHeaders, query: PhpArra
  * index.php reads the session whatever the request says, so a logout or a write there ends or
  * changes the session all the same.
  */
-export function sessionIdentityFromHeaders(headers: IncomingHttpHeaders, rules: IdentityRules): Identity {
+export function sessionIdentityFromHeaders(headers: IncomingHttpHeaders, rules: IdentityRules, clientAddress: string): Identity {
   return identify(
-    { cookieHeader: headers.cookie, credentialHeaderValues: credentialHeaderValues(headers, rules), treatAsUntrusted: false, query: EMPTY },
+    { cookieHeader: headers.cookie, credentialHeaderValues: credentialHeaderValues(headers, rules), treatAsUntrusted: false, query: EMPTY, clientAddress },
     rules,
   );
 }

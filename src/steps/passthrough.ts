@@ -11,7 +11,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { replyWithError } from './error-reply.js';
 import { ClientClosedError, GatewayError, fromUpstreamFailure, failureKind } from '../words/errors.js';
 import { admit, type Release, releaseWith, requestBodyOf } from './admission.js';
-import { downstreamResponseHeaders, forwardedView } from '../http/forwarding.js';
+import { downstreamResponseHeaders, forwardedView, headerString } from '../http/forwarding.js';
+import { clientAddress } from '../limits/client-key.js';
+import type { AddressMatcher } from '../words/address-list.js';
 import { mayCarryCredentials, requestCookieNames, sessionIdentityFromHeaders } from '../mediawiki/identity.js';
 import { learnSessionUser, type SessionParts, settleSession } from './session-lifecycle.js';
 import { wrote } from '../mediawiki/modules.js';
@@ -63,7 +65,7 @@ export async function streamThrough(gw: Gateway, request: FastifyRequest, reply:
 
 /** Only requests that may carry credentials are looked at: the others have no session to settle. */
 async function settleStreamedSession(
-  gw: SessionParts & { readonly metrics: Metrics },
+  gw: SessionParts & { readonly metrics: Metrics; readonly trusted: AddressMatcher },
   request: FastifyRequest,
   target: RequestTarget,
   setCookie: string | string[] | undefined,
@@ -73,7 +75,8 @@ async function settleStreamedSession(
   learnSessionUser(gw, view, setCookie, undefined, undefined);
   if (!mayCarryCredentials(view, gw.identityRules)) return;
   // Not api.php: its login suppression (callback=, origin=*, Treat-as-Untrusted) does not apply.
-  const identity = sessionIdentityFromHeaders(view, gw.identityRules);
+  const address = clientAddress(request.socket.remoteAddress, headerString(request.headers['x-forwarded-for']), gw.trusted);
+  const identity = sessionIdentityFromHeaders(view, gw.identityRules, address);
   if (identity.kind !== 'session') return;
   const lines = setCookie === undefined ? [] : Array.isArray(setCookie) ? setCookie : [setCookie];
   const ended = lines.length > 0 && normalizeSetCookies(lines, requestCookieNames(view.cookie), gw.cookieNames, Date.now()).sessionEnded;

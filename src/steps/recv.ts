@@ -16,6 +16,8 @@ import { connectionNamesHeaders, effectiveForwardedProto, forwardedView, headerS
 import type { Metrics } from '../observe/metrics.js';
 import { type Identity, type IdentityRules, credentialValues, identityFromHeaders, mayCarryCredentials } from '../mediawiki/identity.js';
 import { filtersByRequester } from '../mediawiki/modules.js';
+import { clientAddress } from '../limits/client-key.js';
+import type { AddressMatcher } from '../words/address-list.js';
 import { type PhpArray, parsePhpQuery, phpStringParam, reachedMaxInputVars } from '../mediawiki/php-input.js';
 import { queryIsAmbiguous, type RequestTarget } from '../words/target.js';
 import { applicableRule, canonicalQuery, classify, type Classification, type KeyedHeaders, modulesOf } from '../policy/request.js';
@@ -127,6 +129,8 @@ function remember(memo: RecvMemo, upstreamPath: string, slot: 'GET' | 'HEAD', re
  */
 export interface RecvParts {
   readonly identityRules: IdentityRules;
+  /** The proxies whose X-Forwarded-For is believed: a slot of guessable credentials is bound to the client's address. */
+  readonly trusted: AddressMatcher;
   readonly config: { readonly modules: Readonly<Record<string, ModuleRule>>; readonly apiPath: string };
   readonly metrics: Pick<Metrics, 'unknownCredentials'>;
   readonly moduleLabel: (modules: readonly string[]) => string;
@@ -145,7 +149,9 @@ export function recv(parts: RecvParts, request: FastifyRequest, target: RequestT
   const query = parsePhpQuery(target.rawQuery);
   // What the wiki will receive decides who is asking, not what the client sent.
   const view = forwardedView(request.headers);
-  const identity = identityFromHeaders(view, query, parts.identityRules);
+  const identity = identityFromHeaders(view, query, parts.identityRules, () =>
+    clientAddress(request.socket.remoteAddress, headerString(request.headers['x-forwarded-for']), parts.trusted),
+  );
   if (identity.kind === 'session' && identity.unknownCredential) parts.metrics.unknownCredentials.inc();
   const modules = modulesOf(query);
   // An answer the wiki filters by who asks (feedrecentchanges&hidemyself leaves out the

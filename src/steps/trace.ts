@@ -20,6 +20,7 @@ import type { CacheEntry } from '../cache/entry.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { forwardedView, headerString } from '../http/forwarding.js';
 import { identityFromHeaders } from '../mediawiki/identity.js';
+import { clientAddress } from '../limits/client-key.js';
 import { parsePhpQuery } from '../mediawiki/php-input.js';
 import { cacheKey, canonicalQuery, KEYED_FIELDS } from '../policy/request.js';
 import { ageSeconds } from '../policy/freshness.js';
@@ -121,7 +122,9 @@ export function traceApiRequest(trace: Trace, request: FastifyRequest, target: R
   const gw = trace.gw!;
   const query = parsePhpQuery(target.rawQuery);
   const view = forwardedView(request.headers);
-  const identity = identityFromHeaders(view, query, gw.identityRules);
+  const identity = identityFromHeaders(view, query, gw.identityRules, () =>
+    clientAddress(request.socket.remoteAddress, headerString(request.headers['x-forwarded-for']), gw.trusted),
+  );
   const kind = identityKind(identity.kind, identity.kind === 'session' ? gw.sessionUsers.userOf(identity.slot) : undefined);
   trace.add('recv', { module, identity: kind });
   const urlKey = `${gw.config.apiPath}?${canonicalQuery(query)}`;

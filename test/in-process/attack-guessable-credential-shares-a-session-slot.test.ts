@@ -34,3 +34,41 @@ describe('a guessable credential cookie shared by two clients', () => {
     expect(other.body).toContain('203.0.113.9');
   });
 });
+
+/**
+ * An answer the wiki shapes by the requester's address without printing it (whether the address
+ * is blocked, its rate limits): a slot of guessable credentials alone is bound to the client's
+ * address, so the other client's answer is never its hit (mediawiki/identity.ts identifyCookies).
+ */
+function blockedByAddress(req: IncomingMessage, res: ServerResponse): void {
+  const ip = String(req.headers['x-forwarded-for'] ?? '')
+    .split(',')[0]!
+    .trim();
+  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'private, must-revalidate, max-age=0' });
+  res.end(JSON.stringify({ batchcomplete: true, query: { blocked: ip === '198.51.100.7' } }));
+}
+
+describe('a guessable credential cookie sent from two addresses', () => {
+  const pair = gatewayOnFake(blockedByAddress);
+  const ask = (url: string, cookie: string, address: string) => http(url, { headers: { cookie, 'x-forwarded-for': address } });
+
+  it.each(['wikiLoggedOut=1764528000', 'x_token=1', 'forceHTTPS=true'])('%s: an answer shaped by one address is not the other`s hit', async (cookie) => {
+    const url = `${pair.gw.apiUrl}?action=query&list=blockcheck&format=json&requestid=${randomUUID()}`;
+    const first = await ask(url, cookie, '198.51.100.7');
+    expect(JSON.parse(first.body).query.blocked).toBe(true);
+    await pair.gw.built.gateway.afterAnswers.settled(5_000);
+    // The same client again: its own slot still caches.
+    expect(header(await ask(url, cookie, '198.51.100.7'), 'x-cache')).toBe('hit');
+    const other = await ask(url, cookie, '203.0.113.9');
+    expect(header(other, 'x-cache')).not.toBe('hit');
+    expect(JSON.parse(other.body).query.blocked).toBe(false);
+  });
+
+  it('a session cookie is a secret: its slot follows the session from one address to another', async () => {
+    const url = `${pair.gw.apiUrl}?action=query&list=blockcheck&format=json&requestid=${randomUUID()}`;
+    const cookie = `wiki_session=${'s'.repeat(32)}`;
+    await ask(url, cookie, '198.51.100.7');
+    await pair.gw.built.gateway.afterAnswers.settled(5_000);
+    expect(header(await ask(url, cookie, '203.0.113.9'), 'x-cache')).toBe('hit');
+  });
+});

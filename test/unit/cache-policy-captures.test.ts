@@ -92,6 +92,7 @@ function run(x: Exchange): Outcome {
       credentialHeaderValues: [],
       treatAsUntrusted: x.treatAsUntrusted ?? false,
       query,
+      clientAddress: undefined,
     },
     RULES,
   );
@@ -1274,7 +1275,7 @@ describe('constructed from the source rules', () => {
       status: 200,
       headers: { vary: VARY_PUB, 'cache-control': 's-maxage=0, max-age=60, public' },
     };
-    const holder = identify({ cookieHeader: ADMIN, credentialHeaderValues: [], treatAsUntrusted: false, query: new Map() }, RULES);
+    const holder = identify({ cookieHeader: ADMIN, credentialHeaderValues: [], treatAsUntrusted: false, query: new Map(), clientAddress: undefined }, RULES);
     const v = evaluateAnswer(answer, holder, {}, TTL, ZERO);
     expect(v).toMatchObject({ store: true, tier: 'session', ttlMs: 60_000 });
   });

@@ -43,10 +43,16 @@ describe('identityFromHeaders', () => {
           return Array.isArray(v) ? v.join(', ') : v;
         });
         const expected = identify(
-          { cookieHeader: headers.cookie, credentialHeaderValues, treatAsUntrusted: headers['treat-as-untrusted'] !== undefined, query },
+          {
+            cookieHeader: headers.cookie,
+            credentialHeaderValues,
+            treatAsUntrusted: headers['treat-as-untrusted'] !== undefined,
+            query,
+            clientAddress: '192.0.2.1',
+          },
           RULES,
         );
-        expect(identityFromHeaders(headers, query, RULES)).toEqual(expected);
+        expect(identityFromHeaders(headers, query, RULES, () => '192.0.2.1')).toEqual(expected);
       });
     }
   }

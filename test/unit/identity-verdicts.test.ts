@@ -43,6 +43,7 @@ function who(req: Req, rules = RULES): Identity {
       credentialHeaderValues: [req.authorization],
       treatAsUntrusted: req.treatAsUntrusted ?? false,
       query: parsePhpQuery(req.query ?? ''),
+      clientAddress: undefined,
     },
     rules,
   );
@@ -143,7 +144,10 @@ describe('Cookie header → verdict', () => {
       secret: SECRET,
       credentialHeaders: ['X-Remote-User'],
     });
-    const id = identify({ cookieHeader: undefined, credentialHeaderValues: [undefined, 'alice'], treatAsUntrusted: false, query: new Map() }, rules);
+    const id = identify(
+      { cookieHeader: undefined, credentialHeaderValues: [undefined, 'alice'], treatAsUntrusted: false, query: new Map(), clientAddress: undefined },
+      rules,
+    );
     expect(id.kind).toBe('session');
     expect(rules.credentialHeaders).toEqual(['authorization', 'x-remote-user']);
   });

@@ -6,10 +6,12 @@ import { identityRules } from '../../src/mediawiki/identity.js';
 import { moduleLabeller } from '../../src/observe/metrics.js';
 import { recv, type RecvParts, recvMemoSize, rememberedRecv } from '../../src/steps/recv.js';
 import { parseTarget } from '../../src/words/target.js';
+import { AddressMatcher } from '../../src/words/address-list.js';
 
 function gateway(): RecvParts {
   return {
     identityRules: identityRules({ cookiePrefix: 'wiki', sessionName: '', sessionJwtCookie: false, secret: Buffer.alloc(32, 1) }),
+    trusted: new AddressMatcher([]),
     config: { modules: {}, apiPath: '/w/api.php' },
     metrics: { unknownCredentials: { inc() {} } } as unknown as RecvParts['metrics'],
     moduleLabel: moduleLabeller([]),

@@ -32,7 +32,7 @@ const RULES = identityRules({
 });
 
 function sessionId(cookie: string): Identity {
-  return identify({ cookieHeader: cookie, credentialHeaderValues: [], treatAsUntrusted: false, query: new Map() }, RULES);
+  return identify({ cookieHeader: cookie, credentialHeaderValues: [], treatAsUntrusted: false, query: new Map(), clientAddress: undefined }, RULES);
 }
 
 function key(rawQuery: string, identity: Identity = ANON, headers: KeyedHeaders = PLAIN): string {

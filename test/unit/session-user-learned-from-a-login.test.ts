@@ -10,7 +10,7 @@ import { parsePhpQuery } from '../../src/mediawiki/php-input.js';
 const RULES = identityRules({ cookiePrefix: 'wiki', sessionName: '', sessionJwtCookie: true, secret: Buffer.from('session-user-learned secret') });
 const NOW = Date.parse('2026-11-27T12:00:00Z');
 const slotOf = (cookie: string) => {
-  const id = identify({ cookieHeader: cookie, credentialHeaderValues: [], treatAsUntrusted: false, query: parsePhpQuery('') }, RULES);
+  const id = identify({ cookieHeader: cookie, credentialHeaderValues: [], treatAsUntrusted: false, query: parsePhpQuery(''), clientAddress: undefined }, RULES);
   return id.kind === 'session' ? id.slot : undefined;
 };
 const after = (requestCookie: string | undefined, setCookies: string[], named?: string) =>
