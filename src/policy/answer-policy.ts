@@ -53,6 +53,8 @@ export interface AnswerContext {
   readonly probed: boolean;
   /** The client sent its own `smaxage` (policy.ts storeVerdict: it lengthens no shared entry). */
   readonly clientSmaxage?: boolean;
+  /** The key holds the request's Origin header (the query has `origin`); else an answer varying on it is not stored (policy.ts storeVerdict). */
+  readonly originKeyed?: boolean;
   /** `store`: a miss or a refresh, whose answer may be kept; `pass`: relayed, never stored. */
   readonly path: 'store' | 'pass';
   /** The default TTLs the change signals allow for this request (invalidation/signals.ts ttlDefaults). */
@@ -98,7 +100,16 @@ export class AnswerPolicy {
   /** What the headers alone allow (policy.ts storeVerdict), asked once. */
   storable(): ResponseVerdict {
     const c = this.context;
-    return (this.byHeaders ??= storeVerdict(this.facts, c.requester, c.rule, c.defaults, c.settings, c.random, c.clientSmaxage === true));
+    return (this.byHeaders ??= storeVerdict(
+      this.facts,
+      c.requester,
+      c.rule,
+      c.defaults,
+      c.settings,
+      c.random,
+      c.clientSmaxage === true,
+      c.originKeyed === true,
+    ));
   }
 
   /**

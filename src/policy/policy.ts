@@ -152,8 +152,16 @@ function single(v: string | string[] | undefined): string | undefined {
  * Decide whether and where to store. `random` is injected (jitter) so tests are exact.
  * Size and debuginfo are checked by the caller, once the body is known.
  */
-export function evaluateAnswer(answer: UpstreamAnswer, requester: Identity, rule: ModuleRule, ttl: TtlSettings, random: () => number): ResponseVerdict {
-  return storeVerdict(headerFacts(answer), requester, rule, ttl, ttl, random);
+export function evaluateAnswer(
+  answer: UpstreamAnswer,
+  requester: Identity,
+  rule: ModuleRule,
+  ttl: TtlSettings,
+  random: () => number,
+  /** The query has `origin` (storeVerdict's originKeyed). */
+  originKeyed = false,
+): ResponseVerdict {
+  return storeVerdict(headerFacts(answer), requester, rule, ttl, ttl, random, false, originKeyed);
 }
 
 /** evaluateAnswer on headers read once: `defaults` are the TTLs the change signals allow, `limits` the operator's cap and jitter. */
@@ -166,6 +174,8 @@ export function storeVerdict(
   random: () => number,
   /** The request's own `smaxage` parameter made the answer's s-maxage (ApiMain::sendCacheHeaders). */
   clientChoseSmaxage = false,
+  /** The key holds the request's Origin header: only when the query has `origin` (steps/recv.ts keyedHeadersOf). */
+  originKeyed = false,
 ): ResponseVerdict {
   const { mode, cc } = facts;
   // Only complete successful answers; MediaWiki answers API errors with 200 + this header.
@@ -176,6 +186,11 @@ export function storeVerdict(
   if (cc.has('no-store') || cc.has('no-cache')) return { store: false, reason: 'no-store', mode };
   // A Vary we cannot reproduce in the key (e.g. Accept-Language under an extension, or `*`).
   for (const name of facts.vary) if (!KEYED_VARY.has(name)) return { store: false, reason: 'vary', mode };
+  // Origin is in the key only beside an `origin` parameter, the one MediaWiki answers CORS for
+  // (ApiMain::handleCORS). An answer that varies on it without one (a web server's or an
+  // extension's CORS headers echoing any Origin) would be one client's Origin for everyone
+  // (docs/SECURITY.md class 55, test/in-process/attack-origin-header-decides-a-shared-answer.test.ts).
+  if (!originKeyed && facts.vary.includes('origin')) return { store: false, reason: 'vary', mode };
 
   const cap = limits.ttlMaxSeconds;
   const jitter = (s: number): number => Math.max(1, Math.round(s * 1000 * (1 - limits.ttlJitterRatio * random())));

@@ -383,6 +383,7 @@ async function fetchAndStore(
       rule: api.rule,
       probed: probe,
       clientSmaxage: api.query.has('smaxage'),
+      originKeyed: api.query.has('origin'),
       path: 'store',
       defaults: gw.changes.ttlDefaults(changesAreSignalled(api.modules, api.query) && !entityPagesGuessed(api.modules, gw.changes.namespaces)),
       settings: gw.policy,

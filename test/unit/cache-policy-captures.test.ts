@@ -107,7 +107,7 @@ function run(x: Exchange): Outcome {
   }
   if (setCookies.length > 0) headers['set-cookie'] = setCookies;
   const rule = x.rule ?? applicableRule(modulesOf(query), {});
-  const verdict = evaluateAnswer({ status: 200, headers }, identity, rule, TTL, ZERO);
+  const verdict = evaluateAnswer({ status: 200, headers }, identity, rule, TTL, ZERO, query.has('origin'));
   // The policy object the flow asks (answer-policy.ts) says the same from the same headers.
   const settings = { ...TTL, ttlClockSeconds: 5, maxEntryBytes: 1_048_576 };
   const policy = new AnswerPolicy(
