@@ -34,6 +34,7 @@ import {
   DEBUGINFO_MODES,
   fraction,
   headerNameList,
+  parameterNameList,
   hitLogShare,
   hmacKey,
   int,
@@ -112,6 +113,13 @@ export const FIELDS = {
     default: [],
     unit: 'list',
     doc: 'request headers that carry credentials besides `Authorization` (e.g. a header set by an SSO proxy in front of the wiki)',
+  }),
+  credentialParams: field({
+    env: 'WIKIEDGE_CREDENTIAL_PARAMS',
+    parse: parameterNameList,
+    default: ['centralauthtoken'],
+    unit: 'list',
+    doc: "api.php query parameters that log a request in by themselves (CentralAuth's `centralauthtoken`, CentralAuthApiSessionProvider): such a request is never cached and its answer goes out `private`",
   }),
   logLevel: field({
     env: 'WIKIEDGE_LOG_LEVEL',

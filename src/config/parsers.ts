@@ -147,6 +147,14 @@ export function cookieNameList(v: unknown, key: string): readonly string[] {
   });
 }
 
+/** Query parameter names as PHP names them (`$_GET` keys: case-sensitive, no `.` or space, no brackets). */
+export function parameterNameList(v: unknown, key: string): readonly string[] {
+  return listItems(v, key, 'query parameter names').map((s) => {
+    if (!/^[A-Za-z0-9_-]+$/.test(s)) throw new ConfigError(key, `must list query parameter names (letters, digits, _ and -), got ${JSON.stringify(s)}`);
+    return s;
+  });
+}
+
 export function headerNameList(v: unknown, key: string): readonly string[] {
   return listItems(v, key, 'header names')
     .map((s) => s.toLowerCase())

@@ -23,7 +23,7 @@ export function restartOnlyVariables(): string[] {
  * - `redisKeyPrefix`: one prefix per wiki sharing a Redis (its help); a new one says the cache is
  *   of another wiki, or is meant to start afresh.
  * - the identity keys (`cookiePrefix`, `sessionName`, `sessionJwtCookie`, `credentialCookies`,
- *   `harmlessCookies`, `credentialHeaders`: mediawiki/identity.ts): a cookie or header newly taken
+ *   `harmlessCookies`, `credentialHeaders`, `credentialParams`: mediawiki/identity.ts): a cookie or header newly taken
  *   for a credential says that requests carrying it were shared as anonymous until now, and what
  *   they fetched must not be kept.
  *
@@ -39,6 +39,7 @@ export const WIKI_KEYS: readonly ConfigKey[] = [
   'credentialCookies',
   'harmlessCookies',
   'credentialHeaders',
+  'credentialParams',
 ];
 
 /** The WIKI_KEYS whose values differ between `before` and `after`, by variable. Pure. */

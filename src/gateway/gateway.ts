@@ -245,6 +245,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     credentialCookies: config.credentialCookies,
     harmlessCookies: config.harmlessCookies,
     credentialHeaders: config.credentialHeaders,
+    credentialParams: config.credentialParams,
   });
   return {
     config,

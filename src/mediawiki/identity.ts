@@ -75,6 +75,8 @@ export interface IdentityRules {
   readonly harmlessCookiePrefixes: readonly string[];
   /** Request headers that carry credentials, lower case: `authorization` and the operator's. */
   readonly credentialHeaders: readonly string[];
+  /** api.php query parameters that log a request in by themselves (`centralauthtoken`), as `$_GET` names them. */
+  readonly credentialParams: readonly string[];
   readonly secret: Buffer;
 }
 
@@ -89,6 +91,8 @@ export interface IdentityRuleOptions {
   readonly harmlessCookies?: readonly CookieNamePattern[];
   /** Headers that carry credentials besides Authorization. */
   readonly credentialHeaders?: readonly string[];
+  /** Query parameters that log a request in by themselves (WIKIEDGE_CREDENTIAL_PARAMS). */
+  readonly credentialParams?: readonly string[];
 }
 
 /**
@@ -137,6 +141,7 @@ export function identityRules(opts: IdentityRuleOptions): IdentityRules {
     harmlessCookies: harmless,
     harmlessCookiePrefixes: harmlessPrefixes,
     credentialHeaders: ['authorization', ...(opts.credentialHeaders ?? []).map((h) => h.toLowerCase())],
+    credentialParams: opts.credentialParams ?? [],
     secret: opts.secret,
   };
 }
@@ -203,7 +208,19 @@ export function credentialsOf(
 
 export function identify(input: IdentityInput, rules: IdentityRules): Identity {
   const cookies = input.cookieHeader ? parsePhpCookies(input.cookieHeader) : EMPTY;
-  return identifyCookies(cookies, input.credentialHeaderValues, isLoginSuppressed(input), rules, input.clientAddress);
+  const suppressed = isLoginSuppressed(input);
+  // A query parameter that logs the request in by itself (CentralAuth's `centralauthtoken`:
+  // CentralAuthApiSessionProvider makes a session of it, for api.php alone): the answer is that
+  // user's, and the token is spent on its first use while its URL may be replayed. Never
+  // cached, told `private` (docs/SECURITY.md class 56).
+  if (hasCredentialParam(input.query, rules)) return suppressed ? SUPPRESSED_WITH_CREDENTIALS : UNSURE;
+  return identifyCookies(cookies, input.credentialHeaderValues, suppressed, rules, input.clientAddress);
+}
+
+/** Whether the query holds one of the parameters that log a request in (any value, any shape). */
+export function hasCredentialParam(query: PhpArray, rules: IdentityRules): boolean {
+  for (const name of rules.credentialParams) if (query.has(name)) return true;
+  return false;
 }
 
 /** identify() for cookies as PHP read them (`$_COOKIE`). */
@@ -247,6 +264,8 @@ function identifyCookies(
 /** The name the client's address is hashed under in a guessable slot's basis: no cookie or header name holds a NUL. */
 const ADDRESS_PAIR_NAME = '\0address';
 
+const UNSURE: Identity = Object.freeze({ kind: 'unsure' });
+const SUPPRESSED_WITH_CREDENTIALS: Identity = Object.freeze({ kind: 'anonymous', loginSuppressed: true, carriesCredentials: true });
 const ANONYMOUS: Identity = Object.freeze({ kind: 'anonymous', loginSuppressed: false, carriesCredentials: false });
 const SUPPRESSED_WITHOUT_CREDENTIALS: Identity = Object.freeze({ kind: 'anonymous', loginSuppressed: true, carriesCredentials: false });
 const EMPTY: PhpArray = new Map();
@@ -343,7 +362,8 @@ export function identityFromHeaders(headers: IncomingHttpHeaders, query: PhpArra
   const treatAsUntrusted = headers['treat-as-untrusted'] !== undefined;
   // No Cookie header and no credential header: no credentials, as identify() would conclude
   // without its parse, lists and objects (most requests).
-  if (!mayCarryCredentials(headers, rules)) return isLoginSuppressed({ query, treatAsUntrusted }) ? SUPPRESSED_WITHOUT_CREDENTIALS : ANONYMOUS;
+  if (!mayCarryCredentials(headers, rules) && !hasCredentialParam(query, rules))
+    return isLoginSuppressed({ query, treatAsUntrusted }) ? SUPPRESSED_WITHOUT_CREDENTIALS : ANONYMOUS;
   // A literal, not a spread of another object followed by more properties, which V8 builds in
   // its runtime rather than its fast object copy: ~1-2 µs a call (bench/micro-miss.mjs).
   return identify(

@@ -85,6 +85,7 @@ describe('configuration', () => {
     [{ ...base, WIKIEDGE_WORKERS: '0' }, 'WIKIEDGE_WORKERS', 'auto or an integer from 1 to 256'],
     [{ ...base, WIKIEDGE_WORKERS: 'all' }, 'WIKIEDGE_WORKERS', 'auto or an integer from 1 to 256'],
     [{ ...base, WIKIEDGE_WORKERS: '1.5' }, 'WIKIEDGE_WORKERS', 'auto or an integer from 1 to 256'],
+    [{ ...base, WIKIEDGE_CREDENTIAL_PARAMS: 'centralauthtoken,a[b]' }, 'WIKIEDGE_CREDENTIAL_PARAMS', 'query parameter names'],
   ])('%j → %s', (env, key, rule) => {
     const err = errorOf(env as Record<string, string>);
     expect(err.key).toBe(key);

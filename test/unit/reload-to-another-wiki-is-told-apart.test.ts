@@ -20,6 +20,7 @@ describe('wikiChanged', () => {
     ['WIKIEDGE_CREDENTIAL_COOKIES', 'centralauth_*'],
     ['WIKIEDGE_HARMLESS_COOKIES', 'banner_session'],
     ['WIKIEDGE_CREDENTIAL_HEADERS', 'x-sso-user'],
+    ['WIKIEDGE_CREDENTIAL_PARAMS', 'centralauthtoken,oauth_token'],
   ])('%s changed: the cache is of another wiki, nothing is handed over', (env, value) => {
     expect(wikiChanged(load(), load({ [env]: value }))).toEqual([env]);
   });
