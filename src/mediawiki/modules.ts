@@ -581,6 +581,8 @@ export const QUERY_MODULES: Readonly<Record<string, ModuleFacts>> = {
   // and no PURGE: the short TTL, whatever the follower.
   wbsubscribers: { depends: 'any', jobs: true, wikibase: true },
   wblistentityusages: { depends: 'any', jobs: true, wikibase: true },
+  // Wikibase Client's reading of the same wbc_entity_usage table, page by page.
+  wbentityusage: { depends: 'any', jobs: true, wikibase: true },
 };
 
 /** The facts of an action (`query` included), or undefined for a module the table does not know. */

@@ -220,12 +220,50 @@ export function readsLiveState(modules: readonly string[], query: PhpArray): boo
 export function changesAreSignalled(modules: readonly string[], query: PhpArray): boolean {
   // updatedByJobs, showsExpiries and readsLiveState in one pass: every miss asks.
   for (const f of factsOf(modules)) {
-    if (f === undefined) continue;
+    // A module the table does not know (an extension's: prop=wbentityusage, pageviews, …) may
+    // read what jobs or another service keep, which no recentchanges row names: the follower
+    // cannot vouch for it (test/unit/an-unknown-module-keeps-the-short-ttl.test.ts).
+    if (f === undefined) return false;
     if (typeof f.jobs === 'function' ? f.jobs(query) : f.jobs === true) return false;
     if (f.expiries?.(query) === true || f.live?.(query) === true) return false;
+    // An entity of another repository, named by its URI (Wikibase's federated properties,
+    // FederatedPropertyId: `http://www.wikidata.org/entity/P31`): its changes are that wiki's.
+    if (f.entityIds?.(query)?.some(isRemoteEntityId) === true) return false;
   }
   return true;
 }
+
+/** An entity id that is a URI: another repository's entity (federated properties), never a local page. */
+function isRemoteEntityId(id: string): boolean {
+  return id.includes('://');
+}
+
+/**
+ * Whether a Wikibase answer reads entities no change of this wiki names: their pages guessed
+ * (entityPagesGuessed), or a term search of an entity type this wiki keeps no pages of once its
+ * namespaces are learned (`type=property` under federated properties searches the remote
+ * repository: ApiEntitySearchHelper). Such an answer keeps the short TTL defaults, whatever the
+ * follower (test/unit/entity-answers-no-change-names-keep-the-short-ttl.test.ts).
+ */
+export function entityChangesUnnamed(modules: readonly string[], query: PhpArray, namespaces: Namespaces): boolean {
+  if (entityPagesGuessed(modules, namespaces)) return true;
+  const kept = namespaces.entities;
+  if (kept === undefined) return false;
+  const facts = factsOf(modules);
+  for (let i = 0; i < facts.length; i++) {
+    const searchType = facts[i]?.searchType;
+    if (searchType === undefined) continue;
+    const type = searchType(query, i > 0 && phpStringParam(query, 'generator') === modules[i]);
+    if (!kept.has(SEARCHED_PAGES_OF.get(type) ?? type)) return true;
+  }
+  return false;
+}
+
+/** The entity type whose pages a term search of a type reads: forms and senses are a lexeme's (WikibaseLexeme). */
+const SEARCHED_PAGES_OF: ReadonlyMap<string, string> = new Map([
+  ['form', 'lexeme'],
+  ['sense', 'lexeme'],
+]);
 
 /**
  * Whether a Wikibase answer's entity pages would be named by a guess of the wiki's layout
