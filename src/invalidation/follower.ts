@@ -143,6 +143,11 @@ export interface FollowerMetrics {
   poll(outcome: 'ok' | 'error' | 'standby'): void;
   gap(reason: GapReason): void;
   state(state: { healthy: boolean; leader: boolean; lastSuccessMs: number | undefined; cursorLagSeconds: number | undefined }): void;
+  /**
+   * The follower's health, to be read when the metrics are (`wikiedge_change_follower_up`): the
+   * state() of the last poll lags behind the health the TTL decision reads (ChangeFollower.up).
+   */
+  followerHealth?(up: () => boolean): void;
 }
 
 export interface FollowerOptions {
@@ -196,10 +201,15 @@ interface RcAnswer {
  * every change while it read none.
  */
 function rowsOf(answer: RcAnswer): RecentChangeRow[] {
-  if (answer.error) throw new Error(`recentchanges: ${answer.error.code ?? 'error'}: ${answer.error.info ?? ''}`);
+  if (answer.error) throw errorOf(answer.error);
   const rows = answer.query?.recentchanges;
   if (!Array.isArray(rows)) throw new Error('recentchanges: the answer holds no list of rows (is list=recentchanges disabled?)');
   return rows;
+}
+
+/** The error of an answer the wiki gave instead of rows (an API error: HTTP 200, `error`). */
+function errorOf(error: NonNullable<RcAnswer['error']>): Error {
+  return new Error(`recentchanges: ${error.code ?? 'error'}: ${error.info ?? ''}`);
 }
 
 export class ChangeFollower {
@@ -229,15 +239,32 @@ export class ChangeFollower {
   private readonly maxLagMs: number;
   /** The rows of the wiki's fullest page seen (a page followed by another): WINDOW_PAGES' unit. */
   private pageRows = 500;
+  /**
+   * Where the last page the wiki answered with an API error began, when that error failed the
+   * poll (readNewRows); cleared by a poll that ends without narrowing. A page failing there
+   * again, or after it, is narrowed down to the row that fails it.
+   */
+  private apiErrorAt: Position | undefined;
+  /** Rows the wiki failed to list (readNewRows), rc_id to timestamp, kept while above the floor. */
+  private readonly unlistable = new Map<number, number>();
 
   constructor(private readonly opts: FollowerOptions) {
     this.startedAt = opts.now();
     this.maxLagMs = opts.maxLagMs ?? DEFAULT_MAX_LAG_MS;
+    opts.metrics.followerHealth?.(() => this.up);
   }
 
   /** Healthy: this replica (or the leader, for a standby) vouches for what is cached. */
   get healthy(): boolean {
     return !this.behind && this.lastVouched !== undefined && this.opts.now() - this.lastVouched < this.opts.unhealthyAfterMs;
+  }
+
+  /**
+   * What the metrics say of it (`wikiedge_change_follower_up`): `healthy` as the TTL decision
+   * reads it now, and false once it stopped (it vouches for nothing from then on: `stopped`).
+   */
+  get up(): boolean {
+    return !this.stopped && this.healthy;
   }
 
   get isLeader(): boolean {
@@ -278,6 +305,9 @@ export class ChangeFollower {
     await this.running;
     if (this.leader) await this.opts.lease.release();
     this.leader = false;
+    // Neither up nor leader any more: the gauges said the last poll's values for as long as the
+    // registry was scraped (a standby's lag is 0: change-metrics.ts state).
+    this.report();
     await this.opts.stopped?.(this.lastVouched);
   }
 
@@ -442,7 +472,7 @@ export class ChangeFollower {
 
   private report(): void {
     this.opts.metrics.state({
-      healthy: this.healthy,
+      healthy: this.up,
       leader: this.leader,
       lastSuccessMs: this.lastVouched,
       cursorLagSeconds: this.lagSeconds,
@@ -477,7 +507,7 @@ export class ChangeFollower {
     const state = stateOf(stored);
     const polledAt = stored.polledAt ?? state.pos.s * 1000;
     if (now - polledAt <= RESUME_CHECK_MS) return state;
-    const answer = (await this.ask(`${RC_QUERY}&rcdir=newer&rclimit=1`)) as RcAnswer;
+    const answer = (await this.ask(`${RC_POSITIONS_QUERY}&rcdir=newer&rclimit=1`)) as RcAnswer;
     const first = rowsOf(answer)[0];
     // The oldest row, or where the wiki stopped at one it will not show (readNewRows).
     const next = answer.continue?.rccontinue;
@@ -492,6 +522,7 @@ export class ChangeFollower {
    * it are covered by the gap). The rows of the late window before it (at most SEEN_MAX, newest
    * first) and any dated ahead are read once and taken as seen, not applied: the gap covers
    * them, and a row inserted late and dated in that window is still applied at the next poll.
+   * Positions only are asked for (RC_POSITIONS_QUERY): a row the wiki cannot list does not stop it.
    */
   private async restart(reason: GapReason, now: number): Promise<State> {
     let server: number | undefined;
@@ -500,7 +531,7 @@ export class ChangeFollower {
     let cont = '';
     for (let page = 0; page * 500 <= SEEN_MAX; page++) {
       const end = server !== undefined ? `&rcend=${isoOf(server - LATE_WINDOW_MS / 1000)}` : '';
-      const answer = (await this.ask(`${RC_QUERY}&rcdir=older&rclimit=${page === 0 ? 1 : 'max'}&curtimestamp=1${end}${cont}`)) as RcAnswer;
+      const answer = (await this.ask(`${RC_POSITIONS_QUERY}&rcdir=older&rclimit=${page === 0 ? 1 : 'max'}&curtimestamp=1${end}${cont}`)) as RcAnswer;
       const list = rowsOf(answer);
       server ??= answer.curtimestamp !== undefined ? seconds(answer.curtimestamp) : Math.floor(now / 1000);
       for (const row of list) rows.push({ s: seconds(row.timestamp), id: row.rcid });
@@ -553,6 +584,17 @@ export class ChangeFollower {
    * applied unless seen (a row dated ahead, applied before); rows in the window only when not
    * seen (inserted late). Batches are applied as they fill; the cursor moves past a batch once
    * it was applied. `reached`: the poll read past the cursor it started from, or to the last row.
+   *
+   * A row the wiki cannot list: MediaWiki answers a page holding a row it fails to render (a log
+   * row whose parameters it cannot read: the log type of an extension since removed) with an API
+   * error (`internal_api_error_*`) instead of rows, every time, and a poll that failed there
+   * asked the same page again at every poll, its cursor never moving. A page that fails with an
+   * API error answer where the previous poll failed with one (or where a row is known unlistable)
+   * is read again with rclimit narrowed by halves down to 1: the rows before the failing one are
+   * applied, and that row, found by its position (RC_POSITIONS_QUERY: no row content to fail on),
+   * is passed as a row the wiki will not show (a `row-unreadable` gap, once)
+   * (test/in-process/a-row-the-wiki-cannot-list-does-not-stop-the-follower.test.ts). A network
+   * error, a timeout or a 5xx fails the poll as before: no row is passed for those.
    */
   private async readNewRows(): Promise<{ behindMs: number; more: boolean; rows: number; reached: boolean }> {
     const st = this.state!;
@@ -566,12 +608,34 @@ export class ChangeFollower {
     let late = 0;
     let rows = 0;
     let ended = false;
+    let clockChecked = false;
+    /** Set while narrowing to a row the wiki cannot list: one of the `within` rows from `from` fails; `limit` is the next page's rclimit. */
+    let narrow: { within: number; limit: number } | undefined;
+    /** This poll met an API error answer and narrowed past it: any other it meets is narrowed at once. */
+    let narrowing = false;
     const commit = async () => {
       if (batch.length > 0) await this.opts.apply(batch);
       for (const [id, s] of batchSeen) seen.set(id, s);
       this.state = { pos, floor: st.floor, seen };
       batch = [];
       batchSeen = [];
+    };
+    /**
+     * On past a row the wiki will not show or cannot list, at `at` (after `from`): what it changed
+     * no tag can say, so a gap (once: it is then seen), and the cursor past it.
+     */
+    const pass = async (at: Position, detail: Record<string, unknown>, message: string) => {
+      if (!wasSeen(seen, at)) {
+        await commit();
+        await this.gap('row-unreadable', this.opts.now());
+        this.opts.log.warn({ ...detail, rcid: at.id, timestamp: isoOf(at.s) }, message);
+        // Seen from now on, whatever fails later in this poll: read again, it takes no second gap.
+        seen.set(at.id, at.s);
+        this.state = { pos, floor: st.floor, seen };
+      }
+      from = at;
+      rows++;
+      if (cmp(at, pos) > 0 && !(server !== undefined && at.s * 1000 > server * 1000 + CLOCK_SLACK_MS)) pos = at;
     };
     const started = performance.now();
     const budget = this.opts.pollBudgetMs ?? POLL_BUDGET_MS;
@@ -592,10 +656,40 @@ export class ChangeFollower {
         held = performance.now();
       }
       const cont = `${tsMw(from.s)}|${from.id + 1}`;
-      const answer = (await this.ask(`${RC_QUERY}&rcdir=newer&rclimit=max&curtimestamp=1&rccontinue=${cont}`)) as RcAnswer;
+      const limit = narrow?.limit;
+      const answer = (await this.ask(`${RC_QUERY}&rcdir=newer&rclimit=${limit ?? 'max'}&curtimestamp=1&rccontinue=${cont}`)) as RcAnswer;
+      if (answer.error !== undefined) {
+        // Once is no proof (a database error of the moment answers so too): the poll fails as
+        // before, and the next one, failing here again, narrows.
+        if (!narrowing && !this.mayNarrow(from)) {
+          this.apiErrorAt = from;
+          throw errorOf(answer.error);
+        }
+        narrowing = true;
+        const error = { code: answer.error.code, info: answer.error.info?.slice(0, 200) };
+        const positions = await this.positionsAfter(from, limit);
+        if (positions.length === 0) throw errorOf(answer.error);
+        const known = positions.findIndex((at) => wasSeen(this.unlistable, at));
+        if (positions.length === 1 || known === 0) {
+          // Pinned down: the first row from here is the one the wiki cannot list.
+          const at = positions[0]!;
+          if (cmp(at, from) <= 0) throw new Error(`recentchanges: the row the wiki cannot list (${isoOf(at.s)}|${at.id}) is not after the cursor`);
+          this.unlistable.set(at.id, at.s);
+          await pass(at, error, 'change follower: the wiki cannot list a row (an API error); a gap, and on past it');
+          narrow = undefined;
+          continue;
+        }
+        // A row known unlistable ends the page before it; otherwise one of these rows fails it:
+        // the first half is asked for.
+        narrow = known > 0 ? { within: known + 1, limit: known } : { within: positions.length, limit: Math.ceil(positions.length / 2) };
+        continue;
+      }
       const list = rowsOf(answer);
       if (answer.curtimestamp !== undefined) server = seconds(answer.curtimestamp);
-      if (page === 0 && (await this.clockWentWrong(server))) return { behindMs: 0, more: false, rows: 0, reached: true };
+      if (!clockChecked) {
+        clockChecked = true;
+        if (await this.clockWentWrong(server)) return { behindMs: 0, more: false, rows: 0, reached: true };
+      }
       const next = answer.continue?.rccontinue;
       if (list.length === 0 && next !== undefined) {
         // No row, yet a continuation: the wiki would not show the row it stopped at (an
@@ -606,17 +700,8 @@ export class ChangeFollower {
         const at = positionOfContinue(next);
         if (at === undefined || cmp(at, from) <= 0)
           throw new Error(`recentchanges: a page without rows whose continuation (${next.slice(0, 40)}) does not move on`);
-        if (!wasSeen(seen, at)) {
-          await commit();
-          await this.gap('row-unreadable', this.opts.now());
-          this.opts.log.warn({ rccontinue: next }, 'change follower: the wiki would not show a row; a gap, and on past it');
-          // Seen from now on, whatever fails later in this poll: read again, it takes no second gap.
-          seen.set(at.id, at.s);
-          this.state = { pos, floor: st.floor, seen };
-        }
-        from = at;
-        rows++;
-        if (cmp(at, pos) > 0 && !(server !== undefined && at.s * 1000 > server * 1000 + CLOCK_SLACK_MS)) pos = at;
+        await pass(at, { rccontinue: next }, 'change follower: the wiki would not show a row; a gap, and on past it');
+        if (narrow && --narrow.within <= 0) narrow = undefined;
         continue;
       }
       for (const row of list) {
@@ -639,7 +724,15 @@ export class ChangeFollower {
         else if (cmp(key, pos) > 0) pos = key;
         if (ended) break;
       }
-      if (next && list.length > 0) this.pageRows = page === 0 ? list.length : Math.max(this.pageRows, list.length);
+      // A narrowed page says nothing of the wiki's page size.
+      if (next && list.length > 0 && limit === undefined) this.pageRows = page === 0 ? list.length : Math.max(this.pageRows, list.length);
+      if (narrow) {
+        // The failing row is among the rows left: the half of them is asked for next. None left:
+        // the page no longer fails (an error of the moment), rclimit=max again.
+        narrow.within -= list.length;
+        if (narrow.within <= 0) narrow = undefined;
+        else narrow.limit = Math.ceil(narrow.within / 2);
+      }
       if (batch.length >= APPLY_BATCH_ROWS) await commit();
       if (ended || !next || list.length === 0) {
         ended = true;
@@ -647,14 +740,42 @@ export class ChangeFollower {
       }
     }
     await commit();
+    // Still narrowing (the poll's pages spent): the next poll goes on narrowing where this one did.
+    if (narrow === undefined) this.apiErrorAt = undefined;
     if (late > 0) this.opts.log.info({ rows: late }, 'change follower: rows inserted late (dated before the cursor) applied');
     if (ahead) await this.gap('clock', this.opts.now());
     this.state = { pos, floor: nextFloor(st.floor, pos, seen, Math.min(SEEN_MAX, WINDOW_PAGES * this.pageRows)), seen };
     prune(this.state);
+    for (const [id, s] of this.unlistable) if (cmp({ s, id }, this.state.floor) <= 0) this.unlistable.delete(id);
     // Stopped with rows left: the oldest row not read is after the last one read (`from`), which
     // may be in the window well before the cursor (a burst of rows inserted late, dated earlier).
     const behindMs = ended || server === undefined ? 0 : Math.max(0, (server - Math.min(from.s, pos.s)) * 1000);
     return { behindMs, more: !ended, rows, reached: ended || past() };
+  }
+
+  /**
+   * Whether a page from `from` that the wiki answered with an API error is narrowed down to the
+   * row that fails it (readNewRows): the previous poll failed with one there or before (the
+   * window re-read from the floor pages as it did), or a row after `from` is known unlistable.
+   */
+  private mayNarrow(from: Position): boolean {
+    if (this.apiErrorAt !== undefined && cmp(this.apiErrorAt, from) <= 0) return true;
+    for (const [id, s] of this.unlistable) if (cmp({ s, id }, from) > 0) return true;
+    return false;
+  }
+
+  /**
+   * The positions of the next rows after `from` (at most `limit`, else a full page), asked with
+   * RC_POSITIONS_QUERY: the row content a wiki may fail to render is not asked for. A row a hook
+   * refuses ends the list (readNewRows), at its position.
+   */
+  private async positionsAfter(from: Position, limit: number | undefined): Promise<Position[]> {
+    const cont = `${tsMw(from.s)}|${from.id + 1}`;
+    const answer = (await this.ask(`${RC_POSITIONS_QUERY}&rcdir=newer&rclimit=${limit ?? 'max'}&rccontinue=${cont}`)) as RcAnswer;
+    const list = rowsOf(answer).map((row) => ({ s: seconds(row.timestamp), id: row.rcid }));
+    const next = answer.continue?.rccontinue;
+    const refused = list.length === 0 && next !== undefined ? positionOfContinue(next) : undefined;
+    return refused ? [refused] : list;
   }
 
   /**
@@ -713,6 +834,15 @@ export class ChangeFollower {
  */
 const RC_QUERY =
   'action=query&list=recentchanges&rcprop=title|ids|timestamp|loginfo|redirect|comment|tags&rctype=edit|new|log|categorize|external&format=json&formatversion=2';
+
+/**
+ * The same rows, positions only (rc_timestamp, rc_id): what a start, the check of an old cursor
+ * (restart, resume) and the search for a row the wiki cannot list (readNewRows) need. A row whose
+ * content the wiki fails to render (a log row's parameters, under `loginfo`) fails every page of
+ * RC_QUERY that holds it, not these: asked with RC_QUERY, such a row among the newest stopped
+ * every start (test/in-process/a-row-the-wiki-cannot-list-does-not-stop-the-follower.test.ts).
+ */
+const RC_POSITIONS_QUERY = 'action=query&list=recentchanges&rcprop=ids|timestamp&rctype=edit|new|log|categorize|external&format=json&formatversion=2';
 
 /** Without Redis the cursor lives as long as the process, and so does its local tier. */
 export class MemoryCursorStore implements CursorStore {

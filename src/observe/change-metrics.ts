@@ -67,6 +67,8 @@ export class ChangeSignalMetrics {
   readonly followerPolls: Counter<'outcome'>;
   readonly followerGaps: Counter<'reason'>;
   private readonly purges: { purgeRequested(source: PurgeSource): void } | undefined;
+  /** The follower's health as the TTL decision reads it now (followerHealth); undefined: the last poll's. */
+  private upNow: (() => boolean) | undefined;
 
   constructor(
     registry: Registry,
@@ -112,11 +114,20 @@ export class ChangeSignalMetrics {
       aggregator: 'max',
       registers,
     }).set(opts.followerEnabled ? 1 : 0);
+    // Read when scraped: set at the end of each poll only, it said 1 through a poll that outlasted
+    // the unhealthy time, while the TTL decision (signals.ts, the follower's `healthy`) had gone
+    // to the short defaults, and kept its last value after the follower stopped
+    // (test/in-process/change-follower-up-is-the-health-the-ttls-read.test.ts).
+    const upNow = () => this.upNow;
     this.followerUp = new Gauge({
       name: 'wikiedge_change_follower_up',
       help: '1 while the change follower vouches for what is cached (a poll succeeded lately, here or on the replica that follows), else 0: the short TTL defaults apply.',
       aggregator: 'min',
       registers,
+      collect() {
+        const up = upNow();
+        if (up) this.set(up() ? 1 : 0);
+      },
     });
     this.followerLeader = new Gauge({
       name: 'wikiedge_change_follower_leader',
@@ -144,7 +155,7 @@ export class ChangeSignalMetrics {
     });
     this.followerGaps = new Counter({
       name: 'wikiedge_change_follower_gaps_total',
-      help: "Times the follower could not vouch that it saw every change, by reason (cursor-lost, clock, rc-purged, behind: a poll ended further behind the wiki's clock than WIKIEDGE_RC_MAX_LAG_SECONDS, stalled, row-unreadable: a page with no row the wiki would show, follower-off: a reload turned the follower off, and what it vouched for was kept under the followed TTL); each makes everything cached before it refresh at its next use.",
+      help: "Times the follower could not vouch that it saw every change, by reason (cursor-lost, clock, rc-purged, behind: a poll ended further behind the wiki's clock than WIKIEDGE_RC_MAX_LAG_SECONDS, stalled, row-unreadable: a page with no row the wiki would show, or a row whose page the wiki answers with an API error, follower-off: a reload turned the follower off, and what it vouched for was kept under the followed TTL); each makes everything cached before it refresh at its next use.",
       labelNames: ['reason'] as const,
       registers,
     });
@@ -176,6 +187,10 @@ export class ChangeSignalMetrics {
   }
   gap(reason: string): void {
     this.followerGaps.inc({ reason });
+  }
+  /** The follower's health, read at each scrape (invalidation/follower.ts: false once it stopped). */
+  followerHealth(up: () => boolean): void {
+    this.upNow = up;
   }
   state(s: { healthy: boolean; leader: boolean; lastSuccessMs: number | undefined; cursorLagSeconds: number | undefined }): void {
     this.followerUp.set(s.healthy ? 1 : 0);
