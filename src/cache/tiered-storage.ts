@@ -374,6 +374,20 @@ export class TieredStorage implements Storage {
     let carried = 0;
     while (this.owed.length > 0) {
       const head = this.owed[0]!;
+      if (head.kind === 'expire' && head.stalled === true && (await this.vouchedSince(head.before))) {
+        // This replica heard of no vouching poll because it could not reach the shared tier;
+        // the follower that could vouched past the gap's instant, and applied every change to
+        // the shared tier and the other replicas meanwhile. The gap was this replica's alone
+        // (its local tier took it): carried, it emptied every replica and Redis of what was
+        // fresh (test/unit/a-replica-cut-off-from-redis-does-not-expire-the-fleet.test.ts).
+        this.opts.log.info(
+          { redisPurge: 'stalled-gap-dropped', before: new Date(head.before).toISOString() },
+          'a stalled gap owed to the shared tier is dropped: a follower vouched past it',
+        );
+        this.resetHead();
+        this.owed.shift();
+        continue;
+      }
       const upBefore = this.tier.up;
       if ((await this.tier.purge(head)) === null) {
         // Down: tried again once it answers. Failing while the tier said it was up, again and
@@ -400,6 +414,20 @@ export class TieredStorage implements Storage {
     this.owedTimer = undefined;
     this.tellOwing();
     if (carried > 0) this.opts.log.info({ redisPurge: 'carried', carried }, 'the purges the shared tier missed were carried to it and to the other replicas');
+  }
+
+  /**
+   * Whether a follower vouched at or after `before`: the cursor's polledAt in the shared tier
+   * (invalidation/follower-cursor.ts Cursor; absent while the last poll ended behind). Unread:
+   * no.
+   */
+  private async vouchedSince(before: number): Promise<boolean> {
+    try {
+      const cursor = (await this.tier.followerState.loadCursor()) as { polledAt?: unknown } | undefined;
+      return typeof cursor?.polledAt === 'number' && cursor.polledAt >= before;
+    } catch {
+      return false;
+    }
   }
 
   private resetHead(): void {

@@ -251,7 +251,8 @@ export class ChangeSignals {
 
   /** A gap: nothing cached before `before` is vouched for any more (refreshed at next use). */
   async expire(before: number, reason: GapReason, reach: Reach = 'everywhere'): Promise<void> {
-    await (reach === 'here' ? this.opts.purgeHere : this.opts.purge)({ kind: 'expire', before });
+    const gap: PurgeMessage = reason === 'stalled' ? { kind: 'expire', before, stalled: true } : { kind: 'expire', before };
+    await (reach === 'here' ? this.opts.purgeHere : this.opts.purge)(gap);
     this.opts.metrics.invalidated('gap', 0);
     this.opts.log.warn(
       { gap: reason, before: new Date(before).toISOString() },

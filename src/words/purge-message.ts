@@ -23,5 +23,11 @@ export type PurgeMessage =
    * sender knew: its own SessionUsers and Redis' list) and those the receiver learned itself.
    */
   | { readonly kind: 'user'; readonly user: string; readonly slots?: readonly string[] }
-  /** A gap in the change signals: nothing stored before `before` (ms) is vouched for. */
-  | { readonly kind: 'expire'; readonly before: number };
+  /**
+   * A gap in the change signals: nothing stored before `before` (ms) is vouched for. `stalled`:
+   * the gap of a follower that heard of no vouching poll for too long (follower.ts checkStalled);
+   * owed to a shared tier this process could not reach, it is this process's alone when a
+   * follower vouched past it meanwhile (tiered-storage.ts carryOwedNow). No other process reads
+   * it (redis/purges.ts drops it): there, a gap is a gap.
+   */
+  | { readonly kind: 'expire'; readonly before: number; readonly stalled?: true };
