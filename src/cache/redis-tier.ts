@@ -111,7 +111,19 @@ export class RedisTier {
     this.invalidations = new RedisInvalidations(this.connection, keys, Math.max(1_000, opts.timeoutMs * 20));
     // Registered on the connection before anything else that listens for it coming up.
     this.staleBeforeMark = new StaleBeforeMark(this.connection, {
-      read: () => this.invalidations.staleBefore(),
+      read: async () => {
+        const at = await this.invalidations.staleBefore();
+        if (at === undefined || Number.isFinite(at)) return at;
+        // A mark that is no number (set by hand, or by another program under the prefix) read as
+        // NaN, before which nothing ever is: every entry in Redis was vouched for. Unknown is no
+        // better (no Redis entry served, for good): as after a gap now, and the next gap writes
+        // a number over it (test/in-process/redis-stale-before-that-is-no-number.test.ts).
+        log.error(
+          { redisStaleBefore: 'not-a-number' },
+          'the gap mark in redis (stale-before) is not a number: nothing stored in redis before now is vouched for',
+        );
+        return opts.now();
+      },
       onLearned: opts.onStaleBefore,
       log,
     });

@@ -62,8 +62,10 @@ end
 return { n, 0 }`;
 
 // KEYS[1] stale-before, KEYS[2] vseq, KEYS[3] the flush tag's v: key; ARGV[1] the instant, ARGV[2] GUARD_MS.
+// A mark that is no number (set by hand, or by another program under the prefix) reads as none:
+// the gap writes its number over it (test/in-process/redis-stale-before-that-is-no-number.test.ts).
 const EXPIRE_LUA = `
-local was = tonumber(redis.call('GET', KEYS[1]) or '0')
+local was = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
 if tonumber(ARGV[1]) > was then redis.call('SET', KEYS[1], ARGV[1]) end
 local seq = redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[3], seq, 'PX', ARGV[2])
