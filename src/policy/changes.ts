@@ -289,9 +289,11 @@ export { WRITE_PARAMETERS } from '../mediawiki/modules.js';
  * The writes that delete or restore the pages they name (ApiDelete, ApiUndelete), or may change a
  * property's datatype: an undo or a restore of an older revision through action=edit, and
  * action=rollback, bring back the revision's datatype (changePropertyDataType.php changes it
- * outside the Wikibase API: policy/changes.ts mayChangeDatatype). On other pages, nothing more.
+ * outside the Wikibase API: policy/changes.ts mayChangeDatatype), and action=import, which may
+ * create a page or bring any revision of a property's history, whatever its summary says
+ * (test/unit/wikibase-write-answers-name-their-entities.test.ts). On other pages, nothing more.
  */
-const DATATYPE_WRITES: ReadonlySet<string> = new Set(['delete', 'undelete', 'edit', 'rollback']);
+const DATATYPE_WRITES: ReadonlySet<string> = new Set(['delete', 'undelete', 'edit', 'rollback', 'import']);
 
 /** Write parameters naming a file (ApiUpload, ApiFileRevert): the page is File:<name>. */
 const FILE_PARAMS = new Set(['filename']);
@@ -306,7 +308,7 @@ const ANSWER_TITLE_FIELDS = ['title', 'from', 'to', 'target', 'talkfrom', 'talkt
 
 /**
  * Wikibase's write answers and requests name the entities they change: `entity.id` (wbsetlabel,
- * wbeditentity), `from.id`/`to.id` (wbmergeitems), `redirect.from`/`to` (wbcreateredirect), the
+ * wbeditentity), `from.id`/`to.id` (wbmergeitems), `redirect` (wbcreateredirect's target), the
  * claim GUID (`Q1$…`: the entity is the part before `$`) in `claim.id` and `claims[]`
  * (wbsetclaimvalue, wbremoveclaims), and in the request the parameters the module itself defines
  * (modules.ts WriteFacts.entityParameters, guidParameters): `id=`, `entity=`, `fromid=`/`toid=`,
@@ -325,8 +327,6 @@ function entityIdsOfWrite(write: WriteFacts, params: (name: string) => string | 
   push(obj(json['entity'])['id']);
   push(obj(json['from'])['id']);
   push(obj(json['to'])['id']);
-  push(obj(json['redirect'])['from']);
-  push(obj(json['redirect'])['to']);
   push(obj(json['claim'])['id']);
   push(obj(json['form'])['id']);
   push(obj(json['sense'])['id']);
@@ -340,6 +340,9 @@ function entityIdsOfWrite(write: WriteFacts, params: (name: string) => string | 
     const value = params(name) ?? '';
     for (const v of write.guidsMulti ? value.split('|') : [value]) push(entityOfGuid(v));
   }
+  // CreateRedirect answers the target's id as a string (`"redirect": "Q1"`): the source is named
+  // by the request alone, so both are read.
+  push(json['redirect']);
   return ids;
 }
 
@@ -548,7 +551,8 @@ export function confirmedWrite(answer: unknown): string | undefined {
   if (typeof answer !== 'object' || answer === null) return undefined;
   for (const key of Object.keys(answer)) if (writeFacts(key) && !writeFacts(key)?.entities && confirms(key, answer)) return key;
   const entity = (answer as Record<string, unknown>)['entity'];
-  if (!confirms('wbeditentity', answer) || typeof entity !== 'object' || entity === null) return undefined;
+  if (!confirms('wbeditentity', answer)) return undefined;
+  if (typeof entity !== 'object' || entity === null) return wikibaseWriteWithoutEntity(answer as Record<string, unknown>);
   const fields = entity as Record<string, unknown>;
   if (typeof fields['id'] !== 'string') return undefined;
   // wbsetsitelink answers the entity with its sitelinks alone (SetSiteLink::addToOutput), and
@@ -557,6 +561,26 @@ export function confirmedWrite(answer: unknown): string | undefined {
   // fields) had every search of the entity's type emptied.
   const termsOrStatements = ['labels', 'descriptions', 'aliases', 'claims', 'statements'].some((f) => f in fields);
   return 'sitelinks' in fields && !termsOrStatements ? 'wbsetsitelink' : 'wbeditentity';
+}
+
+/**
+ * A Wikibase write's answer without `entity`, named by what else it holds (ResultBuilder,
+ * CreateRedirect, WikibaseLexeme): a statement by its GUID (`claim.id`: the statement setters and
+ * wbcreateclaim; `claims`: wbremoveclaims), both items of a merge (`from.id`, `to.id`), a
+ * redirect's target (`redirect`), a form or a sense (`form.id`, `sense.id`). Read through the
+ * module whose answer names the same (its request parameters are not read: none are known). A
+ * `reference` alone names no entity: the wiki's PURGE and the follower's row do. An unreadable
+ * form's statement write invalidated nothing on the writer's replica
+ * (test/unit/wikibase-write-answers-name-their-entities.test.ts).
+ */
+function wikibaseWriteWithoutEntity(json: Record<string, unknown>): string | undefined {
+  const id = (v: unknown) => (typeof v === 'object' && v !== null && typeof (v as Record<string, unknown>)['id'] === 'string' ? true : false);
+  if (id(json['claim'])) return 'wbsetclaim';
+  if (Array.isArray(json['claims']) && json['claims'].length > 0) return 'wbremoveclaims';
+  if (id(json['from']) && id(json['to'])) return 'wbmergeitems';
+  if (typeof json['redirect'] === 'string' && json['redirect'] !== '') return 'wbcreateredirect';
+  if (id(json['form']) || id(json['sense'])) return 'wbleditformelements';
+  return undefined;
 }
 
 /** The pages an action=purge answer says it purged (not those missing, nor refused by its rate limit). */
