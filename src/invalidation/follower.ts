@@ -251,20 +251,16 @@ export class ChangeFollower {
   constructor(private readonly opts: FollowerOptions) {
     this.startedAt = opts.now();
     this.maxLagMs = opts.maxLagMs ?? DEFAULT_MAX_LAG_MS;
-    opts.metrics.followerHealth?.(() => this.up);
-  }
-
-  /** Healthy: this replica (or the leader, for a standby) vouches for what is cached. */
-  get healthy(): boolean {
-    return !this.behind && this.lastVouched !== undefined && this.opts.now() - this.lastVouched < this.opts.unhealthyAfterMs;
+    opts.metrics.followerHealth?.(() => this.healthy);
   }
 
   /**
-   * What the metrics say of it (`wikiedge_change_follower_up`): `healthy` as the TTL decision
-   * reads it now, and false once it stopped (it vouches for nothing from then on: `stopped`).
+   * Healthy: this replica (or the leader, for a standby) vouches for what is cached; never once
+   * stopped (it vouches for nothing from then on). What the TTL decision reads (signals.ts) and
+   * `wikiedge_change_follower_up` says when scraped.
    */
-  get up(): boolean {
-    return !this.stopped && this.healthy;
+  get healthy(): boolean {
+    return !this.stopped && !this.behind && this.lastVouched !== undefined && this.opts.now() - this.lastVouched < this.opts.unhealthyAfterMs;
   }
 
   get isLeader(): boolean {
@@ -324,7 +320,11 @@ export class ChangeFollower {
       if (this.leader) this.leaseRenewedAt = asked;
       if (this.leader) {
         // Taken (again): the cursor in the store is the truth, another replica may have moved it.
-        if (!wasLeader) this.state = undefined;
+        if (!wasLeader) {
+          this.state = undefined;
+          // What an earlier lead saw fail is no proof now: another leader may have passed it.
+          this.apiErrorAt = undefined;
+        }
         await this.follow(now);
         this.opts.metrics.poll('ok');
       } else {
@@ -472,7 +472,7 @@ export class ChangeFollower {
 
   private report(): void {
     this.opts.metrics.state({
-      healthy: this.up,
+      healthy: this.healthy,
       leader: this.leader,
       lastSuccessMs: this.lastVouched,
       cursorLagSeconds: this.lagSeconds,
@@ -613,6 +613,8 @@ export class ChangeFollower {
     let narrow: { within: number; limit: number } | undefined;
     /** This poll met an API error answer and narrowed past it: any other it meets is narrowed at once. */
     let narrowing = false;
+    /** Rows this poll found unlistable that were not known to be. */
+    let passedNew = 0;
     const commit = async () => {
       if (batch.length > 0) await this.opts.apply(batch);
       for (const [id, s] of batchSeen) seen.set(id, s);
@@ -655,25 +657,42 @@ export class ChangeFollower {
         if (!(await this.renewLease())) break;
         held = performance.now();
       }
+      if (narrow === undefined && this.unlistableAfter(from)) {
+        // A row known unlistable lies ahead (every poll reads the late window again): the page is
+        // asked to end before it, and it is passed without asking for it again.
+        const ahead = await this.positionsAfter(from, undefined);
+        server ??= ahead.server;
+        const known = ahead.positions.findIndex((at) => wasSeen(this.unlistable, at));
+        if (known === 0) {
+          await pass(ahead.positions[0]!, {}, 'change follower: the wiki cannot list a row (an API error); a gap, and on past it');
+          continue;
+        }
+        if (known > 0) narrow = { within: known, limit: known };
+      }
       const cont = `${tsMw(from.s)}|${from.id + 1}`;
       const limit = narrow?.limit;
       const answer = (await this.ask(`${RC_QUERY}&rcdir=newer&rclimit=${limit ?? 'max'}&curtimestamp=1&rccontinue=${cont}`)) as RcAnswer;
       if (answer.error !== undefined) {
         // Once is no proof (a database error of the moment answers so too): the poll fails as
-        // before, and the next one, failing here again, narrows.
+        // before, and the next one, failing here again, narrows. A database's or a load
+        // limit's error never is (TRANSIENT_API_ERRORS), nor are more rows than a poll passes.
+        if (TRANSIENT_API_ERRORS.test(answer.error.code ?? '') || passedNew >= MAX_UNLISTABLE_PER_POLL) throw errorOf(answer.error);
         if (!narrowing && !this.mayNarrow(from)) {
           this.apiErrorAt = from;
           throw errorOf(answer.error);
         }
         narrowing = true;
         const error = { code: answer.error.code, info: answer.error.info?.slice(0, 200) };
-        const positions = await this.positionsAfter(from, limit);
+        const found = await this.positionsAfter(from, limit);
+        server ??= found.server;
+        const positions = found.positions;
         if (positions.length === 0) throw errorOf(answer.error);
         const known = positions.findIndex((at) => wasSeen(this.unlistable, at));
         if (positions.length === 1 || known === 0) {
           // Pinned down: the first row from here is the one the wiki cannot list.
           const at = positions[0]!;
           if (cmp(at, from) <= 0) throw new Error(`recentchanges: the row the wiki cannot list (${isoOf(at.s)}|${at.id}) is not after the cursor`);
+          if (!wasSeen(this.unlistable, at)) passedNew++;
           this.unlistable.set(at.id, at.s);
           await pass(at, error, 'change follower: the wiki cannot list a row (an API error); a gap, and on past it');
           narrow = undefined;
@@ -759,7 +778,11 @@ export class ChangeFollower {
    * window re-read from the floor pages as it did), or a row after `from` is known unlistable.
    */
   private mayNarrow(from: Position): boolean {
-    if (this.apiErrorAt !== undefined && cmp(this.apiErrorAt, from) <= 0) return true;
+    return (this.apiErrorAt !== undefined && cmp(this.apiErrorAt, from) <= 0) || this.unlistableAfter(from);
+  }
+
+  /** Whether a row known unlistable lies after `from`. */
+  private unlistableAfter(from: Position): boolean {
     for (const [id, s] of this.unlistable) if (cmp({ s, id }, from) > 0) return true;
     return false;
   }
@@ -769,13 +792,16 @@ export class ChangeFollower {
    * RC_POSITIONS_QUERY: the row content a wiki may fail to render is not asked for. A row a hook
    * refuses ends the list (readNewRows), at its position.
    */
-  private async positionsAfter(from: Position, limit: number | undefined): Promise<Position[]> {
+  private async positionsAfter(from: Position, limit: number | undefined): Promise<{ positions: Position[]; server: number | undefined }> {
     const cont = `${tsMw(from.s)}|${from.id + 1}`;
-    const answer = (await this.ask(`${RC_POSITIONS_QUERY}&rcdir=newer&rclimit=${limit ?? 'max'}&rccontinue=${cont}`)) as RcAnswer;
+    const answer = (await this.ask(`${RC_POSITIONS_QUERY}&rcdir=newer&rclimit=${limit ?? 'max'}&curtimestamp=1&rccontinue=${cont}`)) as RcAnswer;
     const list = rowsOf(answer).map((row) => ({ s: seconds(row.timestamp), id: row.rcid }));
     const next = answer.continue?.rccontinue;
     const refused = list.length === 0 && next !== undefined ? positionOfContinue(next) : undefined;
-    return refused ? [refused] : list;
+    // The wiki's clock, for a row passed before any page of rows was read: one dated in its
+    // future does not take the cursor with it (pass).
+    const server = answer.curtimestamp !== undefined ? seconds(answer.curtimestamp) : undefined;
+    return { positions: refused ? [refused] : list, server };
   }
 
   /**
@@ -832,6 +858,17 @@ export class ChangeFollower {
  * from anonymous readers comes as `commenthidden` with no `comment` (ApiQueryRecentChanges::extractRowInfo).
  * `tags`: a revert's summary is its client's, whatever it says (changes.ts REVERT_TAGS).
  */
+/**
+ * API errors a row never causes: the database's of the moment (DBQueryError, DBQueryTimeoutError,
+ * DBConnectionError, DBReadOnlyError, … as `internal_api_error_DB*`), a read-only wiki, maxlag,
+ * a rate limit. A page failing so fails the poll (the short TTLs, `follower_up` 0); it is never
+ * narrowed to a row that is then passed.
+ */
+const TRANSIENT_API_ERRORS = /^(?:internal_api_error_DB|readonly$|maxlag$|ratelimited$)/;
+
+/** Rows not known before that one poll passes as unlistable, at most: past it, the poll fails (something larger is wrong). */
+const MAX_UNLISTABLE_PER_POLL = 5;
+
 const RC_QUERY =
   'action=query&list=recentchanges&rcprop=title|ids|timestamp|loginfo|redirect|comment|tags&rctype=edit|new|log|categorize|external&format=json&formatversion=2';
 

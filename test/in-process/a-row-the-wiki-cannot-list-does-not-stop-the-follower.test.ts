@@ -25,6 +25,8 @@ class WikiFailingOnARow {
   unlistable: (row: RecentChangeRow) => boolean = () => false;
   /** The recentchanges queries answered with an error. */
   errors = 0;
+  /** The error's code: an exception while a row is rendered, or a database's of the moment. */
+  code = 'internal_api_error_InvalidArgumentException';
 
   readonly handler = (req: IncomingMessage, res: ServerResponse): void => {
     const q = new URL(req.url ?? '/', 'http://wiki').searchParams;
@@ -43,7 +45,7 @@ class WikiFailingOnARow {
             this.errors++;
             body = JSON.stringify({
               error: {
-                code: 'internal_api_error_InvalidArgumentException',
+                code: this.code,
                 info: '[a1b2c3] Exception caught: Invalid log params for a log type no extension defines',
                 errorclass: 'InvalidArgumentException',
               },
@@ -71,6 +73,7 @@ function onAWikiFailingOnARow() {
     fake.wiki.reset();
     fake.unlistable = () => false;
     fake.errors = 0;
+    fake.code = 'internal_api_error_InvalidArgumentException';
   });
   afterEach(async () => {
     await Promise.all(started.splice(0).map((f) => f.close()));
@@ -187,6 +190,43 @@ describe('a row the wiki cannot list', () => {
     await f.follower.pollOnce();
     expect(f.applied).toEqual(['Row 1', 'Row 2', 'Row 3']);
     expect(f.gaps).toEqual([]);
+  });
+
+  it('a database`s error, however often, is no reason to pass a row', async () => {
+    const f = await aFollowerUpToDate(wiki, follow);
+    for (const n of [1, 2, 3]) wiki.add(`Row ${n}`);
+    fake.code = 'internal_api_error_DBQueryTimeoutError';
+    fake.unlistable = (r) => r.title === 'Row 2';
+    for (let poll = 0; poll < 4; poll++) {
+      await f.follower.pollOnce();
+      aSecondLater(wiki, f);
+    }
+    expect(f.applied).toEqual([]);
+    expect(f.gaps).toEqual([]);
+    fake.unlistable = () => false;
+    await f.follower.pollOnce();
+    expect(f.applied).toEqual(['Row 1', 'Row 2', 'Row 3']);
+    expect(f.gaps).toEqual([]);
+  });
+
+  it('more unlistable rows than a poll passes: a few per poll, every other row applied in the end', async () => {
+    const f = await aFollowerUpToDate(wiki, follow);
+    for (let n = 1; n <= 20; n++) wiki.add(`Row ${n}`);
+    const bad = new Set([2, 4, 6, 8, 10, 12, 14, 16].map((n) => `Row ${n}`));
+    fake.unlistable = (r) => bad.has(r.title ?? '');
+    await f.follower.pollOnce();
+    aSecondLater(wiki, f);
+    await f.follower.pollOnce();
+    aSecondLater(wiki, f);
+    // The poll that narrows passes five at most, then fails.
+    expect(f.gaps.length).toBeLessThanOrEqual(5);
+    for (let poll = 0; poll < 8; poll++) {
+      await f.follower.pollOnce();
+      aSecondLater(wiki, f);
+    }
+    expect(f.gaps.map((g) => g.reason)).toEqual(Array(8).fill('row-unreadable'));
+    expect(f.applied).toEqual([1, 3, 5, 7, 9, 11, 13, 15, 17, 18, 19, 20].map((n) => `Row ${n}`));
+    expect(f.follower.healthy).toBe(true);
   });
 
   it('the newest row when the follower starts: its start is not stopped by it', async () => {
