@@ -81,7 +81,7 @@ export function clientOfRequest(
   req: IncomingMessage,
 ): ClientKey {
   const address = clientAddress(req.socket.remoteAddress, headerString(req.headers['x-forwarded-for']), parts.trusted);
-  const identity = sessionIdentityFromHeaders(req.headers, parts.identityRules, address);
+  const identity = sessionIdentityFromHeaders(req.headers, parts.identityRules, () => address);
   return clientKey(address, identity, (slot) => parts.sessionUsers.userOf(slot));
 }
 

@@ -167,10 +167,11 @@ export interface IdentityInput {
   readonly treatAsUntrusted: boolean;
   readonly query: PhpArray;
   /**
-   * The client's address as the wiki will see it (limits/client-key.ts clientAddress): a slot
-   * made of guessable credentials alone is bound to it. Undefined: not bound (unit tests).
+   * The client's address as the wiki will see it (limits/client-key.ts clientAddress), asked only
+   * of a slot made of guessable credentials alone, which is bound to it. Undefined: not bound
+   * (unit tests).
    */
-  readonly clientAddress: string | undefined;
+  readonly clientAddress: (() => string) | undefined;
 }
 
 export function isLoginSuppressed(input: Pick<IdentityInput, 'query' | 'treatAsUntrusted'>): boolean {
@@ -196,12 +197,12 @@ export function credentialsOf(
     if (kind === 'net') unknown = true;
     else if (!rules.guessableCookies.has(name)) secret = true;
   }
+  // A credential header is no secret of the client's alone: one `Authorization: Basic` that a
+  // whole office sends to a wiki behind a shared htpasswd, which MediaWiki itself does not read
+  // (only an extension's provider does: OAuth), has the wiki answer each by its address.
   rules.credentialHeaders.forEach((name, i) => {
     const value = headerValues[i];
-    if (value !== undefined && value !== '') {
-      pairs.push([name, value]);
-      secret = true;
-    }
+    if (value !== undefined && value !== '') pairs.push([name, value]);
   });
   return { pairs, unknown, secret };
 }
@@ -229,7 +230,7 @@ function identifyCookies(
   credentialHeaderValues: readonly (string | undefined)[],
   suppressed: boolean,
   rules: IdentityRules,
-  clientAddress: string | undefined,
+  clientAddress: (() => string) | undefined,
 ): Identity {
   // Cookies past max_input_vars: a wiki whose php.ini allows more reads credentials we did not
   // see (1,000 `a;` before a session cookie made a logged-in request look anonymous here).
@@ -252,7 +253,7 @@ function identifyCookies(
   // no session for either, answers each by its own address (an IP block, a rate limit, a
   // `~~~` preview). Such a slot is also the client's address (docs/SECURITY.md class 54,
   // test/in-process/attack-guessable-credential-shares-a-session-slot.test.ts).
-  if (!secret && clientAddress !== undefined) slotBasis.push([ADDRESS_PAIR_NAME, clientAddress]);
+  if (!secret && clientAddress !== undefined) slotBasis.push([ADDRESS_PAIR_NAME, clientAddress()]);
   return {
     kind: 'session',
     slot: keyedHash(rules.secret, slotBasis),
@@ -367,7 +368,7 @@ export function identityFromHeaders(headers: IncomingHttpHeaders, query: PhpArra
   // A literal, not a spread of another object followed by more properties, which V8 builds in
   // its runtime rather than its fast object copy: ~1-2 µs a call (bench/micro-miss.mjs).
   return identify(
-    { cookieHeader: headers.cookie, credentialHeaderValues: credentialHeaderValues(headers, rules), treatAsUntrusted, query, clientAddress: clientAddress() },
+    { cookieHeader: headers.cookie, credentialHeaderValues: credentialHeaderValues(headers, rules), treatAsUntrusted, query, clientAddress },
     rules,
   );
 }
@@ -378,7 +379,7 @@ export function identityFromHeaders(headers: IncomingHttpHeaders, query: PhpArra
  * index.php reads the session whatever the request says, so a logout or a write there ends or
  * changes the session all the same.
  */
-export function sessionIdentityFromHeaders(headers: IncomingHttpHeaders, rules: IdentityRules, clientAddress: string): Identity {
+export function sessionIdentityFromHeaders(headers: IncomingHttpHeaders, rules: IdentityRules, clientAddress: () => string): Identity {
   return identify(
     { cookieHeader: headers.cookie, credentialHeaderValues: credentialHeaderValues(headers, rules), treatAsUntrusted: false, query: EMPTY, clientAddress },
     rules,

@@ -217,13 +217,22 @@ export function readsLiveState(modules: readonly string[], query: PhpArray): boo
  * TTL defaults may apply (invalidation/signals.ts ttlDefaults): not what jobs update, protections
  * and blocks that expire, nor live state.
  */
-export function changesAreSignalled(modules: readonly string[], query: PhpArray): boolean {
+export function changesAreSignalled(
+  modules: readonly string[],
+  query: PhpArray,
+  /** The operator said what every module of the request depends on (WIKIEDGE_MODULES dependsOn: request.ts applicableRule). */
+  operatorSaysDependencies = false,
+): boolean {
   // updatedByJobs, showsExpiries and readsLiveState in one pass: every miss asks.
   for (const f of factsOf(modules)) {
     // A module the table does not know (an extension's: prop=wbentityusage, pageviews, …) may
     // read what jobs or another service keep, which no recentchanges row names: the follower
-    // cannot vouch for it (test/unit/an-unknown-module-keeps-the-short-ttl.test.ts).
-    if (f === undefined) return false;
+    // cannot vouch for it (test/unit/an-unknown-module-keeps-the-short-ttl.test.ts), unless the
+    // operator said what it depends on.
+    if (f === undefined) {
+      if (operatorSaysDependencies) continue;
+      return false;
+    }
     if (typeof f.jobs === 'function' ? f.jobs(query) : f.jobs === true) return false;
     if (f.expiries?.(query) === true || f.live?.(query) === true) return false;
     // An entity of another repository, named by its URI (Wikibase's federated properties,

@@ -385,7 +385,9 @@ async function fetchAndStore(
       clientSmaxage: api.query.has('smaxage'),
       originKeyed: api.query.has('origin'),
       path: 'store',
-      defaults: gw.changes.ttlDefaults(changesAreSignalled(api.modules, api.query) && !entityChangesUnnamed(api.modules, api.query, gw.changes.namespaces)),
+      defaults: gw.changes.ttlDefaults(
+        changesAreSignalled(api.modules, api.query, api.rule.dependsOn !== undefined) && !entityChangesUnnamed(api.modules, api.query, gw.changes.namespaces),
+      ),
       settings: gw.policy,
       random: gw.random,
     },

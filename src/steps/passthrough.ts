@@ -75,8 +75,9 @@ async function settleStreamedSession(
   learnSessionUser(gw, view, setCookie, undefined, undefined);
   if (!mayCarryCredentials(view, gw.identityRules)) return;
   // Not api.php: its login suppression (callback=, origin=*, Treat-as-Untrusted) does not apply.
-  const address = clientAddress(request.socket.remoteAddress, headerString(request.headers['x-forwarded-for']), gw.trusted);
-  const identity = sessionIdentityFromHeaders(view, gw.identityRules, address);
+  const identity = sessionIdentityFromHeaders(view, gw.identityRules, () =>
+    clientAddress(request.socket.remoteAddress, headerString(request.headers['x-forwarded-for']), gw.trusted),
+  );
   if (identity.kind !== 'session') return;
   const lines = setCookie === undefined ? [] : Array.isArray(setCookie) ? setCookie : [setCookie];
   const ended = lines.length > 0 && normalizeSetCookies(lines, requestCookieNames(view.cookie), gw.cookieNames, Date.now()).sessionEnded;

@@ -64,6 +64,17 @@ describe('a guessable credential cookie sent from two addresses', () => {
     expect(JSON.parse(other.body).query.blocked).toBe(false);
   });
 
+  it('one Authorization a whole office sends (a shared htpasswd the wiki does not read): bound to each address', async () => {
+    const url = `${pair.gw.apiUrl}?action=query&list=blockcheck&format=json&requestid=${randomUUID()}`;
+    const headers = (address: string) => ({ authorization: 'Basic b2ZmaWNlOm9mZmljZQ==', 'x-forwarded-for': address });
+    expect(JSON.parse((await http(url, { headers: headers('198.51.100.7') })).body).query.blocked).toBe(true);
+    await pair.gw.built.gateway.afterAnswers.settled(5_000);
+    expect(header(await http(url, { headers: headers('198.51.100.7') }), 'x-cache')).toBe('hit');
+    const other = await http(url, { headers: headers('203.0.113.9') });
+    expect(header(other, 'x-cache')).not.toBe('hit');
+    expect(JSON.parse(other.body).query.blocked).toBe(false);
+  });
+
   it('a session cookie is a secret: its slot follows the session from one address to another', async () => {
     const url = `${pair.gw.apiUrl}?action=query&list=blockcheck&format=json&requestid=${randomUUID()}`;
     const cookie = `wiki_session=${'s'.repeat(32)}`;

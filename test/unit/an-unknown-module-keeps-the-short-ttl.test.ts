@@ -27,6 +27,11 @@ describe('an answer of a module the table does not know', () => {
     expect(signalled(q)).toBe(false);
   });
 
+  it('one the operator says the dependencies of (WIKIEDGE_MODULES dependsOn): the followed TTL, as the operator vouches', () => {
+    const query = parsePhpQuery('action=query&prop=pageviews&titles=Berlin');
+    expect(changesAreSignalled(modulesOf(query), query, true)).toBe(true);
+  });
+
   it('prop=wbentityusage (Wikibase Client) is known: a Wikibase module updated by jobs', () => {
     expect(KNOWN_MODULE_NAMES).toContain('wbentityusage');
     expect(WIKIBASE_MODULE_NAMES).toContain('query+wbentityusage');

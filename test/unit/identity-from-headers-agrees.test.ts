@@ -48,7 +48,7 @@ describe('identityFromHeaders', () => {
             credentialHeaderValues,
             treatAsUntrusted: headers['treat-as-untrusted'] !== undefined,
             query,
-            clientAddress: '192.0.2.1',
+            clientAddress: () => '192.0.2.1',
           },
           RULES,
         );
