@@ -797,11 +797,17 @@ export class ChangeFollower {
     const answer = (await this.ask(`${RC_POSITIONS_QUERY}&rcdir=newer&rclimit=${limit ?? 'max'}&curtimestamp=1&rccontinue=${cont}`)) as RcAnswer;
     const list = rowsOf(answer).map((row) => ({ s: seconds(row.timestamp), id: row.rcid }));
     const next = answer.continue?.rccontinue;
-    const refused = list.length === 0 && next !== undefined ? positionOfContinue(next) : undefined;
+    // A continuation after fewer rows than asked for (`max` is 500 at least: ApiBase::LIMIT_BIG1):
+    // the wiki stopped at a row it would not show (readNewRows), which is in play too, after
+    // those before it.
+    const short = list.length < (limit ?? 500);
+    const refused = short && next !== undefined ? positionOfContinue(next) : undefined;
+    const last = list[list.length - 1];
+    if (refused !== undefined && last !== undefined && cmp(refused, last) > 0) list.push(refused);
     // The wiki's clock, for a row passed before any page of rows was read: one dated in its
     // future does not take the cursor with it (pass).
     const server = answer.curtimestamp !== undefined ? seconds(answer.curtimestamp) : undefined;
-    return { positions: refused ? [refused] : list, server };
+    return { positions: list.length === 0 && refused ? [refused] : list, server };
   }
 
   /**

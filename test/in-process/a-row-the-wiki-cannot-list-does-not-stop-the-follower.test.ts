@@ -28,8 +28,13 @@ class WikiFailingOnARow {
   /** The error's code: an exception while a row is rendered, or a database's of the moment. */
   code = 'internal_api_error_InvalidArgumentException';
 
+  /** Rows a hook refuses when only their positions are asked for (rendered, the wiki fails on them first). */
+  refusedWithoutLoginfo: (row: RecentChangeRow) => boolean = () => false;
+
   readonly handler = (req: IncomingMessage, res: ServerResponse): void => {
     const q = new URL(req.url ?? '/', 'http://wiki').searchParams;
+    const positionsOnly = q.get('list') === 'recentchanges' && !(q.get('rcprop') ?? '').split('|').includes('loginfo');
+    this.wiki.refuse = (r) => positionsOnly && this.refusedWithoutLoginfo(r);
     let status = 200;
     let headers: Record<string, string> = {};
     const captured = {
@@ -74,6 +79,7 @@ function onAWikiFailingOnARow() {
     fake.unlistable = () => false;
     fake.errors = 0;
     fake.code = 'internal_api_error_InvalidArgumentException';
+    fake.refusedWithoutLoginfo = () => false;
   });
   afterEach(async () => {
     await Promise.all(started.splice(0).map((f) => f.close()));
@@ -190,6 +196,19 @@ describe('a row the wiki cannot list', () => {
     await f.follower.pollOnce();
     expect(f.applied).toEqual(['Row 1', 'Row 2', 'Row 3']);
     expect(f.gaps).toEqual([]);
+  });
+
+  it('a failing row that a hook refuses when only positions are asked for: the listable row before it is applied', async () => {
+    const f = await aFollowerUpToDate(wiki, follow);
+    for (const n of [1, 2, 3]) wiki.add(`Row ${n}`);
+    fake.unlistable = (r) => r.title === 'Row 2';
+    fake.refusedWithoutLoginfo = (r) => r.title === 'Row 2';
+    for (let poll = 0; poll < 4; poll++) {
+      await f.follower.pollOnce();
+      aSecondLater(wiki, f);
+    }
+    expect(f.applied).toEqual(['Row 1', 'Row 3']);
+    expect(f.gaps.map((g) => g.reason)).toEqual(['row-unreadable']);
   });
 
   it('a database`s error, however often, is no reason to pass a row', async () => {
