@@ -626,8 +626,10 @@ export class ChangeFollower {
      * On past a row the wiki will not show or cannot list, at `at` (after `from`): what it changed
      * no tag can say, so a gap (once: it is then seen), and the cursor past it.
      */
-    const pass = async (at: Position, detail: Record<string, unknown>, message: string) => {
-      if (!wasSeen(seen, at)) {
+    /** True when the row took a gap (it was not seen before). */
+    const pass = async (at: Position, detail: Record<string, unknown>, message: string): Promise<boolean> => {
+      const unseen = !wasSeen(seen, at);
+      if (unseen) {
         await commit();
         await this.gap('row-unreadable', this.opts.now());
         this.opts.log.warn({ ...detail, rcid: at.id, timestamp: isoOf(at.s) }, message);
@@ -638,7 +640,13 @@ export class ChangeFollower {
       from = at;
       rows++;
       if (cmp(at, pos) > 0 && !(server !== undefined && at.s * 1000 > server * 1000 + CLOCK_SLACK_MS)) pos = at;
+      return unseen;
     };
+    const UNLISTABLE = 'change follower: the wiki cannot list a row (an API error); a gap, and on past it';
+    /** A known unlistable row right after the rows a narrowed page reads (`after`, its last): passed without asking again. */
+    let knownNext: { after: Position; row: Position } | undefined;
+    /** No known unlistable row before this position (the last the pre-check's positions named). */
+    let noneKnownBefore: Position | undefined;
     const started = performance.now();
     const budget = this.opts.pollBudgetMs ?? POLL_BUDGET_MS;
     // The budget counts only once the reading is past the cursor: the window's re-read (about
@@ -657,17 +665,28 @@ export class ChangeFollower {
         if (!(await this.renewLease())) break;
         held = performance.now();
       }
-      if (narrow === undefined && this.unlistableAfter(from)) {
+      if (narrow === undefined && knownNext !== undefined && cmp(from, knownNext.after) === 0) {
+        // The narrowed page read every row before the known one: on past it, nothing asked.
+        const row = knownNext.row;
+        knownNext = undefined;
+        await pass(row, {}, UNLISTABLE);
+        continue;
+      }
+      knownNext = undefined;
+      if (narrow === undefined && (noneKnownBefore === undefined || cmp(from, noneKnownBefore) >= 0) && this.unlistableAfter(from)) {
         // A row known unlistable lies ahead (every poll reads the late window again): the page is
         // asked to end before it, and it is passed without asking for it again.
         const ahead = await this.positionsAfter(from, undefined);
         server ??= ahead.server;
         const known = ahead.positions.findIndex((at) => wasSeen(this.unlistable, at));
         if (known === 0) {
-          await pass(ahead.positions[0]!, {}, 'change follower: the wiki cannot list a row (an API error); a gap, and on past it');
+          await pass(ahead.positions[0]!, {}, UNLISTABLE);
           continue;
         }
-        if (known > 0) narrow = { within: known, limit: known };
+        if (known > 0) {
+          narrow = { within: known, limit: known };
+          knownNext = { after: ahead.positions[known - 1]!, row: ahead.positions[known]! };
+        } else noneKnownBefore = ahead.positions[ahead.positions.length - 1];
       }
       const cont = `${tsMw(from.s)}|${from.id + 1}`;
       const limit = narrow?.limit;
@@ -692,9 +711,9 @@ export class ChangeFollower {
           // Pinned down: the first row from here is the one the wiki cannot list.
           const at = positions[0]!;
           if (cmp(at, from) <= 0) throw new Error(`recentchanges: the row the wiki cannot list (${isoOf(at.s)}|${at.id}) is not after the cursor`);
-          if (!wasSeen(this.unlistable, at)) passedNew++;
           this.unlistable.set(at.id, at.s);
-          await pass(at, error, 'change follower: the wiki cannot list a row (an API error); a gap, and on past it');
+          // Only a row that takes a gap counts: one seen before (applied, then unrenderable) costs nothing.
+          if (await pass(at, error, UNLISTABLE)) passedNew++;
           narrow = undefined;
           continue;
         }

@@ -197,12 +197,15 @@ export function credentialsOf(
     if (kind === 'net') unknown = true;
     else if (!rules.guessableCookies.has(name)) secret = true;
   }
-  // A credential header is no secret of the client's alone: one `Authorization: Basic` that a
-  // whole office sends to a wiki behind a shared htpasswd, which MediaWiki itself does not read
-  // (only an extension's provider does: OAuth), has the wiki answer each by its address.
+  // A token MediaWiki's providers read (OAuth's `Bearer` and `OAuth`, an SSO proxy's header) is
+  // a secret; `Authorization: Basic`, `Digest` or `Negotiate` is the web server's, which
+  // MediaWiki does not read: one a whole office sends to a wiki behind a shared htpasswd has the
+  // wiki answer each client by its address.
   rules.credentialHeaders.forEach((name, i) => {
     const value = headerValues[i];
-    if (value !== undefined && value !== '') pairs.push([name, value]);
+    if (value === undefined || value === '') return;
+    pairs.push([name, value]);
+    if (name !== 'authorization' || !WEB_SERVER_AUTHORIZATION.test(value)) secret = true;
   });
   return { pairs, unknown, secret };
 }
@@ -261,6 +264,9 @@ function identifyCookies(
     unknownCredential: unknown,
   };
 }
+
+/** Authorization schemes the web server in front of the wiki answers (RFC 7617, 7616, 4559), not a MediaWiki provider. */
+const WEB_SERVER_AUTHORIZATION = /^\s*(?:basic|digest|negotiate)(?:\s|$)/i;
 
 /** The name the client's address is hashed under in a guessable slot's basis: no cookie or header name holds a NUL. */
 const ADDRESS_PAIR_NAME = '\0address';

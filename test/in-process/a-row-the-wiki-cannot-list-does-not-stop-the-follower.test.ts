@@ -160,7 +160,7 @@ describe('a row the wiki cannot list', () => {
     // without narrowing anew: it is known.
     const again = wiki.queries.length;
     await f.follower.pollOnce();
-    expect(wiki.queries.length - again).toBeLessThan(8);
+    expect(wiki.queries.length - again).toBeLessThan(4);
     expect(f.gaps).toHaveLength(1);
     expect(f.follower.healthy).toBe(true);
   });

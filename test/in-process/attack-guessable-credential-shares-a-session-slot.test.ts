@@ -75,6 +75,14 @@ describe('a guessable credential cookie sent from two addresses', () => {
     expect(JSON.parse(other.body).query.blocked).toBe(false);
   });
 
+  it('an OAuth token (Bearer) is a secret MediaWiki`s provider reads: its slot follows the client from one address to another', async () => {
+    const url = `${pair.gw.apiUrl}?action=query&list=blockcheck&format=json&requestid=${randomUUID()}`;
+    const headers = (address: string) => ({ authorization: `Bearer ${'t'.repeat(40)}`, 'x-forwarded-for': address });
+    await http(url, { headers: headers('198.51.100.7') });
+    await pair.gw.built.gateway.afterAnswers.settled(5_000);
+    expect(header(await http(url, { headers: headers('203.0.113.9') }), 'x-cache')).toBe('hit');
+  });
+
   it('a session cookie is a secret: its slot follows the session from one address to another', async () => {
     const url = `${pair.gw.apiUrl}?action=query&list=blockcheck&format=json&requestid=${randomUUID()}`;
     const cookie = `wiki_session=${'s'.repeat(32)}`;

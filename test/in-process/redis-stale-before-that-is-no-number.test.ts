@@ -39,33 +39,37 @@ describe.runIf(redisInstalled)('a gap mark in Redis that is no number', () => {
     await backend?.stop();
   });
 
-  it('vouches for no entry stored before it was read, and the next gap writes over it', async () => {
-    const prefix = `nan:${randomUUID()}:`;
-    const urlKey = `/w/api.php?action=query&titles=${randomUUID()}`;
-    const key = `shared|${urlKey}`;
-    const writer = backend.tier({ keyPrefix: prefix });
-    closing.push(() => writer.close());
-    expect(await writer.ready(20_000)).toBe(true);
-    expect(await writer.set('shared', key, entry(urlKey))).toBe(true);
-    expect(await backend.server!.command(`SET ${prefix}stale-before not-a-number`)).toMatch(/^\+OK/);
+  it.each(['not-a-number', 'NaN', 'inf', '1e400', '""'])(
+    '%s: vouches for no entry stored before it was read, and the next gap writes over it',
+    async (mark) => {
+      const prefix = `nan:${randomUUID()}:`;
+      const urlKey = `/w/api.php?action=query&titles=${randomUUID()}`;
+      const key = `shared|${urlKey}`;
+      const writer = backend.tier({ keyPrefix: prefix });
+      closing.push(() => writer.close());
+      expect(await writer.ready(20_000)).toBe(true);
+      expect(await writer.set('shared', key, entry(urlKey))).toBe(true);
+      expect(await backend.server!.command(`SET ${prefix}stale-before ${mark}`)).toMatch(/^\+OK/);
 
-    const store = new CacheStore({ sharedMaxBytes: 1 << 20, sessionMaxBytes: 1 << 20, maxEntries: 100, graceMs: 0, staleIfErrorMs: 0, now: Date.now });
-    const storage = new TieredStorage({ store, users: new SessionUsers(), now: Date.now, log: pino({ level: 'silent' }) }, (hooks) =>
-      backend.tier({ keyPrefix: prefix, ...hooks }),
-    );
-    closing.push(() => storage.close());
-    await storage.open(5_000);
-    const found = await until(
-      () => storage.lookup('shared', key),
-      (f) => f !== undefined,
-      10_000,
-    );
-    expect(found!.shared).toBe(true);
-    expect(storage.freshness(found!.entry)).not.toBe('fresh');
+      const store = new CacheStore({ sharedMaxBytes: 1 << 20, sessionMaxBytes: 1 << 20, maxEntries: 100, graceMs: 0, staleIfErrorMs: 0, now: Date.now });
+      const storage = new TieredStorage({ store, users: new SessionUsers(), now: Date.now, log: pino({ level: 'silent' }) }, (hooks) =>
+        backend.tier({ keyPrefix: prefix, ...hooks }),
+      );
+      closing.push(() => storage.close());
+      await storage.open(5_000);
+      const found = await until(
+        () => storage.lookup('shared', key),
+        (f) => f !== undefined,
+        10_000,
+      );
+      expect(found!.shared).toBe(true);
+      expect(storage.freshness(found!.entry)).not.toBe('fresh');
 
-    // A gap is recorded again: the mark is its number.
-    const before = Date.now();
-    expect(await writer.purge({ kind: 'expire', before })).not.toBeNull();
-    expect(await backend.server!.command(`GET ${prefix}stale-before`)).toContain(String(before));
-  }, 60_000);
+      // A gap is recorded again: the mark is its number.
+      const before = Date.now();
+      expect(await writer.purge({ kind: 'expire', before })).not.toBeNull();
+      expect(await backend.server!.command(`GET ${prefix}stale-before`)).toContain(String(before));
+    },
+    60_000,
+  );
 });

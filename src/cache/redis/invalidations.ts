@@ -65,7 +65,9 @@ return { n, 0 }`;
 // A mark that is no number (set by hand, or by another program under the prefix) reads as none:
 // the gap writes its number over it (test/in-process/redis-stale-before-that-is-no-number.test.ts).
 const EXPIRE_LUA = `
-local was = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+local raw = redis.call('GET', KEYS[1])
+local was = 0
+if raw and string.match(raw, '^%d+$') then was = tonumber(raw) end
 if tonumber(ARGV[1]) > was then redis.call('SET', KEYS[1], ARGV[1]) end
 local seq = redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[3], seq, 'PX', ARGV[2])
@@ -203,7 +205,11 @@ export class RedisInvalidations {
    */
   async staleBefore(timeoutMs = this.purgeTimeoutMs): Promise<number | undefined> {
     const r = await this.connection.call('get', () => this.cmd.get(this.keys.staleBefore), { timeoutMs });
-    return r.ok ? Number(r.value ?? 0) : undefined;
+    if (!r.ok) return undefined;
+    // Only ever written as whole milliseconds (EXPIRE_LUA): anything else (`NaN`, `inf`, an
+    // empty string, which Number() reads as 0) is no mark, NaN, which the tier reads as a gap now.
+    if (r.value === null || r.value === undefined) return 0;
+    return /^\d+$/.test(r.value) ? Number(r.value) : NaN;
   }
 
   /** The current invalidation number: noted before a fetch (the store guard), or undefined. */
