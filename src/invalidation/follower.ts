@@ -615,6 +615,8 @@ export class ChangeFollower {
     let narrowing = false;
     /** Rows this poll found unlistable that were not known to be. */
     let passedNew = 0;
+    /** A page of rows was read while narrowing: the error this poll met is some row's, not every page's. */
+    let listedSinceError = false;
     const commit = async () => {
       if (batch.length > 0) await this.opts.apply(batch);
       for (const [id, s] of batchSeen) seen.set(id, s);
@@ -711,6 +713,10 @@ export class ChangeFollower {
           // Pinned down: the first row from here is the one the wiki cannot list.
           const at = positions[0]!;
           if (cmp(at, from) <= 0) throw new Error(`recentchanges: the row the wiki cannot list (${isoOf(at.s)}|${at.id}) is not after the cursor`);
+          // Only when the error is this row's: a page of rows read in this poll, or one read right
+          // after it. An error every page answers (a deploy that breaks comments or tags for all
+          // rows) is no row's: the poll fails, as before, and no listable row is passed.
+          if (known !== 0 && !listedSinceError && !(await this.rowsListAfter(at))) throw errorOf(answer.error);
           this.unlistable.set(at.id, at.s);
           // Only a row that takes a gap counts: one seen before (applied, then unrenderable) costs nothing.
           if (await pass(at, error, UNLISTABLE)) passedNew++;
@@ -767,6 +773,7 @@ export class ChangeFollower {
       if (narrow) {
         // The failing row is among the rows left: the half of them is asked for next. None left:
         // the page no longer fails (an error of the moment), rclimit=max again.
+        if (list.length > 0) listedSinceError = true;
         narrow.within -= list.length;
         if (narrow.within <= 0) narrow = undefined;
         else narrow.limit = Math.ceil(narrow.within / 2);
@@ -798,6 +805,15 @@ export class ChangeFollower {
    */
   private mayNarrow(from: Position): boolean {
     return (this.apiErrorAt !== undefined && cmp(this.apiErrorAt, from) <= 0) || this.unlistableAfter(from);
+  }
+
+  /**
+   * Whether the wiki lists a row right after `at` with the rows' content (RC_QUERY): the error a
+   * page holding `at` answers is then `at`'s own. No row after it is no proof.
+   */
+  private async rowsListAfter(at: Position): Promise<boolean> {
+    const answer = (await this.ask(`${RC_QUERY}&rcdir=newer&rclimit=1&rccontinue=${tsMw(at.s)}|${at.id + 1}`)) as RcAnswer;
+    return answer.error === undefined && (answer.query?.recentchanges?.length ?? 0) > 0;
   }
 
   /** Whether a row known unlistable lies after `from`. */
@@ -877,23 +893,24 @@ export class ChangeFollower {
 }
 
 /**
+ * API errors a row never causes: the database's of the moment (DBQueryError, DBQueryTimeoutError,
+ * DBConnectionError, DBReadOnlyError, … as `internal_api_error_DB*`), a read-only wiki, maxlag,
+ * a rate limit, the request's own time limit (Wikimedia\RequestTimeout's exceptions). A page
+ * failing so fails the poll (the short TTLs, `follower_up` 0); it is never narrowed to a row
+ * that is then passed.
+ */
+const TRANSIENT_API_ERRORS = /^(?:internal_api_error_DB|readonly$|maxlag$|ratelimited$)|RequestTimeout|EmergencyTimeout/;
+
+/** Rows not known before that one poll passes as unlistable, at most: past it, the poll fails (something larger is wrong). */
+const MAX_UNLISTABLE_PER_POLL = 5;
+
+/**
  * What each poll asks for (includes/api/ApiQueryRecentChanges.php; test/support/fake-recentchanges.ts).
  * `comment`: the edit summary says whether a Wikibase edit touched statements alone, which leaves
  * searches of its entity type cached (policy/changes.ts statementsOnlyComment); a summary hidden
  * from anonymous readers comes as `commenthidden` with no `comment` (ApiQueryRecentChanges::extractRowInfo).
  * `tags`: a revert's summary is its client's, whatever it says (changes.ts REVERT_TAGS).
  */
-/**
- * API errors a row never causes: the database's of the moment (DBQueryError, DBQueryTimeoutError,
- * DBConnectionError, DBReadOnlyError, … as `internal_api_error_DB*`), a read-only wiki, maxlag,
- * a rate limit. A page failing so fails the poll (the short TTLs, `follower_up` 0); it is never
- * narrowed to a row that is then passed.
- */
-const TRANSIENT_API_ERRORS = /^(?:internal_api_error_DB|readonly$|maxlag$|ratelimited$)/;
-
-/** Rows not known before that one poll passes as unlistable, at most: past it, the poll fails (something larger is wrong). */
-const MAX_UNLISTABLE_PER_POLL = 5;
-
 const RC_QUERY =
   'action=query&list=recentchanges&rcprop=title|ids|timestamp|loginfo|redirect|comment|tags&rctype=edit|new|log|categorize|external&format=json&formatversion=2';
 

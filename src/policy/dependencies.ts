@@ -262,7 +262,9 @@ export function entityChangesUnnamed(modules: readonly string[], query: PhpArray
   for (let i = 0; i < facts.length; i++) {
     const searchType = facts[i]?.searchType;
     if (searchType === undefined) continue;
-    const type = searchType(query, i > 0 && phpStringParam(query, 'generator') === modules[i]);
+    // The generator is the module after the action (request.ts modulesOf, dependenciesOf): a
+    // `list=wbsearch` beside `generator=wbsearch` reads its own `wbstype`.
+    const type = searchType(query, i === 1 && phpStringParam(query, 'generator') === modules[i]);
     if (!kept.has(SEARCHED_PAGES_OF.get(type) ?? type)) return true;
   }
   return false;

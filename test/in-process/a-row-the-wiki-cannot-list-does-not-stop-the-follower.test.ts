@@ -211,6 +211,22 @@ describe('a row the wiki cannot list', () => {
     expect(f.gaps.map((g) => g.reason)).toEqual(['row-unreadable']);
   });
 
+  it('an error every page answers (comments or tags broken for all rows) is no row`s: nothing passed', async () => {
+    const f = await aFollowerUpToDate(wiki, follow);
+    for (const n of [1, 2, 3, 4]) wiki.add(`Row ${n}`);
+    fake.unlistable = () => true;
+    for (let poll = 0; poll < 4; poll++) {
+      await f.follower.pollOnce();
+      aSecondLater(wiki, f);
+    }
+    expect(f.applied).toEqual([]);
+    expect(f.gaps).toEqual([]);
+    fake.unlistable = () => false;
+    await f.follower.pollOnce();
+    expect(f.applied).toEqual(['Row 1', 'Row 2', 'Row 3', 'Row 4']);
+    expect(f.gaps).toEqual([]);
+  });
+
   it('a database`s error, however often, is no reason to pass a row', async () => {
     const f = await aFollowerUpToDate(wiki, follow);
     for (const n of [1, 2, 3]) wiki.add(`Row ${n}`);

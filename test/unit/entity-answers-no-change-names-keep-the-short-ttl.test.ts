@@ -60,6 +60,8 @@ describe('a term search', () => {
   it('as a generator too', () => {
     expect(unnamed('action=query&generator=wbsearch&gwbssearch=x&gwbstype=property&prop=info')).toBe(true);
     expect(unnamed('action=query&generator=wbsearch&gwbssearch=x&gwbstype=item&prop=info')).toBe(false);
+    // The same module as a list beside it reads its own type.
+    expect(unnamed('action=query&generator=wbsearch&gwbssearch=x&gwbstype=item&list=wbsearch&wbssearch=y&wbstype=property')).toBe(true);
   });
   it.each([
     ['action=wbsearchentities&search=x&type=item&language=en', itemsOnly],
