@@ -617,6 +617,8 @@ export class ChangeFollower {
     let passedNew = 0;
     /** A page of rows was read while narrowing: the error this poll met is some row's, not every page's. */
     let listedSinceError = false;
+    /** Rows this poll pinned as unlistable and passed (known or not). */
+    let passedThisPoll = 0;
     const commit = async () => {
       if (batch.length > 0) await this.opts.apply(batch);
       for (const [id, s] of batchSeen) seen.set(id, s);
@@ -713,13 +715,15 @@ export class ChangeFollower {
           // Pinned down: the first row from here is the one the wiki cannot list.
           const at = positions[0]!;
           if (cmp(at, from) <= 0) throw new Error(`recentchanges: the row the wiki cannot list (${isoOf(at.s)}|${at.id}) is not after the cursor`);
-          // Only when the error is this row's: a page of rows read in this poll, or one read right
-          // after it. An error every page answers (a deploy that breaks comments or tags for all
-          // rows) is no row's: the poll fails, as before, and no listable row is passed.
-          if (known !== 0 && !listedSinceError && !(await this.rowsListAfter(at))) throw errorOf(answer.error);
+          // Only when the error is this row's: a page of rows read while narrowing, a row passed
+          // so already in this poll, or a row after it that lists. An error every page answers (a
+          // deploy that breaks comments or tags for all rows) is no row's: the poll fails, as
+          // before, and no listable row is passed.
+          if (known !== 0 && !listedSinceError && passedThisPoll === 0 && !(await this.rowsListAfter(at))) throw errorOf(answer.error);
           this.unlistable.set(at.id, at.s);
           // Only a row that takes a gap counts: one seen before (applied, then unrenderable) costs nothing.
           if (await pass(at, error, UNLISTABLE)) passedNew++;
+          passedThisPoll++;
           narrow = undefined;
           continue;
         }
@@ -773,7 +777,7 @@ export class ChangeFollower {
       if (narrow) {
         // The failing row is among the rows left: the half of them is asked for next. None left:
         // the page no longer fails (an error of the moment), rclimit=max again.
-        if (list.length > 0) listedSinceError = true;
+        if (narrowing && list.length > 0) listedSinceError = true;
         narrow.within -= list.length;
         if (narrow.within <= 0) narrow = undefined;
         else narrow.limit = Math.ceil(narrow.within / 2);
@@ -808,12 +812,19 @@ export class ChangeFollower {
   }
 
   /**
-   * Whether the wiki lists a row right after `at` with the rows' content (RC_QUERY): the error a
-   * page holding `at` answers is then `at`'s own. No row after it is no proof.
+   * Whether the wiki lists, with the rows' content (RC_QUERY), one of the next rows after `at`
+   * not known unlistable (up to PROBE_ROWS, each asked alone: a run of unlistable rows, a log
+   * type's burst, is the usual shape): the error a page holding `at` answers is then `at`'s own.
+   * No row after it that lists is no proof.
    */
   private async rowsListAfter(at: Position): Promise<boolean> {
-    const answer = (await this.ask(`${RC_QUERY}&rcdir=newer&rclimit=1&rccontinue=${tsMw(at.s)}|${at.id + 1}`)) as RcAnswer;
-    return answer.error === undefined && (answer.query?.recentchanges?.length ?? 0) > 0;
+    const { positions } = await this.positionsAfter(at, PROBE_ROWS);
+    for (const p of positions) {
+      if (wasSeen(this.unlistable, p)) continue;
+      const answer = (await this.ask(`${RC_QUERY}&rcdir=newer&rclimit=1&rccontinue=${tsMw(p.s)}|${p.id}`)) as RcAnswer;
+      if (answer.error === undefined && (answer.query?.recentchanges?.length ?? 0) > 0) return true;
+    }
+    return false;
   }
 
   /** Whether a row known unlistable lies after `from`. */
@@ -903,6 +914,9 @@ const TRANSIENT_API_ERRORS = /^(?:internal_api_error_DB|readonly$|maxlag$|rateli
 
 /** Rows not known before that one poll passes as unlistable, at most: past it, the poll fails (something larger is wrong). */
 const MAX_UNLISTABLE_PER_POLL = 5;
+
+/** Rows after a pinned one asked alone for proof that the error is the pinned row's (rowsListAfter). */
+const PROBE_ROWS = 8;
 
 /**
  * What each poll asks for (includes/api/ApiQueryRecentChanges.php; test/support/fake-recentchanges.ts).

@@ -227,6 +227,19 @@ describe('a row the wiki cannot list', () => {
     expect(f.gaps).toEqual([]);
   });
 
+  it('a run of unlistable rows first after the cursor (a log type`s burst): each passed, the rows after applied', async () => {
+    const f = await aFollowerUpToDate(wiki, follow);
+    for (let n = 1; n <= 10; n++) wiki.add(`Row ${n}`);
+    fake.unlistable = (r) => Number((r.title ?? '').slice(4)) <= 7;
+    for (let poll = 0; poll < 8; poll++) {
+      await f.follower.pollOnce();
+      aSecondLater(wiki, f);
+    }
+    expect(f.gaps.map((g) => g.reason)).toEqual(Array(7).fill('row-unreadable'));
+    expect(f.applied).toEqual(['Row 8', 'Row 9', 'Row 10']);
+    expect(f.follower.healthy).toBe(true);
+  });
+
   it('a database`s error, however often, is no reason to pass a row', async () => {
     const f = await aFollowerUpToDate(wiki, follow);
     for (const n of [1, 2, 3]) wiki.add(`Row ${n}`);

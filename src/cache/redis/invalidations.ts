@@ -67,7 +67,7 @@ return { n, 0 }`;
 const EXPIRE_LUA = `
 local raw = redis.call('GET', KEYS[1])
 local was = 0
-if raw and string.match(raw, '^%d+$') then was = tonumber(raw) end
+if raw and #raw <= 15 and string.match(raw, '^%d+$') then was = tonumber(raw) end
 if tonumber(ARGV[1]) > was then redis.call('SET', KEYS[1], ARGV[1]) end
 local seq = redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[3], seq, 'PX', ARGV[2])
@@ -206,10 +206,11 @@ export class RedisInvalidations {
   async staleBefore(timeoutMs = this.purgeTimeoutMs): Promise<number | undefined> {
     const r = await this.connection.call('get', () => this.cmd.get(this.keys.staleBefore), { timeoutMs });
     if (!r.ok) return undefined;
-    // Only ever written as whole milliseconds (EXPIRE_LUA): anything else (`NaN`, `inf`, an
-    // empty string, which Number() reads as 0) is no mark, NaN, which the tier reads as a gap now.
+    // Only ever written as whole milliseconds (EXPIRE_LUA), 15 digits at most: anything else
+    // (`NaN`, `inf`, 309 digits that overflow to Infinity, an empty string, which Number()
+    // reads as 0) is no mark, NaN, which the tier reads as a gap now.
     if (r.value === null || r.value === undefined) return 0;
-    return /^\d+$/.test(r.value) ? Number(r.value) : NaN;
+    return /^\d{1,15}$/.test(r.value) ? Number(r.value) : NaN;
   }
 
   /** The current invalidation number: noted before a fetch (the store guard), or undefined. */
