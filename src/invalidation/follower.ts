@@ -617,8 +617,8 @@ export class ChangeFollower {
     let passedNew = 0;
     /** A page of rows was read while narrowing: the error this poll met is some row's, not every page's. */
     let listedSinceError = false;
-    /** Rows this poll pinned as unlistable and passed (known or not). */
-    let passedThisPoll = 0;
+    /** This poll pinned a row as unlistable and passed it (known or not). */
+    let passedInPoll = false;
     const commit = async () => {
       if (batch.length > 0) await this.opts.apply(batch);
       for (const [id, s] of batchSeen) seen.set(id, s);
@@ -719,11 +719,11 @@ export class ChangeFollower {
           // so already in this poll, or a row after it that lists. An error every page answers (a
           // deploy that breaks comments or tags for all rows) is no row's: the poll fails, as
           // before, and no listable row is passed.
-          if (known !== 0 && !listedSinceError && passedThisPoll === 0 && !(await this.rowsListAfter(at))) throw errorOf(answer.error);
+          if (known !== 0 && !listedSinceError && !passedInPoll && !(await this.rowsListAfter(at))) throw errorOf(answer.error);
           this.unlistable.set(at.id, at.s);
           // Only a row that takes a gap counts: one seen before (applied, then unrenderable) costs nothing.
           if (await pass(at, error, UNLISTABLE)) passedNew++;
-          passedThisPoll++;
+          passedInPoll = true;
           narrow = undefined;
           continue;
         }

@@ -101,6 +101,14 @@ function aSecondLater(wiki: FakeRecentChanges, f: FollowerUnderTest): void {
   f.now += 1_000;
 }
 
+/** `n` polls, a second apart. */
+async function pollsASecondApart(wiki: FakeRecentChanges, f: FollowerUnderTest, n: number): Promise<void> {
+  for (let poll = 0; poll < n; poll++) {
+    await f.follower.pollOnce();
+    aSecondLater(wiki, f);
+  }
+}
+
 /** A follower that read to the wiki's newest row (none), its start's gap forgotten. */
 async function aFollowerUpToDate(wiki: FakeRecentChanges, follow: (setup?: FollowerSetup) => FollowerUnderTest): Promise<FollowerUnderTest> {
   const f = follow();
@@ -118,10 +126,7 @@ describe('a row the wiki cannot list', () => {
     const f = await aFollowerUpToDate(wiki, follow);
     for (const n of [1, 2, 3, 4, 5]) wiki.add(`Row ${n}`, n === 3 ? { type: 'log', logtype: 'oldext', logaction: 'do' } : {});
     fake.unlistable = (r) => r.title === 'Row 3';
-    for (let poll = 0; poll < 3; poll++) {
-      await f.follower.pollOnce();
-      aSecondLater(wiki, f);
-    }
+    await pollsASecondApart(wiki, f, 3);
     expect(fake.errors).toBeGreaterThan(0);
     expect(f.applied).toEqual(['Row 1', 'Row 2', 'Row 4', 'Row 5']);
     expect(f.gaps.map((g) => g.reason)).toEqual(['row-unreadable']);
@@ -145,10 +150,7 @@ describe('a row the wiki cannot list', () => {
     wiki.clock += 1_000;
     f.now += 1_000;
     const before = wiki.queries.length;
-    for (let poll = 0; poll < 3; poll++) {
-      await f.follower.pollOnce();
-      aSecondLater(wiki, f);
-    }
+    await pollsASecondApart(wiki, f, 3);
     expect(f.applied).toHaveLength(499);
     expect(f.applied).not.toContain('B 300');
     expect(new Set(f.applied).size).toBe(499);
@@ -186,10 +188,7 @@ describe('a row the wiki cannot list', () => {
     const f = await aFollowerUpToDate(wiki, follow);
     for (const n of [1, 2, 3]) wiki.add(`Row ${n}`);
     wiki.failWhen = () => true;
-    for (let poll = 0; poll < 3; poll++) {
-      await f.follower.pollOnce();
-      aSecondLater(wiki, f);
-    }
+    await pollsASecondApart(wiki, f, 3);
     expect(f.applied).toEqual([]);
     expect(f.gaps).toEqual([]);
     wiki.failWhen = () => false;
@@ -203,10 +202,7 @@ describe('a row the wiki cannot list', () => {
     for (const n of [1, 2, 3]) wiki.add(`Row ${n}`);
     fake.unlistable = (r) => r.title === 'Row 2';
     fake.refusedWithoutLoginfo = (r) => r.title === 'Row 2';
-    for (let poll = 0; poll < 4; poll++) {
-      await f.follower.pollOnce();
-      aSecondLater(wiki, f);
-    }
+    await pollsASecondApart(wiki, f, 4);
     expect(f.applied).toEqual(['Row 1', 'Row 3']);
     expect(f.gaps.map((g) => g.reason)).toEqual(['row-unreadable']);
   });
@@ -215,10 +211,7 @@ describe('a row the wiki cannot list', () => {
     const f = await aFollowerUpToDate(wiki, follow);
     for (const n of [1, 2, 3, 4]) wiki.add(`Row ${n}`);
     fake.unlistable = () => true;
-    for (let poll = 0; poll < 4; poll++) {
-      await f.follower.pollOnce();
-      aSecondLater(wiki, f);
-    }
+    await pollsASecondApart(wiki, f, 4);
     expect(f.applied).toEqual([]);
     expect(f.gaps).toEqual([]);
     fake.unlistable = () => false;
@@ -231,10 +224,7 @@ describe('a row the wiki cannot list', () => {
     const f = await aFollowerUpToDate(wiki, follow);
     for (let n = 1; n <= 10; n++) wiki.add(`Row ${n}`);
     fake.unlistable = (r) => Number((r.title ?? '').slice(4)) <= 7;
-    for (let poll = 0; poll < 8; poll++) {
-      await f.follower.pollOnce();
-      aSecondLater(wiki, f);
-    }
+    await pollsASecondApart(wiki, f, 8);
     expect(f.gaps.map((g) => g.reason)).toEqual(Array(7).fill('row-unreadable'));
     expect(f.applied).toEqual(['Row 8', 'Row 9', 'Row 10']);
     expect(f.follower.healthy).toBe(true);
@@ -245,10 +235,7 @@ describe('a row the wiki cannot list', () => {
     for (const n of [1, 2, 3]) wiki.add(`Row ${n}`);
     fake.code = 'internal_api_error_DBQueryTimeoutError';
     fake.unlistable = (r) => r.title === 'Row 2';
-    for (let poll = 0; poll < 4; poll++) {
-      await f.follower.pollOnce();
-      aSecondLater(wiki, f);
-    }
+    await pollsASecondApart(wiki, f, 4);
     expect(f.applied).toEqual([]);
     expect(f.gaps).toEqual([]);
     fake.unlistable = () => false;
@@ -268,10 +255,7 @@ describe('a row the wiki cannot list', () => {
     aSecondLater(wiki, f);
     // The poll that narrows passes five at most, then fails.
     expect(f.gaps.length).toBeLessThanOrEqual(5);
-    for (let poll = 0; poll < 8; poll++) {
-      await f.follower.pollOnce();
-      aSecondLater(wiki, f);
-    }
+    await pollsASecondApart(wiki, f, 8);
     expect(f.gaps.map((g) => g.reason)).toEqual(Array(8).fill('row-unreadable'));
     expect(f.applied).toEqual([1, 3, 5, 7, 9, 11, 13, 15, 17, 18, 19, 20].map((n) => `Row ${n}`));
     expect(f.follower.healthy).toBe(true);
