@@ -11,13 +11,19 @@
  *                  the entry's guard tags (v:) and UNLINK the entry when one is above the mark
  *               (and its URL key joins the register prefix purges read, REGISTER_LUA)
  *   sweep       1. INCR vseq and SET the guard tags' v: to it (when the purge has guard tags)
- *               2. SMEMBERS of every index set (part), UNLINK their entries, SREM what was read
+ *               2. read every index set (part) with each member's score (MEMBERS_LUA), UNLINK
+ *                  their entries, then take out each member whose score is still the one read
+ *                  (UNJOIN_LUA)
  *
  * Why that is enough: a store whose step 3 read the tags before the sweep's step 1 wrote them did
- * its steps 1 and 2 before that too, so the sweep's SMEMBERS finds the entry and removes it; a
- * store whose step 3 came later sees the new number and removes its entry itself. SREM rather
- * than DEL of a set, so that a membership added after the SMEMBERS (an answer fetched after the
- * invalidation) stays for the next one.
+ * its steps 1 and 2 before that too, so the sweep's read finds the entry and removes it; a
+ * store whose step 3 came later sees the new number and removes its entry itself. A member is
+ * taken out only when no store joined the set after the read: an entry's member is the same at
+ * every store of its key, so a plain SREM of what was read also took out the membership of the
+ * entry stored again meanwhile (a SADD of a member already there does nothing), leaving an entry
+ * that no later purge or invalidation found, served to every replica until its TTL
+ * (test/unit/redis-cluster-sweep-keeps-the-membership-of-an-entry-stored-meanwhile.test.ts).
+ * Every join raises its member's score (JOIN_LUA), which the sweep's removal compares.
  *
  * Why a failed step 1 or 2 removes the entry: the sets live on other masters than the entry. A
  * join refused by a dying master beside a SET taken by a healthy one left an entry that no purge,
@@ -49,15 +55,20 @@ export const ENDED_KEPT_MS = 60_000;
 // ARGV[4] how many ended members leave at most. Both live as long as their longest-lived member.
 // The entry lives on another master, so whether it still exists cannot be asked here (one slot
 // per script); when it ends can: this master's clock (TIME; scripts replicate by their effects
-// from Redis 7) plus its px, the later of each store's (GT). A member leaves once that end is
+// from Redis 7) plus its px, the later of each store's. A member leaves once that end is
 // ARGV[3] past, so masters' clocks that disagree by less never unindex a live entry; a set that
 // every store joins (a module's, the '*' tag's) stays about as large as its live entries.
+// Every join raises the score, by a millisecond at least: a sweep that read the member before
+// this join sees a score it did not read, and leaves the member in (UNJOIN_LUA).
 const JOIN_LUA = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local px = tonumber(ARGV[2])
 redis.call('SADD', KEYS[1], ARGV[1])
-redis.call('ZADD', KEYS[2], 'GT', now + px, ARGV[1])
+local score = now + px
+local was = tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1]) or '')
+if was and was >= score then score = was + 1 end
+redis.call('ZADD', KEYS[2], score, ARGV[1])
 local ended = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[3]), 'LIMIT', 0, tonumber(ARGV[4]))
 if #ended > 0 then
   redis.call('SREM', KEYS[1], unpack(ended))
@@ -67,6 +78,36 @@ for _, k in ipairs(KEYS) do
   if redis.call('PTTL', k) < px then redis.call('PEXPIRE', k, px) end
 end
 return #ended`;
+
+// KEYS[1] an index set, KEYS[2] its ends (JOIN_LUA): every member, each followed by its score
+// ('' when it has none), read at once. ZMSCORE in runs of 1,000 members: Lua's unpack takes a
+// bounded number of values.
+const MEMBERS_LUA = `
+local members = redis.call('SMEMBERS', KEYS[1])
+local out = {}
+for i = 1, #members, 1000 do
+  local run = {}
+  for j = i, math.min(i + 999, #members) do run[#run + 1] = members[j] end
+  local scores = redis.call('ZMSCORE', KEYS[2], unpack(run))
+  for j = 1, #run do
+    out[#out + 1] = run[j]
+    out[#out + 1] = scores[j] or ''
+  end
+end
+return out`;
+
+// KEYS[1] an index set, KEYS[2] its ends; ARGV pairs of a member and the score MEMBERS_LUA read.
+// Each member still at that score leaves both: one that a store joined since keeps its place.
+const UNJOIN_LUA = `
+local removed = 0
+for i = 1, #ARGV, 2 do
+  local score = redis.call('ZSCORE', KEYS[2], ARGV[i]) or ''
+  if score == ARGV[i + 1] then
+    removed = removed + redis.call('SREM', KEYS[1], ARGV[i])
+    redis.call('ZREM', KEYS[2], ARGV[i])
+  end
+end
+return removed`;
 
 /** How many ended members leave an index set at each store that joins it (as STORE_LUA's PRUNE_PER_SET on one Redis, and one more). */
 const PRUNE_PER_JOIN = 4;
@@ -89,6 +130,8 @@ return #ended`;
 interface JoinScript {
   wikiedgeJoin(set: string, ends: string, member: string, px: number, keptMs: number, prune: number): Promise<number>;
   wikiedgeRegister(register: string, ends: string, urlKey: string, endMs: number, nowMs: number): Promise<number>;
+  wikiedgeMembers(set: string, ends: string): Promise<string[]>;
+  wikiedgeUnjoin(set: string, ends: string, ...memberScorePairs: string[]): Promise<number>;
 }
 
 export interface ClusterStore {
@@ -122,6 +165,8 @@ export class ClusterWrites {
     this.cmd = cmd as Redis & JoinScript;
     this.cmd.defineCommand('wikiedgeJoin', { lua: JOIN_LUA, numberOfKeys: 2 });
     this.cmd.defineCommand('wikiedgeRegister', { lua: REGISTER_LUA, numberOfKeys: 2 });
+    this.cmd.defineCommand('wikiedgeMembers', { lua: MEMBERS_LUA, numberOfKeys: 2 });
+    this.cmd.defineCommand('wikiedgeUnjoin', { lua: UNJOIN_LUA, numberOfKeys: 2 });
   }
 
   /** The index sets an entry joins on a cluster: a module's and a tag's in the part of its member. */
@@ -183,14 +228,22 @@ export class ClusterWrites {
       const seq = await this.cmd.incr(this.keys.invalidationSeq);
       await Promise.all(guards.map((k) => this.cmd.set(k, seq, 'PX', this.guardMs)));
     }
-    const read = await Promise.all(sets.map((k) => this.cmd.smembers(k)));
-    const members = [...new Set(read.flat())];
+    // Each set's members, each followed by its score as read.
+    const read = await Promise.all(sets.map((k) => this.cmd.wikiedgeMembers(k, this.keys.endsOf(k))));
+    const members = [...new Set(read.flatMap((pairs) => pairs.filter((_, i) => i % 2 === 0)))];
     let removed = 0;
     for (let i = 0; i < members.length; i += BATCH) {
       const gone = await Promise.all(members.slice(i, i + BATCH).map((m) => this.cmd.unlink(this.keys.entryOf(m))));
       removed += gone.reduce((a, b) => a + b, 0);
     }
-    await Promise.all(sets.map((k, i) => (read[i]!.length > 0 ? this.cmd.srem(k, ...read[i]!) : Promise.resolve(0))));
+    await Promise.all(
+      sets.flatMap((k, i) => {
+        const pairs = read[i]!;
+        const calls: Promise<number>[] = [];
+        for (let j = 0; j < pairs.length; j += 2 * BATCH) calls.push(this.cmd.wikiedgeUnjoin(k, this.keys.endsOf(k), ...pairs.slice(j, j + 2 * BATCH)));
+        return calls;
+      }),
+    );
     return removed;
   }
 

@@ -1,0 +1,112 @@
+// On a Redis Cluster a sweep (an invalidation, a URL or session purge) reads an index set's
+// members, unlinks their entries, then takes the members out of the set: steps that are not one
+// atomic script there (src/cache/redis/cluster-writes.ts). An entry's member is the same at every
+// store of its key, so an answer fetched after the invalidation and stored while the sweep was
+// between its read and its removal joined the set with a SADD that changed nothing, and the
+// sweep's SREM then took its membership out: the entry stayed in Redis where no later purge or
+// invalidation of that tag or URL found it, served to every replica as `hit-shared` until its
+// TTL. The sweep now takes out only the members no store joined since its read.
+//
+// The cluster's scripts declare every key they touch and run on one Redis alike: a real server
+// stands in for the masters, and the sweep's removal is held until the store has run.
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ClusterWrites, type ClusterStore } from '../../src/cache/redis/cluster-writes.js';
+import { redisKeys } from '../../src/cache/redis/keys.js';
+import { redisInstalled } from '../support/redis-backends.js';
+import { startRedis, type TestRedis } from '../support/redis.js';
+
+describe.runIf(redisInstalled)('a cluster sweep beside a store of the same entry', () => {
+  let redis: TestRedis;
+  let client: Redis;
+  beforeAll(async () => {
+    redis = await startRedis();
+    client = new Redis(redis.port, '127.0.0.1');
+  }, 30_000);
+  afterAll(async () => {
+    client?.disconnect();
+    await redis?.stop();
+  });
+
+  /** A client whose removal of members (the sweep's last step) waits for `release`. */
+  function heldAtRemoval() {
+    let reached!: () => void;
+    const atRemoval = new Promise<void>((r) => (reached = r));
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const held = new Set(['srem', 'wikiedgeUnjoin']);
+    const cmd = new Proxy(client, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver) as unknown;
+        if (typeof name !== 'string' || !held.has(name) || typeof value !== 'function') return value;
+        return async (...args: unknown[]) => {
+          reached();
+          await released;
+          return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        };
+      },
+    });
+    return { cmd, atRemoval, release };
+  }
+
+  it('an entry stored again while a URL sweep runs keeps its membership, and the next purge finds it', async () => {
+    const keys = redisKeys(`sweep:${randomUUID()}:`, true);
+    const urlKey = '/w/api.php?action=query&titles=Sweep';
+    const key = `${urlKey}\nanon\n-`;
+    const set = keys.url(urlKey);
+    const store = (payload: string): ClusterStore => ({
+      entryKey: keys.entry(key),
+      payload: Buffer.from(payload),
+      px: 600_000,
+      member: keys.member(key),
+      urlKey,
+      indexes: [set],
+      guards: [],
+      mark: undefined,
+      now: Date.now(),
+    });
+    const plain = new ClusterWrites(client, keys, 600_000);
+    expect(await plain.store(store('before the purge'))).toBe(true);
+
+    const { cmd, atRemoval, release } = heldAtRemoval();
+    const sweeping = new ClusterWrites(cmd, keys, 600_000).sweep([set], []);
+    await atRemoval;
+    // The purged entry is gone; an answer fetched after the purge is stored meanwhile.
+    expect(await client.exists(keys.entry(key))).toBe(0);
+    expect(await plain.store(store('after the purge'))).toBe(true);
+    release();
+    expect(await sweeping).toBe(1);
+
+    expect(await client.getBuffer(keys.entry(key))).toEqual(Buffer.from('after the purge'));
+    expect(await client.sismember(set, keys.member(key))).toBe(1);
+    // The next purge of the URL finds and removes it.
+    expect(await plain.sweep([set], [])).toBe(1);
+    expect(await client.exists(keys.entry(key))).toBe(0);
+    expect(await client.scard(set)).toBe(0);
+    expect(await client.zcard(keys.endsOf(set))).toBe(0);
+  });
+
+  it('a member no store joined since the read leaves the set and its ends', async () => {
+    const keys = redisKeys(`sweep:${randomUUID()}:`, true);
+    const set = keys.depPart('p:Sweep', 0);
+    const writes = new ClusterWrites(client, keys, 600_000);
+    for (const n of [1, 2, 3]) {
+      const key = `/w/api.php?action=query&titles=Sweep${n}\nanon\n-`;
+      await writes.store({
+        entryKey: keys.entry(key),
+        payload: Buffer.from(String(n)),
+        px: 600_000,
+        member: keys.member(key),
+        urlKey: `/w/api.php?action=query&titles=Sweep${n}`,
+        indexes: [set],
+        guards: [],
+        mark: undefined,
+        now: Date.now(),
+      });
+    }
+    expect(await writes.sweep([set], [])).toBe(3);
+    expect(await client.scard(set)).toBe(0);
+    expect(await client.zcard(keys.endsOf(set))).toBe(0);
+  });
+});
