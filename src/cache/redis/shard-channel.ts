@@ -51,6 +51,22 @@ export class ShardChannel extends EventEmitter {
     cluster.on('ready', () => {
       if (!this.client && !this.ended) this.open();
     });
+    // The slot's master replaced without this connection hearing of it: a master stopped or cut
+    // off from its cluster but not from this gateway (SIGSTOP, a paused VM) keeps the socket
+    // open (the kernel answers keepalives) and sends no SUNSUBSCRIBE, while the others publish
+    // on the replica promoted in its place. The cluster client reads the slot map every
+    // slotsRefreshInterval (cluster-client.ts): a channel on another node than the owner it
+    // names is ended, and subscribes again there (its close is a gap: connection.ts).
+    cluster.on('refresh', () => this.followOwner());
+  }
+
+  /** Ends the connection when it is not on the master the slot map names for the channel now. */
+  private followOwner(): void {
+    const client = this.client;
+    const at = this.owner();
+    if (!client || !at || this.ended) return;
+    if (client.options.host === at.host && client.options.port === at.port) return;
+    client.disconnect();
   }
 
   /**
