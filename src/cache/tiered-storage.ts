@@ -18,8 +18,10 @@
  * The shared tier failing (down, slow) never fails a call: lookups answer from the local tier,
  * fetches go ahead alone, stores stay local (redis-tier.ts: every call is bounded, then down).
  * A purge it could not carry (down, a shard failing over, the publish failed) is kept and carried
- * once it answers again (up to MAX_OWED; past that, a gap instead), so that neither the shared
- * tier nor the other replicas keep what it removed here: not lost silently, and logged.
+ * once it answers again (owed-purges.ts: each once, within bounds; past them, a gap instead), so
+ * that neither the shared tier nor the other replicas keep what it removed here: not lost
+ * silently, and logged. Until then, no entry of the shared tier that one of them removed here
+ * is copied back (owedMark).
  */
 import type { Logger } from 'pino';
 import type { Tier } from '../words/outcomes.js';
@@ -29,6 +31,7 @@ import type { CacheEntry } from './entry.js';
 import type { Guarded } from './guards.js';
 import { type PurgeResult, type PurgeSiblings, type SessionBook, applyLocalPurge, purgeEverywhere } from './purge.js';
 import type { CacheStore } from './store.js';
+import { OwedQueue } from './owed-purges.js';
 import type {
   CountedAcks,
   FetchMark,
@@ -44,8 +47,7 @@ import type {
   Storage,
 } from './storage.js';
 
-/** Purges kept for the shared tier while it cannot carry them; past this many, a gap instead. */
-export const MAX_OWED = 1_000;
+export { MAX_OWED, MAX_OWED_SLOTS } from './owed-purges.js';
 /** How often the purges kept are tried again. */
 const OWED_RETRY_MS = 500;
 /**
@@ -74,9 +76,16 @@ export class TieredStorage implements Storage {
   readonly shared = true;
   private readonly local: CacheStore;
   private readonly tier: SharedTier;
-  /** Purges the shared tier could not carry, oldest first, and whether more were lost. */
-  private owed: PurgeMessage[] = [];
+  /** Purges the shared tier could not carry (owed-purges.ts), and whether more were lost. */
+  private readonly owed = new OwedQueue();
   private owedOverflow = false;
+  /**
+   * The local invalidation mark from before the first purge now owed was applied here (0 for
+   * purges handed over by another process): while any is owed, an entry of the shared tier that
+   * one of them removed here is not copied back (lookup, fetchOnce). The shared tier still holds
+   * it until the purge is carried, and this replica said it was purged.
+   */
+  private owedMark: number | undefined;
   private owedTimer: NodeJS.Timeout | undefined;
   /** Failed tries of the first purge kept begun while the shared tier was up, and when the first failed (OWED_STUCK_MS). */
   private headFailures = 0;
@@ -150,13 +159,13 @@ export class TieredStorage implements Storage {
     this.owedTimer = undefined;
     // A carry the timer began is let finish (the tier is closed after it), then one more try.
     await this.carrying;
-    if (this.owed.length > 0 || this.owedOverflow) {
+    if (this.owes()) {
       await this.carryOwed();
       if (this.owedTimer) clearInterval(this.owedTimer);
       this.owedTimer = undefined;
-      if (this.owed.length > 0 || this.owedOverflow) {
+      if (this.owes()) {
         this.opts.log.error(
-          { redisPurge: 'dropped', owed: this.owed.length, overflow: this.owedOverflow },
+          { redisPurge: 'dropped', owed: this.owed.size, overflow: this.owedOverflow },
           'closing with purges the shared tier never took: with workers, another carries a gap for them (cluster/primary.ts); else it and the other replicas may serve what they removed here until it expires',
         );
       }
@@ -168,8 +177,9 @@ export class TieredStorage implements Storage {
     const local = this.local.get(tier, key);
     if (local && this.local.freshness(local) === 'fresh') return { entry: local, shared: false };
     // Noted before the shared tier is asked: its reply may have been read before an invalidation
-    // that this process applied while the reply was on its way (the same guard as a fetch's).
-    const mark = this.local.invalidationMark();
+    // that this process applied while the reply was on its way (the same guard as a fetch's);
+    // earlier while purges are owed (owedMark).
+    const mark = this.sharedMark();
     const remote = await this.tier.get(tier, key);
     if (
       remote &&
@@ -203,7 +213,7 @@ export class TieredStorage implements Storage {
     }
     if (lock.kind === 'lost') {
       options.waiting?.();
-      const mark = this.local.invalidationMark();
+      const mark = this.sharedMark();
       const waited = await this.tier.waitForEntry(tier, key, (e) => this.local.freshness(e) === 'fresh', options.waitMs);
       // The winner's entry, unless this process applied an invalidation of it meanwhile (see lookup).
       if (waited.entry && !this.local.invalidatedSince(waited.entry, mark)) {
@@ -261,8 +271,9 @@ export class TieredStorage implements Storage {
             },
           }
         : this.tier;
+    const before = this.local.invalidationMark();
     const result = await purgeEverywhere(this.local, tier, message, siblings, this.opts.users, options.onClientPath);
-    if (result.redisPurged === null && options.oweIfUnreachable !== false) this.owe(message);
+    if (result.redisPurged === null && options.oweIfUnreachable !== false) this.owe(message, before);
     if (!acks) return result;
     const { replicas, heardHere } = await acks;
     if (options.onClientPath) return result;
@@ -274,16 +285,17 @@ export class TieredStorage implements Storage {
     this.owedTimer = undefined;
     // A carry under way finishes first: what it carried is not handed on.
     await this.carrying;
-    const owed = { messages: this.owed, overflow: this.owedOverflow };
-    this.owed = [];
+    const owed = { messages: this.owed.takeAll(), overflow: this.owedOverflow };
     this.owedOverflow = false;
+    this.owedMark = undefined;
     this.resetHead();
     this.tellOwing();
     return owed;
   }
 
   adoptOwed(owed: OwedPurges): void {
-    for (const message of owed.messages) this.owe(message);
+    // Applied here when the process that owed them told its siblings: before any mark this one has.
+    for (const message of owed.messages) this.owe(message, 0);
     if (owed.overflow && this.closed) {
       // Its siblings hear that it owes one (tellOwing): with workers, another carries it once this one has exited.
       this.opts.log.error(
@@ -296,13 +308,17 @@ export class TieredStorage implements Storage {
     }
     if (owed.overflow) {
       this.owedOverflow = true;
+      this.owedMark = 0;
       this.tellOwing();
       this.carryLater();
     }
   }
 
-  /** Keep a purge the shared tier could not carry, to carry it once it answers. */
-  private owe(message: PurgeMessage): void {
+  /**
+   * Keep a purge the shared tier could not carry, to carry it once it answers. `before`: the
+   * local invalidation mark from before it was applied here.
+   */
+  private owe(message: PurgeMessage, before: number): void {
     if (this.closed) {
       // Settled after close() (a purge heard while closing): nobody is left to carry it.
       this.opts.log.error(
@@ -311,16 +327,19 @@ export class TieredStorage implements Storage {
       );
       return;
     }
-    if (this.owed.length === 0 && !this.owedOverflow) {
+    if (!this.owes()) {
       this.opts.log.warn(
         { redisPurge: 'owed', kind: message.kind },
         'a purge could not reach the shared tier: it is carried there and to the other replicas once it answers',
       );
     }
-    if (this.owed.length < MAX_OWED) this.owed.push(message);
-    else if (!this.owedOverflow) {
+    this.owedMark = Math.min(this.owedMark ?? before, before);
+    if (!this.owed.add(message) && !this.owedOverflow) {
       this.owedOverflow = true;
-      this.opts.log.warn({ redisPurge: 'overflow', owed: MAX_OWED }, 'more purges than kept could not reach the shared tier: a gap instead, once it answers');
+      this.opts.log.warn(
+        { redisPurge: 'overflow', owed: this.owed.size, kind: message.kind },
+        'more purges than kept could not reach the shared tier: a gap instead, once it answers',
+      );
     }
     this.tellOwing();
     this.carryLater();
@@ -332,7 +351,8 @@ export class TieredStorage implements Storage {
    * worker carry a gap for them instead of losing them.
    */
   private tellOwing(): void {
-    const owes = this.owed.length > 0 || this.owedOverflow;
+    const owes = this.owes();
+    if (!owes) this.owedMark = undefined;
     if (owes === this.toldOwing) return;
     this.toldOwing = owes;
     this.opts.siblings?.owesPurges?.(owes);
@@ -344,7 +364,7 @@ export class TieredStorage implements Storage {
   }
 
   /**
-   * The purges kept, in order, while the shared tier answers; past MAX_OWED of them, one gap
+   * The purges kept, in order, while the shared tier answers; past their bounds (owed-purges.ts), one gap
    * instead (nothing stored before now is vouched for, on every replica).
    */
   private carryOwed(): Promise<void> {
@@ -358,7 +378,7 @@ export class TieredStorage implements Storage {
     if (this.owedOverflow) {
       // The gap covers what was owed until now; what is owed while it is carried comes after
       // its instant, and is kept.
-      this.owed = [];
+      this.owed.clear();
       this.owedOverflow = false;
       this.resetHead();
       if ((await this.tier.purge({ kind: 'expire', before: this.opts.now() })) === null) {
@@ -372,8 +392,7 @@ export class TieredStorage implements Storage {
       );
     }
     let carried = 0;
-    while (this.owed.length > 0) {
-      const head = this.owed[0]!;
+    for (let head = this.owed.take(); head !== undefined; head = this.owed.take()) {
       if (head.kind === 'expire' && head.stalled === true && (await this.vouchedSince(head.before))) {
         // This replica heard of no vouching poll because it could not reach the shared tier;
         // the follower that could vouched past the gap's instant, and applied every change to
@@ -385,11 +404,11 @@ export class TieredStorage implements Storage {
           'a stalled gap owed to the shared tier is dropped: a follower vouched past it',
         );
         this.resetHead();
-        this.owed.shift();
         continue;
       }
       const upBefore = this.tier.up;
       if ((await this.tier.purge(head)) === null) {
+        this.owed.putBack(head);
         // Down: tried again once it answers. Failing while the tier said it was up, again and
         // again for OWED_STUCK_MS: it stands in the way of every purge behind it, and a gap
         // covers it and them.
@@ -398,14 +417,13 @@ export class TieredStorage implements Storage {
         if (this.headFailures++ === 0) this.headFailingSince = now;
         if (this.headFailures < OWED_TRIES_WHILE_UP || now - this.headFailingSince < OWED_STUCK_MS) return;
         this.opts.log.warn(
-          { redisPurge: 'stuck', kind: head.kind, tries: this.headFailures, failingMs: now - this.headFailingSince, owed: this.owed.length },
+          { redisPurge: 'stuck', kind: head.kind, tries: this.headFailures, failingMs: now - this.headFailingSince, owed: this.owed.size },
           'a purge the shared tier kept refusing: a gap instead, everything cached before now is refreshed at next use',
         );
         this.owedOverflow = true;
         return this.carryOwedNow();
       }
       this.resetHead();
-      this.owed.shift();
       carried++;
     }
     // A gap owed meanwhile (handed over, or more purges than kept): carried now, not left without a timer.
@@ -428,6 +446,16 @@ export class TieredStorage implements Storage {
     } catch {
       return false;
     }
+  }
+
+  private owes(): boolean {
+    return this.owed.size > 0 || this.owedOverflow;
+  }
+
+  /** The local mark an entry of the shared tier is checked against: the earlier of now's and owedMark. */
+  private sharedMark(): number {
+    const now = this.local.invalidationMark();
+    return this.owedMark === undefined ? now : Math.min(now, this.owedMark);
   }
 
   private resetHead(): void {
@@ -469,8 +497,9 @@ export class TieredStorage implements Storage {
     const user = users.userOf(message.slot);
     if (user === undefined) return removed;
     const everySession: PurgeMessage = { kind: 'user', user, slots: [...new Set([message.slot, ...users.slots(user)])] };
+    const before = this.local.invalidationMark();
     return this.tier.purge(everySession).then((redisPurged) => {
-      if (redisPurged === null) this.owe(everySession);
+      if (redisPurged === null) this.owe(everySession, before);
       return removed + applyLocalPurge(this.local, everySession, users);
     });
   }
