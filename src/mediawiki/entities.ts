@@ -63,6 +63,15 @@ export function mayBeRedirect(text: string): boolean {
 /** A lexeme's form or sense (WikibaseLexeme FormId, SenseId: `L1-F2`, `L1-S1`) is kept on the lexeme's page. */
 const SUB_ENTITY_ID = /^(L[1-9]\d{0,9})-[FS][1-9]\d{0,9}$/i;
 
+/**
+ * The entity type whose page keeps an entity (`Q42` → item, `L1-F2` → lexeme: a form's and a
+ * sense's is their lexeme's), or undefined for an id of no type read here (a MediaInfo `M5` names
+ * its page by id: entityPageId).
+ */
+export function holderTypeOf(text: string): string | undefined {
+  return parseEntityId(SUB_ENTITY_ID.exec(text.trim())?.[1] ?? text)?.type;
+}
+
 /** The title(s) of an entity's page: one when the wiki's layout is known, both layouts until then. */
 export function entityPageTitles(text: string, namespaces: Namespaces): string[] {
   const entity = parseEntityId(SUB_ENTITY_ID.exec(text.trim())?.[1] ?? text);

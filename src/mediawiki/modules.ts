@@ -417,7 +417,10 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   wbgetclaims: { depends: 'entities', entityIds: claimEntities, wikibase: true },
   wbformatvalue: {
     depends: 'entities',
-    messages: readsTimeMessages,
+    // A time, or an entity whose formatter prints `wikibase-deletedentity-*` when it is gone
+    // (EntityIdHtmlLinkFormatter::getHtmlForNonExistent, as wbformatentities), or a value not
+    // read here.
+    messages: (query) => readsTimeMessages(query) || (formatValueEntities(query)?.length ?? 1) > 0,
     entityIds: formatValueEntities,
     answerNamesNoOther: true,
     jobs: (query) => formatsRedirectable(formatValueEntities(query)),

@@ -42,7 +42,7 @@ import { phpStringParam, phpTextParam, split } from '../mediawiki/php-input.js';
 import { DEFAULT_NAMESPACES, type Namespaces, titleKey } from '../mediawiki/titles.js';
 import { type DependencyClass, type ModuleFacts, factsOf } from '../mediawiki/modules.js';
 import { entityOfGuid } from '../mediawiki/wikibase-params.js';
-import { entityPageId, entityPageTitles, entityTypeTag, mayBeRedirect } from '../mediawiki/entities.js';
+import { entityPageId, entityPageTitles, entityTypeTag, holderTypeOf, mayBeRedirect } from '../mediawiki/entities.js';
 
 export type { DependencyClass } from '../mediawiki/modules.js';
 
@@ -249,8 +249,9 @@ function isRemoteEntityId(id: string): boolean {
 
 /**
  * Whether a Wikibase answer reads entities no change of this wiki names: their pages guessed
- * (entityPagesGuessed), or a term search of an entity type this wiki keeps no pages of once its
- * namespaces are learned (`type=property` under federated properties searches the remote
+ * (entityPagesGuessed), or, once its namespaces are learned, an entity or a term search of a type
+ * this wiki keeps no pages of: another repository's (a Commons-like repository of MediaInfo
+ * formats Wikidata's `P180`; `type=property` under federated properties searches the remote
  * repository: ApiEntitySearchHelper). Such an answer keeps the short TTL defaults, whatever the
  * follower (test/unit/entity-answers-no-change-names-keep-the-short-ttl.test.ts).
  */
@@ -260,6 +261,8 @@ export function entityChangesUnnamed(modules: readonly string[], query: PhpArray
   if (kept === undefined) return false;
   const facts = factsOf(modules);
   for (let i = 0; i < facts.length; i++) {
+    const ids = facts[i]?.entityIds?.(query);
+    if (ids?.some((id) => keptElsewhere(id, kept)) === true) return true;
     const searchType = facts[i]?.searchType;
     if (searchType === undefined) continue;
     // The generator is the module after the action (request.ts modulesOf, dependenciesOf): a
@@ -268,6 +271,12 @@ export function entityChangesUnnamed(modules: readonly string[], query: PhpArray
     if (!kept.has(SEARCHED_PAGES_OF.get(type) ?? type)) return true;
   }
   return false;
+}
+
+/** An entity id of a type this wiki keeps no pages of (holderTypeOf: a form's is its lexeme's). */
+function keptElsewhere(id: string, kept: ReadonlyMap<string, number>): boolean {
+  const type = holderTypeOf(id);
+  return type !== undefined && !kept.has(type);
 }
 
 /** The entity type whose pages a term search of a type reads: forms and senses are a lexeme's (WikibaseLexeme). */

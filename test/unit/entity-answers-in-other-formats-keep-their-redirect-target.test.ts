@@ -40,7 +40,7 @@ describe('an entity answer the gateway cannot read', () => {
 
   it('wbformatvalue and wbformatentities name nothing the request does not: their entities alone, whatever the format', () => {
     const dv = encodeURIComponent(JSON.stringify({ type: 'wikibase-entityid', value: { 'entity-type': 'item', 'numeric-id': 2, id: 'Q2' } }));
-    expect(deps(`action=wbformatvalue&datatype=wikibase-item&datavalue=${dv}&format=xml`, undefined).toSorted()).toEqual(['p:Item:Q2', 'p:Q2']);
+    expect(deps(`action=wbformatvalue&datatype=wikibase-item&datavalue=${dv}&format=xml`, undefined).toSorted()).toEqual(['n:8', 'p:Item:Q2', 'p:Q2']);
     // (and the messages it prints for an entity that is gone: modules.ts ModuleFacts.messages)
     expect(deps('action=wbformatentities&ids=Q1&format=php', undefined).toSorted()).toEqual(['n:8', 'p:Item:Q1', 'p:Q1']);
   });

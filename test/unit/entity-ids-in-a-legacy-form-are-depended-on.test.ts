@@ -20,7 +20,7 @@ const formatValue = (value: unknown, extra = '') =>
 describe('entity ids in a datavalue, in every form Wikibase reads', () => {
   it('the legacy numeric-id form names its entity`s page, as the id form does', () => {
     const legacy = formatValue({ type: 'wikibase-entityid', value: { 'entity-type': 'item', 'numeric-id': 2 } });
-    expect(legacy.toSorted()).toEqual(['p:Item:Q2', 'p:Q2']);
+    expect(legacy.toSorted()).toEqual(['n:8', 'p:Item:Q2', 'p:Q2']);
     expect(legacy).toEqual(formatValue({ type: 'wikibase-entityid', value: { 'entity-type': 'item', 'numeric-id': 2, id: 'Q2' } }));
     expect(formatValue({ type: 'wikibase-entityid', value: { 'entity-type': 'property', 'numeric-id': '31' } })).toContain('p:Property:P31');
     expect(formatValue({ type: 'wikibase-entityid', value: { 'entity-type': 'lexeme', 'numeric-id': 7 } })).toContain('p:Lexeme:L7');
@@ -32,7 +32,7 @@ describe('entity ids in a datavalue, in every form Wikibase reads', () => {
   });
 
   it('a form or a sense: its lexeme`s page', () => {
-    expect(formatValue({ type: 'wikibase-entityid', value: { 'entity-type': 'form', id: 'L1-F2' } }).toSorted()).toEqual(['p:L1', 'p:Lexeme:L1']);
+    expect(formatValue({ type: 'wikibase-entityid', value: { 'entity-type': 'form', id: 'L1-F2' } }).toSorted()).toEqual(['n:8', 'p:L1', 'p:Lexeme:L1']);
   });
 
   it('a form not read here depends on any change, never on nothing', () => {
