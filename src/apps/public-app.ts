@@ -178,16 +178,24 @@ export function buildPublic(gw: Gateway): FastifyInstance {
  */
 /**
  * Whether a PURGE comes from where WIKIEDGE_PURGE_ALLOW says PURGEs come from: the connection's
- * peer, and, when that peer is a trusted proxy that names a client (X-Forwarded-For), that client
- * too. A TLS terminator on the same host (the README's setup) relays its clients' PURGEs from
- * loopback, which the default allow list names: any client on the internet could evict any URL
- * (commit 59f80cf, test/integration/purge-trust.test.ts). MediaWiki sends its PURGEs straight to the gateway.
+ * peer, and, when the request says it was relayed, the client it names too. A TLS terminator on
+ * the same host (the README's setup) relays its clients' PURGEs from loopback, which the default
+ * allow list names: any client on the internet could evict any URL (commit 59f80cf,
+ * test/integration/purge-trust.test.ts). A relayed PURGE is taken only from a trusted proxy that
+ * names its client in X-Forwarded-For, and only when that client may purge: a proxy in the allow
+ * list but not trusted (a front nginx given an address in the range of the wiki's network that
+ * compose.yaml allows) relayed any client's PURGE as its own, and one that names its client only
+ * in `Forwarded` or `X-Real-IP` did too
+ * (test/in-process/attack-purge-relayed-by-a-proxy-not-trusted.test.ts). MediaWiki sends its
+ * PURGEs straight to the gateway, with none of these headers (CdnCacheUpdate::naivePurge).
  */
 function purgeAllowed(gw: Gateway, request: FastifyRequest): boolean {
   const peer = request.socket.remoteAddress;
   if (!gw.purgeAllowed.has(peer)) return false;
-  const forwardedFor = headerString(request.headers['x-forwarded-for']);
-  if (forwardedFor === undefined || !gw.trusted.has(peer)) return true;
+  const headers = request.headers;
+  const forwardedFor = headerString(headers['x-forwarded-for']);
+  if (forwardedFor === undefined) return headers['forwarded'] === undefined && headers['x-real-ip'] === undefined;
+  if (!gw.trusted.has(peer)) return false;
   return gw.purgeAllowed.has(clientAddress(peer, forwardedFor, gw.trusted));
 }
 
