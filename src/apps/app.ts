@@ -102,6 +102,7 @@ export async function build(config: Config, log: Logger, deps: GatewayDeps = {},
     // Redis until they are closed (gateway/gateway.ts endFollowedTtlInRedis).
     await Promise.allSettled([publicApp.close(), adminApp?.close(), gw.upstream.close(), gw.changes.close(), gw.storage.close()]);
     gw.purgeConfirmations.stop();
+    gw.accessLog.close();
     throw err;
   }
   gw.follower?.start();
@@ -162,6 +163,7 @@ export async function build(config: Config, log: Logger, deps: GatewayDeps = {},
     gw.purgeConfirmations.stop();
     await gw.changes.close();
     await Promise.all([gw.upstream.close(), gw.storage.close()]);
+    gw.accessLog.close();
   };
   return adminApp && probe ? Object.assign(built, { adminApp, upstreamProbe: probe }) : built;
 }

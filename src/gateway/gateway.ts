@@ -106,6 +106,8 @@ export interface Gateway {
   readonly purgeConfirmations: PurgeConfirmations;
   /** Stores still running after their answers went out, for closing to wait for (AfterAnswers below). */
   readonly afterAnswers: AfterAnswers;
+  /** The access log's writer, with this gateway's format and file (closed with the gateway: apps/app.ts). */
+  readonly accessLog: AccessLog;
 }
 
 export interface GatewayDeps {
@@ -116,8 +118,8 @@ export interface GatewayDeps {
 }
 
 export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {}): Gateway {
-  // The access log's format and file (observe/access-log.ts), before any request is logged.
-  AccessLog.configure(log, { format: config.accessLogFormat, file: config.accessLogFile });
+  // The access log's format and file (observe/access-log.ts), this gateway's own.
+  const accessLog = AccessLog.open(log, { format: config.accessLogFormat, file: config.accessLogFile });
   // timeOrigin is a getter that is fixed for the process: read it once, not on every clock read
   // (a fifth of the fresh-hit path's own time went to reading the clock that way).
   const timeOrigin = performance.timeOrigin;
@@ -292,6 +294,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     follower,
     purgeConfirmations,
     afterAnswers: new AfterAnswers(),
+    accessLog,
   };
 }
 

@@ -130,22 +130,33 @@ export interface AccessLogOptions {
 }
 
 /**
- * The access-log files open in this process, by name, for SIGUSR1. One writer per name: a reload
- * builds a new gateway (cluster/generations.ts) while the old one drains, and both append through
- * the same batches, so lines stay whole and in order and a reload opens no second handle.
+ * The access-log files open in this process, by name, for SIGUSR1, with how many gateways write
+ * to each. One writer per name: a reload builds a new gateway (cluster/generations.ts) while the
+ * old one drains, and both append through the same batches, so lines stay whole and in order
+ * and a reload opens no second handle. A file no gateway writes to any more is closed: a reload
+ * away from it kept its handle and timer, and every SIGUSR1 made it again after logrotate had
+ * moved it (test/in-process/reload-moves-the-access-log-only-when-it-succeeds.test.ts).
  */
-const openFiles = new Map<string, LineBuffer>();
+const openFiles = new Map<string, { readonly buffer: LineBuffer; users: number }>();
 
 /** SIGUSR1: every access-log file is closed and opened again by its name (LineBuffer.reopen). */
 export function reopenAccessLogs(): number {
-  for (const file of openFiles.values()) file.reopen();
+  for (const file of openFiles.values()) file.buffer.reopen();
   return openFiles.size;
 }
 
 function fileDestination(name: string): LineBuffer {
   let file = openFiles.get(name);
-  if (!file) openFiles.set(name, (file = batchedDestination(name)));
-  return file;
+  if (!file) openFiles.set(name, (file = { buffer: batchedDestination(name), users: 0 }));
+  file.users++;
+  return file.buffer;
+}
+
+function releaseFile(name: string): void {
+  const file = openFiles.get(name);
+  if (!file || --file.users > 0) return;
+  openFiles.delete(name);
+  file.buffer.close();
 }
 
 export class AccessLog {
@@ -175,6 +186,9 @@ export class AccessLog {
   private lastSecond = Number.NaN;
   private lastClf = '';
   private readonly format: AccessLogFormat;
+  /** WIKIEDGE_ACCESS_LOG_FILE, when it writes to one, and whether close() let go of it. */
+  private readonly fileName: string | undefined;
+  private closed = false;
 
   /** One writer per logger (the gateway's): the one configure() made, or one on the logger's destination. */
   static of(log: Logger): AccessLog {
@@ -183,11 +197,20 @@ export class AccessLog {
     return writer;
   }
 
-  /** The gateway's writer, as the configuration says (gateway/gateway.ts, once at start). */
-  static configure(log: Logger, options: AccessLogOptions): AccessLog {
-    const writer = new AccessLog(log, options);
-    writers.set(log, writer);
-    return writer;
+  /**
+   * A gateway's writer, as its configuration says (gateway/gateway.ts), its own: every
+   * generation shares the process's logger, and a reload that failed once its gateway was built
+   * had switched the serving one's format and file through it. close() lets go of its file.
+   */
+  static open(log: Logger, options: AccessLogOptions): AccessLog {
+    return new AccessLog(log, options);
+  }
+
+  /** Its file let go (closed when no other gateway writes to it); lines written after go nowhere. */
+  close(): void {
+    if (this.fileName === undefined || this.closed) return;
+    this.closed = true;
+    releaseFile(this.fileName);
   }
 
   private constructor(
@@ -197,6 +220,7 @@ export class AccessLog {
     const internals = log as unknown as PinoInternals;
     this.format = options.format;
     if (options.file !== '') {
+      this.fileName = options.file;
       this.stream = fileDestination(options.file);
     } else {
       this.stream = internals[pino.symbols.streamSym];

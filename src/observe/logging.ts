@@ -159,6 +159,8 @@ export class LineBuffer implements pino.DestinationStream {
   private sink: Destination;
   /** The file's sonic-boom failed: batches go to standard output until reopen() opens it again. */
   private fellBack = false;
+  private readonly timer: NodeJS.Timeout;
+  private readonly onExit = () => this.flushSync();
 
   constructor(
     sink: Destination,
@@ -169,7 +171,7 @@ export class LineBuffer implements pino.DestinationStream {
     this.sink = sink;
     if (file) this.watch(sink);
     this.buf = Buffer.allocUnsafeSlow(batchBytes);
-    setInterval(() => {
+    this.timer = setInterval(() => {
       this.handOver();
       try {
         this.sink.flush();
@@ -179,7 +181,19 @@ export class LineBuffer implements pino.DestinationStream {
     }, flushEveryMs).unref();
     // pino flushes the sonic-boom it built when the process exits; the lines still held here
     // must reach it first, whichever exit handler runs first.
-    process.on('exit', () => this.flushSync());
+    process.on('exit', this.onExit);
+  }
+
+  /** Every line held written, then the file let go (a reload away from it: observe/access-log.ts). */
+  close(): void {
+    clearInterval(this.timer);
+    process.off('exit', this.onExit);
+    this.flushSync();
+    try {
+      this.sink.end();
+    } catch {
+      // Already destroyed.
+    }
   }
 
   write(line: string): boolean {

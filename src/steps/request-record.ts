@@ -15,7 +15,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AccessLog } from '../observe/access-log.js';
 import { modulesOf } from '../policy/request.js';
 import { type ForwardContext, headerString, upstreamRequestHeaders } from '../http/forwarding.js';
 import type { Gateway } from '../gateway/gateway.js';
@@ -193,7 +192,7 @@ export function finishRecord(gw: Gateway, request: FastifyRequest, status: numbe
   const requests = gw.metrics.requests;
   requests.record(requests.cell(edge.disposition, edge.module, gw.metrics.method(request.method), status), seconds, io.out);
   if (isHit(edge.disposition) && !hitLogged(gw)) return;
-  AccessLog.of(gw.log).request({
+  gw.accessLog.request({
     reqId: request.id,
     method: request.method,
     target: edge.target?.upstreamPath ?? raw.url ?? '',
@@ -234,7 +233,7 @@ export function recordFreshHit(
   gw.metrics.requests.record(cell, seconds, io.out);
   if (!hitLogged(gw)) return;
   const headers = req.headers;
-  AccessLog.of(gw.log).hit(
+  gw.accessLog.hit(
     target,
     cell,
     reqId,

@@ -34,7 +34,7 @@ describe('the access log line time', () => {
         done();
       },
     });
-    const access = AccessLog.configure(createLogger('info', { destination: sink }), { format: 'json', file: '' });
+    const access = AccessLog.open(createLogger('info', { destination: sink }), { format: 'json', file: '' });
     const now = vi.spyOn(Date, 'now');
     for (const time of TIMES) {
       now.mockReturnValue(time);
