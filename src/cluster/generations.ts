@@ -210,7 +210,8 @@ export class Generations {
 
   private async generation(config: Config): Promise<Generation> {
     const id = ++this.lastId;
-    const built = await build(config, this.log, { siblings: this.siblingsOf(id) }, { admin: false });
+    // The process's metrics are the first generation's (collected once: gateway.ts processMetrics).
+    const built = await build(config, this.log, { siblings: this.siblingsOf(id), processMetrics: id === 1 }, { admin: false });
     const registry = built.gateway.registry;
     for (const { name } of registry.getMetricsAsArray()) {
       if (!isProcessMetric(name)) continue;

@@ -115,6 +115,13 @@ export interface GatewayDeps {
   readonly random?: () => number;
   readonly registry?: Registry;
   readonly siblings?: PurgeSiblings;
+  /**
+   * Whether its registry collects the process's metrics (prom-client's defaults, the event-loop
+   * lag): the first gateway of a process only (cluster/generations.ts). prom-client's default
+   * metrics observe every GC through a PerformanceObserver they never let go: one more per
+   * reload (test/in-process/reload-collects-the-process-metrics-once.test.ts).
+   */
+  readonly processMetrics?: boolean;
 }
 
 export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {}): Gateway {
@@ -154,6 +161,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
     gate,
     pool: () => upstream.pool.stats,
     debuginfoParsed: config.debuginfo !== 'off',
+    collectDefaults: deps.processMetrics !== false,
   });
   late.metrics = metrics;
   const changeMetrics = new ChangeSignalMetrics(registry, { followerEnabled: config.rcFollow, purges: metrics });
