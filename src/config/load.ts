@@ -124,6 +124,31 @@ function defaultOf(field: Field<unknown>): unknown {
  * set only under its former name is taken from there, with a warning.
  */
 function resolve(key: ConfigKey, field: Field<unknown>, sources: ConfigSources, warnings: string[]): { value: unknown; origin: Origin } {
+  const resolved = resolveFrom(key, field, sources, warnings);
+  // The environment wins over the file, as the docs say; a file that sets a key otherwise is
+  // edited for nothing, and a reload reported complete with nothing changed
+  // (test/unit/config-file-value-shadowed-by-the-environment-is-said.test.ts).
+  if (
+    (resolved.origin === 'environment' || resolved.origin === 'secret-file') &&
+    !isUnset(sources.file[key]) &&
+    !sameValue(field, sources.file[key], resolved.value)
+  ) {
+    const where = resolved.origin === 'secret-file' ? `${field.env}_FILE` : `the environment (${field.env})`;
+    warnings.push(`${key} in the WIKIEDGE_CONFIG file is not used: ${where} sets it, and wins`);
+  }
+  return resolved;
+}
+
+/** Whether a file's raw value parses to `value` (one that does not parse is not the same). */
+function sameValue(field: Field<unknown>, raw: unknown, value: unknown): boolean {
+  try {
+    return JSON.stringify(field.parse(raw, field.env)) === JSON.stringify(value);
+  } catch {
+    return false;
+  }
+}
+
+function resolveFrom(key: ConfigKey, field: Field<unknown>, sources: ConfigSources, warnings: string[]): { value: unknown; origin: Origin } {
   const { env, file, secretFiles } = sources;
   const fromSecretFile = secretFiles[field.env];
   if (!isUnset(fromSecretFile)) return { value: field.parse(fromSecretFile, field.env), origin: 'secret-file' };
