@@ -162,14 +162,14 @@ function releaseFile(name: string): void {
 export class AccessLog {
   /** `{"level":30` … the bindings of the logger (service, and whatever a child adds). */
   private readonly bindings: string;
-  private readonly stream: { write(line: string): unknown };
+  private stream: { write(line: string): unknown };
   /**
    * A URL's line fragment (method, path, url, module, cache), for hits answered again and again;
    * `bytes`, its UTF-8 with the `,"status":` that follows it.
    */
   private readonly fragments = new WeakMap<RequestTarget, { readonly cell: RequestCell; readonly text: string; readonly bytes: Buffer }>();
   /** The batches of standard output (observe/logging.ts), when the logger writes to them: hit lines go in as bytes. */
-  private readonly lines: LineBuffer | undefined;
+  private lines: LineBuffer | undefined;
   /** The bindings and the name that follows the time in every line, as bytes. */
   private readonly afterTime: Buffer;
   /** The time of the last hit line written as bytes, and its digits. */
@@ -206,11 +206,17 @@ export class AccessLog {
     return new AccessLog(log, options);
   }
 
-  /** Its file let go (closed when no other gateway writes to it); lines written after go nowhere. */
+  /**
+   * Its file let go (closed when no other gateway writes to it). A line of a request still
+   * answered after (a retired gateway's, past the grace of a reload) goes to the logger's own
+   * destination, never to a closed file.
+   */
   close(): void {
     if (this.fileName === undefined || this.closed) return;
     this.closed = true;
     releaseFile(this.fileName);
+    this.stream = (this.log as unknown as PinoInternals)[pino.symbols.streamSym];
+    this.lines = this.stream instanceof LineBuffer && this.format === 'json' ? this.stream : undefined;
   }
 
   private constructor(

@@ -172,8 +172,8 @@ export class LineBuffer implements pino.DestinationStream {
     if (file) this.watch(sink);
     this.buf = Buffer.allocUnsafeSlow(batchBytes);
     this.timer = setInterval(() => {
-      this.handOver();
       try {
+        this.handOver();
         this.sink.flush();
       } catch {
         // Destroyed: nothing more can be written (and a throw here would end the process).
@@ -184,11 +184,16 @@ export class LineBuffer implements pino.DestinationStream {
     process.on('exit', this.onExit);
   }
 
-  /** Every line held written, then the file let go (a reload away from it: observe/access-log.ts). */
+  /**
+   * Every line held written, then the file let go (a reload away from it: observe/access-log.ts).
+   * A buffer whose file failed writes to standard output's writer, which the process's own
+   * logger shares: that one is never ended here.
+   */
   close(): void {
     clearInterval(this.timer);
     process.off('exit', this.onExit);
     this.flushSync();
+    if (this.fellBack) return;
     try {
       this.sink.end();
     } catch {

@@ -46,6 +46,31 @@ describe('a log file that cannot be opened', () => {
     }
   });
 
+  it('closed once fallen back (a reload away from it): standard output, which the process`s logger shares, stays open', async () => {
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const uncaught = vi.fn();
+    process.on('uncaughtException', uncaught);
+    try {
+      const lines = batchedDestination(path.join(scratchDir('wikiedge-log-closed-'), 'gone', 'access.log'), { flushEveryMs: 10 });
+      lines.write('{"n":0}\n');
+      for (let i = 0; i < 100 && !lines.fallenBack; i++) await sleep(10);
+      expect(lines.fallenBack).toBe(true);
+      lines.close();
+      // Whatever standard output still had to write is written (an ended writer is destroyed then).
+      await sleep(100);
+      // The logger's own batches on standard output: written and flushed as before.
+      const logger = batchedDestination(1, { flushEveryMs: 10 });
+      expect(() => {
+        logger.write('{"level":30,"msg":"standard output still open"}\n');
+        logger.flush();
+      }).not.toThrow();
+      await sleep(50);
+      expect(uncaught).not.toHaveBeenCalled();
+    } finally {
+      process.off('uncaughtException', uncaught);
+    }
+  });
+
   it('lets go of the file it could not write: no descriptor left on it, however often SIGUSR1 tries again', async () => {
     vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     const onFull = () =>
