@@ -70,10 +70,14 @@ export class OwedQueue {
     return undefined;
   }
 
-  /** A purge taken (above) that could not be carried: first again (past the bounds: it was kept before them). */
+  /**
+   * A purge taken (above) that could not be carried: kept again (past the bounds: it was kept
+   * before them), first of the rest; a session's with the `wrote` of either.
+   */
   putBack(message: PurgeMessage): void {
     if (message.kind === 'slot') {
-      if (!this.slots.has(message.slot)) this.slots.set(message.slot, message);
+      const kept = this.slots.get(message.slot);
+      if (!kept || (message.wrote && !kept.wrote)) this.slots.set(message.slot, message);
       return;
     }
     const key = owedKey(message);

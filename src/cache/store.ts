@@ -147,9 +147,9 @@ export class CacheStore {
    * Whether an answer for this URL, session and modules, with these dependencies, asked for at
    * `mark`, may predate an invalidation or a purge made since (guards.ts).
    */
-  invalidatedSince(entry: Guarded, mark: number): boolean {
+  invalidatedSince(entry: Guarded, mark: number, exceptGaps = false): boolean {
     // The common case, nothing invalidated meanwhile, builds no tag list.
-    return mark !== this.invalidations.mark() && this.invalidations.invalidatedSince(guardTags(entry), mark);
+    return mark !== this.invalidations.mark() && this.invalidations.invalidatedSince(guardTags(entry), mark, exceptGaps);
   }
 
   /** Logout, or a rights change of the session's user: every entry of a session. */

@@ -82,8 +82,11 @@ export class TieredStorage implements Storage {
   /**
    * The local invalidation mark from before the first purge now owed was applied here (0 for
    * purges handed over by another process): while any is owed, an entry of the shared tier that
-   * one of them removed here is not copied back (lookup, fetchOnce). The shared tier still holds
-   * it until the purge is carried, and this replica said it was purged.
+   * one of them removed here is not copied back (lookup, fetchOnce: fromShared). The shared tier
+   * still holds it until the purge is carried, and this replica said it was purged. Gaps are
+   * left out (the entry's freshness here answers for them): the channel's return after every
+   * outage is one, and counted, it refused every entry of the shared tier until the last owed
+   * purge was carried.
    */
   private owedMark: number | undefined;
   private owedTimer: NodeJS.Timeout | undefined;
@@ -177,16 +180,10 @@ export class TieredStorage implements Storage {
     const local = this.local.get(tier, key);
     if (local && this.local.freshness(local) === 'fresh') return { entry: local, shared: false };
     // Noted before the shared tier is asked: its reply may have been read before an invalidation
-    // that this process applied while the reply was on its way (the same guard as a fetch's);
-    // earlier while purges are owed (owedMark).
-    const mark = this.sharedMark();
+    // that this process applied while the reply was on its way (the same guard as a fetch's).
+    const mark = this.local.invalidationMark();
     const remote = await this.tier.get(tier, key);
-    if (
-      remote &&
-      (!local || replacesLocal(remote, local, this.opts.now())) &&
-      this.local.freshness(remote) !== 'dead' &&
-      !this.local.invalidatedSince(remote, mark)
-    ) {
+    if (remote && (!local || replacesLocal(remote, local, this.opts.now())) && this.local.freshness(remote) !== 'dead' && this.fromShared(remote, mark)) {
       // Delivered as stored: the local copy counts a writer's clock ahead of ours from now (store.ts).
       const copied = this.local.set(tier, key, remote) ? this.local.get(tier, key) : undefined;
       return { entry: copied ?? remote, shared: true };
@@ -213,10 +210,10 @@ export class TieredStorage implements Storage {
     }
     if (lock.kind === 'lost') {
       options.waiting?.();
-      const mark = this.sharedMark();
+      const mark = this.local.invalidationMark();
       const waited = await this.tier.waitForEntry(tier, key, (e) => this.local.freshness(e) === 'fresh', options.waitMs);
       // The winner's entry, unless this process applied an invalidation of it meanwhile (see lookup).
-      if (waited.entry && !this.local.invalidatedSince(waited.entry, mark)) {
+      if (waited.entry && this.fromShared(waited.entry, mark)) {
         this.local.set(tier, key, waited.entry);
         return { entry: waited.entry };
       }
@@ -381,11 +378,14 @@ export class TieredStorage implements Storage {
       this.owed.clear();
       this.owedOverflow = false;
       this.resetHead();
+      const gapMark = this.local.invalidationMark();
       if ((await this.tier.purge({ kind: 'expire', before: this.opts.now() })) === null) {
         // The next try's gap, later, covers them too.
         this.owedOverflow = true;
         return;
       }
+      // The gap covers every purge owed before it: only those owed since hold entries back.
+      if (this.owedMark !== undefined) this.owedMark = Math.max(this.owedMark, gapMark);
       this.opts.log.warn(
         { redisPurge: 'gap' },
         'the purges the shared tier could not take are carried as a gap: everything cached before now is refreshed at next use',
@@ -452,10 +452,13 @@ export class TieredStorage implements Storage {
     return this.owed.size > 0 || this.owedOverflow;
   }
 
-  /** The local mark an entry of the shared tier is checked against: the earlier of now's and owedMark. */
-  private sharedMark(): number {
-    const now = this.local.invalidationMark();
-    return this.owedMark === undefined ? now : Math.min(now, this.owedMark);
+  /**
+   * Whether an entry read from the shared tier may be taken: no invalidation this process applied
+   * since `mark` (noted before it was asked for) reaches it, nor a purge of it still owed there (owedMark).
+   */
+  private fromShared(entry: CacheEntry, mark: number): boolean {
+    if (this.local.invalidatedSince(entry, mark)) return false;
+    return this.owedMark === undefined || !this.local.invalidatedSince(entry, this.owedMark, true);
   }
 
   private resetHead(): void {

@@ -11,6 +11,7 @@ import { CacheStore } from '../../src/cache/store.js';
 import type { PurgeMessage } from '../../src/words/purge-message.js';
 import type { SharedTier } from '../../src/cache/storage.js';
 import { MAX_OWED, MAX_OWED_SLOTS, TieredStorage } from '../../src/cache/tiered-storage.js';
+import { OwedQueue } from '../../src/cache/owed-purges.js';
 import { SessionUsers } from '../../src/policy/session-users.js';
 
 /** A shared tier that takes every purge while `up`, and remembers what it took. */
@@ -123,5 +124,17 @@ describe('purges owed while the shared tier cannot carry them', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe('a session`s purge that could not be carried', () => {
+  it('is kept again with the `wrote` of either, when the same session was owed meanwhile', () => {
+    const owed = new OwedQueue();
+    owed.add({ kind: 'slot', slot: 's', wrote: true });
+    const taken = owed.take()!;
+    // Owed again while it was being carried (a logout: no write).
+    owed.add({ kind: 'slot', slot: 's' });
+    owed.putBack(taken);
+    expect(owed.takeAll()).toEqual([{ kind: 'slot', slot: 's', wrote: true }]);
   });
 });
