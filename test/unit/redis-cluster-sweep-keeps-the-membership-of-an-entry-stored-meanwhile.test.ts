@@ -30,12 +30,11 @@ describe.runIf(redisInstalled)('a cluster sweep beside a store of the same entry
   });
 
   /** A client whose removal of members (the sweep's last step) waits for `release`. */
-  function heldAtRemoval() {
+  function heldAtRemoval(held = new Set(['srem', 'wikiedgeUnjoin'])) {
     let reached!: () => void;
     const atRemoval = new Promise<void>((r) => (reached = r));
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
-    const held = new Set(['srem', 'wikiedgeUnjoin']);
     const cmd = new Proxy(client, {
       get(target, name, receiver) {
         const value = Reflect.get(target, name, receiver) as unknown;
@@ -85,6 +84,47 @@ describe.runIf(redisInstalled)('a cluster sweep beside a store of the same entry
     expect(await client.exists(keys.entry(key))).toBe(0);
     expect(await client.scard(set)).toBe(0);
     expect(await client.zcard(keys.endsOf(set))).toBe(0);
+  });
+
+  it('a store whose SET reaches its master after the sweep`s UNLINK still ends indexed', async () => {
+    // The SET and the joins go to different masters: sent together, a join could land before
+    // the sweep read the set and the SET after it unlinked the entry.
+    const keys = redisKeys(`sweep:${randomUUID()}:`, true);
+    const urlKey = '/w/api.php?action=query&titles=Late';
+    const key = `${urlKey}\nanon\n-`;
+    const set = keys.url(urlKey);
+    const store = (payload: string): ClusterStore => ({
+      entryKey: keys.entry(key),
+      payload: Buffer.from(payload),
+      px: 600_000,
+      member: keys.member(key),
+      urlKey,
+      indexes: [set],
+      guards: [],
+      mark: undefined,
+      now: Date.now(),
+    });
+    const plain = new ClusterWrites(client, keys, 600_000);
+    expect(await plain.store(store('before the purge'))).toBe(true);
+
+    const slowSet = heldAtRemoval(new Set(['set']));
+    const storing = new ClusterWrites(slowSet.cmd, keys, 600_000).store(store('after the purge'));
+    await slowSet.atRemoval;
+    // Whatever of the store was sent with its SET has landed by now.
+    await new Promise((r) => setTimeout(r, 50));
+    const sweeper = heldAtRemoval();
+    const sweeping = new ClusterWrites(sweeper.cmd, keys, 600_000).sweep([set], []);
+    await sweeper.atRemoval;
+    slowSet.release();
+    expect(await storing).toBe(true);
+    sweeper.release();
+    await sweeping;
+
+    // The entry written after the UNLINK is indexed: the next purge finds it.
+    expect(await client.getBuffer(keys.entry(key))).toEqual(Buffer.from('after the purge'));
+    expect(await client.sismember(set, keys.member(key))).toBe(1);
+    expect(await plain.sweep([set], [])).toBe(1);
+    expect(await client.exists(keys.entry(key))).toBe(0);
   });
 
   it('a member no store joined since the read leaves the set and its ends', async () => {

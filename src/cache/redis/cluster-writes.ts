@@ -4,9 +4,12 @@
  * each of these in one script, atomically; here they are steps in an order that keeps the same
  * promise: no replica keeps an answer fetched before an invalidation of one of its tags.
  *
- *   store       1. the entry joins its index sets (each a one-key script, any slot)
- *               2. SET the entry (its own slot), together with step 1: only both before step 3
- *                  matter; when any of them fails, the entry is unlinked (failing that, a gap: below)
+ *   store       1. SET the entry (its own slot)
+ *               2. then the entry joins its index sets (each a one-key script, any slot): after
+ *                  the SET, so that a sweep that read a join's score finds the entry written (a
+ *                  join and a SET sent together reach different masters in either order: a SET
+ *                  delayed past a sweep's UNLINK left an entry the sweep had unindexed); when
+ *                  any join fails, the entry is unlinked (failing that, a gap: below)
  *               3. GET vseq: unchanged since the fetch's mark, nothing was invalidated; else GET
  *                  the entry's guard tags (v:) and UNLINK the entry when one is above the mark
  *               (and its URL key joins the register prefix purges read, REGISTER_LUA)
@@ -185,13 +188,17 @@ export class ClusterWrites {
     return [this.keys.urlRegister(part), this.keys.urlRegisterEnds(part)];
   }
 
-  /** Steps 1 to 3 of a store (above), in two round trips; true when the entry stays. */
+  /** Steps 1 to 3 of a store (above), in three round trips; true when the entry stays. */
   async store(s: ClusterStore): Promise<boolean> {
-    const written = await Promise.allSettled([
-      this.cmd.set(s.entryKey, s.payload, 'PX', s.px),
-      ...s.indexes.map((set) => this.cmd.wikiedgeJoin(set, this.keys.endsOf(set), s.member, s.px, this.endedKeptMs, PRUNE_PER_JOIN)),
-      this.cmd.wikiedgeRegister(...this.register(s.urlKey), s.urlKey, s.now + s.px, s.now),
-    ]);
+    // A SET that fails may have been taken (its reply lost with its connection): unlinked below.
+    const set = await Promise.allSettled([this.cmd.set(s.entryKey, s.payload, 'PX', s.px)]);
+    const written =
+      set[0]!.status === 'rejected'
+        ? set
+        : await Promise.allSettled([
+            ...s.indexes.map((index) => this.cmd.wikiedgeJoin(index, this.keys.endsOf(index), s.member, s.px, this.endedKeptMs, PRUNE_PER_JOIN)),
+            this.cmd.wikiedgeRegister(...this.register(s.urlKey), s.urlKey, s.now + s.px, s.now),
+          ]);
     const failed = written.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) {
       // The SET may have been taken (even a failed one: the reply lost with its connection)
@@ -211,7 +218,7 @@ export class ClusterWrites {
       vouched = numbers !== undefined && numbers.every((v) => v === null || Number(v) <= s.mark!);
     } catch (err) {
       // Step 3 could not be made: the entry is written but not vouched for (a sweep may have read
-      // its index sets before step 1), so it goes, or a gap is recorded.
+      // its index sets before step 2), so it goes, or a gap is recorded.
       await this.cmd.unlink(s.entryKey).catch(() => this.onUnindexed());
       throw err;
     }
