@@ -185,16 +185,20 @@ export function buildPublic(gw: Gateway): FastifyInstance {
  * names its client in X-Forwarded-For, and only when that client may purge: a proxy in the allow
  * list but not trusted (a front nginx given an address in the range of the wiki's network that
  * compose.yaml allows) relayed any client's PURGE as its own, and one that names its client only
- * in `Forwarded` or `X-Real-IP` did too
+ * in another header (RELAY_HEADERS) did too. A proxy that says nothing of its relaying is
+ * indistinguishable from the wiki: docs/OPERATIONS.md says not to give one an allowed address
  * (test/in-process/attack-purge-relayed-by-a-proxy-not-trusted.test.ts). MediaWiki sends its
  * PURGEs straight to the gateway, with none of these headers (CdnCacheUpdate::naivePurge).
  */
+/** Headers with which a proxy says it relayed a request (RFC 7239 Forwarded, RFC 9110 §7.6.3 Via) or names its client. */
+const RELAY_HEADERS = ['forwarded', 'via', 'x-real-ip', 'true-client-ip', 'cf-connecting-ip', 'x-client-ip'] as const;
+
 function purgeAllowed(gw: Gateway, request: FastifyRequest): boolean {
   const peer = request.socket.remoteAddress;
   if (!gw.purgeAllowed.has(peer)) return false;
   const headers = request.headers;
   const forwardedFor = headerString(headers['x-forwarded-for']);
-  if (forwardedFor === undefined) return headers['forwarded'] === undefined && headers['x-real-ip'] === undefined;
+  if (forwardedFor === undefined) return !RELAY_HEADERS.some((name) => headers[name] !== undefined);
   if (!gw.trusted.has(peer)) return false;
   return gw.purgeAllowed.has(clientAddress(peer, forwardedFor, gw.trusted));
 }

@@ -21,6 +21,8 @@ describe('a PURGE relayed by a proxy that may purge but is not trusted', () => {
     ['X-Forwarded-For naming an allowed address', { 'x-forwarded-for': '127.0.0.1' }],
     ['Forwarded', { forwarded: 'for=203.0.113.9' }],
     ['X-Real-IP', { 'x-real-ip': '203.0.113.9' }],
+    ['Via', { via: '1.1 front-proxy' }],
+    ['CF-Connecting-IP', { 'cf-connecting-ip': '203.0.113.9' }],
   ])('naming its client in %s: 405, and the entry stays', async (_, headers) => {
     const url = `${t.gw.apiUrl}?action=query&meta=siteinfo&format=json&requestid=${randomUUID()}`;
     await http(url);
