@@ -21,7 +21,8 @@
  *   wikiedge_cache_stored_body_bytes{tier}          the stored entries' bodies, every form
  *   wikiedge_brotli_upgrades_total{outcome}         hot entries given br: made, not-smaller,
  *                                                   gone (replaced or evicted meanwhile),
- *                                                   dropped (queue full), failed
+ *                                                   dropped (queue full), client-budget (the
+ *                                                   asking client's store budget spent), failed
  *   wikiedge_decoded_cache_bytes                    decoded answers kept for identity clients
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
@@ -33,7 +34,7 @@ const CODINGS: readonly Coding[] = ['identity', 'gzip', 'br'];
 
 export type CompressionStage = 'store' | 'answer' | 'upgrade';
 const STAGES: readonly CompressionStage[] = ['store', 'answer', 'upgrade'];
-export type UpgradeOutcome = 'made' | 'not-smaller' | 'gone' | 'dropped' | 'failed';
+export type UpgradeOutcome = 'made' | 'not-smaller' | 'gone' | 'dropped' | 'client-budget' | 'failed';
 
 export interface CompressionMetricsOptions {
   /** The stores' figures, read at scrape time. */
@@ -99,7 +100,7 @@ export class CompressionMetrics {
     });
     this.upgrades = new Counter({
       name: 'wikiedge_brotli_upgrades_total',
-      help: 'Hot entries given a br form in the background, by outcome (made, not-smaller, gone, dropped, failed).',
+      help: 'Hot entries given a br form in the background, by outcome (made, not-smaller, gone, dropped, client-budget, failed).',
       labelNames: ['outcome'] as const,
       registers,
     });

@@ -69,7 +69,16 @@ interface Upgrade {
   readonly tier: Tier;
   readonly key: string;
   readonly entry: CacheEntry;
+  readonly charge: BrotliCharge;
 }
+
+/**
+ * Charges the bytes of a br form to the client whose hit asked for it (its store budget:
+ * limits/client-budget.ts); false when its budget does not take them. The br form grows the entry
+ * in the tier as a store would: uncharged, one client asking an entry's hits could store its
+ * entries again at ~1.8× its budget, evicting others' (test/in-process/attack-brotli-upgrades-past-the-store-budget.test.ts).
+ */
+export type BrotliCharge = (bytes: number) => boolean;
 
 export class Representations {
   private readonly decoded: LRUCache<number, Buffer> | undefined;
@@ -212,7 +221,7 @@ export class Representations {
    * A client that prefers br was served `entry` (under `key` in `tier`) without it. Counted; the
    * `brotliAfterHits`th time, its br is made in the background.
    */
-  wantBrotli(tier: Tier, key: string, entry: CacheEntry): void {
+  wantBrotli(tier: Tier, key: string, entry: CacheEntry, chargeOf: () => BrotliCharge): void {
     const after = this.opts.brotliAfterHits;
     if (after === 0 || entry.coding !== 'gzip' || entry.br) return;
     const n = (this.wants.get(entry) ?? 0) + 1;
@@ -225,7 +234,8 @@ export class Representations {
       this.opts.metrics.upgrade('dropped');
       return;
     }
-    this.queue.push({ tier, key, entry });
+    // The client whose hit completes the count pays: decided now, while its request is here.
+    this.queue.push({ tier, key, entry, charge: chargeOf() });
     if (!this.upgrading) void this.drain();
   }
 
@@ -239,7 +249,7 @@ export class Representations {
     }
   }
 
-  private async upgrade({ tier, key, entry }: Upgrade): Promise<void> {
+  private async upgrade({ tier, key, entry, charge }: Upgrade): Promise<void> {
     try {
       // The entry may be gone already: nothing to make.
       if (this.opts.store.get(tier, key) !== entry) return this.opts.metrics.upgrade('gone');
@@ -248,6 +258,8 @@ export class Representations {
       const { body: br, cost } = await encodeMeasured(identity, 'br', BR_UPGRADE_QUALITY);
       this.opts.metrics.compressed(cost, 'upgrade');
       if (br.length > gzip.length * (1 - UPGRADE_MIN_SAVING)) return this.opts.metrics.upgrade('not-smaller');
+      if (this.opts.store.get(tier, key) !== entry) return this.opts.metrics.upgrade('gone');
+      if (!charge(br.length)) return this.opts.metrics.upgrade('client-budget');
       this.opts.metrics.upgrade(this.opts.store.addBrotli(tier, key, entry, br) ? 'made' : 'gone');
     } catch (err) {
       this.opts.metrics.upgrade('failed');

@@ -240,7 +240,7 @@ export const FIELDS = {
     parse: intOrAuto(0, 2 ** 40),
     default: 'auto',
     unit: 'per-second',
-    doc: 'bytes per second one client\'s misses may store in the shared tier, and in the session tier, a token bucket per tier (its burst: 4 × `WIKIEDGE_CACHE_MAX_ENTRY_BYTES`, at most 1/8 of the tier); past it the client is still answered (`X-Cache: miss`) and its answer is not stored (`wikiedge_not_stored_total{reason="client-budget"}`), so that a client asking in series, never refused, cannot push every other entry out of the tier. In the session tier a user\'s sessions are charged to the user, and the sessions of one address whose user the gateway has not learned together as one client (a made-up session cookie costs nothing; an IPv6 /48 as 4 clients). `auto`: the tier\'s size (`WIKIEDGE_CACHE_SHARED_MAX_BYTES`, `WIKIEDGE_CACHE_SESSION_MAX_BYTES`) / 600, at most a tenth of the tier a minute. Refreshes are never charged. `0`: off. See "Per-client limits"',
+    doc: 'bytes per second one client\'s misses (and the br forms its hits ask for: `WIKIEDGE_BROTLI_AFTER_HITS`) may store in the shared tier, and in the session tier, a token bucket per tier (its burst: 4 × `WIKIEDGE_CACHE_MAX_ENTRY_BYTES`, at most 1/8 of the tier); past it the client is still answered (`X-Cache: miss`) and its answer is not stored (`wikiedge_not_stored_total{reason="client-budget"}`), so that a client asking in series, never refused, cannot push every other entry out of the tier. In the session tier a user\'s sessions are charged to the user, and the sessions of one address whose user the gateway has not learned together as one client (a made-up session cookie costs nothing; an IPv6 /48 as 4 clients). `auto`: the tier\'s size (`WIKIEDGE_CACHE_SHARED_MAX_BYTES`, `WIKIEDGE_CACHE_SESSION_MAX_BYTES`) / 600, at most a tenth of the tier a minute. Refreshes are never charged. `0`: off. See "Per-client limits"',
   }),
   clientSessionsPerAddress: field({
     env: 'WIKIEDGE_CLIENT_SESSIONS_PER_ADDRESS',
@@ -355,7 +355,7 @@ export const FIELDS = {
     parse: int(0, 1_000_000),
     default: 4,
     unit: 'count',
-    doc: 'stored answers are kept in gzip; one that clients preferring br have asked for this many times is given a br form too (quality 11, made in the background, ~19 % smaller than the gzip); `0`: never (br clients get gzip). See "Compression"',
+    doc: 'stored answers are kept in gzip; one that clients preferring br have asked for this many times is given a br form too (quality 11, made in the background, ~19 % smaller than the gzip; its bytes charged to the store budget of the client whose hit asked for it, `WIKIEDGE_CLIENT_STORE_BYTES_PER_SECOND`); `0`: never (br clients get gzip). See "Compression"',
   }),
   ttlPublicSeconds: field({
     env: 'WIKIEDGE_TTL_PUBLIC_SECONDS',

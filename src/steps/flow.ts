@@ -29,7 +29,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CacheEntry } from '../cache/entry.js';
 import { entrySize } from '../cache/store.js';
-import { clientAddress, clientKey, unknownSession } from '../limits/client-key.js';
+import { storeCharge } from './store-charge.js';
 import type { Led } from '../cache/storage.js';
 import type { Coalescer } from '../cache/coalescer.js';
 import type { Metrics } from '../observe/metrics.js';
@@ -110,7 +110,11 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
         // An entry stored as it is gets its gzip when a client that prefers it first finds it
         // (representations.ts gzipFirst); a br client finding only gzip counts towards its br.
         const hit = gw.compression.gzipWanted(found!.entry, preference) ? await gw.compression.gzipFirstAsync(tier, key, found!.entry) : found!.entry;
-        if (preference[0] === 'br') gw.compression.wantBrotli(tier, key, hit);
+        // Its br form is charged to this client's store budget when made (steps/store-charge.ts).
+        if (preference[0] === 'br')
+          gw.compression.wantBrotli(tier, key, hit, () =>
+            storeCharge(gw, request.socket.remoteAddress, headerString(request.headers['x-forwarded-for']), api.identity, tier),
+          );
         return entry(hit, found!.shared ? 'hit-shared' : 'hit');
       }
       case 'stale-and-refresh':
@@ -499,23 +503,9 @@ async function fetchAndStore(
   return { fetched, entry: undefined };
 }
 
-/**
- * Whether the requester's budget of bytes stored in `tier` takes `bytes` now (and takes them). A
- * session whose user the gateway has not learned is charged to its address's such sessions
- * together too: a made-up session cookie costs nothing, an account does.
- *
- * Charged to the client as the gateway served it (`api.identity`, from the headers the wiki is
- * sent), not as its raw headers read: a made-up session cookie or Authorization header listed in
- * Connection never reaches the wiki, the answer is stored in the shared tier, and each such
- * store went on a new session's full bucket (docs/SECURITY.md class 50,
- * test/in-process/attack-store-budget-evaded-with-a-connection-listed-cookie.test.ts). Every
- * shared store is an anonymous request's, charged to its address.
- */
+/** Whether the requester's budget of bytes stored in `tier` takes `bytes` now (and takes them): steps/store-charge.ts. */
 function storeAllowed(gw: Gateway, request: FastifyRequest, api: ApiRequest, tier: Tier, bytes: number): boolean {
-  const address = clientAddress(request.socket.remoteAddress, headerString(request.headers['x-forwarded-for']), gw.trusted);
-  const client = clientKey(address, api.identity, (slot) => gw.sessionUsers.userOf(slot));
-  if (tier === 'shared') return gw.storeBudget.take(client.key, bytes, gw.now());
-  return gw.sessionStoreBudget.take(client.key, bytes, gw.now(), unknownSession(client) ? client.group : undefined);
+  return storeCharge(gw, request.socket.remoteAddress, headerString(request.headers['x-forwarded-for']), api.identity, tier)(bytes);
 }
 
 /** Resolves on the event loop's next turn (setImmediate), after the I/O of this one. */

@@ -26,7 +26,7 @@ import { type IncomingMessage, type ServerResponse, validateHeaderName, validate
 import { ageSeconds } from '../policy/freshness.js';
 import type { CacheEntry } from '../cache/entry.js';
 import type { Gateway } from '../gateway/gateway.js';
-import { requestIdOf } from '../http/forwarding.js';
+import { headerString, requestIdOf } from '../http/forwarding.js';
 import type { RequestCell } from '../observe/request-metrics.js';
 import type { Metrics } from '../observe/metrics.js';
 import { recordFreshHit } from './request-record.js';
@@ -35,6 +35,7 @@ import { type Coding, preferenceOf } from '../http/codings.js';
 import { codingFor, entryHeaders, PER_REQUEST, PER_REQUEST_HEADERS, stored } from './deliver.js';
 import { keyedHeadersOf, type Recv, rememberedRecv } from './recv.js';
 import { cacheKey, type KeyedHeaders, sameKeyedHeaders } from '../policy/request.js';
+import { storeCharge } from './store-charge.js';
 
 /**
  * The methods this path can answer (a remembered recv is a GET or HEAD's). Its callers test it
@@ -106,7 +107,11 @@ export function serveFreshHit(gw: Gateway, req: IncomingMessage, res: ServerResp
   const body = method === 'HEAD' ? undefined : gw.compression.ready(entry, coding);
   if (body === undefined && method !== 'HEAD') return false;
   // A br client sent something else: counts towards the entry's br (representations.ts).
-  if (preference[0] === 'br' && coding !== 'br') gw.compression.wantBrotli('shared', memo.key, entry);
+  // Its br form is charged to this client's store budget when made (steps/store-charge.ts).
+  if (preference[0] === 'br' && coding !== 'br')
+    gw.compression.wantBrotli('shared', memo.key, entry, () =>
+      storeCharge(gw, remote, headerString(req.headers['x-forwarded-for']), recv.api.identity, 'shared'),
+    );
 
   const reqId = requestIdOf(req.headers, remote, gw.trusted);
   head[head.length - AGE_FROM_END] = String(ageSeconds(entry, startedAt));
