@@ -69,7 +69,6 @@ interface Upgrade {
   readonly tier: Tier;
   readonly key: string;
   readonly entry: CacheEntry;
-  readonly charge: BrotliCharge;
 }
 
 /**
@@ -218,24 +217,38 @@ export class Representations {
   }
 
   /**
-   * A client that prefers br was served `entry` (under `key` in `tier`) without it. Counted; the
-   * `brotliAfterHits`th time, its br is made in the background.
+   * A client that prefers br was served `entry` without it. Counted; true the
+   * `brotliAfterHits`th time: the caller then has its br made (makeBrotli), charged to its
+   * client. Two calls, so that a hit that asks for nothing builds nothing (a closure for the
+   * charge made a context on every short-path hit).
    */
-  wantBrotli(tier: Tier, key: string, entry: CacheEntry, chargeOf: () => BrotliCharge): void {
+  wantBrotli(entry: CacheEntry): boolean {
     const after = this.opts.brotliAfterHits;
-    if (after === 0 || entry.coding !== 'gzip' || entry.br) return;
+    if (after === 0 || entry.coding !== 'gzip' || entry.br) return false;
     const n = (this.wants.get(entry) ?? 0) + 1;
     this.wants.set(entry, n);
     // Past `after`: asked for already (made entries are replaced by one that has br).
-    if (n !== after || (entry.identityBytes ?? 0) > UPGRADE_MAX_BYTES) return;
+    return n === after && (entry.identityBytes ?? 0) <= UPGRADE_MAX_BYTES;
+  }
+
+  /**
+   * `entry`'s br made in the background, for the client whose hit completed its count
+   * (wantBrotli), which pays before any work: what a br form may add at most (one is kept only
+   * when UPGRADE_MIN_SAVING smaller than the gzip). Refused, or the queue full: asked for again
+   * after as many hits more, with no br made meanwhile.
+   */
+  makeBrotli(tier: Tier, key: string, entry: CacheEntry, charge: BrotliCharge): void {
     if (this.queue.length >= UPGRADE_QUEUE_MAX) {
-      // Asked for again after as many hits more.
       this.wants.set(entry, 0);
       this.opts.metrics.upgrade('dropped');
       return;
     }
-    // The client whose hit completes the count pays: decided now, while its request is here.
-    this.queue.push({ tier, key, entry, charge: chargeOf() });
+    if (!charge(Math.ceil(entry.body.length * (1 - UPGRADE_MIN_SAVING)))) {
+      this.wants.set(entry, 0);
+      this.opts.metrics.upgrade('client-budget');
+      return;
+    }
+    this.queue.push({ tier, key, entry });
     if (!this.upgrading) void this.drain();
   }
 
@@ -249,7 +262,7 @@ export class Representations {
     }
   }
 
-  private async upgrade({ tier, key, entry, charge }: Upgrade): Promise<void> {
+  private async upgrade({ tier, key, entry }: Upgrade): Promise<void> {
     try {
       // The entry may be gone already: nothing to make.
       if (this.opts.store.get(tier, key) !== entry) return this.opts.metrics.upgrade('gone');
@@ -258,8 +271,6 @@ export class Representations {
       const { body: br, cost } = await encodeMeasured(identity, 'br', BR_UPGRADE_QUALITY);
       this.opts.metrics.compressed(cost, 'upgrade');
       if (br.length > gzip.length * (1 - UPGRADE_MIN_SAVING)) return this.opts.metrics.upgrade('not-smaller');
-      if (this.opts.store.get(tier, key) !== entry) return this.opts.metrics.upgrade('gone');
-      if (!charge(br.length)) return this.opts.metrics.upgrade('client-budget');
       this.opts.metrics.upgrade(this.opts.store.addBrotli(tier, key, entry, br) ? 'made' : 'gone');
     } catch (err) {
       this.opts.metrics.upgrade('failed');

@@ -111,8 +111,11 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
         // (representations.ts gzipFirst); a br client finding only gzip counts towards its br.
         const hit = gw.compression.gzipWanted(found!.entry, preference) ? await gw.compression.gzipFirstAsync(tier, key, found!.entry) : found!.entry;
         // Its br form is charged to this client's store budget when made (steps/store-charge.ts).
-        if (preference[0] === 'br')
-          gw.compression.wantBrotli(tier, key, hit, () =>
+        if (preference[0] === 'br' && gw.compression.wantBrotli(hit))
+          gw.compression.makeBrotli(
+            tier,
+            key,
+            hit,
             storeCharge(gw, request.socket.remoteAddress, headerString(request.headers['x-forwarded-for']), api.identity, tier),
           );
         return entry(hit, found!.shared ? 'hit-shared' : 'hit');

@@ -108,10 +108,8 @@ export function serveFreshHit(gw: Gateway, req: IncomingMessage, res: ServerResp
   if (body === undefined && method !== 'HEAD') return false;
   // A br client sent something else: counts towards the entry's br (representations.ts).
   // Its br form is charged to this client's store budget when made (steps/store-charge.ts).
-  if (preference[0] === 'br' && coding !== 'br')
-    gw.compression.wantBrotli('shared', memo.key, entry, () =>
-      storeCharge(gw, remote, headerString(req.headers['x-forwarded-for']), recv.api.identity, 'shared'),
-    );
+  if (preference[0] === 'br' && coding !== 'br' && gw.compression.wantBrotli(entry))
+    gw.compression.makeBrotli('shared', memo.key, entry, storeCharge(gw, remote, headerString(req.headers['x-forwarded-for']), recv.api.identity, 'shared'));
 
   const reqId = requestIdOf(req.headers, remote, gw.trusted);
   head[head.length - AGE_FROM_END] = String(ageSeconds(entry, startedAt));
