@@ -127,6 +127,30 @@ describe.runIf(redisInstalled)('a cluster sweep beside a store of the same entry
     expect(await client.exists(keys.entry(key))).toBe(0);
   });
 
+  it('an entry whose joins never came (its process died between the steps) lives seconds, not its TTL', async () => {
+    const keys = redisKeys(`sweep:${randomUUID()}:`, true);
+    const urlKey = '/w/api.php?action=query&titles=Orphan';
+    const key = `${urlKey}\nanon\n-`;
+    const stuck = heldAtRemoval(new Set(['wikiedgeJoin']));
+    void new ClusterWrites(stuck.cmd, keys, 600_000)
+      .store({
+        entryKey: keys.entry(key),
+        payload: Buffer.from('never indexed'),
+        px: 600_000,
+        member: keys.member(key),
+        urlKey,
+        indexes: [keys.url(urlKey)],
+        guards: [],
+        mark: undefined,
+        now: Date.now(),
+      })
+      .catch(() => undefined);
+    await stuck.atRemoval;
+    const pttl = await client.pttl(keys.entry(key));
+    expect(pttl).toBeGreaterThan(0);
+    expect(pttl).toBeLessThanOrEqual(10_000);
+  });
+
   it('a member no store joined since the read leaves the set and its ends', async () => {
     const keys = redisKeys(`sweep:${randomUUID()}:`, true);
     const set = keys.depPart('p:Sweep', 0);

@@ -4,12 +4,14 @@
  * each of these in one script, atomically; here they are steps in an order that keeps the same
  * promise: no replica keeps an answer fetched before an invalidation of one of its tags.
  *
- *   store       1. SET the entry (its own slot)
+ *   store       1. SET the entry (its own slot), to live UNJOINED_PX at most
  *               2. then the entry joins its index sets (each a one-key script, any slot): after
  *                  the SET, so that a sweep that read a join's score finds the entry written (a
  *                  join and a SET sent together reach different masters in either order: a SET
  *                  delayed past a sweep's UNLINK left an entry the sweep had unindexed); when
- *                  any join fails, the entry is unlinked (failing that, a gap: below)
+ *                  any join fails, the entry is unlinked (failing that, a gap: below); joined,
+ *                  its whole lifetime (PEXPIRE, with step 3): a process that dies between the
+ *                  two steps leaves an entry no set names for UNJOINED_PX, not for its TTL
  *               3. GET vseq: unchanged since the fetch's mark, nothing was invalidated; else GET
  *                  the entry's guard tags (v:) and UNLINK the entry when one is above the mark
  *               (and its URL key joins the register prefix purges read, REGISTER_LUA)
@@ -45,6 +47,9 @@ import { INDEX_SHARDS, shardOf } from './keys.js';
 
 /** How many entries one step of a sweep removes at once. */
 const BATCH = 500;
+
+/** How long an entry lives until it has joined its index sets (store, step 1). */
+const UNJOINED_PX = 10_000;
 
 /**
  * How long after its entry's end a member stays in a cluster's index set (JOIN_LUA): more than
@@ -191,7 +196,7 @@ export class ClusterWrites {
   /** Steps 1 to 3 of a store (above), in three round trips; true when the entry stays. */
   async store(s: ClusterStore): Promise<boolean> {
     // A SET that fails may have been taken (its reply lost with its connection): unlinked below.
-    const set = await Promise.allSettled([this.cmd.set(s.entryKey, s.payload, 'PX', s.px)]);
+    const set = await Promise.allSettled([this.cmd.set(s.entryKey, s.payload, 'PX', Math.min(s.px, UNJOINED_PX))]);
     const written =
       set[0]!.status === 'rejected'
         ? set
@@ -207,6 +212,8 @@ export class ClusterWrites {
       await this.cmd.unlink(s.entryKey).catch(() => this.onUnindexed());
       throw failed.reason;
     }
+    // Joined: its whole lifetime, sent beside step 3. Failing, it only ends early (a later miss).
+    if (s.px > UNJOINED_PX) void this.cmd.pexpire(s.entryKey, s.px).catch(() => undefined);
     if (s.mark === undefined) return true;
     let vouched: boolean;
     try {
