@@ -89,6 +89,8 @@ export class TieredStorage implements Storage {
    * purge was carried.
    */
   private owedMark: number | undefined;
+  /** The earliest mark of the purges owed since the queue was last cleared for a gap (carryOwedNow). */
+  private owedMarkSinceGap: number | undefined;
   private owedTimer: NodeJS.Timeout | undefined;
   /** Failed tries of the first purge kept begun while the shared tier was up, and when the first failed (OWED_STUCK_MS). */
   private headFailures = 0;
@@ -285,6 +287,7 @@ export class TieredStorage implements Storage {
     const owed = { messages: this.owed.takeAll(), overflow: this.owedOverflow };
     this.owedOverflow = false;
     this.owedMark = undefined;
+    this.owedMarkSinceGap = undefined;
     this.resetHead();
     this.tellOwing();
     return owed;
@@ -331,6 +334,7 @@ export class TieredStorage implements Storage {
       );
     }
     this.owedMark = Math.min(this.owedMark ?? before, before);
+    this.owedMarkSinceGap = Math.min(this.owedMarkSinceGap ?? before, before);
     if (!this.owed.add(message) && !this.owedOverflow) {
       this.owedOverflow = true;
       this.opts.log.warn(
@@ -349,7 +353,10 @@ export class TieredStorage implements Storage {
    */
   private tellOwing(): void {
     const owes = this.owes();
-    if (!owes) this.owedMark = undefined;
+    if (!owes) {
+      this.owedMark = undefined;
+      this.owedMarkSinceGap = undefined;
+    }
     if (owes === this.toldOwing) return;
     this.toldOwing = owes;
     this.opts.siblings?.owesPurges?.(owes);
@@ -378,14 +385,15 @@ export class TieredStorage implements Storage {
       this.owed.clear();
       this.owedOverflow = false;
       this.resetHead();
-      const gapMark = this.local.invalidationMark();
+      this.owedMarkSinceGap = undefined;
       if ((await this.tier.purge({ kind: 'expire', before: this.opts.now() })) === null) {
         // The next try's gap, later, covers them too.
         this.owedOverflow = true;
         return;
       }
-      // The gap covers every purge owed before it: only those owed since hold entries back.
-      if (this.owedMark !== undefined) this.owedMark = Math.max(this.owedMark, gapMark);
+      // The gap covers every purge owed before it: only those owed since (whatever their marks:
+      // one under way may have been applied here before the gap began) hold entries back.
+      this.owedMark = this.owedMarkSinceGap;
       this.opts.log.warn(
         { redisPurge: 'gap' },
         'the purges the shared tier could not take are carried as a gap: everything cached before now is refreshed at next use',

@@ -420,7 +420,10 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
     // A time, or an entity whose formatter prints `wikibase-deletedentity-*` when it is gone
     // (EntityIdHtmlLinkFormatter::getHtmlForNonExistent, as wbformatentities), or a value not
     // read here.
-    messages: (query) => readsTimeMessages(query) || (formatValueEntities(query)?.length ?? 1) > values(query, 'property').length,
+    messages: (query) => {
+      const ids = formatValueEntities(query);
+      return readsTimeMessages(query) || ids === undefined || ids.length > values(query, 'property').length;
+    },
     entityIds: formatValueEntities,
     answerNamesNoOther: true,
     jobs: (query) => formatsRedirectable(formatValueEntities(query)),

@@ -11,7 +11,7 @@ import type { CacheEntry } from '../../src/cache/entry.js';
 import { CacheStore } from '../../src/cache/store.js';
 import type { PurgeMessage } from '../../src/words/purge-message.js';
 import type { SharedTier } from '../../src/cache/storage.js';
-import { TieredStorage } from '../../src/cache/tiered-storage.js';
+import { MAX_OWED, TieredStorage } from '../../src/cache/tiered-storage.js';
 import { SessionUsers } from '../../src/policy/session-users.js';
 
 const PURGED = '/w/api.php?action=query&titles=Purged';
@@ -77,6 +77,54 @@ describe('an entry purged here while the shared tier could not carry the purge',
       // Carried: nothing owed, nothing held back any more.
       await vi.advanceTimersByTimeAsync(1_000);
       expect(state.carried).toEqual([{ kind: 'url', urlKey: PURGED }]);
+      expect(await s.lookup('shared', PURGED)).toBeUndefined();
+      await s.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
+describe('a purge under way when the purges owed before it become a gap', () => {
+  // The gap stands for what was owed before it; a purge owed while it is carried is not among
+  // them and holds its entry back until it is carried itself.
+  it('still holds its entry back once it is owed', async () => {
+    vi.useFakeTimers();
+    try {
+      const held = new Map([PURGED, OTHER].map((u) => [u, entry(u)]));
+      const state = { up: false };
+      // The purge of PURGED and the gap wait until told: the first fails, the second is taken.
+      let failPurge: (() => void) | undefined;
+      let takeGap!: () => void;
+      const tier: Partial<SharedTier> = {
+        get up() {
+          return state.up;
+        },
+        get: (_tier, key) => Promise.resolve(state.up ? held.get(key) : undefined),
+        purge: (message: PurgeMessage) => {
+          // Its later tries (the carry) fail at once.
+          if (message.kind === 'url' && message.urlKey === PURGED)
+            return failPurge ? Promise.resolve(null) : new Promise((resolve) => (failPurge = () => resolve(null)));
+          if (message.kind === 'expire') return new Promise((resolve) => (takeGap = () => resolve(1)));
+          return Promise.resolve(state.up ? 1 : null);
+        },
+        close: () => Promise.resolve(),
+      };
+      const store = new CacheStore({ sharedMaxBytes: 1 << 20, sessionMaxBytes: 1 << 20, maxEntries: 100, graceMs: 0, staleIfErrorMs: 0, now: Date.now });
+      const s = new TieredStorage({ store, users: new SessionUsers(), now: Date.now, log: pino({ level: 'silent' }) }, () => tier as SharedTier);
+      // More purges than kept while the tier is down: a gap will stand for them.
+      for (let i = 0; i <= MAX_OWED; i++) await s.purge({ kind: 'url', urlKey: `/w/api.php?action=query&titles=P${i}` });
+      state.up = true;
+      // The purge of PURGED: applied here, its call to the shared tier under way.
+      store.set('shared', PURGED, entry(PURGED));
+      const purging = s.purge({ kind: 'url', urlKey: PURGED });
+      // The carry begins with the gap; the purge fails meanwhile, and is owed.
+      await vi.advanceTimersByTimeAsync(500);
+      failPurge!();
+      expect((await purging).redisPurged).toBeNull();
+      takeGap();
+      await vi.advanceTimersByTimeAsync(0);
+      // Redis still holds PURGED (its purge is owed): not copied back.
       expect(await s.lookup('shared', PURGED)).toBeUndefined();
       await s.close();
     } finally {

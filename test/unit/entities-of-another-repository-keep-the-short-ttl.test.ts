@@ -73,3 +73,11 @@ describe('wbformatvalue of an entity', () => {
     expect(deps(`action=wbformatvalue&datavalue=${s}&format=json`)).toEqual([]);
   });
 });
+
+describe('wbformatvalue of a datavalue not read here, typed by a property', () => {
+  it('depends on the MediaWiki namespace too: it may name an entity gone', () => {
+    const query = parsePhpQuery('action=wbformatvalue&property=P5&datavalue=%7Bnot%20json&generate=text/html&format=json');
+    const tags = dependenciesOf({ query, modules: modulesOf(query), override: undefined, answer: () => ({ result: 'x' }), namespaces: withProperties }).tags;
+    expect(tags).toContain('n:8');
+  });
+});
