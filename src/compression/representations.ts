@@ -69,15 +69,19 @@ interface Upgrade {
   readonly tier: Tier;
   readonly key: string;
   readonly entry: CacheEntry;
+  readonly charge: BrotliCharge;
 }
 
 /**
- * Charges the bytes of a br form to the client whose hit asked for it (its store budget:
- * limits/client-budget.ts); false when its budget does not take them. The br form grows the entry
- * in the tier as a store would: uncharged, one client asking an entry's hits could store its
- * entries again at ~1.8× its budget, evicting others' (test/in-process/attack-brotli-upgrades-past-the-store-budget.test.ts).
+ * The store budget of the client whose hit asked for a br form (steps/store-charge.ts). The br
+ * form grows the entry in the tier as a store would: uncharged, one client asking its own
+ * entries' hits stored them again at ~1.8× its budget, evicting others'
+ * (test/in-process/attack-brotli-upgrades-past-the-store-budget.test.ts).
  */
-export type BrotliCharge = (bytes: number) => boolean;
+export interface BrotliCharge {
+  affords(bytes: number): boolean;
+  take(bytes: number): boolean;
+}
 
 export class Representations {
   private readonly decoded: LRUCache<number, Buffer> | undefined;
@@ -233,9 +237,9 @@ export class Representations {
 
   /**
    * `entry`'s br made in the background, for the client whose hit completed its count
-   * (wantBrotli), which pays before any work: what a br form may add at most (one is kept only
-   * when UPGRADE_MIN_SAVING smaller than the gzip). Refused, or the queue full: asked for again
-   * after as many hits more, with no br made meanwhile.
+   * (wantBrotli), which pays: asked before any work whether it could pay what a br form may add
+   * at most (one is kept only when UPGRADE_MIN_SAVING smaller than the gzip), charged what it
+   * adds once made. Refused, or the queue full: asked for again after as many hits more.
    */
   makeBrotli(tier: Tier, key: string, entry: CacheEntry, charge: BrotliCharge): void {
     if (this.queue.length >= UPGRADE_QUEUE_MAX) {
@@ -243,12 +247,12 @@ export class Representations {
       this.opts.metrics.upgrade('dropped');
       return;
     }
-    if (!charge(Math.ceil(entry.body.length * (1 - UPGRADE_MIN_SAVING)))) {
+    if (!charge.affords(Math.ceil(entry.body.length * (1 - UPGRADE_MIN_SAVING)))) {
       this.wants.set(entry, 0);
       this.opts.metrics.upgrade('client-budget');
       return;
     }
-    this.queue.push({ tier, key, entry });
+    this.queue.push({ tier, key, entry, charge });
     if (!this.upgrading) void this.drain();
   }
 
@@ -262,7 +266,7 @@ export class Representations {
     }
   }
 
-  private async upgrade({ tier, key, entry }: Upgrade): Promise<void> {
+  private async upgrade({ tier, key, entry, charge }: Upgrade): Promise<void> {
     try {
       // The entry may be gone already: nothing to make.
       if (this.opts.store.get(tier, key) !== entry) return this.opts.metrics.upgrade('gone');
@@ -271,6 +275,12 @@ export class Representations {
       const { body: br, cost } = await encodeMeasured(identity, 'br', BR_UPGRADE_QUALITY);
       this.opts.metrics.compressed(cost, 'upgrade');
       if (br.length > gzip.length * (1 - UPGRADE_MIN_SAVING)) return this.opts.metrics.upgrade('not-smaller');
+      if (this.opts.store.get(tier, key) !== entry) return this.opts.metrics.upgrade('gone');
+      // Its client spent its budget meanwhile: asked for again after as many hits more.
+      if (!charge.take(br.length)) {
+        this.wants.set(entry, 0);
+        return this.opts.metrics.upgrade('client-budget');
+      }
       this.opts.metrics.upgrade(this.opts.store.addBrotli(tier, key, entry, br) ? 'made' : 'gone');
     } catch (err) {
       this.opts.metrics.upgrade('failed');

@@ -271,6 +271,19 @@ export class StoreBudget {
     return true;
   }
 
+  /** Whether take() would take `bytes` for `client` at `now`, changing nothing. */
+  affords(client: string, bytes: number, now: number, group?: string): boolean {
+    if (!this.enabled) return true;
+    const tokens = this.buckets.peek(client, now);
+    if (tokens < bytes && tokens < this.opts.burstBytes) return false;
+    const groupTokens = group && this.groups ? this.groups.peek(group, now) : undefined;
+    if (groupTokens !== undefined && groupTokens < bytes && groupTokens < this.opts.burstBytes) return false;
+    const networkKey = ipv6NetworkOf(groupTokens !== undefined ? groupAddress(group!) : client);
+    if (networkKey === undefined) return true;
+    const network = this.networks.peek(networkKey, now);
+    return network >= bytes || network >= this.opts.burstBytes * CLIENTS_PER_IPV6_48;
+  }
+
   get size(): number {
     return this.buckets.size;
   }

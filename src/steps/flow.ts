@@ -110,7 +110,7 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
         // An entry stored as it is gets its gzip when a client that prefers it first finds it
         // (representations.ts gzipFirst); a br client finding only gzip counts towards its br.
         const hit = gw.compression.gzipWanted(found!.entry, preference) ? await gw.compression.gzipFirstAsync(tier, key, found!.entry) : found!.entry;
-        // Its br form is charged to this client's store budget when made (steps/store-charge.ts).
+        // The hit that completes the count has its br made, charged to its client's store budget (steps/store-charge.ts).
         if (preference[0] === 'br' && gw.compression.wantBrotli(hit))
           gw.compression.makeBrotli(
             tier,
@@ -508,7 +508,7 @@ async function fetchAndStore(
 
 /** Whether the requester's budget of bytes stored in `tier` takes `bytes` now (and takes them): steps/store-charge.ts. */
 function storeAllowed(gw: Gateway, request: FastifyRequest, api: ApiRequest, tier: Tier, bytes: number): boolean {
-  return storeCharge(gw, request.socket.remoteAddress, headerString(request.headers['x-forwarded-for']), api.identity, tier)(bytes);
+  return storeCharge(gw, request.socket.remoteAddress, headerString(request.headers['x-forwarded-for']), api.identity, tier).take(bytes);
 }
 
 /** Resolves on the event loop's next turn (setImmediate), after the I/O of this one. */

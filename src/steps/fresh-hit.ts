@@ -107,7 +107,7 @@ export function serveFreshHit(gw: Gateway, req: IncomingMessage, res: ServerResp
   const body = method === 'HEAD' ? undefined : gw.compression.ready(entry, coding);
   if (body === undefined && method !== 'HEAD') return false;
   // A br client sent something else: counts towards the entry's br (representations.ts).
-  // Its br form is charged to this client's store budget when made (steps/store-charge.ts).
+  // The hit that completes the count has its br made, charged to its client's store budget (steps/store-charge.ts).
   if (preference[0] === 'br' && coding !== 'br' && gw.compression.wantBrotli(entry))
     gw.compression.makeBrotli('shared', memo.key, entry, storeCharge(gw, remote, headerString(req.headers['x-forwarded-for']), recv.api.identity, 'shared'));
 

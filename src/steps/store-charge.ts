@@ -1,7 +1,7 @@
 /**
  * What a client's answers may add to a tier: the store budget of the client a request is served
  * as (limits/client-budget.ts StoreBudget), charged for its misses' entries (steps/flow.ts) and for
- * the br forms its hits ask for (compression/representations.ts wantBrotli). A session whose user
+ * the br forms its hits ask for (compression/representations.ts makeBrotli). A session whose user
  * the gateway has not learned is charged to its address's such sessions together too: a made-up
  * session cookie costs nothing, an account does.
  *
@@ -27,14 +27,22 @@ export interface StoreChargeParts {
   readonly now: () => number;
 }
 
-/** Takes `bytes` from the budget of the client (peer, X-Forwarded-For, identity) in `tier`; false when it does not take them. */
-export type StoreCharge = (bytes: number) => boolean;
+/** The budget of the client (peer, X-Forwarded-For, identity) in `tier`. */
+export interface StoreCharge {
+  /** Whether it would take `bytes` now, changing nothing. */
+  affords(bytes: number): boolean;
+  /** Takes `bytes`; false when it does not take them. */
+  take(bytes: number): boolean;
+}
 
 /** The client is decided now (its connection may be gone when the charge is made). */
 export function storeCharge(parts: StoreChargeParts, peer: string | undefined, forwardedFor: string | undefined, identity: Identity, tier: Tier): StoreCharge {
   const address = clientAddress(peer, forwardedFor, parts.trusted);
   const client = clientKey(address, identity, (slot) => parts.sessionUsers.userOf(slot));
-  if (tier === 'shared') return (bytes) => parts.storeBudget.take(client.key, bytes, parts.now());
-  const group = unknownSession(client) ? client.group : undefined;
-  return (bytes) => parts.sessionStoreBudget.take(client.key, bytes, parts.now(), group);
+  const budget = tier === 'shared' ? parts.storeBudget : parts.sessionStoreBudget;
+  const group = tier === 'session' && unknownSession(client) ? client.group : undefined;
+  return {
+    affords: (bytes) => budget.affords(client.key, bytes, parts.now(), group),
+    take: (bytes) => budget.take(client.key, bytes, parts.now(), group),
+  };
 }

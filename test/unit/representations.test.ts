@@ -8,7 +8,7 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { type CacheEntry, CacheStore } from '../../src/cache/store.js';
 import { CompressionMetrics } from '../../src/compression/metrics.js';
-import { Representations } from '../../src/compression/representations.js';
+import { type BrotliCharge, Representations } from '../../src/compression/representations.js';
 import { representationHeaders, varyOnAcceptEncoding } from '../../src/policy/policy.js';
 
 function answer(n: number, seed = 0): Buffer {
@@ -75,7 +75,7 @@ describe('identity for clients that take no compression', () => {
 });
 
 /** A br-preferring hit of `entry` under `key`: the one that completes the count has its br made, charged to `charge`. */
-function ask(reps: Representations, key: string, entry: CacheEntry, charge: (bytes: number) => boolean = () => true): void {
+function ask(reps: Representations, key: string, entry: CacheEntry, charge: BrotliCharge = { affords: () => true, take: () => true }): void {
   if (reps.wantBrotli(entry)) reps.makeBrotli('shared', key, entry, charge);
 }
 
@@ -123,23 +123,35 @@ describe('br for hot entries', () => {
 });
 
 describe('br charged to the client that asked for it', () => {
-  it('charges that client`s store budget, before any work, what the br form may add at most', async () => {
+  it('asks that client`s store budget, before any work, for what the br form may add at most; charges what it adds', async () => {
     const { store, reps, put, settle } = await setUp(1);
     const entry = await put('paid', answer(30_000));
-    const charged: number[] = [];
-    ask(reps, 'paid', entry, (bytes) => (charged.push(bytes), true));
+    const asked: number[] = [];
+    const taken: number[] = [];
+    ask(reps, 'paid', entry, { affords: (bytes) => (asked.push(bytes), true), take: (bytes) => (taken.push(bytes), true) });
     await settle();
     const upgraded = store.get('shared', 'paid')!;
     expect(upgraded.br).toBeDefined();
     // A br form is kept only when 5 % smaller than the gzip: at most that much is added.
-    expect(charged).toEqual([Math.ceil(entry.body.length * 0.95)]);
-    expect(upgraded.br!.length).toBeLessThanOrEqual(charged[0]!);
+    expect(asked).toEqual([Math.ceil(entry.body.length * 0.95)]);
+    expect(taken).toEqual([upgraded.br!.length]);
+  });
+
+  it('charges nothing for a br form not made (the entry gone meanwhile)', async () => {
+    const { store, reps, put, settle } = await setUp(1);
+    const entry = await put('gone', answer(30_000));
+    const taken: number[] = [];
+    ask(reps, 'gone', entry, { affords: () => true, take: (bytes) => (taken.push(bytes), true) });
+    await put('gone', answer(30_000, 2));
+    await settle();
+    expect(store.get('shared', 'gone')!.br).toBeUndefined();
+    expect(taken).toEqual([]);
   });
 
   it('is not made when that client`s budget is spent: client-budget, nothing made; asked for again after as many hits more', async () => {
     const { store, reps, put, settle, metric } = await setUp(2);
     const entry = await put('unpaid', answer(30_000));
-    for (let i = 0; i < 2; i++) ask(reps, 'unpaid', entry, () => false);
+    for (let i = 0; i < 2; i++) ask(reps, 'unpaid', entry, { affords: () => false, take: () => false });
     await settle();
     expect(store.get('shared', 'unpaid')).toBe(entry);
     expect(await metric('wikiedge_brotli_upgrades_total')).toEqual([expect.objectContaining({ labels: { outcome: 'client-budget' }, value: 1 })]);
@@ -156,7 +168,7 @@ describe('br charged to the client that asked for it', () => {
     const { reps, put, settle } = await setUp(3);
     const entry = await put('third', answer(30_000));
     const charged: string[] = [];
-    for (const client of ['a', 'b', 'c']) ask(reps, 'third', entry, () => (charged.push(client), true));
+    for (const client of ['a', 'b', 'c']) ask(reps, 'third', entry, { affords: () => (charged.push(client), true), take: () => true });
     await settle();
     expect(charged).toEqual(['c']);
   });
