@@ -21,7 +21,7 @@ function client(failing: Set<string>, seq: number | null = null) {
     wikiedgeJoin: () => answer('join', () => 1),
     wikiedgeRegister: () => answer('register', () => 0),
     unlink: (key: string) => answer('unlink', () => Number(stored.delete(key))),
-    pexpire: () => answer('pexpire', () => 1),
+    wikiedgeExtend: () => answer('pexpire', () => 1),
     get: (key: string) => answer('get', () => (key === keys.invalidationSeq && seq !== null ? String(seq) : null)),
   };
   return { cmd: fake as unknown as Redis, stored };

@@ -151,6 +151,31 @@ describe.runIf(redisInstalled)('a cluster sweep beside a store of the same entry
     expect(pttl).toBeLessThanOrEqual(10_000);
   });
 
+  it('the whole lifetime is given to the value this store wrote only, not to another store`s of the key', async () => {
+    const keys = redisKeys(`sweep:${randomUUID()}:`, true);
+    const urlKey = '/w/api.php?action=query&titles=Twice';
+    const key = `${urlKey}\nanon\n-`;
+    const joining = heldAtRemoval(new Set(['wikiedgeJoin']));
+    const storing = new ClusterWrites(joining.cmd, keys, 600_000).store({
+      entryKey: keys.entry(key),
+      payload: Buffer.from('first replica`s answer'),
+      px: 600_000,
+      member: keys.member(key),
+      urlKey,
+      indexes: [keys.url(urlKey)],
+      guards: [],
+      mark: undefined,
+      now: Date.now(),
+    });
+    await joining.atRemoval;
+    // Another replica's store of the same key lands meanwhile, with its own lifetime.
+    await client.set(keys.entry(key), 'second replica`s answer', 'PX', 5_000);
+    joining.release();
+    expect(await storing).toBe(true);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await client.pttl(keys.entry(key))).toBeLessThanOrEqual(5_000);
+  });
+
   it('a member no store joined since the read leaves the set and its ends', async () => {
     const keys = redisKeys(`sweep:${randomUUID()}:`, true);
     const set = keys.depPart('p:Sweep', 0);

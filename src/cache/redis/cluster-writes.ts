@@ -117,6 +117,16 @@ for i = 1, #ARGV, 2 do
 end
 return removed`;
 
+// KEYS[1] an entry; ARGV[1] the head of the payload a store wrote (entry-codec.ts: its magic,
+// version, tier, status, storedAt and ttlMs), ARGV[2] px. The entry's whole lifetime, given only
+// to the value this store wrote: another replica's store of the same key meanwhile keeps its own.
+const EXTEND_LUA = `
+if redis.call('GETRANGE', KEYS[1], 0, #ARGV[1] - 1) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0`;
+
+/** Bytes of an encoded entry's head (entry-codec.ts: "WE", version, tier, status u16, storedAt f64, ttlMs u32). */
+const ENTRY_HEAD_BYTES = 18;
+
 /** How many ended members leave an index set at each store that joins it (as STORE_LUA's PRUNE_PER_SET on one Redis, and one more). */
 const PRUNE_PER_JOIN = 4;
 
@@ -140,6 +150,7 @@ interface JoinScript {
   wikiedgeRegister(register: string, ends: string, urlKey: string, endMs: number, nowMs: number): Promise<number>;
   wikiedgeMembers(set: string, ends: string): Promise<string[]>;
   wikiedgeUnjoin(set: string, ends: string, ...memberScorePairs: string[]): Promise<number>;
+  wikiedgeExtend(entry: string, head: Buffer, px: number): Promise<number>;
 }
 
 export interface ClusterStore {
@@ -175,6 +186,7 @@ export class ClusterWrites {
     this.cmd.defineCommand('wikiedgeRegister', { lua: REGISTER_LUA, numberOfKeys: 2 });
     this.cmd.defineCommand('wikiedgeMembers', { lua: MEMBERS_LUA, numberOfKeys: 2 });
     this.cmd.defineCommand('wikiedgeUnjoin', { lua: UNJOIN_LUA, numberOfKeys: 2 });
+    this.cmd.defineCommand('wikiedgeExtend', { lua: EXTEND_LUA, numberOfKeys: 1 });
   }
 
   /** The index sets an entry joins on a cluster: a module's and a tag's in the part of its member. */
@@ -213,7 +225,7 @@ export class ClusterWrites {
       throw failed.reason;
     }
     // Joined: its whole lifetime, sent beside step 3. Failing, it only ends early (a later miss).
-    if (s.px > UNJOINED_PX) void this.cmd.pexpire(s.entryKey, s.px).catch(() => undefined);
+    if (s.px > UNJOINED_PX) void this.cmd.wikiedgeExtend(s.entryKey, s.payload.subarray(0, ENTRY_HEAD_BYTES), s.px).catch(() => undefined);
     if (s.mark === undefined) return true;
     let vouched: boolean;
     try {
