@@ -308,7 +308,10 @@ export class TieredStorage implements Storage {
     }
     if (owed.overflow) {
       this.owedOverflow = true;
+      // A gap of another process: every purge it stands for was applied here before now (as
+      // owe(message, 0) says), whatever gap of this one's is under way.
       this.owedMark = 0;
+      this.owedMarkSinceGap = 0;
       this.tellOwing();
       this.carryLater();
     }

@@ -132,3 +132,47 @@ describe('a purge under way when the purges owed before it become a gap', () => 
     }
   });
 });
+
+describe('a gap handed over by another process while this one carries its own', () => {
+  // A worker that exits owing purges hands its gap to a sibling (cluster/worker-side.ts); the
+  // purges it stands for were applied here already. Handed over while this process's own gap was
+  // under way, it left the guard unset once that gap was carried: what the exiting worker purged
+  // was copied back from Redis while the handed gap was still owed.
+  it('holds back what the other process purged until it is carried', async () => {
+    vi.useFakeTimers();
+    try {
+      const held = new Map([PURGED, OTHER].map((u) => [u, entry(u)]));
+      const state = { up: false };
+      const gaps: (() => void)[] = [];
+      const tier: Partial<SharedTier> = {
+        get up() {
+          return state.up;
+        },
+        get: (_tier, key) => Promise.resolve(state.up ? held.get(key) : undefined),
+        purge: (message: PurgeMessage) => {
+          if (message.kind === 'expire') return new Promise((resolve) => gaps.push(() => resolve(1)));
+          return Promise.resolve(state.up ? 1 : null);
+        },
+        close: () => Promise.resolve(),
+      };
+      const store = new CacheStore({ sharedMaxBytes: 1 << 20, sessionMaxBytes: 1 << 20, maxEntries: 100, graceMs: 0, staleIfErrorMs: 0, now: Date.now });
+      const s = new TieredStorage({ store, users: new SessionUsers(), now: Date.now, log: pino({ level: 'silent' }) }, () => tier as SharedTier);
+      for (let i = 0; i <= MAX_OWED; i++) await s.purge({ kind: 'url', urlKey: `/w/api.php?action=query&titles=P${i}` });
+      state.up = true;
+      await vi.advanceTimersByTimeAsync(500);
+      expect(gaps).toHaveLength(1);
+      // The exiting worker's purge, applied here through the siblings, then its gap handed over.
+      s.purgeHere({ kind: 'url', urlKey: PURGED });
+      s.adoptOwed({ messages: [], overflow: true });
+      gaps[0]!();
+      await vi.advanceTimersByTimeAsync(0);
+      // This process's gap is carried; the handed one is under way.
+      expect(gaps).toHaveLength(2);
+      expect(await s.lookup('shared', PURGED)).toBeUndefined();
+      gaps[1]!();
+      await s.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
