@@ -277,11 +277,14 @@ export class Representations {
       if (br.length > gzip.length * (1 - UPGRADE_MIN_SAVING)) return this.opts.metrics.upgrade('not-smaller');
       if (this.opts.store.get(tier, key) !== entry) return this.opts.metrics.upgrade('gone');
       // Its client spent its budget meanwhile: asked for again after as many hits more.
-      if (!charge.take(br.length)) {
+      if (!charge.affords(br.length)) {
         this.wants.set(entry, 0);
         return this.opts.metrics.upgrade('client-budget');
       }
-      this.opts.metrics.upgrade(this.opts.store.addBrotli(tier, key, entry, br) ? 'made' : 'gone');
+      // Charged once kept (nothing runs in between: what it affords now it is taken).
+      if (!this.opts.store.addBrotli(tier, key, entry, br)) return this.opts.metrics.upgrade('gone');
+      charge.take(br.length);
+      this.opts.metrics.upgrade('made');
     } catch (err) {
       this.opts.metrics.upgrade('failed');
       this.opts.log.warn({ err: String(err) }, 'brotli upgrade failed');
