@@ -256,37 +256,41 @@ export class StoreBudget {
    */
   take(client: string, bytes: number, now: number, group?: string): boolean {
     if (!this.enabled) return true;
+    // Brought up to now and made the most recently charged, whether or not they take it.
     const bucket = this.buckets.take(client, now);
-    if (bucket.tokens < bytes && bucket.tokens < this.opts.burstBytes) return false;
     const groupBucket = group && this.groups ? this.groups.take(group, now) : undefined;
-    if (groupBucket && groupBucket.tokens < bytes && groupBucket.tokens < this.opts.burstBytes) return false;
-    const networkKey = ipv6NetworkOf(groupBucket ? groupAddress(group!) : client);
-    if (networkKey !== undefined) {
-      const network = this.networks.take(networkKey, now);
-      if (network.tokens < bytes && network.tokens < this.opts.burstBytes * CLIENTS_PER_IPV6_48) return false;
-      network.tokens -= bytes;
-    }
-    if (groupBucket) groupBucket.tokens -= bytes;
+    const networkKey = this.networkOf(client, group);
+    const network = networkKey === undefined ? undefined : this.networks.take(networkKey, now);
+    if (!this.affords(client, bytes, now, group)) return false;
     bucket.tokens -= bytes;
+    if (groupBucket) groupBucket.tokens -= bytes;
+    if (network) network.tokens -= bytes;
     return true;
   }
 
   /** Whether take() would take `bytes` for `client` at `now`, changing nothing. */
   affords(client: string, bytes: number, now: number, group?: string): boolean {
     if (!this.enabled) return true;
-    const tokens = this.buckets.peek(client, now);
-    if (tokens < bytes && tokens < this.opts.burstBytes) return false;
-    const groupTokens = group && this.groups ? this.groups.peek(group, now) : undefined;
-    if (groupTokens !== undefined && groupTokens < bytes && groupTokens < this.opts.burstBytes) return false;
-    const networkKey = ipv6NetworkOf(groupTokens !== undefined ? groupAddress(group!) : client);
-    if (networkKey === undefined) return true;
-    const network = this.networks.peek(networkKey, now);
-    return network >= bytes || network >= this.opts.burstBytes * CLIENTS_PER_IPV6_48;
+    const burst = this.opts.burstBytes;
+    if (!takes(this.buckets.peek(client, now), bytes, burst)) return false;
+    if (group && this.groups && !takes(this.groups.peek(group, now), bytes, burst)) return false;
+    const networkKey = this.networkOf(client, group);
+    return networkKey === undefined || takes(this.networks.peek(networkKey, now), bytes, burst * CLIENTS_PER_IPV6_48);
+  }
+
+  /** The IPv6 /48 charged with `client` (its group's address when the budget has groups), if it is one. */
+  private networkOf(client: string, group: string | undefined): string | undefined {
+    return ipv6NetworkOf(group && this.groups ? groupAddress(group) : client);
   }
 
   get size(): number {
     return this.buckets.size;
   }
+}
+
+/** Whether a bucket of `tokens` takes `bytes`: it holds them, or it is full (a full bucket takes any one entry, going into debt). */
+function takes(tokens: number, bytes: number, full: number): boolean {
+  return tokens >= bytes || tokens >= full;
 }
 
 /** What turns the whole default over at most once in this many seconds, at the rate alone (the burst aside). */
