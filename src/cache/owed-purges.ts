@@ -35,14 +35,8 @@ export class OwedQueue {
   /** Kept (or already kept); false when its bound is reached: a gap must stand for it. */
   add(message: PurgeMessage): boolean {
     if (message.kind === 'slot') {
-      const kept = this.slots.get(message.slot);
-      // A write's purge also ends the user's other sessions where the user is known (tiered-storage.ts heard).
-      if (kept) {
-        if (message.wrote && !kept.wrote) this.slots.set(message.slot, message);
-        return true;
-      }
-      if (this.slots.size >= MAX_OWED_SLOTS) return false;
-      this.slots.set(message.slot, message);
+      if (!this.slots.has(message.slot) && this.slots.size >= MAX_OWED_SLOTS) return false;
+      this.keepSlot(message);
       return true;
     }
     const key = owedKey(message);
@@ -75,15 +69,20 @@ export class OwedQueue {
    * before them), first of the rest; a session's with the `wrote` of either.
    */
   putBack(message: PurgeMessage): void {
-    if (message.kind === 'slot') {
-      const kept = this.slots.get(message.slot);
-      if (!kept || (message.wrote && !kept.wrote)) this.slots.set(message.slot, message);
-      return;
-    }
+    if (message.kind === 'slot') return this.keepSlot(message);
     const key = owedKey(message);
     if (this.keys.has(key)) return;
     this.ordered.unshift(message);
     this.keys.add(key);
+  }
+
+  /**
+   * A session's purge kept, once per slot, with the `wrote` of either: a write's purge also ends
+   * the user's other sessions where the user is known (tiered-storage.ts heard).
+   */
+  private keepSlot(message: SlotPurge): void {
+    const kept = this.slots.get(message.slot);
+    if (!kept || (message.wrote && !kept.wrote)) this.slots.set(message.slot, message);
   }
 
   /** Every purge kept, in carrying order, and none kept any more. */

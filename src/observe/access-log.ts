@@ -190,7 +190,7 @@ export class AccessLog {
   private readonly fileName: string | undefined;
   private closed = false;
 
-  /** One writer per logger (the gateway's): the one configure() made, or one on the logger's destination. */
+  /** A writer per logger, on the logger's own destination, as JSON (a gateway has its own: open()). */
   static of(log: Logger): AccessLog {
     let writer = writers.get(log);
     if (!writer) writers.set(log, (writer = new AccessLog(log, { format: 'json', file: '' })));
