@@ -31,8 +31,11 @@ function entry(urlKey: string): CacheEntry {
   };
 }
 
-/** A shared tier holding an entry per URL key, removed by a URL purge it carries while `up`. */
-function fakeTier() {
+/**
+ * A shared tier holding an entry per URL key, removed by a URL purge it carries while `up`;
+ * `answer` answers the purges it is given for (the others as said).
+ */
+function fakeTier(answer: (message: PurgeMessage) => Promise<number | null> | undefined = () => undefined) {
   const held = new Map([PURGED, OTHER].map((u) => [u, entry(u)]));
   const state = { up: false, carried: [] as PurgeMessage[] };
   const tier: Partial<SharedTier> = {
@@ -41,6 +44,8 @@ function fakeTier() {
     },
     get: (_tier, key) => Promise.resolve(state.up ? held.get(key) : undefined),
     purge: (message: PurgeMessage) => {
+      const answered = answer(message);
+      if (answered) return answered;
       if (!state.up) return Promise.resolve(null);
       state.carried.push(message);
       if (message.kind === 'url') held.delete(message.urlKey);
@@ -51,13 +56,23 @@ function fakeTier() {
   return { state, held, tier: tier as SharedTier };
 }
 
+/** The local tier and the storage over it and `tier`. */
+function storageOn(tier: SharedTier) {
+  const store = new CacheStore({ sharedMaxBytes: 1 << 20, sessionMaxBytes: 1 << 20, maxEntries: 100, graceMs: 0, staleIfErrorMs: 0, now: Date.now });
+  return { store, s: new TieredStorage({ store, users: new SessionUsers(), now: Date.now, log: pino({ level: 'silent' }) }, () => tier) };
+}
+
+/** More purges than are kept, owed while the tier is down: a gap stands for them. */
+async function oweAGap(s: TieredStorage): Promise<void> {
+  for (let i = 0; i <= MAX_OWED; i++) await s.purge({ kind: 'url', urlKey: `/w/api.php?action=query&titles=P${i}` });
+}
+
 describe('an entry purged here while the shared tier could not carry the purge', () => {
   it('is not copied back from the shared tier before the purge is carried; other entries are', async () => {
     vi.useFakeTimers();
     try {
       const { state, held, tier } = fakeTier();
-      const store = new CacheStore({ sharedMaxBytes: 1 << 20, sessionMaxBytes: 1 << 20, maxEntries: 100, graceMs: 0, staleIfErrorMs: 0, now: Date.now });
-      const s = new TieredStorage({ store, users: new SessionUsers(), now: Date.now, log: pino({ level: 'silent' }) }, () => tier);
+      const { store, s } = storageOn(tier);
       store.set('shared', PURGED, entry(PURGED));
       expect((await s.purge({ kind: 'url', urlKey: PURGED })).redisPurged).toBeNull();
       expect(store.get('shared', PURGED)).toBeUndefined();
@@ -91,29 +106,19 @@ describe('a purge under way when the purges owed before it become a gap', () => 
   it('still holds its entry back once it is owed', async () => {
     vi.useFakeTimers();
     try {
-      const held = new Map([PURGED, OTHER].map((u) => [u, entry(u)]));
-      const state = { up: false };
       // The purge of PURGED and the gap wait until told: the first fails, the second is taken.
       let failPurge: (() => void) | undefined;
       let takeGap!: () => void;
-      const tier: Partial<SharedTier> = {
-        get up() {
-          return state.up;
-        },
-        get: (_tier, key) => Promise.resolve(state.up ? held.get(key) : undefined),
-        purge: (message: PurgeMessage) => {
-          // Its later tries (the carry) fail at once.
-          if (message.kind === 'url' && message.urlKey === PURGED)
-            return failPurge ? Promise.resolve(null) : new Promise((resolve) => (failPurge = () => resolve(null)));
-          if (message.kind === 'expire') return new Promise((resolve) => (takeGap = () => resolve(1)));
-          return Promise.resolve(state.up ? 1 : null);
-        },
-        close: () => Promise.resolve(),
-      };
-      const store = new CacheStore({ sharedMaxBytes: 1 << 20, sessionMaxBytes: 1 << 20, maxEntries: 100, graceMs: 0, staleIfErrorMs: 0, now: Date.now });
-      const s = new TieredStorage({ store, users: new SessionUsers(), now: Date.now, log: pino({ level: 'silent' }) }, () => tier as SharedTier);
+      const { state, tier } = fakeTier((message) => {
+        // Its later tries (the carry) fail at once.
+        if (message.kind === 'url' && message.urlKey === PURGED)
+          return failPurge ? Promise.resolve(null) : new Promise((resolve) => (failPurge = () => resolve(null)));
+        if (message.kind === 'expire') return new Promise((resolve) => (takeGap = () => resolve(1)));
+        return undefined;
+      });
+      const { store, s } = storageOn(tier);
       // More purges than kept while the tier is down: a gap will stand for them.
-      for (let i = 0; i <= MAX_OWED; i++) await s.purge({ kind: 'url', urlKey: `/w/api.php?action=query&titles=P${i}` });
+      await oweAGap(s);
       state.up = true;
       // The purge of PURGED: applied here, its call to the shared tier under way.
       store.set('shared', PURGED, entry(PURGED));
@@ -141,23 +146,10 @@ describe('a gap handed over by another process while this one carries its own', 
   it('holds back what the other process purged until it is carried', async () => {
     vi.useFakeTimers();
     try {
-      const held = new Map([PURGED, OTHER].map((u) => [u, entry(u)]));
-      const state = { up: false };
       const gaps: (() => void)[] = [];
-      const tier: Partial<SharedTier> = {
-        get up() {
-          return state.up;
-        },
-        get: (_tier, key) => Promise.resolve(state.up ? held.get(key) : undefined),
-        purge: (message: PurgeMessage) => {
-          if (message.kind === 'expire') return new Promise((resolve) => gaps.push(() => resolve(1)));
-          return Promise.resolve(state.up ? 1 : null);
-        },
-        close: () => Promise.resolve(),
-      };
-      const store = new CacheStore({ sharedMaxBytes: 1 << 20, sessionMaxBytes: 1 << 20, maxEntries: 100, graceMs: 0, staleIfErrorMs: 0, now: Date.now });
-      const s = new TieredStorage({ store, users: new SessionUsers(), now: Date.now, log: pino({ level: 'silent' }) }, () => tier as SharedTier);
-      for (let i = 0; i <= MAX_OWED; i++) await s.purge({ kind: 'url', urlKey: `/w/api.php?action=query&titles=P${i}` });
+      const { state, tier } = fakeTier((message) => (message.kind === 'expire' ? new Promise((resolve) => gaps.push(() => resolve(1))) : undefined));
+      const { s } = storageOn(tier);
+      await oweAGap(s);
       state.up = true;
       await vi.advanceTimersByTimeAsync(500);
       expect(gaps).toHaveLength(1);

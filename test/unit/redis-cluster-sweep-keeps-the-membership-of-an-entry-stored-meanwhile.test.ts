@@ -13,9 +13,25 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterWrites, type ClusterStore } from '../../src/cache/redis/cluster-writes.js';
-import { redisKeys } from '../../src/cache/redis/keys.js';
+import { type RedisKeys, redisKeys } from '../../src/cache/redis/keys.js';
 import { redisInstalled } from '../support/redis-backends.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
+
+/** A store of the anonymous answer of `urlKey`, indexed under its URL only, unguarded. */
+function storeOf(keys: RedisKeys, urlKey: string, payload: string): ClusterStore {
+  const key = `${urlKey}\nanon\n-`;
+  return {
+    entryKey: keys.entry(key),
+    payload: Buffer.from(payload),
+    px: 600_000,
+    member: keys.member(key),
+    urlKey,
+    indexes: [keys.url(urlKey)],
+    guards: [],
+    mark: undefined,
+    now: Date.now(),
+  };
+}
 
 describe.runIf(redisInstalled)('a cluster sweep beside a store of the same entry', () => {
   let redis: TestRedis;
@@ -54,17 +70,7 @@ describe.runIf(redisInstalled)('a cluster sweep beside a store of the same entry
     const urlKey = '/w/api.php?action=query&titles=Sweep';
     const key = `${urlKey}\nanon\n-`;
     const set = keys.url(urlKey);
-    const store = (payload: string): ClusterStore => ({
-      entryKey: keys.entry(key),
-      payload: Buffer.from(payload),
-      px: 600_000,
-      member: keys.member(key),
-      urlKey,
-      indexes: [set],
-      guards: [],
-      mark: undefined,
-      now: Date.now(),
-    });
+    const store = (payload: string) => storeOf(keys, urlKey, payload);
     const plain = new ClusterWrites(client, keys, 600_000);
     expect(await plain.store(store('before the purge'))).toBe(true);
 
@@ -93,17 +99,7 @@ describe.runIf(redisInstalled)('a cluster sweep beside a store of the same entry
     const urlKey = '/w/api.php?action=query&titles=Late';
     const key = `${urlKey}\nanon\n-`;
     const set = keys.url(urlKey);
-    const store = (payload: string): ClusterStore => ({
-      entryKey: keys.entry(key),
-      payload: Buffer.from(payload),
-      px: 600_000,
-      member: keys.member(key),
-      urlKey,
-      indexes: [set],
-      guards: [],
-      mark: undefined,
-      now: Date.now(),
-    });
+    const store = (payload: string) => storeOf(keys, urlKey, payload);
     const plain = new ClusterWrites(client, keys, 600_000);
     expect(await plain.store(store('before the purge'))).toBe(true);
 
@@ -132,19 +128,7 @@ describe.runIf(redisInstalled)('a cluster sweep beside a store of the same entry
     const urlKey = '/w/api.php?action=query&titles=Orphan';
     const key = `${urlKey}\nanon\n-`;
     const stuck = heldAtRemoval(new Set(['wikiedgeJoin']));
-    void new ClusterWrites(stuck.cmd, keys, 600_000)
-      .store({
-        entryKey: keys.entry(key),
-        payload: Buffer.from('never indexed'),
-        px: 600_000,
-        member: keys.member(key),
-        urlKey,
-        indexes: [keys.url(urlKey)],
-        guards: [],
-        mark: undefined,
-        now: Date.now(),
-      })
-      .catch(() => undefined);
+    void new ClusterWrites(stuck.cmd, keys, 600_000).store(storeOf(keys, urlKey, 'never indexed')).catch(() => undefined);
     await stuck.atRemoval;
     const pttl = await client.pttl(keys.entry(key));
     expect(pttl).toBeGreaterThan(0);
@@ -156,17 +140,7 @@ describe.runIf(redisInstalled)('a cluster sweep beside a store of the same entry
     const urlKey = '/w/api.php?action=query&titles=Twice';
     const key = `${urlKey}\nanon\n-`;
     const joining = heldAtRemoval(new Set(['wikiedgeJoin']));
-    const storing = new ClusterWrites(joining.cmd, keys, 600_000).store({
-      entryKey: keys.entry(key),
-      payload: Buffer.from('first replica`s answer'),
-      px: 600_000,
-      member: keys.member(key),
-      urlKey,
-      indexes: [keys.url(urlKey)],
-      guards: [],
-      mark: undefined,
-      now: Date.now(),
-    });
+    const storing = new ClusterWrites(joining.cmd, keys, 600_000).store(storeOf(keys, urlKey, 'first replica`s answer'));
     await joining.atRemoval;
     // Another replica's store of the same key lands meanwhile, with its own lifetime.
     await client.set(keys.entry(key), 'second replica`s answer', 'PX', 5_000);
