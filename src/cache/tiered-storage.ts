@@ -100,6 +100,12 @@ export class TieredStorage implements Storage {
   /** The carry of the owed purges under way, if any. */
   private carrying: Promise<void> | undefined;
   private closed = false;
+  /**
+   * Shared-tier reads under way, by tier and key, with the invalidation mark noted before each
+   * was sent: a lookup that joins one judges its reply by that mark, not by its own, which may
+   * postdate an invalidation the reply predates (lookup).
+   */
+  private readonly reading = new Map<string, { readonly mark: number; readonly reply: Promise<CacheEntry | undefined> }>();
   /** The newest gap mark the shared tier handed over (onStaleBefore), applied here. */
   private staleBeforeTaken = 0;
 
@@ -181,16 +187,31 @@ export class TieredStorage implements Storage {
   async lookup(tier: Tier, key: string): Promise<Found | undefined> {
     const local = this.local.get(tier, key);
     if (local && this.local.freshness(local) === 'fresh') return { entry: local, shared: false };
-    // Noted before the shared tier is asked: its reply may have been read before an invalidation
-    // that this process applied while the reply was on its way (the same guard as a fetch's).
-    const mark = this.local.invalidationMark();
-    const remote = await this.tier.get(tier, key);
+    const { mark, reply } = this.readShared(tier, key);
+    const remote = await reply;
     if (remote && (!local || replacesLocal(remote, local, this.opts.now())) && this.local.freshness(remote) !== 'dead' && this.fromShared(remote, mark)) {
       // Delivered as stored: the local copy counts a writer's clock ahead of ours from now (store.ts).
       const copied = this.local.set(tier, key, remote) ? this.local.get(tier, key) : undefined;
       return { entry: copied ?? remote, shared: true };
     }
     return local ? { entry: local, shared: false } : undefined;
+  }
+
+  /**
+   * One shared-tier read per tier and key at a time. The mark is noted before the read is sent:
+   * its reply may have been read before an invalidation that this process applied while the
+   * reply was on its way (the same guard as a fetch's), and a lookup that joins a read sent
+   * before its own mark takes that read's mark with it (test/in-process/a-shared-read-joined-after-a-purge-is-not-copied-back.test.ts).
+   */
+  private readShared(tier: Tier, key: string): { readonly mark: number; readonly reply: Promise<CacheEntry | undefined> } {
+    const id = `${tier}\u0000${key}`;
+    let read = this.reading.get(id);
+    if (!read) {
+      const mark = this.local.invalidationMark();
+      read = { mark, reply: this.tier.get(tier, key).finally(() => this.reading.delete(id)) };
+      this.reading.set(id, read);
+    }
+    return read;
   }
 
   freshness(entry: CacheEntry): Freshness {

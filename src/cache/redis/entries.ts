@@ -15,7 +15,7 @@ import type { RedisMetrics } from '../../observe/metrics.js';
 import { decodeEntry, encodeEntry } from '../entry-codec.js';
 import { type StaleWindows, remainingKeepMs } from '../../policy/freshness.js';
 import type { CacheEntry } from '../store.js';
-import type { Outcome, RedisConnection } from './connection.js';
+import type { RedisConnection } from './connection.js';
 import type { RedisKeys } from './keys.js';
 import { FLUSH_TAG } from './keys.js';
 import { ClusterWrites } from './cluster-writes.js';
@@ -84,7 +84,6 @@ export interface RedisEntriesOptions {
 
 export class RedisEntries {
   private readonly cmd: RedisConnection['cmd'] & StoreScript;
-  private readonly inflightGets = new Map<string, Promise<Outcome<Buffer | null>>>();
   /** On a Redis Cluster: the store in steps (cluster-writes.ts) instead of STORE_LUA. */
   private readonly clustered: ClusterWrites | undefined;
 
@@ -100,7 +99,8 @@ export class RedisEntries {
 
   /**
    * The entry stored under `key` by any replica, or undefined (absent, Redis unusable, or not an
-   * entry of `tier`). Concurrent lookups of one key share one GET.
+   * entry of `tier`). Concurrent lookups of one key share one GET, and the invalidation mark
+   * noted before it was sent (cache/tiered-storage.ts readShared).
    *
    * None while Redis' gap mark (stale-before) is unknown here (stale-before.ts): an entry stored
    * before it would be judged fresh. Known, it has been applied to the local tier before
@@ -113,12 +113,7 @@ export class RedisEntries {
       return undefined;
     }
     const rk = this.keys.entry(key);
-    let p = this.inflightGets.get(rk);
-    if (!p) {
-      p = this.connection.call('get', () => this.cmd.getBuffer(rk)).finally(() => this.inflightGets.delete(rk));
-      this.inflightGets.set(rk, p);
-    }
-    const r = await p;
+    const r = await this.connection.call('get', () => this.cmd.getBuffer(rk));
     if (!r.ok) {
       this.opts.metrics.lookup('unavailable');
       return undefined;
