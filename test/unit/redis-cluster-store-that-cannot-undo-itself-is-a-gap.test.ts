@@ -36,7 +36,6 @@ const store = (mark?: number): ClusterStore => ({
   indexes: [keys.url('/w/api.php?action=query')],
   guards: [],
   mark,
-  now: Date.now(),
 });
 
 describe('a cluster store cut short', () => {

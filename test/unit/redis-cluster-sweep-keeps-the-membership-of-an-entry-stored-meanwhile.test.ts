@@ -29,7 +29,6 @@ function storeOf(keys: RedisKeys, urlKey: string, payload: string): ClusterStore
     indexes: [keys.url(urlKey)],
     guards: [],
     mark: undefined,
-    now: Date.now(),
   };
 }
 
@@ -165,7 +164,6 @@ describe.runIf(redisInstalled)('a cluster sweep beside a store of the same entry
         indexes: [set],
         guards: [],
         mark: undefined,
-        now: Date.now(),
       });
     }
     expect(await writes.sweep([set], [])).toBe(3);

@@ -131,14 +131,21 @@ const ENTRY_HEAD_BYTES = 18;
 const PRUNE_PER_JOIN = 4;
 
 // KEYS[1] a part of the URL register (URL keys, all scores 0: read by range), KEYS[2] the same
-// URL keys scored by when their longest-lived entry ends; ARGV[1] the URL key, ARGV[2] that end
-// (ms), ARGV[3] now (ms). Up to 16 URL keys whose entries have all ended leave both at each
-// store, so the register stays about as large as what is stored.
+// URL keys scored by when their longest-lived entry ends; ARGV[1] the URL key, ARGV[2] its
+// entry's px, ARGV[3] how long after its end a URL key is kept. That end is this master's clock
+// (TIME) plus px, as JOIN_LUA's: a replica's clock, ahead of the one that stored, took URL keys
+// out while their entries lived, and a prefix purge that reads the register never found them
+// (test/in-process/redis-cluster-url-register-keeps-urls-whatever-the-replicas-clocks.test.ts).
+// Up to 16 URL keys whose entries have all ended ARGV[3] ago leave both at each store, so the
+// register stays about as large as what is stored.
 const REGISTER_LUA = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ends = now + tonumber(ARGV[2])
 redis.call('ZADD', KEYS[1], 0, ARGV[1])
 local was = redis.call('ZSCORE', KEYS[2], ARGV[1])
-if not was or tonumber(was) < tonumber(ARGV[2]) then redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1]) end
-local ended = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[3], 'LIMIT', 0, 16)
+if not was or tonumber(was) < ends then redis.call('ZADD', KEYS[2], ends, ARGV[1]) end
+local ended = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[3]), 'LIMIT', 0, 16)
 for _, u in ipairs(ended) do
   redis.call('ZREM', KEYS[1], u)
   redis.call('ZREM', KEYS[2], u)
@@ -147,7 +154,7 @@ return #ended`;
 
 interface JoinScript {
   wikiedgeJoin(set: string, ends: string, member: string, px: number, keptMs: number, prune: number): Promise<number>;
-  wikiedgeRegister(register: string, ends: string, urlKey: string, endMs: number, nowMs: number): Promise<number>;
+  wikiedgeRegister(register: string, ends: string, urlKey: string, px: number, keptMs: number): Promise<number>;
   wikiedgeMembers(set: string, ends: string): Promise<string[]>;
   wikiedgeUnjoin(set: string, ends: string, ...memberScorePairs: string[]): Promise<number>;
   wikiedgeExtend(entry: string, head: Buffer, px: number): Promise<number>;
@@ -163,8 +170,6 @@ export interface ClusterStore {
   /** The v: keys of its guard tags (and of the flush); empty: unguarded. */
   readonly guards: readonly string[];
   readonly mark: number | undefined;
-  /** The instant of the store (ms, the tier's clock): when the entry ends is now + px. */
-  readonly now: number;
 }
 
 export class ClusterWrites {
@@ -214,7 +219,7 @@ export class ClusterWrites {
         ? set
         : await Promise.allSettled([
             ...s.indexes.map((index) => this.cmd.wikiedgeJoin(index, this.keys.endsOf(index), s.member, s.px, this.endedKeptMs, PRUNE_PER_JOIN)),
-            this.cmd.wikiedgeRegister(...this.register(s.urlKey), s.urlKey, s.now + s.px, s.now),
+            this.cmd.wikiedgeRegister(...this.register(s.urlKey), s.urlKey, s.px, this.endedKeptMs),
           ]);
     const failed = written.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) {

@@ -171,7 +171,7 @@ export class RedisEntries {
     if (this.clustered) {
       const member = this.keys.member(key);
       const writes = this.clustered;
-      const store = { entryKey: this.keys.entry(key), payload, px, member, urlKey: entry.urlKey, guards, mark, now: this.opts.now() };
+      const store = { entryKey: this.keys.entry(key), payload, px, member, urlKey: entry.urlKey, guards, mark };
       const r = await this.connection.call('set', () => writes.store({ ...store, indexes: writes.indexSets(entry, member) }));
       const kept = r.ok && r.value;
       if (kept) this.opts.metrics.stored.inc({ tier });
