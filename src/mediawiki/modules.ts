@@ -14,7 +14,8 @@
  *   A function when the request decides (`prop=info&inprop=protection` reads what no change names).
  * - `jobs`: it reads what MediaWiki's jobs update without a change signal (links tables, search
  *   index), or what only a job's PURGE names (a redirect's target, printed by a Wikibase
- *   formatter), so it keeps the short TTL defaults whatever the follower.
+ *   formatter), or what a rendering on request reads (parser functions, the labels an entity
+ *   diff prints), so it keeps the short TTL defaults whatever the follower.
  * - `expiries`: it shows protections or blocks, which end at their expiry with no signal.
  * - `live`: it reads what changes with no recentchanges row (the replicas' lag), so it keeps the
  *   short TTL defaults whatever the follower.
@@ -492,6 +493,19 @@ const pstOfDiffText =
   (query: PhpArray): boolean =>
     query.has(`${prefix}difftotextpst`) || query.has(`g${prefix}difftotextpst`);
 
+/**
+ * The same modules rendering on request: `parse` and `expandtemplates` run the parser over the
+ * content (ApiQueryRevisionsBase::extractDeprecatedContent), whose parser functions read what no
+ * change names ({{PAGESINCATEGORY}}, #ifexist, a repository's own client reading entities), and
+ * `diffto`/`difftotext` render a diff, which for an entity's content prints the labels of the
+ * entities its statements name (Wikibase's EntityDiffVisualizer): a label's edit names only that
+ * entity's page. As `action=parse` of a page, the follower cannot vouch for them.
+ */
+const rendersOnRequest =
+  (prefix: string) =>
+  (query: PhpArray): boolean =>
+    ['parse', 'expandtemplates', 'diffto', 'difftotext'].some((p) => query.has(`${prefix}${p}`) || query.has(`g${prefix}${p}`));
+
 /** Namespace-scoped lists (allredirects is not one: its `arnamespace` is the targets'). */
 const inNamespace = (param: string, fallback: number): ModuleFacts => ({ depends: 'namespace', namespace: { param, fallback } });
 
@@ -502,7 +516,7 @@ export const QUERY_MODULES: Readonly<Record<string, ModuleFacts>> = {
     depends: (query) => (readsRestrictions(query) ? 'any' : 'pages'),
     expiries: readsRestrictions,
   },
-  revisions: { depends: 'pages', echoes: pstOfDiffText('rv') },
+  revisions: { depends: 'pages', echoes: pstOfDiffText('rv'), jobs: rendersOnRequest('rv') },
   categories: LINKS_TABLE,
   templates: LINKS_TABLE,
   links: LINKS_TABLE,
@@ -517,7 +531,7 @@ export const QUERY_MODULES: Readonly<Record<string, ModuleFacts>> = {
   pageterms: PAGES,
   categoryinfo: JOB_LIST,
   extracts: JOB_LIST,
-  deletedrevisions: { depends: 'any', echoes: pstOfDiffText('drv') },
+  deletedrevisions: { depends: 'any', echoes: pstOfDiffText('drv'), jobs: rendersOnRequest('drv') },
   duplicatefiles: ANY,
   fileusage: JOB_LIST,
   linkshere: JOB_LIST,
@@ -534,11 +548,11 @@ export const QUERY_MODULES: Readonly<Record<string, ModuleFacts>> = {
   allimages: inNamespace('', 6),
   allmessages: inNamespace('', 8),
   allcategories: JOB_LIST,
-  alldeletedrevisions: { depends: 'any', echoes: pstOfDiffText('adr') },
+  alldeletedrevisions: { depends: 'any', echoes: pstOfDiffText('adr'), jobs: rendersOnRequest('adr') },
   allfileusages: JOB_LIST,
   alllinks: JOB_LIST,
   allredirects: ANY,
-  allrevisions: { depends: 'any', echoes: pstOfDiffText('arv') },
+  allrevisions: { depends: 'any', echoes: pstOfDiffText('arv'), jobs: rendersOnRequest('arv') },
   alltransclusions: JOB_LIST,
   allusers: { depends: 'any', expiries: propOf('auprop', 'blockinfo') },
   backlinks: JOB_LIST,

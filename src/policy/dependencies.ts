@@ -273,6 +273,29 @@ export function entityChangesUnnamed(modules: readonly string[], query: PhpArray
   return false;
 }
 
+/** The File namespace: WikibaseMediaInfo keeps an entity in a slot of each File: page. */
+const FILE_NAMESPACE = 6;
+
+/**
+ * Whether an action=compare answer may be a diff of an entity's content: Wikibase renders one
+ * with the labels of the entities its statements name (EntityDiffVisualizer's snak formatters),
+ * and a label's edit names only that entity's page, so such an answer keeps the short TTL
+ * defaults, whatever the follower. Only a diff (`prop` holding `diff`, its default) whose two
+ * sides the answer shows in namespaces of no entity (`fromns`, `tons`: ApiComparePages::setVals,
+ * with `prop=title`) is vouched for; supplied text, unknown namespaces and File: pages (a
+ * MediaInfo slot) are not (test/unit/renderings-on-request-keep-the-short-ttl.test.ts).
+ */
+export function diffsEntityContent(modules: readonly string[], query: PhpArray, answer: () => unknown, namespaces: Namespaces): boolean {
+  if (modules[0] !== 'compare') return false;
+  const prop = phpStringParam(query, 'prop');
+  if (prop !== undefined && !split(prop).includes('diff')) return false;
+  const kept = namespaces.entities;
+  if (kept === undefined) return true;
+  const compared = (answer() as { compare?: Record<string, unknown> } | undefined)?.compare;
+  if (typeof compared !== 'object' || compared === null) return true;
+  return [compared['fromns'], compared['tons']].some((n) => typeof n !== 'number' || n === FILE_NAMESPACE || [...kept.values()].includes(n));
+}
+
 /** An entity id of a type this wiki keeps no pages of (holderTypeOf: a form's is its lexeme's). */
 function keptElsewhere(id: string, kept: ReadonlyMap<string, number>): boolean {
   const type = holderTypeOf(id);

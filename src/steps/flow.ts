@@ -47,7 +47,7 @@ import { askWiki, MAX_INSPECT_BYTES } from './ask-wiki.js';
 import { type Answer, deliverAnswer, deliverEntry, tooCostlyForAHit } from './deliver.js';
 import { bypassesCache, mayLeaveTheProcess, writerBypasses } from '../policy/policy.js';
 import { AnswerPolicy } from '../policy/answer-policy.js';
-import { changesAreSignalled, dependenciesOf, entityChangesUnnamed, userTag } from '../policy/dependencies.js';
+import { changesAreSignalled, dependenciesOf, diffsEntityContent, entityChangesUnnamed, userTag } from '../policy/dependencies.js';
 import { type ApiRequest, keyedHeadersOf, recv } from './recv.js';
 import { afterAnswer } from './after-answer.js';
 import { type AnsweredDelivery, pass } from './pass.js';
@@ -393,7 +393,9 @@ async function fetchAndStore(
       originKeyed: api.query.has('origin'),
       path: 'store',
       defaults: gw.changes.ttlDefaults(
-        changesAreSignalled(api.modules, api.query, api.rule.dependsOn !== undefined) && !entityChangesUnnamed(api.modules, api.query, gw.changes.namespaces),
+        changesAreSignalled(api.modules, api.query, api.rule.dependsOn !== undefined) &&
+          !entityChangesUnnamed(api.modules, api.query, gw.changes.namespaces) &&
+          !diffsEntityContent(api.modules, api.query, json, gw.changes.namespaces),
       ),
       settings: gw.policy,
       random: gw.random,
