@@ -106,7 +106,9 @@ export function formatValueEntities(query: PhpArray): string[] | undefined {
   } catch {
     return undefined;
   }
-  return collectEntityIds(value, out, 0) ? out : undefined;
+  // A coordinate's globe is printed, as a label, only by the diff formatter (below).
+  const unprinted = /disposition=/i.test(phpStringParam(query, 'generate') ?? '') ? URIS_PRINTED_AS_THEY_ARE : URIS_NOT_PRINTED_BUT_IN_DIFFS;
+  return collectEntityIds(value, out, 0, unprinted) ? out : undefined;
 }
 
 /**
@@ -136,20 +138,30 @@ const ENTITY_URI = /^[A-Za-z][A-Za-z0-9+.-]*:\S*[/:=]([A-Za-z]\d+)$/;
  * messages and print any other as its URI). It is one of Wikidata's URIs
  * (`http://www.wikidata.org/entity/Q1985727`) on every wiki, so read as an id it made every time
  * format depend on this wiki's Q1985727, and keep the short TTL of a value that may name a
- * redirect. A coordinate's globe is not one: the verbose formatter prints the label of a globe
- * under the wiki's own concept base (GlobeCoordinateDetailsFormatter, VocabularyUriFormatter).
+ * redirect. A coordinate's globe is not one in a diff: the diff formatter prints the label of a
+ * globe under the wiki's own concept base (WikibaseValueFormatterBuilders::newGlobeCoordinateFormatter:
+ * GlobeCoordinateDetailsFormatter with a VocabularyUriFormatter, for `text/html; disposition=diff`).
  */
 const URIS_PRINTED_AS_THEY_ARE: ReadonlySet<string> = new Set(['calendarmodel']);
+
+/**
+ * Outside a diff (any `generate` naming no `disposition=`: plain text, wikitext, HTML), the
+ * coordinate formatters print the latitude and longitude alone (GlobeCoordinateFormatter): the
+ * globe, Wikidata's Q2 on every wiki by default, read as an id kept every coordinate's format on
+ * the short TTL and evicted them all at each edit of this wiki's Q2
+ * (test/unit/formatted-entities-that-may-be-redirects-keep-the-short-ttl.test.ts).
+ */
+const URIS_NOT_PRINTED_BUT_IN_DIFFS: ReadonlySet<string> = new Set(['calendarmodel', 'globe']);
 
 /**
  * The entities a datavalue names, into `out`: an entity-id value's `id` and its legacy form
  * `entity-type` + `numeric-id` (EntityIdValue::newFromArray reads the pair, Wikibase's
  * deserializer the `id`: both, when both are given), and entity URIs (a quantity's unit), but
- * those printed as they are (URIS_PRINTED_AS_THEY_ARE). False when it names one in a form not
+ * those `unprinted` names (URIS_PRINTED_AS_THEY_ARE, URIS_NOT_PRINTED_BUT_IN_DIFFS). False when it names one in a form not
  * read here (an entity type without a number, a value nested deeper than read): then only any
  * change covers it.
  */
-function collectEntityIds(node: unknown, out: string[], depth: number): boolean {
+function collectEntityIds(node: unknown, out: string[], depth: number, unprinted: ReadonlySet<string>): boolean {
   if (typeof node !== 'object' || node === null) return true;
   if (depth > 8) return false;
   const o = node as Record<string, unknown>;
@@ -161,10 +173,10 @@ function collectEntityIds(node: unknown, out: string[], depth: number): boolean 
   for (const [key, v] of Object.entries(o)) {
     if (typeof v === 'string') {
       if (key === 'id') out.push(v);
-      if (URIS_PRINTED_AS_THEY_ARE.has(key)) continue;
+      if (unprinted.has(key)) continue;
       const uri = ENTITY_URI.exec(v);
       if (uri) out.push(uri[1]!);
-    } else if (typeof v === 'object' && !collectEntityIds(v, out, depth + 1)) return false;
+    } else if (typeof v === 'object' && !collectEntityIds(v, out, depth + 1, unprinted)) return false;
   }
   return true;
 }

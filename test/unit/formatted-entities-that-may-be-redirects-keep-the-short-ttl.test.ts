@@ -50,7 +50,7 @@ describe('formatted entities that may be redirects', () => {
     expect(of(`action=wbformatvalue&datatype=wikibase-property&datavalue=${property}`, { result: 'instance of' }).followed).toBe(true);
   });
 
-  it('a time`s calendar model is printed as it is, not as an entity: no dependency, the long TTL; a globe, whose label may be printed, is still read', () => {
+  it('a time`s calendar model is printed as it is, not as an entity: no dependency, the long TTL; a globe, whose label a diff prints, is read for a diff alone', () => {
     // The values of capture 04 (Wikidata's URIs on every wiki).
     const time = dv({
       type: 'time',
@@ -62,6 +62,15 @@ describe('formatted entities that may be redirects', () => {
       type: 'globecoordinate',
       value: { latitude: 52.5, longitude: 13.4, altitude: null, precision: 0.0166, globe: 'http://www.wikidata.org/entity/Q2' },
     });
-    expect(of(`action=wbformatvalue&datavalue=${coordinate}&property=P5`, { result: "52°30'N" }).tags).toContain('p:Q2');
+    // Plain text, wikitext and HTML print the latitude and longitude alone (GlobeCoordinateFormatter).
+    for (const generate of ['', '&generate=text/plain', '&generate=text/html', '&generate=text/x-wiki']) {
+      const plain = of(`action=wbformatvalue&datavalue=${coordinate}&property=P5${generate}`, { result: "52°30'N" });
+      expect(plain.tags, generate).not.toContain('p:Q2');
+      expect(plain.followed, generate).toBe(true);
+    }
+    // A diff prints the globe's label (GlobeCoordinateDetailsFormatter).
+    const diff = of(`action=wbformatvalue&datavalue=${coordinate}&property=P5&generate=${encodeURIComponent('text/html; disposition=diff')}`, { result: '…' });
+    expect(diff.tags).toContain('p:Q2');
+    expect(diff.followed).toBe(false);
   });
 });
