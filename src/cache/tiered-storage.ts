@@ -177,7 +177,7 @@ export class TieredStorage implements Storage {
       if (this.owes()) {
         this.opts.log.error(
           { redisPurge: 'dropped', owed: this.owed.size, overflow: this.owedOverflow },
-          'closing with purges the shared tier never took: with workers, another carries a gap for them (cluster/primary.ts); else it and the other replicas may serve what they removed here until it expires',
+          'closing with purges the shared tier never took: a reload hands them to the next gateway when it shares this keyspace (cluster/generations.ts), with workers another carries a gap for them (cluster/primary.ts); else it and the other replicas may serve what they removed here until it expires',
         );
       }
     }
@@ -344,11 +344,15 @@ export class TieredStorage implements Storage {
    */
   private owe(message: PurgeMessage, before: number): void {
     if (this.closed) {
-      // Settled after close() (a purge heard while closing): nobody is left to carry it.
-      this.opts.log.error(
-        { redisPurge: 'dropped', owed: 1, kind: message.kind },
-        'a purge the shared tier could not take came after this storage closed: it and the other replicas may serve what it removed here until it expires',
+      // Settled after close() (a purge heard while closing): kept for a reload's next gateway
+      // (cluster/generations.ts retire takes them once this storage has closed), and told, so
+      // that with workers another carries a gap for it once this one has exited (primary.ts).
+      this.opts.log.warn(
+        { redisPurge: 'owed-closed', kind: message.kind },
+        'a purge the shared tier could not take came after this storage closed: a reload hands it to the next gateway, with workers another carries a gap for it; else it and the other replicas may serve what it removed here until it expires',
       );
+      if (!this.owed.add(message)) this.owedOverflow = true;
+      this.tellOwing();
       return;
     }
     if (!this.owes()) {

@@ -96,8 +96,6 @@ export class Generations {
   /** The next gateway while it takes the old one's local tier over, before it serves. */
   private starting: Generation | undefined;
   private lastId = 0;
-  /** Generations that last said they owe their shared tier purges (PurgeSiblings.owesPurges), by id. */
-  private readonly owing = new Set<number>();
 
   private constructor(
     private readonly log: Logger,
@@ -246,10 +244,6 @@ export class Generations {
       sessionUser: (slot, user) => {
         for (const g of others()) g.built.gateway.sessionUsers.note(slot, user);
       },
-      owesPurges: (owes) => {
-        if (owes) this.owing.add(id);
-        else this.owing.delete(id);
-      },
     };
   }
 
@@ -273,18 +267,11 @@ export class Generations {
     // Its Redis connection and probe close now: its up states no longer speak for the process.
     this.metrics.leaving(old);
     await closeOnce(old);
-    // Purges it came to owe after they were taken (its follower, its purge confirmations and its
-    // channel run until its close) and that its close could not carry either: nobody else holds
-    // them, so the current gateway carries a gap for them once Redis answers, as a worker does
-    // for one that exits owing (primary.ts exitedOwing)
+    // And those it came to owe after they were taken (its follower, its purge confirmations and
+    // its channel run until its close) and that its close could not carry: taken once closed,
+    // as they are, so that a stalled gap another follower vouched past is still dropped
     // (test/in-process/owed-purges-follow-the-redis-key-prefix-at-a-reload.test.ts).
-    if (this.owing.delete(old.id) && old.handsOwedOn) {
-      this.log.warn(
-        { redisPurge: 'gap', generation: old.id },
-        'reload: the old gateway closed owing purges to the shared tier: the current one carries a gap for them once it answers',
-      );
-      this.current.built.gateway.storage.adoptOwed({ messages: [], overflow: true });
-    }
+    if (old.handsOwedOn) this.current.built.gateway.storage.adoptOwed(await old.built.gateway.storage.takeOwed());
     const final = await old.built.gateway.registry.getMetricsAsJSON();
     // In one step: from now on a scrape counts it in the retired sums (metrics-aggregation.ts).
     this.metrics.keepFinal(old, final);
