@@ -20,7 +20,7 @@ export { moduleLabeller, UNKNOWN_MODULE } from '../mediawiki/modules.js';
 /** Redis operations, the `op` label of wikiedge_redis_errors_total. */
 export type RedisOp = 'get' | 'set' | 'lock' | 'unlock' | 'poll' | 'purge' | 'publish' | 'ping' | 'subscribe';
 export const REDIS_OPS: readonly RedisOp[] = ['get', 'set', 'lock', 'unlock', 'poll', 'purge', 'publish', 'ping', 'subscribe'];
-/** Lookups in the Redis tier: found (any freshness), not found, or Redis not usable (down, timeout, bad entry). */
+/** Reads of the Redis tier (concurrent lookups of one key share one): found (any freshness), not found, or Redis not usable (down, timeout, bad entry). */
 export type RedisLookup = 'hit' | 'miss' | 'unavailable';
 /** The cross-replica fetch lock: won (we fetch), lost (another replica fetches), unavailable. */
 export type RedisLockOutcome = 'won' | 'lost' | 'unavailable';
@@ -63,7 +63,7 @@ export class RedisMetrics {
     });
     this.lookups = new Counter({
       name: 'wikiedge_redis_lookups_total',
-      help: 'Lookups in the Redis tier after a local miss, by result (hit, miss, unavailable).',
+      help: 'Reads of the Redis tier after a local miss, by result (hit, miss, unavailable); concurrent lookups of one key share one read.',
       labelNames: ['result'] as const,
       registers,
     });

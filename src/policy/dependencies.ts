@@ -280,7 +280,7 @@ const FILE_NAMESPACE = 6;
  * Whether an action=compare answer may be a diff of an entity's content: Wikibase renders one
  * with the labels of the entities its statements name (EntityDiffVisualizer's snak formatters),
  * and a label's edit names only that entity's page, so such an answer keeps the short TTL
- * defaults, whatever the follower. Only a diff (`prop` holding `diff`, its default) whose two
+ * defaults, whatever the follower. Only a diff (`prop` holding `diff`, its default, or `diffsize`) whose two
  * sides the answer shows in namespaces of no entity (`fromns`, `tons`: ApiComparePages::setVals,
  * with `prop=title`) is vouched for; supplied text, unknown namespaces and File: pages (a
  * MediaInfo slot) are not (test/unit/renderings-on-request-keep-the-short-ttl.test.ts).
@@ -288,7 +288,8 @@ const FILE_NAMESPACE = 6;
 export function diffsEntityContent(modules: readonly string[], query: PhpArray, answer: () => unknown, namespaces: Namespaces): boolean {
   if (modules[0] !== 'compare') return false;
   const prop = phpStringParam(query, 'prop');
-  if (prop !== undefined && !split(prop).includes('diff')) return false;
+  // `diffsize` is the rendered diff's length (ApiComparePages::execute renders it whatever `prop` says).
+  if (prop !== undefined && !split(prop).some((p) => p === 'diff' || p === 'diffsize')) return false;
   const kept = namespaces.entities;
   if (kept === undefined) return true;
   const compared = (answer() as { compare?: Record<string, unknown> } | undefined)?.compare;

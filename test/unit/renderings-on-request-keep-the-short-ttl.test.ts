@@ -62,6 +62,8 @@ describe('action=compare', () => {
     expect(diffsEntities('action=compare&fromtext=x&fromcontentmodel=wikibase-item&torev=2', { compare: { tons: 120 } })).toBe(true);
     expect(diffsEntities(`${q}&prop=diff|ids`, { compare: { fromrevid: 1, torevid: 2 } })).toBe(true);
     expect(diffsEntities(q, undefined)).toBe(true);
+    // The diff's length is the rendered diff's.
+    expect(diffsEntities(`${q}&prop=diffsize|ids|title`, { compare: { fromns: 120, tons: 120 } })).toBe(true);
     expect(diffsEntities(q, { error: { code: 'nosuchrevid' } })).toBe(true);
   });
   it('before the layout is learned: the short TTL', () => {
