@@ -99,7 +99,11 @@ export async function pass(gw: Gateway, request: FastifyRequest, reply: FastifyR
     gw,
     request,
     'pass',
-    { method: request.method, path: api.target.upstreamPath, headers, body, signal: gone },
+    // A HEAD is asked as a GET, as a cached one is (flow.ts): its headers are then the GET's
+    // (the length of the body stripped and coded for this client, Vary, Content-Encoding), which
+    // a HEAD's answer should say (RFC 9110 §9.3.2) and whose length it must not contradict
+    // (§8.6); the wiki's own HEAD carries no length. Node drops the body it is given for a HEAD.
+    { method: request.method === 'HEAD' ? 'GET' : request.method, path: api.target.upstreamPath, headers, body, signal: gone },
     readWhole ? MAX_INSPECT_BYTES : 0,
   );
   const { res } = fetched;

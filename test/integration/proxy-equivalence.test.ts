@@ -91,6 +91,18 @@ describe('proxying api.php to the real wiki', () => {
     for (const name of MEDIAWIKI_HEADERS) expect.soft(header(a, name), name).toBe(header(b, name));
   });
 
+  it('a HEAD the gateway passes: the wiki’s headers, and a Content-Length only its GET’s (RFC 9110 §8.6)', async () => {
+    const query = 'action=query&list=random&rnlimit=1&format=json';
+    const [a, b] = await both(query, { 'accept-encoding': 'gzip' }, 'HEAD');
+    expect(header(a, 'x-cache')).toBe('pass');
+    expect(a.body).toBe('');
+    for (const name of MEDIAWIKI_HEADERS) expect.soft(header(a, name), name).toBe(header(b, name));
+    const get = await http(`${gw.apiUrl}?${query}`, { headers: { 'accept-encoding': 'gzip' } });
+    // A random page's answer differs in length from one GET to the next; it is never empty.
+    expect(Number(header(a, 'content-length'))).toBeGreaterThan(0);
+    expect(header(a, 'content-encoding')).toBe(header(get, 'content-encoding'));
+  });
+
   it('an unknown action: HTTP 200 with MediaWiki-API-Error passed through', async () => {
     const [a, b] = await both('action=nosuch&format=json');
     expectSameAnswer(a, b);
