@@ -71,8 +71,36 @@ export interface ErrorFormat {
   errorformat?: string | undefined;
 }
 
-/** ApiFormatJson::execute(): a callback must match this or MediaWiki refuses it (no reflected script). */
-const JSONP_CALLBACK = /^[\][.'"_A-Za-z0-9]*$/;
+/**
+ * ApiFormatJson::execute(): a callback loses every character but these (no reflected script),
+ * and the answer is JSONP whatever is left.
+ */
+const NOT_IN_A_CALLBACK = /[^\][.'"_A-Za-z0-9]/g;
+
+/**
+ * The error formats ApiMain::__construct gives an ApiErrorFormatter (`errors`, one message per
+ * error); any other value, `bc` its default, the back-compatible `error` object
+ * (ApiErrorFormatter_BackCompat).
+ */
+const MODERN_ERROR_FORMATS: ReadonlySet<string> = new Set(['plaintext', 'wikitext', 'html', 'raw', 'none']);
+
+/**
+ * One error as ApiErrorFormatter::formatMessageInternal writes it for `errorformat`: its text under
+ * `text` (plaintext, wikitext) or `html`, its message key and parameters (raw), or its code alone
+ * (none); a content field is `*` under formatversion 1 (ApiResult::META_CONTENT).
+ */
+function modernError(err: GatewayError, errorformat: string, fv2: boolean): Record<string, unknown> {
+  const content = (name: string, value: string) => ({ [fv2 ? name : '*']: value });
+  const described =
+    errorformat === 'html'
+      ? content('html', xmlEscape(err.message))
+      : errorformat === 'raw'
+        ? { key: `wikiedge-${err.code}`, params: [] }
+        : errorformat === 'none'
+          ? {}
+          : content('text', err.message);
+  return { code: err.code, ...described, module: 'main' };
+}
 const DOCREF = 'This error was produced by the wikiedge gateway in front of the wiki.';
 
 export interface RenderedError {
@@ -91,19 +119,18 @@ export function renderApiError(err: GatewayError, fmt: ErrorFormat): RenderedErr
     ...(err.retryAfterSeconds !== undefined && { 'retry-after': String(err.retryAfterSeconds) }),
   };
   const fv2 = fmt.formatversion === '2' || fmt.formatversion === 'latest';
-  const modern = fmt.errorformat !== undefined && fmt.errorformat !== 'bc';
-  const payload = modern
+  const errorformat = fmt.errorformat !== undefined && MODERN_ERROR_FORMATS.has(fmt.errorformat) ? fmt.errorformat : undefined;
+  const payload = errorformat
     ? fv2
-      ? { errors: [{ code: err.code, text: err.message, module: 'main' }], docref: DOCREF }
-      : { errors: [{ code: err.code, module: 'main', '*': err.message }], '*': DOCREF }
+      ? { errors: [modernError(err, errorformat, true)], docref: DOCREF }
+      : { errors: [modernError(err, errorformat, false)], '*': DOCREF }
     : {
         error: fv2 ? { code: err.code, info: err.message, docref: DOCREF } : { code: err.code, info: err.message, '*': DOCREF },
       };
 
   if (fmt.format === 'xml' || fmt.format === 'xmlfm') {
     headers['content-type'] = 'text/xml; charset=utf-8';
-    const body = `<?xml version="1.0"?><api><error code="${xmlEscape(err.code)}" info="${xmlEscape(err.message)}" xml:space="preserve">${xmlEscape(DOCREF)}</error></api>`;
-    return { status: err.status, headers, body };
+    return { status: err.status, headers, body: xmlError(err, errorformat) };
   }
   if (fmt.format === 'php') {
     // ApiFormatPhp::execute: PHP's serialize() of the same result, with ApiFormatPhp::getMimeType.
@@ -111,12 +138,31 @@ export function renderApiError(err: GatewayError, fmt: ErrorFormat): RenderedErr
     return { status: err.status, headers, body: phpSerialize(payload) };
   }
   const json = JSON.stringify(payload);
-  if (fmt.callback !== undefined && JSONP_CALLBACK.test(fmt.callback)) {
+  if (fmt.callback !== undefined) {
     headers['content-type'] = 'text/javascript; charset=utf-8';
-    return { status: err.status, headers, body: `/**/${fmt.callback}(${json})` };
+    return { status: err.status, headers, body: `/**/${fmt.callback.replace(NOT_IN_A_CALLBACK, '')}(${json})` };
   }
   headers['content-type'] = 'application/json; charset=utf-8';
   return { status: err.status, headers, body: json };
+}
+
+/**
+ * The same error in format=xml (ApiFormatXml): a message's content field (`text`, `html`, the
+ * back-compatible docref) is the element's text, the rest its attributes; the docref of
+ * `errors` is an element of its own.
+ */
+function xmlError(err: GatewayError, errorformat: string | undefined): string {
+  const code = xmlEscape(err.code);
+  const docref = `<docref xml:space="preserve">${xmlEscape(DOCREF)}</docref>`;
+  if (errorformat === undefined)
+    return `<?xml version="1.0"?><api><error code="${code}" info="${xmlEscape(err.message)}" xml:space="preserve">${xmlEscape(DOCREF)}</error></api>`;
+  const error =
+    errorformat === 'none'
+      ? `<error code="${code}" module="main" />`
+      : errorformat === 'raw'
+        ? `<error code="${code}" key="wikiedge-${code}" module="main"><params /></error>`
+        : `<error code="${code}" module="main" xml:space="preserve">${xmlEscape(err.message)}</error>`;
+  return `<?xml version="1.0"?><api><errors>${error}</errors>${docref}</api>`;
 }
 
 /** Everything that is not api.php gets a plain-text error, as a generic proxy would send. */
