@@ -206,7 +206,7 @@ function purgeAllowed(gw: Gateway, request: FastifyRequest): boolean {
 async function purge(gw: Gateway, request: FastifyRequest, reply: FastifyReply, target: RequestTarget) {
   if (!purgeAllowed(gw, request)) {
     return replyWithError(gw, request, reply, new GatewayError('wikiedge-purge-forbidden'), {
-      headers: { allow: 'GET, HEAD, POST' },
+      headers: { allow: FORWARDED_METHODS },
     });
   }
   noteOutcome(request, { disposition: 'purge' });
