@@ -246,6 +246,15 @@ function readsRestrictions(query: PhpArray): boolean {
 
 const propOf = (name: string, value: string) => (query: PhpArray) => values(query, name).includes(value);
 
+/**
+ * A module whose `param` asks for `parsedcomment`: a summary's links rendered, each with the
+ * class that says whether its page exists (CommentFormatter, LinkRenderer), while a page's
+ * creation or deletion names only that page. Lists that depend on any change have it covered;
+ * those of named pages (prop=revisions, imageinfo, action=compare) or of a namespace (allimages)
+ * keep the short TTL defaults (`jobs`).
+ */
+const rendersComments = (param: string) => propOf(param, 'parsedcomment');
+
 /** A parse of supplied text (or summary) reads no stored page; a parse of a page reads it and its templates. */
 const parsesText = (query: PhpArray) => query.has('text') || query.has('summary');
 
@@ -342,7 +351,7 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
     // (includes/parser/Parser.php), which ApiParse::makeParserOptions sets from either (1.39).
     echoes: (query) => query.has('text') || query.has('pst') || query.has('onlypst') || query.has('preview') || query.has('sectionpreview'),
   },
-  compare: { depends: 'pages', echoes: (query) => query.has('frompst') || query.has('topst') },
+  compare: { depends: 'pages', echoes: (query) => query.has('frompst') || query.has('topst'), jobs: rendersComments('prop') },
   expandtemplates: { depends: 'any', echoes: () => true },
   // Help text is interface messages (`apihelp-*`), which the wiki's MediaWiki: pages override;
   // paraminfo prints them unless `helpformat` is `none`, its default.
@@ -499,12 +508,14 @@ const pstOfDiffText =
  * change names ({{PAGESINCATEGORY}}, #ifexist, a repository's own client reading entities), and
  * `diffto`/`difftotext` render a diff, which for an entity's content prints the labels of the
  * entities its statements name (Wikibase's EntityDiffVisualizer): a label's edit names only that
- * entity's page. As `action=parse` of a page, the follower cannot vouch for them.
+ * entity's page; and `prop=parsedcomment` (rendersComments). As `action=parse` of a page, the
+ * follower cannot vouch for them.
  */
 const rendersOnRequest =
   (prefix: string) =>
   (query: PhpArray): boolean =>
-    ['parse', 'expandtemplates', 'diffto', 'difftotext'].some((p) => query.has(`${prefix}${p}`) || query.has(`g${prefix}${p}`));
+    ['parse', 'expandtemplates', 'diffto', 'difftotext'].some((p) => query.has(`${prefix}${p}`) || query.has(`g${prefix}${p}`)) ||
+    rendersComments(`${prefix}prop`)(query);
 
 /** Namespace-scoped lists (allredirects is not one: its `arnamespace` is the targets'). */
 const inNamespace = (param: string, fallback: number): ModuleFacts => ({ depends: 'namespace', namespace: { param, fallback } });
@@ -525,7 +536,7 @@ export const QUERY_MODULES: Readonly<Record<string, ModuleFacts>> = {
   iwlinks: LINKS_TABLE,
   langlinks: LINKS_TABLE,
   pageprops: LINKS_TABLE,
-  imageinfo: PAGES,
+  imageinfo: { depends: 'pages', jobs: rendersComments('iiprop') },
   contributors: PAGES,
   pageimages: LINKS_TABLE,
   pageterms: PAGES,
@@ -545,7 +556,7 @@ export const QUERY_MODULES: Readonly<Record<string, ModuleFacts>> = {
     expiries: (query) => query.has('apprtype') || query.has('gapprtype'),
   },
   prefixsearch: inNamespace('psnamespace', 0),
-  allimages: inNamespace('', 6),
+  allimages: { ...inNamespace('', 6), jobs: rendersComments('aiprop') },
   allmessages: inNamespace('', 8),
   allcategories: JOB_LIST,
   alldeletedrevisions: { depends: 'any', echoes: pstOfDiffText('adr'), jobs: rendersOnRequest('adr') },

@@ -6,6 +6,8 @@
 // of two of its revisions kept the followed TTL (an hour) after Q2, a value of Q1's statement,
 // was relabelled; action=parse of a page already kept the short one. They keep the short TTL
 // defaults now (mediawiki/modules.ts rendersOnRequest, policy/dependencies.ts diffsEntityContent).
+// So do summaries rendered with their links (`parsedcomment`: a red link turns blue at the linked
+// page's creation, whose change names that page alone) in answers of named pages or a namespace.
 import { describe, expect, it } from 'vitest';
 import { changesAreSignalled, diffsEntityContent } from '../../src/policy/dependencies.js';
 import { parsePhpQuery } from '../../src/mediawiki/php-input.js';
@@ -48,6 +50,25 @@ describe('revisions rendered on request', () => {
   });
   it('the content as stored keeps the followed TTL', () => {
     expect(signalled('action=query&prop=revisions&titles=Item:Q1&rvprop=content|ids')).toBe(true);
+  });
+});
+
+describe('summaries rendered with their links (`parsedcomment`), whose class says whether the page exists', () => {
+  it.each([
+    'action=query&prop=revisions&titles=Main_Page&rvprop=ids|parsedcomment',
+    'action=query&prop=imageinfo&titles=File:A.png&iiprop=parsedcomment',
+    'action=query&list=allimages&aiprop=parsedcomment',
+    'action=compare&fromrev=1&torev=2&prop=parsedcomment|ids',
+  ])('%s: the short TTL', (q) => {
+    expect(signalled(q)).toBe(false);
+  });
+  it.each([
+    'action=query&prop=revisions&titles=Main_Page&rvprop=ids|comment',
+    'action=query&prop=imageinfo&titles=File:A.png&iiprop=comment|url',
+    'action=query&list=allimages&aiprop=comment',
+    'action=compare&fromrev=1&torev=2&prop=comment|ids',
+  ])('%s (the summary as written): the followed TTL', (q) => {
+    expect(signalled(q)).toBe(true);
   });
 });
 
