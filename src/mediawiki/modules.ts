@@ -255,6 +255,9 @@ const propOf = (name: string, value: string) => (query: PhpArray) => values(quer
  */
 const rendersComments = (param: string) => propOf(param, 'parsedcomment');
 
+/** paraminfo prints its modules' help (interface messages, rendered) unless `helpformat` is `none`, its default. */
+const rendersHelp = (query: PhpArray) => (phpStringParam(query, 'helpformat') ?? 'none') !== 'none';
+
 /** A parse of supplied text (or summary) reads no stored page; a parse of a page reads it and its templates. */
 const parsesText = (query: PhpArray) => query.has('text') || query.has('summary');
 
@@ -355,8 +358,14 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   expandtemplates: { depends: 'any', echoes: () => true },
   // Help text is interface messages (`apihelp-*`), which the wiki's MediaWiki: pages override;
   // paraminfo prints them unless `helpformat` is `none`, its default.
-  help: { depends: 'namespace', namespace: MESSAGES },
-  paraminfo: { depends: (query) => ((phpStringParam(query, 'helpformat') ?? 'none') === 'none' ? 'nothing' : 'namespace'), namespace: MESSAGES },
+  // Messages are rendered (Message::parse, ::text): the preprocessor expands the templates and
+  // parser functions they hold, which their namespace's changes do not name (`jobs`).
+  help: { depends: 'namespace', namespace: MESSAGES, jobs: true },
+  paraminfo: {
+    depends: (query) => (rendersHelp(query) ? 'namespace' : 'nothing'),
+    namespace: MESSAGES,
+    jobs: rendersHelp,
+  },
   rsd: NOTHING,
   opensearch: ANY,
   feedcontributions: ANY,
@@ -526,6 +535,10 @@ export const QUERY_MODULES: Readonly<Record<string, ModuleFacts>> = {
   info: {
     depends: (query) => (readsRestrictions(query) ? 'any' : 'pages'),
     expiries: readsRestrictions,
+    // page_props' displaytitle (ApiQueryInfo::getDisplayTitle; varianttitles converts it), which
+    // RefreshLinksJob writes when a transcluded template's {{DISPLAYTITLE:}} changes, as
+    // prop=pageprops reads.
+    jobs: (query) => propOf('inprop', 'displaytitle')(query) || propOf('inprop', 'varianttitles')(query),
   },
   revisions: { depends: 'pages', echoes: pstOfDiffText('rv'), jobs: rendersOnRequest('rv') },
   categories: LINKS_TABLE,
@@ -557,7 +570,9 @@ export const QUERY_MODULES: Readonly<Record<string, ModuleFacts>> = {
   },
   prefixsearch: inNamespace('psnamespace', 0),
   allimages: { ...inNamespace('', 6), jobs: rendersComments('aiprop') },
-  allmessages: inNamespace('', 8),
+  // With `amenableparser` each message goes through the preprocessor (ApiQueryAllMessages::execute:
+  // Message::text), which expands the templates and parser functions it holds.
+  allmessages: { ...inNamespace('', 8), jobs: (query) => query.has('amenableparser') },
   allcategories: JOB_LIST,
   alldeletedrevisions: { depends: 'any', echoes: pstOfDiffText('adr'), jobs: rendersOnRequest('adr') },
   allfileusages: JOB_LIST,

@@ -95,7 +95,7 @@ function modernError(err: GatewayError, errorformat: string, fv2: boolean): Reco
     errorformat === 'html'
       ? content('html', xmlEscape(err.message))
       : errorformat === 'raw'
-        ? { key: `wikiedge-${err.code}`, params: [] }
+        ? { key: err.code, params: [] }
         : errorformat === 'none'
           ? {}
           : content('text', err.message);
@@ -160,7 +160,7 @@ function xmlError(err: GatewayError, errorformat: string | undefined): string {
     errorformat === 'none'
       ? `<error code="${code}" module="main" />`
       : errorformat === 'raw'
-        ? `<error code="${code}" key="wikiedge-${code}" module="main"><params /></error>`
+        ? `<error code="${code}" key="${code}" module="main"><params /></error>`
         : `<error code="${code}" module="main" xml:space="preserve">${xmlEscape(err.message)}</error>`;
   return `<?xml version="1.0"?><api><errors>${error}</errors>${docref}</api>`;
 }

@@ -98,3 +98,24 @@ describe('action=compare', () => {
     expect(diffsEntities('action=query&prop=revisions&titles=Item:Q1', undefined)).toBe(false);
   });
 });
+
+describe('what a job or a rendering of messages changes, no change names', () => {
+  it.each([
+    'action=query&prop=info&titles=A&inprop=displaytitle',
+    'action=query&prop=info&titles=A&inprop=varianttitles',
+    'action=query&meta=allmessages&ammessages=mainpage&amenableparser=1',
+    'action=help&modules=query',
+    'action=paraminfo&modules=query&helpformat=html',
+    'action=paraminfo&modules=query&helpformat=wikitext',
+  ])('%s: the short TTL', (q) => {
+    expect(signalled(q)).toBe(false);
+  });
+  it.each([
+    'action=query&prop=info&titles=A&inprop=url|talkid',
+    'action=query&meta=allmessages&ammessages=mainpage',
+    'action=paraminfo&modules=query',
+    'action=paraminfo&modules=query&helpformat=none',
+  ])('%s: the followed TTL', (q) => {
+    expect(signalled(q)).toBe(true);
+  });
+});
