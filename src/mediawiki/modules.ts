@@ -86,9 +86,10 @@ export interface WriteFacts {
   /**
    * Its answer never says whether it saved anything, though it may save nothing (a null edit):
    * the lists its change touches go only once the wiki confirms its pages changed (policy/changes.ts
-   * Change.confirm), or anyone could empty them at will.
+   * Change.confirm), or anyone could empty them at will. A function when some answers do prove a
+   * change (it says whether this one does not).
    */
-  readonly unproven?: true;
+  readonly unproven?: true | ((answer: Readonly<Record<string, unknown>>) => boolean);
   /**
    * A Wikibase write that changes statements alone (their main snaks, qualifiers, references,
    * ranks), never labels, descriptions, aliases or sitelinks: what searches of its entity type
@@ -485,7 +486,16 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   wbremovequalifiers: wikibaseStatementWrite(BY_CLAIM),
   wbsetreference: wikibaseStatementSetter(BY_STATEMENT),
   wbremovereferences: wikibaseStatementWrite(BY_STATEMENT),
-  wbmergeitems: wikibaseWrite({ entityParameters: ['fromid', 'toid'] }),
+  // A merge answers `"success":1` and both items' lastrevid whether or not it saved anything
+  // (MergeItems::mergeItems; WikiPageEntityStore::saveEntityContent makes no revision for equal
+  // content): merging again items whose conflicting descriptions `ignoreconflicts` left on the
+  // source saves nothing, and emptied every list at each request. Its `redirected`, 1 once the
+  // source became a redirect (ItemMergeInteractor: a redirect's save is a revision), proves one.
+  wbmergeitems: {
+    depends: 'any',
+    write: { titles: [], entities: true, unproven: (answer) => answer['redirected'] !== 1, entityParameters: ['fromid', 'toid'] },
+    wikibase: true,
+  },
   wbcreateredirect: wikibaseUnprovenWrite({ entityParameters: ['from', 'to'] }),
   // WikibaseLexeme (extension.json APIModules).
   wbladdform: wikibaseUnprovenWrite({ entityParameters: ['lexemeId'] }),

@@ -382,7 +382,8 @@ export function changeFromWrite(
   // One naming MediaInfo ids alone is unproven too: its page's id now, its lists once the wiki's
   // own PURGE of the File: page is confirmed (or the follower reads its row), never `*` at once
   // (anyone allowed to edit could otherwise empty every list by setting a statement to itself).
-  const unproven = changed && write.unproven === true && (entityPages.length > 0 || entityPageIds.length > 0);
+  const unprovenWrite = typeof write.unproven === 'function' ? write.unproven(json) : write.unproven === true;
+  const unproven = changed && unprovenWrite && (entityPages.length > 0 || entityPageIds.length > 0);
   const confirm: string[] = [];
   const tags = new Set<string>(changed && !unproven ? [ANY] : []);
   const onlyStatements = write.statementsOnly === true;
