@@ -99,8 +99,11 @@ export interface WriteFacts {
    * a revision says it too (policy/changes.ts statementsOnlyComment).
    */
   readonly statementsOnly?: true;
-  /** A Wikibase write that changes sitelinks alone (wbsetsitelink): searches stay (policy/changes.ts sitelinksOnlyComment). */
-  readonly sitelinksOnly?: true;
+  /**
+   * A Wikibase write that changes sitelinks alone (wbsetsitelink): searches stay (policy/changes.ts
+   * sitelinksOnlyComment). A function when its answer tells (it says whether this one does).
+   */
+  readonly sitelinksOnly?: true | ((answer: Readonly<Record<string, unknown>>) => boolean);
 }
 
 export interface ModuleFacts {
@@ -273,12 +276,19 @@ const flagged = (value: unknown) => value !== undefined && value !== false;
  */
 const nullEdit = (item: Readonly<Record<string, unknown>>) => flagged(item['nochange']);
 
+/** A wblinktitles answer whose entity shows one sitelink: the one it added to an existing item. */
+const connectsOneSitelink = (answer: Readonly<Record<string, unknown>>): boolean => {
+  const entity = answer['entity'];
+  const sitelinks = typeof entity === 'object' && entity !== null ? (entity as Record<string, unknown>)['sitelinks'] : undefined;
+  return typeof sitelinks === 'object' && sitelinks !== null && Object.keys(sitelinks).length === 1;
+};
+
 /** What a Wikibase write's facts say of the parameters naming its entity (WriteFacts.entityParameters), and of what it changes. */
 interface EntityNaming {
   readonly entityParameters?: readonly string[];
   readonly guidParameters?: readonly string[];
   readonly guidsMulti?: true;
-  readonly sitelinksOnly?: true;
+  readonly sitelinksOnly?: WriteFacts['sitelinksOnly'];
 }
 
 /**
@@ -476,7 +486,10 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   // Sitelinks and their badges alone: searches show none (policy/changes.ts sitelinksOnlyComment).
   wbsetsitelink: wikibaseWrite({ ...BY_ID, sitelinksOnly: true }),
   // By sitelinks alone (fromsite/fromtitle, tosite/totitle): the answer's `entity.id` names it.
-  wblinktitles: wikibaseWrite({}),
+  // One sitelink added to the item that holds the other page's (LinkTitles::execute, `connect`:
+  // the answer's entity shows that sitelink alone) changes sitelinks alone; a new item made of
+  // both pages (`create`: two sitelinks) is an item's creation.
+  wblinktitles: wikibaseWrite({ sitelinksOnly: connectsOneSitelink }),
   wbcreateclaim: wikibaseStatementWrite({ entityParameters: ['entity'] }),
   wbsetclaimvalue: wikibaseStatementSetter(BY_CLAIM),
   // Its `claim` is the statement's JSON: the answer's `claim.id` names it.

@@ -387,7 +387,7 @@ export function changeFromWrite(
   const confirm: string[] = [];
   const tags = new Set<string>(changed && !unproven ? [ANY] : []);
   const onlyStatements = write.statementsOnly === true;
-  const onlySitelinks = write.sitelinksOnly === true;
+  const onlySitelinks = typeof write.sitelinksOnly === 'function' ? write.sitelinksOnly(json) : write.sitelinksOnly === true;
   const existence = DATATYPE_WRITES.has(action);
   const addTitle = (text: string) => {
     const t = titleKey(text, namespaces);

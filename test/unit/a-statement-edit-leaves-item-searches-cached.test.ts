@@ -232,8 +232,30 @@ describe('a statement edit leaves item searches cached', () => {
       ],
       ['wblinktitles', 'wblinktitles', { entity: { id: 'Q1', type: 'item', lastrevid: 41 }, success: 1 }],
       ['wbeditentity', 'wbeditentity', { entity: { id: 'Q1', type: 'item', lastrevid: 42 }, success: 1 }],
+      [
+        'wblinktitles creating an item of two pages',
+        'wblinktitles',
+        {
+          entity: {
+            id: 'Q9',
+            type: 'item',
+            lastrevid: 43,
+            sitelinks: { enwiki: { site: 'enwiki', title: 'Berlin' }, dewiki: { site: 'dewiki', title: 'Berlin' } },
+          },
+          success: 1,
+        },
+      ],
     ])('%s keeps t:item', (_what, action, answer) => {
       expect(changeFromWrite(action, params({ action, id: 'Q1' }), undefined, answer)!.tags).toContain('t:item');
+    });
+
+    it('wblinktitles connecting a page to the item of the other (its answer shows the one sitelink added): sitelink lookups, not searches', () => {
+      const answer = { entity: { id: 'Q1', type: 'item', lastrevid: 44, sitelinks: { dewiki: { site: 'dewiki', title: 'Berlin' } } }, success: 1 };
+      const linked = params({ action: 'wblinktitles', fromsite: 'enwiki', fromtitle: 'Berlin', tosite: 'dewiki', totitle: 'Berlin' });
+      const tags = changeFromWrite('wblinktitles', linked, undefined, answer)!.tags;
+      expect(tags).toContain('sl');
+      expect(tags).toContain('p:Item:Q1');
+      expect(tags).not.toContain('t:item');
     });
   });
 
