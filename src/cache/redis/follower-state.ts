@@ -62,24 +62,30 @@ export class RedisFollowerState {
     this.cmd.defineCommand('wikiedgeLeaseRelease', { lua: RELEASE_LUA, numberOfKeys: 1 });
   }
 
-  /** The stored cursor (parsed JSON), undefined when there is none, or throws when Redis fails. */
+  /**
+   * The stored cursor (parsed JSON), undefined when there is none, or throws when Redis fails. A
+   * value that is no JSON (an operator's SET, a partial restore) is returned as the text it is:
+   * not a cursor (follower-cursor.ts cursorFromStored), so the follower takes its `cursor-lost`
+   * gap and writes a cursor over it; thrown, it stopped every replica's follower for good
+   * (test/in-process/change-follower-cursor-that-is-no-json.test.ts).
+   */
   async loadCursor(): Promise<unknown> {
     const r = await this.connection.call('get', () => this.cmd.get(this.keys.rcCursor), { evenIfDown: true });
     if (!r.ok) throw new Error('redis: the change follower cursor could not be read');
     if (r.value !== null) {
       this.last = r.value;
-      return JSON.parse(r.value) as unknown;
+      return parsed(r.value);
     }
     const last = this.last;
     if (last === undefined) return undefined;
     // Redis lost it: this replica's own, unless another replica wrote one back first.
     const put = await this.connection.call('set', () => this.cmd.set(this.keys.rcCursor, last, 'NX'), { evenIfDown: true });
     if (!put.ok) throw new Error('redis: the change follower cursor could not be written back');
-    if (put.value !== null) return JSON.parse(last) as unknown;
+    if (put.value !== null) return parsed(last);
     const again = await this.connection.call('get', () => this.cmd.get(this.keys.rcCursor), { evenIfDown: true });
     if (!again.ok) throw new Error('redis: the change follower cursor could not be read');
     if (again.value !== null) this.last = again.value;
-    return again.value === null ? undefined : (JSON.parse(again.value) as unknown);
+    return again.value === null ? undefined : parsed(again.value);
   }
 
   async saveCursor(cursor: unknown): Promise<void> {
@@ -100,5 +106,14 @@ export class RedisFollowerState {
 
   async releaseLease(): Promise<void> {
     await this.connection.call('unlock', () => this.cmd.wikiedgeLeaseRelease(this.keys.rcLease, this.id));
+  }
+}
+
+/** JSON's value, or the text itself when it is no JSON. */
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
   }
 }
