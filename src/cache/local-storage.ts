@@ -46,6 +46,9 @@ export class LocalStorage implements Storage {
   /** No shared tier to carry them to (a reload that turned Redis off): the old gateway's Redis is no longer ours. */
   adoptOwed(): void {}
 
+  /** No shared tier: nothing is ever owed. */
+  handOwedTo(): void {}
+
   lookup(tier: Tier, key: string): Found | undefined {
     const entry = this.local.get(tier, key);
     return entry && { entry, shared: false };

@@ -153,6 +153,13 @@ export interface Storage {
   takeOwed(): Promise<OwedPurges>;
   /** Carry `owed` as if this storage had kept them itself (none to carry without a shared tier). */
   adoptOwed(owed: OwedPurges): void;
+  /**
+   * From now on, what this storage owes once it has closed goes to `heir` (a reload's next
+   * gateway, which shares its keyspace: cluster/generations.ts retire): the purges its close
+   * could not carry, and those made after it (its follower, purge confirmations and channel run
+   * until its close; a request past the grace period), instead of being dropped.
+   */
+  handOwedTo(heir: (owed: OwedPurges) => void): void;
 
   /** Whose session `slot` is, as this process or (with a shared tier) any replica learned it. */
   userOfSession(slot: string): Promise<string | undefined>;

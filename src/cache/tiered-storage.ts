@@ -100,6 +100,8 @@ export class TieredStorage implements Storage {
   /** The carry of the owed purges under way, if any. */
   private carrying: Promise<void> | undefined;
   private closed = false;
+  /** Where what this storage owes once closed goes (handOwedTo): a reload's next gateway. */
+  private heir: ((owed: OwedPurges) => void) | undefined;
   /**
    * Shared-tier reads under way, by tier and key, with the invalidation mark noted before each
    * was sent: a lookup that joins one judges its reply by that mark, not by its own, which may
@@ -174,10 +176,16 @@ export class TieredStorage implements Storage {
       await this.carryOwed();
       if (this.owedTimer) clearInterval(this.owedTimer);
       this.owedTimer = undefined;
-      if (this.owes()) {
+      if (this.owes() && this.heir) {
+        this.opts.log.info(
+          { redisPurge: 'handed-on', owed: this.owed.size, overflow: this.owedOverflow },
+          'closing with purges the shared tier never took: the next gateway carries them',
+        );
+        this.heir(await this.takeOwed());
+      } else if (this.owes()) {
         this.opts.log.error(
           { redisPurge: 'dropped', owed: this.owed.size, overflow: this.owedOverflow },
-          'closing with purges the shared tier never took: a reload hands them to the next gateway when it shares this keyspace (cluster/generations.ts), with workers another carries a gap for them (cluster/primary.ts); else it and the other replicas may serve what they removed here until it expires',
+          'closing with purges the shared tier never took: with workers, another carries a gap for them (cluster/primary.ts); else it and the other replicas may serve what they removed here until it expires',
         );
       }
     }
@@ -314,6 +322,10 @@ export class TieredStorage implements Storage {
     return owed;
   }
 
+  handOwedTo(heir: (owed: OwedPurges) => void): void {
+    this.heir = heir;
+  }
+
   adoptOwed(owed: OwedPurges): void {
     // Applied here when the process that owed them told its siblings: before any mark this one has.
     for (const message of owed.messages) this.owe(message, 0);
@@ -344,15 +356,13 @@ export class TieredStorage implements Storage {
    */
   private owe(message: PurgeMessage, before: number): void {
     if (this.closed) {
-      // Settled after close() (a purge heard while closing): kept for a reload's next gateway
-      // (cluster/generations.ts retire takes them once this storage has closed), and told, so
-      // that with workers another carries a gap for it once this one has exited (primary.ts).
-      this.opts.log.warn(
-        { redisPurge: 'owed-closed', kind: message.kind },
-        'a purge the shared tier could not take came after this storage closed: a reload hands it to the next gateway, with workers another carries a gap for it; else it and the other replicas may serve what it removed here until it expires',
+      // Settled after close() (a purge heard while closing, a request past the grace period):
+      // a reload's next gateway carries it (handOwedTo); else nobody is left to.
+      if (this.heir) return this.heir({ messages: [message], overflow: false });
+      this.opts.log.error(
+        { redisPurge: 'dropped', owed: 1, kind: message.kind },
+        'a purge the shared tier could not take came after this storage closed: it and the other replicas may serve what it removed here until it expires',
       );
-      if (!this.owed.add(message)) this.owedOverflow = true;
-      this.tellOwing();
       return;
     }
     if (!this.owes()) {

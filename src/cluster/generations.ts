@@ -254,24 +254,27 @@ export class Generations {
       const late = await Promise.race([idle.then(() => false), sleep(graceMs, true, { ref: false })]);
       if (late) this.log.warn({ inFlight: old.inFlight, graceMs }, 'reload: the old gateway still had requests in flight past the grace period');
     }
-    // What it still owes its shared tier (purges Redis could not take) the current gateway carries
-    // once Redis answers (cache/storage.ts takeOwed), when the purges are for the keyspace it uses
-    // (owedPurgesFollow); else they stay with the old gateway, whose close tries them once more
-    // against its own shared tier and logs how many it drops (cache/tiered-storage.ts close).
     // Its rebounds not made yet (invalidation/signals.ts) the current gateway makes when they
     // are due, on the entries it took over: made by the old one at its close, they came early
     // and reached only its own tiers, and an answer read before the wiki's post-send updates,
     // handed over, was kept.
     if (old.handedOver) this.current.built.gateway.changes.adoptRebounds(old.built.gateway.changes.takeRebounds());
-    if (old.handsOwedOn) this.current.built.gateway.storage.adoptOwed(await old.built.gateway.storage.takeOwed());
+    // What it still owes its shared tier (purges Redis could not take) the current gateway carries
+    // once Redis answers (cache/storage.ts takeOwed), when the purges are for the keyspace it uses
+    // (owedPurgesFollow), and so what it comes to owe later and its close cannot carry (its
+    // follower, purge confirmations and channel run until its close; a request past the grace
+    // period), as they are: a stalled gap another follower vouched past is still dropped
+    // (test/in-process/owed-purges-follow-the-redis-key-prefix-at-a-reload.test.ts). Else they
+    // stay with the old gateway, whose close tries them once more against its own shared tier and
+    // logs how many it drops (cache/tiered-storage.ts close).
+    if (old.handsOwedOn) {
+      const heir = this.current.built.gateway.storage;
+      heir.adoptOwed(await old.built.gateway.storage.takeOwed());
+      old.built.gateway.storage.handOwedTo((owed) => heir.adoptOwed(owed));
+    }
     // Its Redis connection and probe close now: its up states no longer speak for the process.
     this.metrics.leaving(old);
     await closeOnce(old);
-    // And those it came to owe after they were taken (its follower, its purge confirmations and
-    // its channel run until its close) and that its close could not carry: taken once closed,
-    // as they are, so that a stalled gap another follower vouched past is still dropped
-    // (test/in-process/owed-purges-follow-the-redis-key-prefix-at-a-reload.test.ts).
-    if (old.handsOwedOn) this.current.built.gateway.storage.adoptOwed(await old.built.gateway.storage.takeOwed());
     const final = await old.built.gateway.registry.getMetricsAsJSON();
     // In one step: from now on a scrape counts it in the retired sums (metrics-aggregation.ts).
     this.metrics.keepFinal(old, final);

@@ -89,14 +89,30 @@ describe('a purge still owed when the storage closes', () => {
     expect(lines.some((l) => l['redisPurge'] === 'dropped')).toBe(false);
   });
 
-  it('one owed after it closed (a purge heard while closing) is said at once and kept for a reload to hand on, and no retry is left running', async () => {
+  it('one owed after it closed (a purge heard while closing) is said at once, and no retry is left running', async () => {
     const { tier } = fakeTier();
     const lines: Record<string, unknown>[] = [];
     const s = storage(tier, lines);
     await s.close();
     await s.purge(PURGE);
-    expect(lines.find((l) => l['redisPurge'] === 'owed-closed')).toMatchObject({ level: 40 });
+    expect(lines.find((l) => l['redisPurge'] === 'dropped')).toMatchObject({ level: 50 });
     expect((s as unknown as { owedTimer?: unknown }).owedTimer).toBeUndefined();
-    expect(await s.takeOwed()).toEqual({ messages: [PURGE], overflow: false });
+  });
+
+  it('with an heir (a reload’s next gateway), what it owes at its close and after goes to the heir, not dropped', async () => {
+    const { tier } = fakeTier();
+    const lines: Record<string, unknown>[] = [];
+    const s = storage(tier, lines);
+    const inherited: unknown[] = [];
+    s.handOwedTo((owed) => inherited.push(owed));
+    await s.purge(PURGE);
+    await s.close();
+    await s.purge(PURGE);
+    expect(inherited).toEqual([
+      { messages: [PURGE], overflow: false },
+      { messages: [PURGE], overflow: false },
+    ]);
+    expect(lines.some((l) => l['redisPurge'] === 'dropped')).toBe(false);
+    expect((s as unknown as { owedTimer?: unknown }).owedTimer).toBeUndefined();
   });
 });
