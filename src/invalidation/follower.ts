@@ -609,7 +609,7 @@ export class ChangeFollower {
     let rows = 0;
     let ended = false;
     let clockChecked = false;
-    /** The reading is past a row dated in the wiki's future (every row after it is dated ahead too). */
+    /** The page read holds a row dated in the wiki's future (every row after it is dated ahead too). */
     let pastAhead = false;
     /** Set while narrowing to a row the wiki cannot list: one of the `within` rows from `from` fails; `limit` is the next page's rclimit. */
     let narrow: { within: number; limit: number } | undefined;
@@ -769,12 +769,15 @@ export class ChangeFollower {
           batch.push(changeFromRow(row, namespaces));
           batchSeen.push([row.rcid, key.s]);
         }
-        // The cursor never passes a row dated in the wiki's future: the rows still to come are
-        // dated before it. The rows listed after it are read all the same, each applied once (a
-        // `clock` gap per poll that meets one): a host whose clock runs ahead goes on writing
-        // there, and stopping at the first row, the follower vouched with lag 0 while they waited
-        // unread until the wiki's clock reached it
-        // (test/in-process/change-follower-row-dated-in-the-future.test.ts).
+        // The cursor never passes a row dated in the wiki's future, and the poll ends with the
+        // page that holds one: the rows still to come are dated before it. The rows that page
+        // lists after it are applied all the same, each once (a `clock` gap per poll that meets
+        // a new one): a host whose clock runs ahead goes on writing there, and stopping at the
+        // first row the follower vouched with lag 0 while they waited unread until the wiki's
+        // clock reached it (test/in-process/change-follower-row-dated-in-the-future.test.ts).
+        // Rows past that page still wait (docs/INVALIDATION.md, known limits): every poll reads
+        // the same pages again until the wiki's clock reaches them, so going on past it would
+        // spend every poll's pages there, vouching for nothing.
         if (future) pastAhead = true;
         else if (cmp(key, pos) > 0) pos = key;
       }
@@ -789,7 +792,7 @@ export class ChangeFollower {
         else narrow.limit = Math.ceil(narrow.within / 2);
       }
       if (batch.length >= APPLY_BATCH_ROWS) await commit();
-      if (ended || !next || list.length === 0) {
+      if (ended || pastAhead || !next || list.length === 0) {
         ended = true;
         break;
       }
@@ -805,8 +808,7 @@ export class ChangeFollower {
     // Stopped with rows left: the oldest row not read is after the last one read (`from`), which
     // may be in the window well before the cursor (a burst of rows inserted late, dated earlier).
     const behindMs = ended || server === undefined ? 0 : Math.max(0, (server - Math.min(from.s, pos.s)) * 1000);
-    // Stopped among rows dated ahead (the poll's pages spent): those not read yet are not vouched for.
-    return { behindMs, more: !ended, rows, reached: ended || (past() && !pastAhead) };
+    return { behindMs, more: !ended, rows, reached: ended || past() };
   }
 
   /**

@@ -4,7 +4,9 @@
 // stopped reading at the first, said it had read everything (lag 0, healthy) and vouched, while
 // those rows waited unread until the wiki's clock reached the first one, up to the other server's
 // lead: the answers they change were served stale under the followed TTL, with nothing in the
-// health or the metrics. The rows after it are read and applied at once now, each once.
+// health or the metrics. The rows the page holding it lists after it are applied at once now,
+// each once; the poll still ends with that page (rows past it wait, as a known limit: reading
+// on, every poll would spend its pages on the same rows again).
 import { describe, expect, it } from 'vitest';
 import type { FollowerUnderTest } from '../support/fake-recentchanges.js';
 import { followerOnFakeWiki } from '../support/follower-on-fake-wiki.js';
@@ -50,5 +52,26 @@ describe('a server whose clock runs ahead, writing on', () => {
     expect(f.applied).toHaveLength(3);
     expect(f.gaps).toHaveLength(2);
     expect(f.follower.healthy).toBe(true);
+  });
+
+  it('a run of rows ahead longer than a page: the poll ends with the page that holds the first, and vouches', async () => {
+    wiki.pageSize = 3;
+    f = follow({ unhealthyAfterMs: 10_000 });
+    await f.follower.pollOnce();
+    f.gaps.length = 0;
+    pass(1_000);
+    for (let i = 0; i < 9; i++) wiki.add(`Ahead ${i}`, { at: wiki.clock + AHEAD_MS + i * 1_000 });
+    await f.follower.pollOnce();
+    // The first page from the cursor holds three of them: applied; the rest wait for the wiki's clock.
+    expect(f.applied).toEqual(['Ahead 0', 'Ahead 1', 'Ahead 2']);
+    expect(f.follower.healthy).toBe(true);
+    pass(1_000);
+    wiki.add('Now');
+    await f.follower.pollOnce();
+    expect(f.applied).toEqual(['Ahead 0', 'Ahead 1', 'Ahead 2', 'Now']);
+    expect(f.follower.healthy).toBe(true);
+    pass(AHEAD_MS + 10_000);
+    await f.follower.pollOnce();
+    expect(f.applied.slice(4)).toEqual(['Ahead 3', 'Ahead 4', 'Ahead 5', 'Ahead 6', 'Ahead 7', 'Ahead 8']);
   });
 });
