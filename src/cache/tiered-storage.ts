@@ -329,6 +329,7 @@ export class TieredStorage implements Storage {
   adoptOwed(owed: OwedPurges): void {
     // Applied here when the process that owed them told its siblings: before any mark this one has.
     for (const message of owed.messages) this.owe(message, 0);
+    if (owed.overflow && this.closed && this.heir) return this.heir({ messages: [], overflow: true });
     if (owed.overflow && this.closed) {
       // Its siblings hear that it owes one (tellOwing): with workers, another carries it once this one has exited.
       this.opts.log.error(
