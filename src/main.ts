@@ -106,7 +106,7 @@ async function runWorker(id: number): Promise<void> {
   try {
     built = await build(config, log, { siblings: siblingsOverIpc() }, { admin: false });
     answerPrimary(built);
-    await listenAs(built.publicApp, { key: 'WIKIEDGE_PORT', host: config.host, port: config.port });
+    await listenAs(built.publicApp, { key: 'WIKIEDGE_PORT', hostKey: 'WIKIEDGE_HOST', host: config.host, port: config.port });
   } catch (err) {
     // The primary's reload line names why, and the key to set (cluster/reload.ts workersReplaced).
     await tellStartFailed(err);

@@ -12,17 +12,23 @@ import type { FastifyInstance } from 'fastify';
 export interface ListenerSpec {
   /** WIKIEDGE_PORT or WIKIEDGE_ADMIN_PORT. */
   readonly key: string;
+  /** WIKIEDGE_HOST or WIKIEDGE_ADMIN_HOST: the key a failure of the address itself names. */
+  readonly hostKey: string;
   readonly host: string;
   readonly port: number;
 }
 
+/** Failures of the address, not of the port: the host's key is named. */
+const HOST_FAILURES: ReadonlySet<string | undefined> = new Set(['EADDRNOTAVAIL', 'ENOTFOUND', 'EAI_AGAIN']);
+
 export class ListenError extends Error {
-  /** The configuration key of the listener (WIKIEDGE_PORT, WIKIEDGE_ADMIN_PORT). */
+  /** The configuration key the failure names (WIKIEDGE_PORT, WIKIEDGE_HOST, WIKIEDGE_ADMIN_…). */
   readonly key: string;
   constructor(spec: ListenerSpec, cause: unknown) {
-    super(`${spec.key}: cannot listen on ${hostPort(spec)}: ${why(cause)}`, { cause });
+    const key = HOST_FAILURES.has((cause as NodeJS.ErrnoException | undefined)?.code) ? spec.hostKey : spec.key;
+    super(`${key}: cannot listen on ${hostPort(spec)}: ${why(cause)}`, { cause });
     this.name = 'ListenError';
-    this.key = spec.key;
+    this.key = key;
   }
 }
 

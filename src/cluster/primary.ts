@@ -269,14 +269,14 @@ export async function runPrimary(loaded: LoadedConfig, sources: ConfigSources, l
   let handOverAllowed = true;
 
   // A port in use is said in one line before any worker starts (apps/listen.ts).
-  await checkCanListen({ key: 'WIKIEDGE_PORT', host: fixed.host, port: fixed.port });
-  await checkCanListen({ key: 'WIKIEDGE_ADMIN_PORT', host: fixed.adminHost, port: fixed.adminPort });
+  await checkCanListen({ key: 'WIKIEDGE_PORT', hostKey: 'WIKIEDGE_HOST', host: fixed.host, port: fixed.port });
+  await checkCanListen({ key: 'WIKIEDGE_ADMIN_PORT', hostKey: 'WIKIEDGE_ADMIN_HOST', host: fixed.adminHost, port: fixed.adminPort });
   // Every worker must be listening before the admin listener says so; one that exits first
   // means the configuration or the port is wrong, and the primary exits 1 (supervisor.ts).
   await supervisor.start();
   // A SIGTERM while the workers started: shutdown.ts stops them and exits; nothing more to open.
   if (state.shuttingDown) return;
-  await listenAs(admin, { key: 'WIKIEDGE_ADMIN_PORT', host: fixed.adminHost, port: fixed.adminPort });
+  await listenAs(admin, { key: 'WIKIEDGE_ADMIN_PORT', hostKey: 'WIKIEDGE_ADMIN_HOST', host: fixed.adminHost, port: fixed.adminPort });
   probe.start();
   log.info({ workers: supervisor.size, public: `${fixed.host}:${fixed.port}`, admin: admin.server.address() }, 'wikiedge listening');
   sighup.started();

@@ -99,8 +99,8 @@ export function runSingle(loaded: LoadedConfig, log: Logger): Single {
     };
     const admin = buildAdmin(log, backend, liveAdminOptions(config));
     await admin.ready();
-    await listenAs(gens.front, { key: 'WIKIEDGE_PORT', host: config().host, port: config().port });
-    await listenAs(admin, { key: 'WIKIEDGE_ADMIN_PORT', host: config().adminHost, port: config().adminPort });
+    await listenAs(gens.front, { key: 'WIKIEDGE_PORT', hostKey: 'WIKIEDGE_HOST', host: config().host, port: config().port });
+    await listenAs(admin, { key: 'WIKIEDGE_ADMIN_PORT', hostKey: 'WIKIEDGE_ADMIN_HOST', host: config().adminHost, port: config().adminPort });
     probe.start();
     gens.gateway.learnNamespaces();
     log.info({ public: gens.front.address(), admin: admin.server.address() }, 'wikiedge listening');

@@ -3,6 +3,7 @@
  * value that is set (defaults are the table's business, fields.ts) and the key to name in its
  * error; every error names the key and the rule, as @fastify/http-proxy's options do.
  */
+import { isIP } from 'node:net';
 import { addressEntryProblem } from '../words/address-list.js';
 import { ConfigError, parseOr } from './field.js';
 import { describeJsonError } from './json-error.js';
@@ -51,12 +52,25 @@ export const int =
 
 export const port = int(0, 65535);
 
+/**
+ * A listen address: an IP literal, or a host name as RFC 1123 §2.1 spells one (labels of
+ * letters, digits and `-`), which is resolved when the listener binds. Anything else (a URL, a
+ * `host:port`, spaces) is refused here, naming the key, not at the bind.
+ */
+export function listenHost(v: unknown, key: string): string {
+  const s = str(v, key).trim();
+  if (isIP(s) !== 0) return s;
+  if (s.length <= 253 && /^(?=.)([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(s)) return s;
+  throw new ConfigError(key, `must be an IP address or a host name (e.g. 0.0.0.0, ::, 127.0.0.1, localhost), got ${JSON.stringify(v)}`);
+}
+
 /** A number from 0 to `max`, such as the share of a TTL taken off at random. */
 export const fraction =
   (max: number) =>
   (v: unknown, key: string): number => {
-    const n = typeof v === 'number' ? v : Number(v);
-    if (!Number.isFinite(n) || n < 0 || n > max) throw new ConfigError(key, `must be a number from 0 to ${max}`);
+    // Number('') and Number(' ') are 0, Number([]) too: only a number or a string that spells one.
+    const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
+    if (!Number.isFinite(n) || n < 0 || n > max) throw new ConfigError(key, `must be a number from 0 to ${max}, got ${JSON.stringify(v)}`);
     return n;
   };
 
@@ -130,6 +144,10 @@ export function cookieName(v: unknown, key: string): string {
 
 /** A comma-separated string (the environment) or a list (the file), trimmed, empty items dropped. */
 function listItems(v: unknown, key: string, what: string): string[] {
+  // A list in the file holds strings (or numbers, as YAML reads a bare port or digits): `null`,
+  // a map or a nested list is no item, not the text "null".
+  if (Array.isArray(v) && !v.every((x) => typeof x === 'string' || typeof x === 'number'))
+    throw new ConfigError(key, `must be a list of ${what}, got ${JSON.stringify(v.find((x) => typeof x !== 'string' && typeof x !== 'number'))} in it`);
   const items = Array.isArray(v) ? v.map(String) : typeof v === 'string' ? v.split(',') : null;
   if (!items) throw new ConfigError(key, `must be a comma-separated list of ${what}`);
   return items.map((s) => s.trim()).filter((s) => s !== '');

@@ -38,6 +38,28 @@ describe('configuration', () => {
     expect(c.logHits).toBe(1);
   });
 
+  it('listen addresses: an IP literal or a host name, anything else refused naming the key', () => {
+    for (const good of ['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost', 'gateway-1.internal']) {
+      expect(loadConfig({ ...base, WIKIEDGE_HOST: good }).host).toBe(good);
+      expect(loadConfig({ ...base, WIKIEDGE_ADMIN_HOST: good, WIKIEDGE_ADMIN_INSECURE_NO_TOKEN: 'true' }).adminHost).toBe(good);
+    }
+    for (const bad of [' ', 'http://0.0.0.0', '0.0.0.0:8080', 'two words', '-leading.dash', 'under_score']) {
+      expect(errorOf({ ...base, WIKIEDGE_HOST: bad }).message).toMatch(/^WIKIEDGE_HOST: must be an IP address or a host name/);
+      expect(errorOf({ ...base, WIKIEDGE_ADMIN_HOST: bad }).message).toMatch(/^WIKIEDGE_ADMIN_HOST: must be an IP address or a host name/);
+    }
+  });
+
+  it('a number that is blank is no number (Number(" ") is 0; an empty value is unset, the default)', () => {
+    expect(errorOf({ ...base, WIKIEDGE_TTL_JITTER_RATIO: ' ' }).message).toMatch(/^WIKIEDGE_TTL_JITTER_RATIO: must be a number/);
+    expect(loadConfig({ ...base, WIKIEDGE_TTL_JITTER_RATIO: '' }).ttlJitterRatio).toBe(loadConfig(base).ttlJitterRatio);
+  });
+
+  it('a list in the file holds strings: null, a map or a list in it is refused, not read as text', () => {
+    const file = path.join(scratchDir('config-list-items'), 'wikiedge.yaml');
+    writeFileSync(file, 'upstream: http://wiki:80\ncredentialCookies: [null]\n');
+    expect(errorOf({ WIKIEDGE_CONFIG: file }).message).toMatch(/^WIKIEDGE_CREDENTIAL_COOKIES: must be a list of cookie names, got null in it/);
+  });
+
   it('WIKIEDGE_LOG_HITS: false, true, or the share of hits to log', () => {
     expect(loadConfig({ ...base, WIKIEDGE_LOG_HITS: 'false' }).logHits).toBe(0);
     expect(loadConfig({ ...base, WIKIEDGE_LOG_HITS: 'true' }).logHits).toBe(1);
