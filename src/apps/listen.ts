@@ -19,7 +19,7 @@ export interface ListenerSpec {
 }
 
 /** Failures of the address, not of the port: the host's key is named. */
-const HOST_FAILURES: ReadonlySet<string | undefined> = new Set(['EADDRNOTAVAIL', 'ENOTFOUND', 'EAI_AGAIN']);
+const HOST_FAILURES: ReadonlySet<string | undefined> = new Set(['EADDRNOTAVAIL', 'ENOTFOUND', 'EAI_AGAIN', 'EAFNOSUPPORT', 'EINVAL']);
 
 export class ListenError extends Error {
   /** The configuration key the failure names (WIKIEDGE_PORT, WIKIEDGE_HOST, WIKIEDGE_ADMIN_…). */
@@ -48,6 +48,8 @@ function why(err: unknown): string {
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
       return 'the host name does not resolve';
+    case 'EAFNOSUPPORT':
+      return 'this machine has no such address family (IPv6 turned off?)';
     default:
       return e?.message ?? String(err);
   }

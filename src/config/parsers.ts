@@ -53,14 +53,19 @@ export const int =
 export const port = int(0, 65535);
 
 /**
- * A listen address: an IP literal, or a host name as RFC 1123 §2.1 spells one (labels of
- * letters, digits and `-`), which is resolved when the listener binds. Anything else (a URL, a
+ * A listen address: an IP literal (an IPv6 one with or without brackets), or a host name as
+ * RFC 1123 §2.1 spells one, which is resolved when the listener binds. Anything else (a URL, a
  * `host:port`, spaces) is refused here, naming the key, not at the bind.
  */
 export function listenHost(v: unknown, key: string): string {
   const s = str(v, key).trim();
   if (isIP(s) !== 0) return s;
-  if (s.length <= 253 && /^(?=.)([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(s)) return s;
+  // An IPv6 literal in brackets, as a URL writes it: the address itself.
+  const bracketed = /^\[(.+)\]$/.exec(s)?.[1];
+  if (bracketed !== undefined && isIP(bracketed) === 6) return bracketed;
+  // Labels of letters, digits, `-` and `_` (a container's service name may hold one), and the
+  // final dot of a fully qualified name.
+  if (s.length <= 254 && /^[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$/.test(s)) return s;
   throw new ConfigError(key, `must be an IP address or a host name (e.g. 0.0.0.0, ::, 127.0.0.1, localhost), got ${JSON.stringify(v)}`);
 }
 

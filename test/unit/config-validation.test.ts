@@ -39,11 +39,13 @@ describe('configuration', () => {
   });
 
   it('listen addresses: an IP literal or a host name, anything else refused naming the key', () => {
-    for (const good of ['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost', 'gateway-1.internal']) {
+    for (const good of ['0.0.0.0', '::', '127.0.0.1', '::1', 'localhost', 'gateway-1.internal', 'gateway.example.', 'my_service']) {
       expect(loadConfig({ ...base, WIKIEDGE_HOST: good }).host).toBe(good);
       expect(loadConfig({ ...base, WIKIEDGE_ADMIN_HOST: good, WIKIEDGE_ADMIN_INSECURE_NO_TOKEN: 'true' }).adminHost).toBe(good);
     }
-    for (const bad of [' ', 'http://0.0.0.0', '0.0.0.0:8080', 'two words', '-leading.dash', 'under_score']) {
+    // In brackets, as a URL writes it: the address.
+    expect(loadConfig({ ...base, WIKIEDGE_HOST: '[::1]' }).host).toBe('::1');
+    for (const bad of [' ', 'http://0.0.0.0', '0.0.0.0:8080', '[::1]:8080', '[127.0.0.1]', 'two words', '-leading.dash', 'a..b']) {
       expect(errorOf({ ...base, WIKIEDGE_HOST: bad }).message).toMatch(/^WIKIEDGE_HOST: must be an IP address or a host name/);
       expect(errorOf({ ...base, WIKIEDGE_ADMIN_HOST: bad }).message).toMatch(/^WIKIEDGE_ADMIN_HOST: must be an IP address or a host name/);
     }
