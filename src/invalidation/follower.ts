@@ -611,6 +611,8 @@ export class ChangeFollower {
     let clockChecked = false;
     /** The page read holds a row dated in the wiki's future (every row after it is dated ahead too). */
     let pastAhead = false;
+    /** The page after which the poll ends, once it has met a row dated ahead. */
+    let aheadEndsAfterPage = 0;
     /** Set while narrowing to a row the wiki cannot list: one of the `within` rows from `from` fails; `limit` is the next page's rclimit. */
     let narrow: { within: number; limit: number } | undefined;
     /** This poll met an API error answer and narrowed past it: any other it meets is narrowed at once. */
@@ -754,11 +756,13 @@ export class ChangeFollower {
         if (narrow && --narrow.within <= 0) narrow = undefined;
         continue;
       }
-      for (const row of list) {
+      for (const [i, row] of list.entries()) {
         const key = { s: seconds(row.timestamp), id: row.rcid };
         from = key;
         rows++;
-        const future = server !== undefined && key.s * 1000 > server * 1000 + CLOCK_SLACK_MS;
+        // (Never one at or before the cursor: the clock stepping back less than the slack within
+        // a poll would otherwise end it in the window, before its cursor.)
+        const future = server !== undefined && key.s * 1000 > server * 1000 + CLOCK_SLACK_MS && cmp(key, st.pos) > 0;
         // Every row returned is after the floor: in the window it is news only when not seen
         // (inserted late), after the cursor unless seen (a row dated ahead, applied once). Seen
         // is the id with the same timestamp (follower-cursor.ts wasSeen): an id a failed-over
@@ -769,17 +773,22 @@ export class ChangeFollower {
           batch.push(changeFromRow(row, namespaces));
           batchSeen.push([row.rcid, key.s]);
         }
-        // The cursor never passes a row dated in the wiki's future, and the poll ends with the
-        // page that holds one: the rows still to come are dated before it. The rows that page
-        // lists after it are applied all the same, each once (a `clock` gap per poll that meets
-        // a new one): a host whose clock runs ahead goes on writing there, and stopping at the
-        // first row the follower vouched with lag 0 while they waited unread until the wiki's
-        // clock reached it (test/in-process/change-follower-row-dated-in-the-future.test.ts).
-        // Rows past that page still wait (docs/INVALIDATION.md, known limits): every poll reads
-        // the same pages again until the wiki's clock reaches them, so going on past it would
+        // The cursor never passes a row dated in the wiki's future, and the poll ends a page of
+        // rows after the first one: the rows still to come are dated before it. The rows listed
+        // after it are applied all the same, each once (a `clock` gap per poll that meets a new
+        // one): a host whose clock runs ahead goes on writing there, and stopping at the first
+        // row the follower vouched with lag 0 while they waited unread until the wiki's clock
+        // reached it (test/in-process/change-follower-row-dated-in-the-future.test.ts). Rows past
+        // a page of them still wait (docs/INVALIDATION.md, known limits): every poll reads them
+        // again from the window's floor until the wiki's clock reaches them, so reading on would
         // spend every poll's pages there, vouching for nothing.
-        if (future) pastAhead = true;
-        else if (cmp(key, pos) > 0) pos = key;
+        if (future && !pastAhead) {
+          pastAhead = true;
+          // When it is not the page's first row (the late window's rows, read again from its
+          // floor, took the page's start), the next page too: a page's worth of rows after it.
+          aheadEndsAfterPage = i === 0 ? page : page + 1;
+        }
+        if (!future && cmp(key, pos) > 0) pos = key;
       }
       // A narrowed page says nothing of the wiki's page size.
       if (next && list.length > 0 && limit === undefined) this.pageRows = page === 0 ? list.length : Math.max(this.pageRows, list.length);
@@ -792,7 +801,7 @@ export class ChangeFollower {
         else narrow.limit = Math.ceil(narrow.within / 2);
       }
       if (batch.length >= APPLY_BATCH_ROWS) await commit();
-      if (ended || pastAhead || !next || list.length === 0) {
+      if (ended || (pastAhead && page >= aheadEndsAfterPage) || !next || list.length === 0) {
         ended = true;
         break;
       }
