@@ -65,7 +65,11 @@ export function listenHost(v: unknown, key: string): string {
   if (bracketed !== undefined && isIP(bracketed) === 6) return bracketed;
   // Labels of letters, digits, `-` and `_` (a container's service name may hold one), and the
   // final dot of a fully qualified name.
-  if (s.length <= 254 && /^[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$/.test(s)) return s;
+  if (
+    s.length <= (s.endsWith('.') ? 254 : 253) &&
+    /^[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$/.test(s)
+  )
+    return s;
   throw new ConfigError(key, `must be an IP address or a host name (e.g. 0.0.0.0, ::, 127.0.0.1, localhost), got ${JSON.stringify(v)}`);
 }
 

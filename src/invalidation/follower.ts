@@ -611,8 +611,8 @@ export class ChangeFollower {
     let clockChecked = false;
     /** The page read holds a row dated in the wiki's future (every row after it is dated ahead too). */
     let pastAhead = false;
-    /** The page after which the poll ends, once it has met a row dated ahead. */
-    let aheadEndsAfterPage = 0;
+    /** Rows still read after the first row dated ahead before the poll ends. */
+    let aheadRowsLeft = 0;
     /** Set while narrowing to a row the wiki cannot list: one of the `within` rows from `from` fails; `limit` is the next page's rclimit. */
     let narrow: { within: number; limit: number } | undefined;
     /** This poll met an API error answer and narrowed past it: any other it meets is narrowed at once. */
@@ -756,7 +756,7 @@ export class ChangeFollower {
         if (narrow && --narrow.within <= 0) narrow = undefined;
         continue;
       }
-      for (const [i, row] of list.entries()) {
+      for (const row of list) {
         const key = { s: seconds(row.timestamp), id: row.rcid };
         from = key;
         rows++;
@@ -782,11 +782,13 @@ export class ChangeFollower {
         // a page of them still wait (docs/INVALIDATION.md, known limits): every poll reads them
         // again from the window's floor until the wiki's clock reaches them, so reading on would
         // spend every poll's pages there, vouching for nothing.
-        if (future && !pastAhead) {
+        // A page's worth of rows after it, whatever the late window's rows (read again from its
+        // floor) took of the page that holds it: counted by rows, a narrowed page being a few.
+        if (pastAhead) aheadRowsLeft--;
+        else if (future) {
           pastAhead = true;
-          // When it is not the page's first row (the late window's rows, read again from its
-          // floor, took the page's start), the next page too: a page's worth of rows after it.
-          aheadEndsAfterPage = i === 0 ? page : page + 1;
+          // A page as the wiki answers one (rclimit=max), or as learned when this one is narrowed.
+          aheadRowsLeft = limit === undefined ? list.length : this.pageRows;
         }
         if (!future && cmp(key, pos) > 0) pos = key;
       }
@@ -801,12 +803,15 @@ export class ChangeFollower {
         else narrow.limit = Math.ceil(narrow.within / 2);
       }
       if (batch.length >= APPLY_BATCH_ROWS) await commit();
-      if (ended || (pastAhead && page >= aheadEndsAfterPage) || !next || list.length === 0) {
+      if (ended || (pastAhead && aheadRowsLeft <= 0) || !next || list.length === 0) {
         ended = true;
         break;
       }
     }
     await commit();
+    // Out of pages or time after a row dated ahead: every row not read is dated ahead too, and
+    // waits as those past a page of them do (no lag, no poll at once).
+    if (pastAhead) ended = true;
     // Still narrowing (the poll's pages spent): the next poll goes on narrowing where this one did.
     if (narrow === undefined) this.apiErrorAt = undefined;
     if (late > 0) this.opts.log.info({ rows: late }, 'change follower: rows inserted late (dated before the cursor) applied');

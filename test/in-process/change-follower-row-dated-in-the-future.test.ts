@@ -70,6 +70,24 @@ describe('a server whose clock runs ahead, writing on', () => {
     expect(f.follower.healthy).toBe(true);
   });
 
+  it('a poll out of time right after them ends as one that read them: no lag, no `behind` gap', async () => {
+    wiki.pageSize = 4;
+    // No time beyond the cursor's page: the poll stops as soon as it has read past its cursor.
+    f = follow({ unhealthyAfterMs: 60_000, maxLagMs: 5_000, pollBudgetMs: 0 });
+    await f.follower.pollOnce();
+    pass(1_000);
+    for (let i = 0; i < 3; i++) wiki.add(`Now ${i}`);
+    await f.follower.pollOnce();
+    f.gaps.length = 0;
+    // The other servers go quiet for longer than the lag allowed; the one ahead writes on.
+    pass(10_000);
+    for (let i = 0; i < 6; i++) wiki.add(`Ahead ${i}`, { at: wiki.clock + AHEAD_MS + i * 1_000 });
+    await f.follower.pollOnce();
+    expect(f.applied).toContain('Ahead 0');
+    expect(f.gaps.map((g) => g.reason)).toEqual(['clock']);
+    expect(f.follower.healthy).toBe(true);
+  });
+
   it('a run of rows ahead longer than a page: the poll ends a page after the first, and vouches', async () => {
     wiki.pageSize = 3;
     f = follow({ unhealthyAfterMs: 10_000 });
