@@ -603,13 +603,14 @@ export class ChangeFollower {
     let from: Position = st.floor;
     let batch: Change[] = [];
     let batchSeen: [number, number][] = [];
+    /** The batch holds a row dated in the wiki's future not seen before: a clock gap at its commit. */
     let ahead = false;
     let server: number | undefined;
     let late = 0;
     let rows = 0;
     let ended = false;
     let clockChecked = false;
-    /** The page read holds a row dated in the wiki's future (every row after it is dated ahead too). */
+    /** The reading has met a row dated in the wiki's future (every row after it is dated ahead too). */
     let pastAhead = false;
     /** Rows still read after the first row dated ahead before the poll ends. */
     let aheadRowsLeft = 0;
@@ -629,6 +630,25 @@ export class ChangeFollower {
       this.state = { pos, floor: st.floor, seen };
       batch = [];
       batchSeen = [];
+      // A row dated ahead applied (now seen): its gap at once, whatever fails later in this poll
+      // (a page after it), or it would never be taken.
+      if (ahead) {
+        ahead = false;
+        await this.gap('clock', this.opts.now());
+      }
+    };
+    /**
+     * A row read or passed at `at`: whether it is dated in the wiki's future (after the cursor
+     * the poll started from), and the count of rows read after the first such row (readNewRows).
+     */
+    const dated = (at: Position, pageLength: number): boolean => {
+      const future = server !== undefined && at.s * 1000 > server * 1000 + CLOCK_SLACK_MS && cmp(at, st.pos) > 0;
+      if (pastAhead) aheadRowsLeft--;
+      else if (future) {
+        pastAhead = true;
+        aheadRowsLeft = pageLength;
+      }
+      return future;
     };
     /**
      * On past a row the wiki will not show or cannot list, at `at` (after `from`): what it changed
@@ -647,6 +667,8 @@ export class ChangeFollower {
       }
       from = at;
       rows++;
+      // Counted as a row read (its gap covers one dated ahead too: no clock gap of its own).
+      dated(at, this.pageRows);
       if (cmp(at, pos) > 0 && !(server !== undefined && at.s * 1000 > server * 1000 + CLOCK_SLACK_MS)) pos = at;
       return unseen;
     };
@@ -664,7 +686,12 @@ export class ChangeFollower {
     const past = () => cmp(from, st.pos) > 0;
     const namespaces = this.opts.latestNamespaces?.() ?? this.currentNamespaces;
     let held = started;
-    for (let page = 0; page < MAX_PAGES_PER_POLL && (!past() || performance.now() - started < budget); page++) {
+    const readingAhead = () => pastAhead && aheadRowsLeft > 0;
+    for (
+      let page = 0;
+      page < MAX_PAGES_PER_POLL && (!pastAhead || readingAhead()) && (!past() || performance.now() - started < budget || readingAhead());
+      page++
+    ) {
       // A poll reads at least past its cursor however slow the wiki's pages: the lease is renewed
       // as it goes, so that no other replica takes it and follows too meanwhile; one lost stops
       // the poll (its cursor is left to the new leader: follow).
@@ -761,8 +788,9 @@ export class ChangeFollower {
         from = key;
         rows++;
         // (Never one at or before the cursor: the clock stepping back less than the slack within
-        // a poll would otherwise end it in the window, before its cursor.)
-        const future = server !== undefined && key.s * 1000 > server * 1000 + CLOCK_SLACK_MS && cmp(key, st.pos) > 0;
+        // a poll would otherwise end it in the window, before its cursor.) A page as the wiki
+        // answers one (rclimit=max), or as learned when this one is narrowed.
+        const future = dated(key, limit === undefined ? list.length : this.pageRows);
         // Every row returned is after the floor: in the window it is news only when not seen
         // (inserted late), after the cursor unless seen (a row dated ahead, applied once). Seen
         // is the id with the same timestamp (follower-cursor.ts wasSeen): an id a failed-over
@@ -782,14 +810,9 @@ export class ChangeFollower {
         // a page of them still wait (docs/INVALIDATION.md, known limits): every poll reads them
         // again from the window's floor until the wiki's clock reaches them, so reading on would
         // spend every poll's pages there, vouching for nothing.
-        // A page's worth of rows after it, whatever the late window's rows (read again from its
-        // floor) took of the page that holds it: counted by rows, a narrowed page being a few.
-        if (pastAhead) aheadRowsLeft--;
-        else if (future) {
-          pastAhead = true;
-          // A page as the wiki answers one (rclimit=max), or as learned when this one is narrowed.
-          aheadRowsLeft = limit === undefined ? list.length : this.pageRows;
-        }
+        // A page's worth of rows after it (dated), whatever the late window's rows (read again
+        // from its floor) took of the page that holds it: counted by rows, a narrowed page being
+        // a few, past the poll's time budget too.
         if (!future && cmp(key, pos) > 0) pos = key;
       }
       // A narrowed page says nothing of the wiki's page size.
@@ -815,7 +838,6 @@ export class ChangeFollower {
     // Still narrowing (the poll's pages spent): the next poll goes on narrowing where this one did.
     if (narrow === undefined) this.apiErrorAt = undefined;
     if (late > 0) this.opts.log.info({ rows: late }, 'change follower: rows inserted late (dated before the cursor) applied');
-    if (ahead) await this.gap('clock', this.opts.now());
     this.state = { pos, floor: nextFloor(st.floor, pos, seen, Math.min(SEEN_MAX, WINDOW_PAGES * this.pageRows)), seen };
     prune(this.state);
     for (const [id, s] of this.unlistable) if (cmp({ s, id }, this.state.floor) <= 0) this.unlistable.delete(id);

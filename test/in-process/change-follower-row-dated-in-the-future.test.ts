@@ -88,6 +88,37 @@ describe('a server whose clock runs ahead, writing on', () => {
     expect(f.follower.healthy).toBe(true);
   });
 
+  it('out of time, the page after the one that holds the first is still read: a row there is not left waiting', async () => {
+    wiki.pageSize = 4;
+    f = follow({ unhealthyAfterMs: 60_000, pollBudgetMs: 0 });
+    await f.follower.pollOnce();
+    pass(1_000);
+    for (let i = 0; i < 3; i++) wiki.add(`Now ${i}`);
+    await f.follower.pollOnce();
+    f.applied.length = 0;
+    pass(1_000);
+    // From the floor: [Now 0, Now 1, Now 2, Ahead 0], then [Ahead 1, Ahead 2].
+    for (let i = 0; i < 3; i++) wiki.add(`Ahead ${i}`, { at: wiki.clock + AHEAD_MS + i * 1_000 });
+    await f.follower.pollOnce();
+    expect(f.applied).toEqual(['Ahead 0', 'Ahead 1', 'Ahead 2']);
+  });
+
+  it('a first row dated ahead that the wiki will not show (passed, not listed) ends the poll as read too', async () => {
+    wiki.pageSize = 4;
+    f = follow({ unhealthyAfterMs: 60_000, maxLagMs: 5_000, pollBudgetMs: 0 });
+    await f.follower.pollOnce();
+    pass(1_000);
+    for (let i = 0; i < 3; i++) wiki.add(`Now ${i}`);
+    await f.follower.pollOnce();
+    f.gaps.length = 0;
+    pass(10_000);
+    wiki.refuse = (r) => r.title === 'Ahead 0';
+    for (let i = 0; i < 6; i++) wiki.add(`Ahead ${i}`, { at: wiki.clock + AHEAD_MS + i * 1_000 });
+    await f.follower.pollOnce();
+    expect(f.gaps.map((g) => g.reason)).not.toContain('behind');
+    expect(f.follower.healthy).toBe(true);
+  });
+
   it('a run of rows ahead longer than a page: the poll ends a page after the first, and vouches', async () => {
     wiki.pageSize = 3;
     f = follow({ unhealthyAfterMs: 10_000 });
