@@ -626,16 +626,16 @@ export class ChangeFollower {
     let passedInPoll = false;
     const commit = async () => {
       if (batch.length > 0) await this.opts.apply(batch);
+      // A row dated ahead applied: its gap before it is seen, whatever fails later in this poll
+      // (a page after it); failing, the row is read and applied again, and the gap taken then.
+      if (ahead) {
+        await this.gap('clock', this.opts.now());
+        ahead = false;
+      }
       for (const [id, s] of batchSeen) seen.set(id, s);
       this.state = { pos, floor: st.floor, seen };
       batch = [];
       batchSeen = [];
-      // A row dated ahead applied (now seen): its gap at once, whatever fails later in this poll
-      // (a page after it), or it would never be taken.
-      if (ahead) {
-        ahead = false;
-        await this.gap('clock', this.opts.now());
-      }
     };
     /**
      * A row read or passed at `at`: whether it is dated in the wiki's future (after the cursor
@@ -687,149 +687,163 @@ export class ChangeFollower {
     const namespaces = this.opts.latestNamespaces?.() ?? this.currentNamespaces;
     let held = started;
     const readingAhead = () => pastAhead && aheadRowsLeft > 0;
-    for (
-      let page = 0;
-      page < MAX_PAGES_PER_POLL && (!pastAhead || readingAhead()) && (!past() || performance.now() - started < budget || readingAhead());
-      page++
-    ) {
-      // A poll reads at least past its cursor however slow the wiki's pages: the lease is renewed
-      // as it goes, so that no other replica takes it and follows too meanwhile; one lost stops
-      // the poll (its cursor is left to the new leader: follow).
-      if (this.leaseLost) break;
-      if (performance.now() - held >= LEASE_RENEW_MS) {
-        if (!(await this.renewLease())) break;
-        held = performance.now();
-      }
-      if (narrow === undefined && knownNext !== undefined && cmp(from, knownNext.after) === 0) {
-        // The narrowed page read every row before the known one: on past it, nothing asked.
-        const row = knownNext.row;
+    /** The rows up to the first row dated ahead are applied: a page after it that fails ends the poll. */
+    let aheadCommitted = false;
+    try {
+      for (let page = 0; page < MAX_PAGES_PER_POLL && (!pastAhead || readingAhead()) && (!past() || performance.now() - started < budget); page++) {
+        // A poll reads at least past its cursor however slow the wiki's pages: the lease is renewed
+        // as it goes, so that no other replica takes it and follows too meanwhile; one lost stops
+        // the poll (its cursor is left to the new leader: follow).
+        if (this.leaseLost) break;
+        if (performance.now() - held >= LEASE_RENEW_MS) {
+          if (!(await this.renewLease())) break;
+          held = performance.now();
+        }
+        if (narrow === undefined && knownNext !== undefined && cmp(from, knownNext.after) === 0) {
+          // The narrowed page read every row before the known one: on past it, nothing asked.
+          const row = knownNext.row;
+          knownNext = undefined;
+          await pass(row, {}, UNLISTABLE);
+          continue;
+        }
         knownNext = undefined;
-        await pass(row, {}, UNLISTABLE);
-        continue;
-      }
-      knownNext = undefined;
-      if (narrow === undefined && (noneKnownBefore === undefined || cmp(from, noneKnownBefore) >= 0) && this.unlistableAfter(from)) {
-        // A row known unlistable lies ahead (every poll reads the late window again): the page is
-        // asked to end before it, and it is passed without asking for it again.
-        const ahead = await this.positionsAfter(from, undefined);
-        server ??= ahead.server;
-        const known = ahead.positions.findIndex((at) => wasSeen(this.unlistable, at));
-        if (known === 0) {
-          await pass(ahead.positions[0]!, {}, UNLISTABLE);
+        if (narrow === undefined && (noneKnownBefore === undefined || cmp(from, noneKnownBefore) >= 0) && this.unlistableAfter(from)) {
+          // A row known unlistable lies ahead (every poll reads the late window again): the page is
+          // asked to end before it, and it is passed without asking for it again.
+          const ahead = await this.positionsAfter(from, undefined);
+          server ??= ahead.server;
+          const known = ahead.positions.findIndex((at) => wasSeen(this.unlistable, at));
+          if (known === 0) {
+            await pass(ahead.positions[0]!, {}, UNLISTABLE);
+            continue;
+          }
+          if (known > 0) {
+            narrow = { within: known, limit: known };
+            knownNext = { after: ahead.positions[known - 1]!, row: ahead.positions[known]! };
+          } else noneKnownBefore = ahead.positions[ahead.positions.length - 1];
+        }
+        const cont = `${tsMw(from.s)}|${from.id + 1}`;
+        const limit = narrow?.limit;
+        const answer = (await this.ask(`${RC_QUERY}&rcdir=newer&rclimit=${limit ?? 'max'}&curtimestamp=1&rccontinue=${cont}`)) as RcAnswer;
+        if (answer.error !== undefined) {
+          // Once is no proof (a database error of the moment answers so too): the poll fails as
+          // before, and the next one, failing here again, narrows. A database's or a load
+          // limit's error never is (TRANSIENT_API_ERRORS), nor are more rows than a poll passes.
+          if (TRANSIENT_API_ERRORS.test(answer.error.code ?? '') || passedNew >= MAX_UNLISTABLE_PER_POLL) throw errorOf(answer.error);
+          if (!narrowing && !this.mayNarrow(from)) {
+            this.apiErrorAt = from;
+            throw errorOf(answer.error);
+          }
+          narrowing = true;
+          const error = { code: answer.error.code, info: answer.error.info?.slice(0, 200) };
+          const found = await this.positionsAfter(from, limit);
+          server ??= found.server;
+          const positions = found.positions;
+          if (positions.length === 0) throw errorOf(answer.error);
+          const known = positions.findIndex((at) => wasSeen(this.unlistable, at));
+          if (positions.length === 1 || known === 0) {
+            // Pinned down: the first row from here is the one the wiki cannot list.
+            const at = positions[0]!;
+            if (cmp(at, from) <= 0) throw new Error(`recentchanges: the row the wiki cannot list (${isoOf(at.s)}|${at.id}) is not after the cursor`);
+            // Only when the error is this row's: a page of rows read while narrowing, a row passed
+            // so already in this poll, or a row after it that lists. An error every page answers (a
+            // deploy that breaks comments or tags for all rows) is no row's: the poll fails, as
+            // before, and no listable row is passed.
+            if (known !== 0 && !listedSinceError && !passedInPoll && !(await this.rowsListAfter(at))) throw errorOf(answer.error);
+            this.unlistable.set(at.id, at.s);
+            // Only a row that takes a gap counts: one seen before (applied, then unrenderable) costs nothing.
+            if (await pass(at, error, UNLISTABLE)) passedNew++;
+            passedInPoll = true;
+            narrow = undefined;
+            continue;
+          }
+          // A row known unlistable ends the page before it; otherwise one of these rows fails it:
+          // the first half is asked for.
+          narrow = known > 0 ? { within: known + 1, limit: known } : { within: positions.length, limit: Math.ceil(positions.length / 2) };
           continue;
         }
-        if (known > 0) {
-          narrow = { within: known, limit: known };
-          knownNext = { after: ahead.positions[known - 1]!, row: ahead.positions[known]! };
-        } else noneKnownBefore = ahead.positions[ahead.positions.length - 1];
-      }
-      const cont = `${tsMw(from.s)}|${from.id + 1}`;
-      const limit = narrow?.limit;
-      const answer = (await this.ask(`${RC_QUERY}&rcdir=newer&rclimit=${limit ?? 'max'}&curtimestamp=1&rccontinue=${cont}`)) as RcAnswer;
-      if (answer.error !== undefined) {
-        // Once is no proof (a database error of the moment answers so too): the poll fails as
-        // before, and the next one, failing here again, narrows. A database's or a load
-        // limit's error never is (TRANSIENT_API_ERRORS), nor are more rows than a poll passes.
-        if (TRANSIENT_API_ERRORS.test(answer.error.code ?? '') || passedNew >= MAX_UNLISTABLE_PER_POLL) throw errorOf(answer.error);
-        if (!narrowing && !this.mayNarrow(from)) {
-          this.apiErrorAt = from;
-          throw errorOf(answer.error);
+        const list = rowsOf(answer);
+        if (answer.curtimestamp !== undefined) server = seconds(answer.curtimestamp);
+        if (!clockChecked) {
+          clockChecked = true;
+          if (await this.clockWentWrong(server)) return { behindMs: 0, more: false, rows: 0, reached: true };
         }
-        narrowing = true;
-        const error = { code: answer.error.code, info: answer.error.info?.slice(0, 200) };
-        const found = await this.positionsAfter(from, limit);
-        server ??= found.server;
-        const positions = found.positions;
-        if (positions.length === 0) throw errorOf(answer.error);
-        const known = positions.findIndex((at) => wasSeen(this.unlistable, at));
-        if (positions.length === 1 || known === 0) {
-          // Pinned down: the first row from here is the one the wiki cannot list.
-          const at = positions[0]!;
-          if (cmp(at, from) <= 0) throw new Error(`recentchanges: the row the wiki cannot list (${isoOf(at.s)}|${at.id}) is not after the cursor`);
-          // Only when the error is this row's: a page of rows read while narrowing, a row passed
-          // so already in this poll, or a row after it that lists. An error every page answers (a
-          // deploy that breaks comments or tags for all rows) is no row's: the poll fails, as
-          // before, and no listable row is passed.
-          if (known !== 0 && !listedSinceError && !passedInPoll && !(await this.rowsListAfter(at))) throw errorOf(answer.error);
-          this.unlistable.set(at.id, at.s);
-          // Only a row that takes a gap counts: one seen before (applied, then unrenderable) costs nothing.
-          if (await pass(at, error, UNLISTABLE)) passedNew++;
-          passedInPoll = true;
-          narrow = undefined;
+        const next = answer.continue?.rccontinue;
+        if (list.length === 0 && next !== undefined) {
+          // No row, yet a continuation: the wiki would not show the row it stopped at (an
+          // ApiQueryBaseProcessRow hook refused it, or it did not fit the result:
+          // ApiQueryRecentChanges::run sets the continuation at that row and breaks). Asked again,
+          // it answers the same: read as the end, the follower stopped there for good and vouched.
+          // What that row changed no tag can say: a gap (once: it is then seen), and on past it.
+          const at = positionOfContinue(next);
+          if (at === undefined || cmp(at, from) <= 0)
+            throw new Error(`recentchanges: a page without rows whose continuation (${next.slice(0, 40)}) does not move on`);
+          await pass(at, { rccontinue: next }, 'change follower: the wiki would not show a row; a gap, and on past it');
+          if (narrow && --narrow.within <= 0) narrow = undefined;
           continue;
         }
-        // A row known unlistable ends the page before it; otherwise one of these rows fails it:
-        // the first half is asked for.
-        narrow = known > 0 ? { within: known + 1, limit: known } : { within: positions.length, limit: Math.ceil(positions.length / 2) };
-        continue;
-      }
-      const list = rowsOf(answer);
-      if (answer.curtimestamp !== undefined) server = seconds(answer.curtimestamp);
-      if (!clockChecked) {
-        clockChecked = true;
-        if (await this.clockWentWrong(server)) return { behindMs: 0, more: false, rows: 0, reached: true };
-      }
-      const next = answer.continue?.rccontinue;
-      if (list.length === 0 && next !== undefined) {
-        // No row, yet a continuation: the wiki would not show the row it stopped at (an
-        // ApiQueryBaseProcessRow hook refused it, or it did not fit the result:
-        // ApiQueryRecentChanges::run sets the continuation at that row and breaks). Asked again,
-        // it answers the same: read as the end, the follower stopped there for good and vouched.
-        // What that row changed no tag can say: a gap (once: it is then seen), and on past it.
-        const at = positionOfContinue(next);
-        if (at === undefined || cmp(at, from) <= 0)
-          throw new Error(`recentchanges: a page without rows whose continuation (${next.slice(0, 40)}) does not move on`);
-        await pass(at, { rccontinue: next }, 'change follower: the wiki would not show a row; a gap, and on past it');
-        if (narrow && --narrow.within <= 0) narrow = undefined;
-        continue;
-      }
-      for (const row of list) {
-        const key = { s: seconds(row.timestamp), id: row.rcid };
-        from = key;
-        rows++;
-        // (Never one at or before the cursor: the clock stepping back less than the slack within
-        // a poll would otherwise end it in the window, before its cursor.) A page as the wiki
-        // answers one (rclimit=max), or as learned when this one is narrowed.
-        const future = dated(key, limit === undefined ? list.length : this.pageRows);
-        // Every row returned is after the floor: in the window it is news only when not seen
-        // (inserted late), after the cursor unless seen (a row dated ahead, applied once). Seen
-        // is the id with the same timestamp (follower-cursor.ts wasSeen): an id a failed-over
-        // database reissued to a later change is news.
-        if (!wasSeen(seen, key)) {
-          if (cmp(key, pos) <= 0) late++;
-          if (future) ahead = true;
-          batch.push(changeFromRow(row, namespaces));
-          batchSeen.push([row.rcid, key.s]);
+        for (const row of list) {
+          const key = { s: seconds(row.timestamp), id: row.rcid };
+          from = key;
+          rows++;
+          // (Never one at or before the cursor: the clock stepping back less than the slack within
+          // a poll would otherwise end it in the window, before its cursor.) A page as the wiki
+          // answers one (rclimit=max), or as learned when this one is narrowed.
+          const future = dated(key, limit === undefined ? list.length : this.pageRows);
+          // Every row returned is after the floor: in the window it is news only when not seen
+          // (inserted late), after the cursor unless seen (a row dated ahead, applied once). Seen
+          // is the id with the same timestamp (follower-cursor.ts wasSeen): an id a failed-over
+          // database reissued to a later change is news.
+          if (!wasSeen(seen, key)) {
+            if (cmp(key, pos) <= 0) late++;
+            if (future) ahead = true;
+            batch.push(changeFromRow(row, namespaces));
+            batchSeen.push([row.rcid, key.s]);
+          }
+          // The cursor never passes a row dated in the wiki's future, and the poll ends a page of
+          // rows after the first one: the rows still to come are dated before it. The rows listed
+          // after it are applied all the same, each once (a `clock` gap per poll that meets a new
+          // one): a host whose clock runs ahead goes on writing there, and stopping at the first
+          // row the follower vouched with lag 0 while they waited unread until the wiki's clock
+          // reached it (test/in-process/change-follower-row-dated-in-the-future.test.ts). Rows past
+          // a page of them still wait (docs/INVALIDATION.md, known limits): every poll reads them
+          // again from the window's floor until the wiki's clock reaches them, so reading on would
+          // spend every poll's pages there, vouching for nothing.
+          // A page's worth of rows after it (dated), whatever the late window's rows (read again
+          // from its floor) took of the page that holds it: counted by rows, a narrowed page being
+          // a few, past the poll's time budget too.
+          if (!future && cmp(key, pos) > 0) pos = key;
         }
-        // The cursor never passes a row dated in the wiki's future, and the poll ends a page of
-        // rows after the first one: the rows still to come are dated before it. The rows listed
-        // after it are applied all the same, each once (a `clock` gap per poll that meets a new
-        // one): a host whose clock runs ahead goes on writing there, and stopping at the first
-        // row the follower vouched with lag 0 while they waited unread until the wiki's clock
-        // reached it (test/in-process/change-follower-row-dated-in-the-future.test.ts). Rows past
-        // a page of them still wait (docs/INVALIDATION.md, known limits): every poll reads them
-        // again from the window's floor until the wiki's clock reaches them, so reading on would
-        // spend every poll's pages there, vouching for nothing.
-        // A page's worth of rows after it (dated), whatever the late window's rows (read again
-        // from its floor) took of the page that holds it: counted by rows, a narrowed page being
-        // a few, past the poll's time budget too.
-        if (!future && cmp(key, pos) > 0) pos = key;
+        // A narrowed page says nothing of the wiki's page size.
+        if (next && list.length > 0 && limit === undefined) this.pageRows = page === 0 ? list.length : Math.max(this.pageRows, list.length);
+        if (narrow) {
+          // The failing row is among the rows left: the half of them is asked for next. None left:
+          // the page no longer fails (an error of the moment), rclimit=max again.
+          if (narrowing && list.length > 0) listedSinceError = true;
+          narrow.within -= list.length;
+          if (narrow.within <= 0) narrow = undefined;
+          else narrow.limit = Math.ceil(narrow.within / 2);
+        }
+        // The rows up to the first dated ahead are applied before any page after it is asked for.
+        if (batch.length >= APPLY_BATCH_ROWS || (pastAhead && !aheadCommitted)) {
+          await commit();
+          aheadCommitted = pastAhead;
+        }
+        if (ended || (pastAhead && aheadRowsLeft <= 0) || !next || list.length === 0) {
+          ended = true;
+          break;
+        }
       }
-      // A narrowed page says nothing of the wiki's page size.
-      if (next && list.length > 0 && limit === undefined) this.pageRows = page === 0 ? list.length : Math.max(this.pageRows, list.length);
-      if (narrow) {
-        // The failing row is among the rows left: the half of them is asked for next. None left:
-        // the page no longer fails (an error of the moment), rclimit=max again.
-        if (narrowing && list.length > 0) listedSinceError = true;
-        narrow.within -= list.length;
-        if (narrow.within <= 0) narrow = undefined;
-        else narrow.limit = Math.ceil(narrow.within / 2);
-      }
-      if (batch.length >= APPLY_BATCH_ROWS) await commit();
-      if (ended || (pastAhead && aheadRowsLeft <= 0) || !next || list.length === 0) {
-        ended = true;
-        break;
-      }
+    } catch (err) {
+      // What a page asked for after them holds is dated ahead too, and waits for the next poll,
+      // as rows past a page of them do: its failure (a 5xx, a timeout, an API error it narrows
+      // at the next poll) is no failure of the poll, which read every row dated now.
+      if (!aheadCommitted) throw err;
+      this.opts.log.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        'change follower: a page after a row dated in the wiki`s future failed; it is read again at the next poll',
+      );
+      ended = true;
     }
     await commit();
     // Out of pages or time after a row dated ahead: every row not read is dated ahead too, and
