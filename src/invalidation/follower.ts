@@ -689,6 +689,8 @@ export class ChangeFollower {
     const readingAhead = () => pastAhead && aheadRowsLeft > 0;
     /** The rows up to the first row dated ahead are applied: a page after it that fails ends the poll. */
     let aheadCommitted = false;
+    /** It did (its API error, if it was one, narrowed at the next poll: apiErrorAt kept). */
+    let failedAhead = false;
     try {
       for (let page = 0; page < MAX_PAGES_PER_POLL && (!pastAhead || readingAhead()) && (!past() || performance.now() - started < budget); page++) {
         // A poll reads at least past its cursor however slow the wiki's pages: the lease is renewed
@@ -844,13 +846,14 @@ export class ChangeFollower {
         'change follower: a page after a row dated in the wiki`s future failed; it is read again at the next poll',
       );
       ended = true;
+      failedAhead = true;
     }
     await commit();
     // Out of pages or time after a row dated ahead: every row not read is dated ahead too, and
     // waits as those past a page of them do (no lag, no poll at once).
     if (pastAhead) ended = true;
     // Still narrowing (the poll's pages spent): the next poll goes on narrowing where this one did.
-    if (narrow === undefined) this.apiErrorAt = undefined;
+    if (narrow === undefined && !failedAhead) this.apiErrorAt = undefined;
     if (late > 0) this.opts.log.info({ rows: late }, 'change follower: rows inserted late (dated before the cursor) applied');
     this.state = { pos, floor: nextFloor(st.floor, pos, seen, Math.min(SEEN_MAX, WINDOW_PAGES * this.pageRows)), seen };
     prune(this.state);
