@@ -21,6 +21,27 @@ describe('a server whose clock runs ahead, writing on', () => {
     f.now += ms;
   };
 
+  /**
+   * A follower on pages of 4 rows whose late window holds `now` rows dated now (read again from
+   * its floor at every poll: they take the start of the page that holds the first row dated
+   * ahead), what it applied and its gaps cleared.
+   */
+  async function followingAfter(now: number, setup: Parameters<typeof follow>[0]): Promise<void> {
+    wiki.pageSize = 4;
+    f = follow(setup);
+    await f.follower.pollOnce();
+    pass(1_000);
+    for (let i = 0; i < now; i++) wiki.add(`Now ${i}`);
+    await f.follower.pollOnce();
+    f.applied.length = 0;
+    f.gaps.length = 0;
+  }
+
+  /** `n` rows from the server ahead, `Ahead 0` … , a second apart. */
+  const aheadRows = (n: number, from = 0) => {
+    for (let i = from; i < from + n; i++) wiki.add(`Ahead ${i}`, { at: wiki.clock + AHEAD_MS + i * 1_000 });
+  };
+
   it('its rows after the first are applied at once, each once, and rows dated now still are', async () => {
     f = follow({ unhealthyAfterMs: 10_000 });
     await f.follower.pollOnce();
@@ -55,15 +76,9 @@ describe('a server whose clock runs ahead, writing on', () => {
   });
 
   it('rows of the late window before them (read again from its floor) take no page of theirs', async () => {
-    wiki.pageSize = 4;
-    f = follow({ unhealthyAfterMs: 10_000 });
-    await f.follower.pollOnce();
+    await followingAfter(3, { unhealthyAfterMs: 10_000 });
     pass(1_000);
-    for (let i = 0; i < 3; i++) wiki.add(`Now ${i}`);
-    await f.follower.pollOnce();
-    f.applied.length = 0;
-    pass(1_000);
-    for (let i = 0; i < 5; i++) wiki.add(`Ahead ${i}`, { at: wiki.clock + AHEAD_MS + i * 1_000 });
+    aheadRows(5);
     // From the floor: [Now 0, Now 1, Now 2, Ahead 0], then [Ahead 1 … Ahead 4].
     await f.follower.pollOnce();
     expect(f.applied).toEqual(['Ahead 0', 'Ahead 1', 'Ahead 2', 'Ahead 3', 'Ahead 4']);
@@ -71,17 +86,11 @@ describe('a server whose clock runs ahead, writing on', () => {
   });
 
   it('a poll out of time right after them ends as one that read them: no lag, no `behind` gap', async () => {
-    wiki.pageSize = 4;
     // No time beyond the cursor's page: the poll stops as soon as it has read past its cursor.
-    f = follow({ unhealthyAfterMs: 60_000, maxLagMs: 5_000, pollBudgetMs: 0 });
-    await f.follower.pollOnce();
-    pass(1_000);
-    for (let i = 0; i < 3; i++) wiki.add(`Now ${i}`);
-    await f.follower.pollOnce();
-    f.gaps.length = 0;
+    await followingAfter(3, { unhealthyAfterMs: 60_000, maxLagMs: 5_000, pollBudgetMs: 0 });
     // The other servers go quiet for longer than the lag allowed; the one ahead writes on.
     pass(10_000);
-    for (let i = 0; i < 6; i++) wiki.add(`Ahead ${i}`, { at: wiki.clock + AHEAD_MS + i * 1_000 });
+    aheadRows(6);
     await f.follower.pollOnce();
     expect(f.applied).toContain('Ahead 0');
     expect(f.gaps.map((g) => g.reason)).toEqual(['clock']);
@@ -89,18 +98,12 @@ describe('a server whose clock runs ahead, writing on', () => {
   });
 
   it('a page after the one that holds the first, failing, ends the poll as read: the rows dated now are applied', async () => {
-    wiki.pageSize = 4;
-    f = follow({ unhealthyAfterMs: 60_000 });
-    await f.follower.pollOnce();
-    pass(1_000);
-    for (let i = 0; i < 2; i++) wiki.add(`Now ${i}`);
-    await f.follower.pollOnce();
-    f.applied.length = 0;
+    await followingAfter(2, { unhealthyAfterMs: 60_000 });
     pass(1_000);
     wiki.add('Now 2');
     // From the floor: [Now 0, Now 1, Now 2, Ahead 0], then [Ahead 1, Ahead 2], which fails.
     const first = wiki.add('Ahead 0', { at: wiki.clock + AHEAD_MS });
-    for (let i = 1; i < 3; i++) wiki.add(`Ahead ${i}`, { at: wiki.clock + AHEAD_MS + i * 1_000 });
+    aheadRows(2, 1);
     wiki.failWhen = (q) => q.get('rccontinue')?.endsWith(`|${first.rcid + 1}`) === true;
     await f.follower.pollOnce();
     expect(f.applied).toEqual(['Now 2', 'Ahead 0']);
@@ -112,16 +115,10 @@ describe('a server whose clock runs ahead, writing on', () => {
   });
 
   it('a first row dated ahead that the wiki will not show (passed, not listed) ends the poll as read too', async () => {
-    wiki.pageSize = 4;
-    f = follow({ unhealthyAfterMs: 60_000, maxLagMs: 5_000, pollBudgetMs: 0 });
-    await f.follower.pollOnce();
-    pass(1_000);
-    for (let i = 0; i < 3; i++) wiki.add(`Now ${i}`);
-    await f.follower.pollOnce();
-    f.gaps.length = 0;
+    await followingAfter(3, { unhealthyAfterMs: 60_000, maxLagMs: 5_000, pollBudgetMs: 0 });
     pass(10_000);
     wiki.refuse = (r) => r.title === 'Ahead 0';
-    for (let i = 0; i < 6; i++) wiki.add(`Ahead ${i}`, { at: wiki.clock + AHEAD_MS + i * 1_000 });
+    aheadRows(6);
     await f.follower.pollOnce();
     expect(f.gaps.map((g) => g.reason)).not.toContain('behind');
     expect(f.follower.healthy).toBe(true);

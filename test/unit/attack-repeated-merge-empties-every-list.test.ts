@@ -13,14 +13,17 @@ import { changeFromWrite } from '../../src/policy/changes.js';
 const params = (p: Record<string, string>) => (name: string) => p[name];
 const merge = params({ action: 'wbmergeitems', fromid: 'Q6', toid: 'Q1', ignoreconflicts: 'description', token: 'x+\\' });
 
+/** A merge's answer (capture 76's shape), its `redirected` as given. */
+const answer = (redirected: number) => ({
+  success: 1,
+  redirected,
+  from: { id: 'Q6', type: 'item', lastrevid: 28 },
+  to: { id: 'Q1', type: 'item', lastrevid: 29 },
+});
+
 describe('wbmergeitems', () => {
   it('that made no redirect: the pages of both items at once, their lists only once the wiki confirms', () => {
-    const c = changeFromWrite('wbmergeitems', merge, undefined, {
-      success: 1,
-      redirected: 0,
-      from: { id: 'Q6', type: 'item', lastrevid: 28 },
-      to: { id: 'Q1', type: 'item', lastrevid: 29 },
-    })!;
+    const c = changeFromWrite('wbmergeitems', merge, undefined, answer(0))!;
     expect(c.tags).not.toContain('*');
     expect(c.tags).not.toContain('t:item');
     expect(c.tags).not.toContain('sl');
@@ -29,12 +32,7 @@ describe('wbmergeitems', () => {
   });
 
   it('that made the source a redirect (capture 76): everything it changed at once', () => {
-    const c = changeFromWrite('wbmergeitems', merge, undefined, {
-      success: 1,
-      redirected: 1,
-      from: { id: 'Q6', type: 'item', lastrevid: 28 },
-      to: { id: 'Q1', type: 'item', lastrevid: 29 },
-    })!;
+    const c = changeFromWrite('wbmergeitems', merge, undefined, answer(1))!;
     expect(c.tags).toEqual(expect.arrayContaining(['*', 't:item', 'p:Item:Q6', 'p:Item:Q1']));
     expect(c.confirm ?? []).toEqual([]);
   });
