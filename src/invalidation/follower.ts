@@ -686,13 +686,12 @@ export class ChangeFollower {
     const past = () => cmp(from, st.pos) > 0;
     const namespaces = this.opts.latestNamespaces?.() ?? this.currentNamespaces;
     let held = started;
-    const readingAhead = () => pastAhead && aheadRowsLeft > 0;
     /** The rows up to the first row dated ahead are applied: a page after it that fails ends the poll. */
     let aheadCommitted = false;
     /** It did (its API error, if it was one, narrowed at the next poll: apiErrorAt kept). */
     let failedAhead = false;
     try {
-      for (let page = 0; page < MAX_PAGES_PER_POLL && (!pastAhead || readingAhead()) && (!past() || performance.now() - started < budget); page++) {
+      for (let page = 0; page < MAX_PAGES_PER_POLL && !(pastAhead && aheadRowsLeft <= 0) && (!past() || performance.now() - started < budget); page++) {
         // A poll reads at least past its cursor however slow the wiki's pages: the lease is renewed
         // as it goes, so that no other replica takes it and follows too meanwhile; one lost stops
         // the poll (its cursor is left to the new leader: follow).
