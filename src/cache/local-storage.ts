@@ -39,6 +39,11 @@ export class LocalStorage implements Storage {
   }
 
   /** No shared tier: nothing is ever owed. */
+  owesPurges(): boolean {
+    return false;
+  }
+
+  /** No shared tier: nothing is ever owed. */
   takeOwed(): Promise<OwedPurges> {
     return Promise.resolve({ messages: [], overflow: false });
   }

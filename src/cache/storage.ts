@@ -151,6 +151,11 @@ export interface Storage {
    * gateway, Redis and the other replicas kept what they had removed here.
    */
   takeOwed(): Promise<OwedPurges>;
+  /**
+   * Whether purges applied here still wait to reach the shared tier (the other replicas may
+   * serve what they removed until they are carried); false without a shared tier.
+   */
+  owesPurges(): boolean;
   /** Carry `owed` as if this storage had kept them itself (none to carry without a shared tier). */
   adoptOwed(owed: OwedPurges): void;
   /**

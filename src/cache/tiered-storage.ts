@@ -495,6 +495,10 @@ export class TieredStorage implements Storage {
     }
   }
 
+  owesPurges(): boolean {
+    return this.owes();
+  }
+
   private owes(): boolean {
     return this.owed.size > 0 || this.owedOverflow;
   }

@@ -361,6 +361,7 @@ function newFollower(
     apply: async (list) => {
       await changes.apply(list, reach);
     },
+    owesPurges: () => storage.owesPurges(),
     expire: (before, reason) => changes.expire(before, reason, reach),
     namespaces: (ns) => changes.setNamespaces(ns),
     latestNamespaces: () => changes.namespaces,

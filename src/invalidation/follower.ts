@@ -170,6 +170,12 @@ export interface FollowerOptions {
   readonly lease: Lease;
   /** Invalidate what the changes name, everywhere. */
   readonly apply: (changes: readonly Change[]) => Promise<void>;
+  /**
+   * Whether changes applied here still wait to reach the shared tier (cache/tiered-storage.ts
+   * owe: a Redis Cluster master down, a sweep that timed out): the other replicas may serve what
+   * they removed until they are carried, so a poll vouches for nothing while any is owed.
+   */
+  readonly owesPurges?: () => boolean;
   /** Nothing stored before `before` is vouched for any more, everywhere. */
   readonly expire: (before: number, reason: GapReason) => Promise<void>;
   readonly namespaces: (ns: Namespaces) => void;
@@ -224,6 +230,8 @@ export class ChangeFollower {
   private behind = false;
   /** The last poll stopped with pages left: the next one comes at once. */
   private more = false;
+  /** The last poll that read to its end found purges owed to the shared tier (owesPurges). */
+  private owedWhenPolled = false;
   /** Set when a renewal during this poll found the lease taken (holdingLease). */
   private leaseLost = false;
   /** When the last renewal of the lease that succeeded was asked for (performance.now()). */
@@ -442,7 +450,17 @@ export class ChangeFollower {
       this.state = undefined;
       return;
     }
-    if (!read.reached) {
+    // Applied here, but not everywhere yet: the standbys, which read the cursor, and this
+    // replica's health say so until the owed purges are carried; the cursor moves on (the
+    // purges are carried as they are owed, none read again)
+    // (test/in-process/change-follower-vouches-for-nothing-while-its-purges-are-owed.test.ts).
+    const owed = read.reached && this.opts.owesPurges?.() === true;
+    if (owed !== this.owedWhenPolled) {
+      this.owedWhenPolled = owed;
+      if (owed) this.opts.log.warn('change follower: what it applied has not reached the shared tier yet; it vouches for nothing until it has');
+    }
+    if (!read.reached || owed) {
+      this.behind = true;
       await this.opts.cursors.save({ ...this.toCursor(undefined), behind: true });
       return;
     }

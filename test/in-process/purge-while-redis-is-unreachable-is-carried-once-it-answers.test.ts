@@ -30,10 +30,14 @@ describe.runIf(redisInstalled).each(REDIS_BACKENDS)('a purge while %s cannot be 
     // B still holds it: the channel could not carry the purge.
     expect(b.store.get('shared', KEY)).toBeDefined();
     expect(lines.some((l) => l['redisPurge'] === 'owed')).toBe(true);
+    // What the change follower asks before it vouches (invalidation/follower.ts owesPurges).
+    expect(a.storage.owesPurges()).toBe(true);
+    expect(b.storage.owesPurges()).toBe(false);
 
     backend.redis.resume();
     await untilPurgedFrom(b, KEY);
     expect(lines.some((l) => l['redisPurge'] === 'carried')).toBe(true);
+    expect(a.storage.owesPurges()).toBe(false);
     // Gone from Redis too: a replica that starts now does not find it.
     const c = await replica();
     expect(await c.storage.lookup('shared', KEY)).toBeUndefined();

@@ -207,6 +207,7 @@ export interface FollowerSetup {
   readonly maxLagMs?: number;
   readonly pollBudgetMs?: number;
   readonly latestNamespaces?: () => Namespaces;
+  readonly owesPurges?: () => boolean;
 }
 
 /** A wiki stand-in listening on a port, for followers to poll. */
@@ -239,6 +240,7 @@ export function followerOf(url: string, setup: FollowerSetup = {}): FollowerUnde
     gapAfterMs: setup.gapAfterMs ?? 60_000,
     ...(setup.maxLagMs !== undefined && { maxLagMs: setup.maxLagMs }),
     ...(setup.latestNamespaces && { latestNamespaces: setup.latestNamespaces }),
+    ...(setup.owesPurges && { owesPurges: setup.owesPurges }),
     // Polls end by their page count, not by how busy the machine is: tests count polls.
     pollBudgetMs: setup.pollBudgetMs ?? 600_000,
     requestTimeoutMs: 2_000,
