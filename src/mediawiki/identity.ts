@@ -326,6 +326,22 @@ export function requestCookieNames(cookieHeader: string | undefined): ReadonlySe
 const MIN_ECHO_LENGTH = 8;
 
 /**
+ * Values searched for in an answer, at most: each is a scan of the whole answer, synchronously,
+ * and a client writes as many cookies as its head holds (~1,000 of 8 characters). A browser
+ * sends a few per wiki of a family on one domain. More is not searched for: the answer is taken
+ * as echoing one (mayEchoAny), never stored, and refused if it carried debuginfo
+ * (test/unit/attack-credential-values-scanned-without-bound.test.ts).
+ */
+export const MAX_ECHO_VALUES = 32;
+
+/** Whether an answer (latin1 bytes) may hold one of `values`: credentialValues' net, bounded. */
+export function mayEchoAny(body: Buffer, values: readonly string[]): boolean {
+  if (values.length > MAX_ECHO_VALUES) return true;
+  for (const v of values) if (body.includes(v, 0, 'latin1')) return true;
+  return false;
+}
+
+/**
  * The request's credential values as an answer could echo them (as sent, and as PHP decodes
  * them), long enough to recognise: the net for an answer that carries the request's own
  * credentials back (a debuginfo copy the stripper does not know). Empty for most requests.

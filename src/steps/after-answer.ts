@@ -9,6 +9,7 @@ import { forwardedView, headerString } from '../http/forwarding.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { learnSessionUser, type SessionParts, settleSession } from './session-lifecycle.js';
 import { type Inspected, inspect, setCookies, type WikiAnswer } from './ask-wiki.js';
+import { requesterHops } from '../mediawiki/requester-address.js';
 import { answerJson } from '../policy/dependencies.js';
 import { userNamed } from '../policy/session-users.js';
 import type { ApiRequest } from './recv.js';
@@ -29,7 +30,7 @@ export function afterAnswer(
   wroteNow: boolean,
 ): { inspected: Inspected; cookies: ReturnType<typeof setCookies>; json: () => unknown; settling: Promise<void> | undefined } {
   const { res } = fetched;
-  const inspected = inspect(gw, fetched, api, headerString(headers['x-forwarded-for']) ?? '');
+  const inspected = inspect(gw, fetched, api, requesterHops(headerString(headers['x-forwarded-for']) ?? '', gw.trusted));
   const cookies = setCookies(gw.cookieNames, gw.metrics, request, res.headers['set-cookie']);
   // Most answers settle nothing (settleSession's own first test): no promise to wait for then.
   const settling =

@@ -18,7 +18,7 @@ import { decodeContent, type ReadBodyResult, readBounded } from '../http/body.js
 import { DebuginfoStripError, mayCarryDebuginfo, stripDebuginfo } from '../mediawiki/debuginfo/strip.js';
 import { ClientClosedError, GatewayError, failureKind, fromUpstreamFailure } from '../words/errors.js';
 import { headerString } from '../http/forwarding.js';
-import { requestCookieNames } from '../mediawiki/identity.js';
+import { mayEchoAny, requestCookieNames } from '../mediawiki/identity.js';
 import { admit, type Limits, releaseWith } from './admission.js';
 import type { LeaveSignal } from '../limits/upstream-gate.js';
 import type { Logger } from 'pino';
@@ -183,7 +183,7 @@ export function inspect(parts: InspectParts, answer: WikiAnswer, api: ApiRequest
   const body = answer.body;
   if (!Buffer.isBuffer(body)) return { body, debuginfoKept: false, echoesCredentials: false, holdsRequesterAddress: false };
   const holdsRequesterAddress = echoesRequester(api.query) || mentionsAny(body, requesterAddressForms(forwardedFor));
-  if (!mayCarryDebuginfo(body)) return { body, debuginfoKept: false, echoesCredentials: echoes(body, api.credentialValues), holdsRequesterAddress };
+  if (!mayCarryDebuginfo(body)) return { body, debuginfoKept: false, echoesCredentials: mayEchoAny(body, api.credentialValues), holdsRequesterAddress };
   // `off` parses nothing, but an answer that may carry debuginfo (the requester's own cookies)
   // is still never stored: the cheap check above costs ~15 µs per 100 KB.
   if (parts.config.debuginfo === 'off') return { body, debuginfoKept: true, echoesCredentials: false, holdsRequesterAddress };
@@ -201,13 +201,8 @@ export function inspect(parts: InspectParts, answer: WikiAnswer, api: ApiRequest
   if (parts.config.debuginfo === 'pass') return { body, debuginfoKept: result.debuginfo !== undefined, echoesCredentials: false, holdsRequesterAddress };
   if (result.format) parts.debuginfoMetrics.countStripped(result.format);
   // Fail closed: what carried debuginfo and still holds the request's credentials is never sent.
-  if (echoes(result.body, api.credentialValues)) throw uncleanable(new DebuginfoStripError('a credential of the request is left'));
+  if (mayEchoAny(result.body, api.credentialValues)) throw uncleanable(new DebuginfoStripError('a credential of the request is left'));
   return { body: result.body, debuginfoKept: false, echoesCredentials: false, holdsRequesterAddress };
-}
-
-function echoes(body: Buffer, values: readonly string[]): boolean {
-  for (const v of values) if (body.includes(v, 0, 'latin1')) return true;
-  return false;
 }
 
 function uncleanable(cause: Error): GatewayError {

@@ -1,6 +1,7 @@
 // Which anonymous answers hold the requester's own address (mediawiki/requester-address.ts).
 import { describe, expect, it } from 'vitest';
-import { echoesRequester, mentionsAny, requesterAddressForms } from '../../src/mediawiki/requester-address.js';
+import { echoesRequester, MAX_REQUESTER_HOPS, mentionsAny, requesterAddressForms, requesterHops } from '../../src/mediawiki/requester-address.js';
+import { AddressMatcher } from '../../src/words/address-list.js';
 import { parsePhpQuery } from '../../src/mediawiki/php-input.js';
 
 describe('echoesRequester: modules that print the current user into supplied text', () => {
@@ -65,5 +66,31 @@ describe('requesterAddressForms remembered', () => {
     expect(requesterAddressForms(long)).toHaveLength(20);
     for (let i = 0; i < 5000; i++) requesterAddressForms(`203.0.113.${i % 250}, 10.${i >> 8}.${i & 255}.1`);
     expect(requesterAddressForms('2001:db8::7')).toContain('2001:DB8:0:0:0:0:0:7');
+  });
+});
+
+describe('requesterHops: the hops of X-Forwarded-For MediaWiki may name the requester by', () => {
+  const trusted = new AddressMatcher(['127.0.0.1', '::1', '10.0.0.0/8']);
+
+  it.each([
+    // The gateway's peer alone (an untrusted peer's own header is not forwarded).
+    ['203.0.113.7', '203.0.113.7'],
+    // A trusted proxy's client: the client, and the proxy.
+    ['203.0.113.7, 127.0.0.1', '203.0.113.7, 127.0.0.1'],
+    // What the client wrote further left is its own choice, not its address.
+    ['198.51.100.20, 192.0.2.1, 203.0.113.7, 127.0.0.1', '203.0.113.7, 127.0.0.1'],
+    // A chain of trusted proxies is walked through, as MediaWiki walks it.
+    ['198.51.100.20, 203.0.113.7, 10.1.1.1, 127.0.0.1', '203.0.113.7, 10.1.1.1, 127.0.0.1'],
+    // Every hop trusted: the whole header.
+    ['10.0.0.1, 127.0.0.1', '10.0.0.1, 127.0.0.1'],
+  ])('%s → %s', (header, hops) => {
+    expect(requesterHops(header, trusted)).toBe(hops);
+  });
+
+  it('a client that writes a thousand addresses in trusted space has at most MAX_REQUESTER_HOPS searched for', () => {
+    const written = Array.from({ length: 1_000 }, (_, i) => `10.0.${i >> 8}.${i & 255}`).join(', ');
+    const hops = requesterHops(`${written}, 127.0.0.1`, trusted);
+    expect(hops.split(',')).toHaveLength(MAX_REQUESTER_HOPS);
+    expect(requesterAddressForms(hops).length).toBeLessThanOrEqual(MAX_REQUESTER_HOPS * 7);
   });
 });
