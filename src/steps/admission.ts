@@ -18,7 +18,7 @@ import type { LeaveSignal, Release, UpstreamGate } from '../limits/upstream-gate
 
 export type { Release } from '../limits/upstream-gate.js';
 
-/** What a request costs: `uncached` spends the client's budget; the gateway's own refreshes do not. */
+/** What a request costs: `uncached` spends the client's budget; a refresh was charged as it began (chargeRefresh). */
 export type Admission = 'uncached' | 'refresh';
 
 /** What admission reads: the gate, the budgets, what each client has under way, and who the client is. */
@@ -85,6 +85,40 @@ export function budgetLeft(limits: Limits, req: IncomingMessage): Charge {
 }
 
 const OK: Charge = Object.freeze({ ok: true });
+
+/** A grace refresh charged to a client (chargeRefresh): under way as its until `done`. */
+export interface RefreshCharge {
+  done(): void;
+}
+
+/**
+ * A refresh of an entry in its grace window, charged to the client whose hit starts it, as an
+ * uncached request of its own under way until it ends; undefined when that client's budget is
+ * spent (the stale entry is served, and nothing refreshed). Charged to nobody, a client's hits
+ * on the entries it stored made the wiki refresh them all, beside its own budget and share, and
+ * kept them fresh in the tier, ahead of everyone else's (docs/SECURITY.md class 63,
+ * test/in-process/attack-grace-refreshes-charged-to-nobody.test.ts). Its turn at the wiki is the
+ * gateway's own (admit's `refresh`): the request that started it has its answer already.
+ */
+export function chargeRefresh(limits: Limits, req: IncomingMessage): RefreshCharge | undefined {
+  const { key: client, group } = clientOfRequest(limits, req);
+  const now = limits.now();
+  const parallel = (key: string) => limits.underWay.of(key) > 0 || limits.underWay.abandoned(key, now);
+  if (group && !limits.groupBudget.peek(group, now, parallel(group)).ok) return undefined;
+  if (!limits.budget.charge(client, now, parallel(client)).ok) return undefined;
+  if (group) limits.groupBudget.charge(group, now, parallel(group));
+  limits.underWay.enter(client);
+  if (group) limits.underWay.enter(group);
+  let ended = false;
+  return {
+    done: () => {
+      if (ended) return;
+      ended = true;
+      limits.underWay.leave(client);
+      if (group) limits.underWay.leave(group);
+    },
+  };
+}
 
 /**
  * An uncached request's place among its client's (client-budget.ts UncachedUnderWay): counted

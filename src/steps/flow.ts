@@ -29,7 +29,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CacheEntry } from '../cache/entry.js';
 import { entrySize } from '../cache/store.js';
-import { storeCharge } from './store-charge.js';
+import { type StoreCharge, storeCharge } from './store-charge.js';
 import type { Led } from '../cache/storage.js';
 import type { Coalescer } from '../cache/coalescer.js';
 import type { Metrics } from '../observe/metrics.js';
@@ -38,7 +38,7 @@ import { ClientClosedError, GatewayError } from '../words/errors.js';
 import { type Coding, preferenceOf, prefersGzipToIdentity, compressible } from '../http/codings.js';
 import { forwardedView, headerString } from '../http/forwarding.js';
 import type { Gateway } from '../gateway/gateway.js';
-import { budgetLeft, refuse } from './admission.js';
+import { budgetLeft, chargeRefresh, refuse } from './admission.js';
 import type { Disposition, Freshness, NoStoreReason, Tier } from '../words/outcomes.js';
 import { clientLeaving, noteOutcome, noteTarget, type Outcome, wikiRequestHeaders } from './request-record.js';
 import type { LeaveSignal } from '../limits/upstream-gate.js';
@@ -111,13 +111,7 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
         // (representations.ts gzipFirst); a br client finding only gzip counts towards its br.
         const hit = gw.compression.gzipWanted(found!.entry, preference) ? await gw.compression.gzipFirstAsync(tier, key, found!.entry) : found!.entry;
         // The hit that completes the count has its br made, charged to its client's store budget (steps/store-charge.ts).
-        if (preference[0] === 'br' && gw.compression.wantBrotli(hit))
-          gw.compression.makeBrotli(
-            tier,
-            key,
-            hit,
-            storeCharge(gw, request.socket.remoteAddress, headerString(request.headers['x-forwarded-for']), api.identity, tier),
-          );
+        if (preference[0] === 'br' && gw.compression.wantBrotli(hit)) gw.compression.makeBrotli(tier, key, hit, storeChargeOf(gw, request, api, tier));
         return entry(hit, found!.shared ? 'hit-shared' : 'hit');
       }
       case 'stale-and-refresh':
@@ -285,10 +279,16 @@ function ledByItself(fetched: Stored): Led<Stored> {
  */
 function refreshInBackground(gw: Gateway, request: FastifyRequest, api: ApiRequest, key: string, tier: Tier, wasGzip: boolean): void {
   if (gw.coalescer.pending(key)) return;
+  // Charged to the client whose hit starts it: its budget of uncached requests, and of bytes
+  // stored in the tier (steps/admission.ts chargeRefresh); spent, the entry is served stale.
+  const charged = chargeRefresh(gw, request.raw);
+  if (!charged) return;
+  const stores = storeChargeOf(gw, request, api, tier);
   // An entry some client took the gzip of is refreshed in gzip: its clients would make it again.
-  const refresh = () => fetchAndStore(gw, request, api, key, tier, 'refresh', undefined, undefined, wasGzip);
+  const refresh = () => fetchAndStore(gw, request, api, key, tier, 'refresh', undefined, undefined, { gzipAtStore: wasGzip, stores });
   // An entry Redis will not hold is refreshed by whoever holds it (policy.ts mayLeaveTheProcess).
   const work: Promise<Stored | undefined> = mayLeaveTheProcess(api) ? gw.storage.refreshOnce(tier, key, refresh) : refresh();
+  void work.then(charged.done, charged.done);
   gw.coalescer.lead(key, () =>
     work.then(
       (f) => f?.entry,
@@ -342,8 +342,8 @@ async function fetchAndStore(
   gone?: LeaveSignal,
   /** A miss's client, answered before the entry is stored (none for a background refresh). */
   client?: AnswerFirst,
-  /** A refresh of an entry stored in gzip: stored in gzip again. */
-  gzipAtStore = false,
+  /** A background refresh: stored in gzip again when the entry was (gzipAtStore), charged to `stores`. */
+  refreshing?: { readonly gzipAtStore: boolean; readonly stores: StoreCharge },
 ): Promise<Stored> {
   const probe = shouldProbe(api.query);
   // A background refresh's answer is for the store alone: a shared one is always asked for
@@ -449,7 +449,7 @@ async function fetchAndStore(
   // takes gzip gets it now, and the entry is stored in it (as is a refresh of an entry some
   // client took the gzip of); any other miss is stored as it is, and its gzip is made by the first hit that takes it
   // (representations.ts gzipFirst): a miss nobody asks for again is never compressed.
-  const madeNow = (client ? prefersGzipToIdentity(client.preference) : gzipAtStore) ? await gw.compression.storedForm(body) : undefined;
+  const madeNow = (client ? prefersGzipToIdentity(client.preference) : refreshing?.gzipAtStore === true) ? await gw.compression.storedForm(body) : undefined;
   const fetched: Fetched = {
     answer: madeNow
       ? { status: res.statusCode, headers: clientHeaders, setCookies: cookies.relay, body, stored: madeNow }
@@ -488,9 +488,10 @@ async function fetchAndStore(
     ...(deps.clock && { clock: true }),
   };
   // A client's own miss spends its budget of bytes stored in its tier (limits/client-budget.ts StoreBudget):
-  // past it the client has its answer (X-Cache `miss`) and the entry is not stored. A refresh is
-  // for everyone (no client).
-  if (client && !storeAllowed(gw, request, api, tier, entrySize(key, entry))) {
+  // past it the client has its answer (X-Cache `miss`) and the entry is not stored. A refresh
+  // spends the budget of the client whose hit started it (refreshInBackground).
+  const stores = client ? storeChargeOf(gw, request, api, tier) : refreshing?.stores;
+  if (stores && !stores.take(entrySize(key, entry))) {
     gw.metrics.notStored.inc({ reason: 'client-budget' });
     return { fetched, entry: undefined };
   }
@@ -508,9 +509,9 @@ async function fetchAndStore(
   return { fetched, entry: undefined };
 }
 
-/** Whether the requester's budget of bytes stored in `tier` takes `bytes` now (and takes them): steps/store-charge.ts. */
-function storeAllowed(gw: Gateway, request: FastifyRequest, api: ApiRequest, tier: Tier, bytes: number): boolean {
-  return storeCharge(gw, request.socket.remoteAddress, headerString(request.headers['x-forwarded-for']), api.identity, tier).take(bytes);
+/** The requester's budget of bytes stored in `tier` (steps/store-charge.ts). */
+function storeChargeOf(gw: Gateway, request: FastifyRequest, api: ApiRequest, tier: Tier): StoreCharge {
+  return storeCharge(gw, request.socket.remoteAddress, headerString(request.headers['x-forwarded-for']), api.identity, tier);
 }
 
 /** Resolves on the event loop's next turn (setImmediate), after the I/O of this one. */
