@@ -336,12 +336,17 @@ const wikibaseUnprovenWrite = (naming: EntityNaming): ModuleFacts => ({
 });
 
 /**
- * Wikibase's writes of statements that do flag `nochange` (CreateClaim, RemoveClaims,
- * RemoveQualifiers, RemoveReferences: each a ChangeOp on the entity's StatementList alone).
+ * Wikibase's writes of statements that always change what they name when they succeed
+ * (CreateClaim adds a statement with a new GUID; RemoveClaims, RemoveQualifiers and
+ * RemoveReferences fail with a ChangeOpException on a GUID or hash the entity does not have):
+ * each a ChangeOp on the entity's StatementList alone. Their answer says only
+ * `pageinfo.lastrevid` (ResultBuilder::addRevisionIdFromStatusToResult is passed no revision
+ * before the save, so it never flags `nochange`; capture 72, and capture 73 of
+ * a setter).
  */
 const wikibaseStatementWrite = (naming: EntityNaming): ModuleFacts => ({
   depends: 'any',
-  write: { titles: [], entities: true, unchanged: nullEdit, statementsOnly: true, ...naming },
+  write: { titles: [], entities: true, statementsOnly: true, ...naming },
   wikibase: true,
 });
 
