@@ -276,10 +276,26 @@ const flagged = (value: unknown) => value !== undefined && value !== false;
  */
 const nullEdit = (item: Readonly<Record<string, unknown>>) => flagged(item['nochange']);
 
+/** What ModifyEntity::addToOutput puts in every entity answer besides what the module wrote. */
+const ENTITY_ANSWER_BASICS: ReadonlySet<string> = new Set(['id', 'type', 'lastrevid', 'nochange']);
+
+/**
+ * An answer whose entity shows its sitelinks and nothing else it wrote (SetSiteLink,
+ * LinkTitles: ResultBuilder::addSiteLinks beside addBasicEntityInformation): what the wiki ran is
+ * a sitelink write, whatever module the gateway read in the request (a form PHP reads apart from
+ * the gateway names another; docs/SECURITY.md class 64).
+ */
+export const showsSitelinksAlone = (answer: Readonly<Record<string, unknown>>): boolean => {
+  const entity = answer['entity'];
+  if (typeof entity !== 'object' || entity === null || Array.isArray(entity)) return false;
+  const keys = Object.keys(entity);
+  return keys.includes('sitelinks') && keys.every((k) => k === 'sitelinks' || ENTITY_ANSWER_BASICS.has(k));
+};
+
 /** A wblinktitles answer whose entity shows one sitelink: the one it added to an existing item. */
 const connectsOneSitelink = (answer: Readonly<Record<string, unknown>>): boolean => {
-  const entity = answer['entity'];
-  const sitelinks = typeof entity === 'object' && entity !== null ? (entity as Record<string, unknown>)['sitelinks'] : undefined;
+  if (!showsSitelinksAlone(answer)) return false;
+  const sitelinks = (answer['entity'] as Record<string, unknown>)['sitelinks'];
   return typeof sitelinks === 'object' && sitelinks !== null && Object.keys(sitelinks).length === 1;
 };
 
@@ -489,7 +505,7 @@ export const ACTIONS: Readonly<Record<string, ModuleFacts>> = {
   wbsetdescription: wikibaseWrite(BY_ID),
   wbsetaliases: wikibaseWrite(BY_ID),
   // Sitelinks and their badges alone: searches show none (policy/changes.ts sitelinksOnlyComment).
-  wbsetsitelink: wikibaseWrite({ ...BY_ID, sitelinksOnly: true }),
+  wbsetsitelink: wikibaseWrite({ ...BY_ID, sitelinksOnly: showsSitelinksAlone }),
   // By sitelinks alone (fromsite/fromtitle, tosite/totitle): the answer's `entity.id` names it.
   // One sitelink added to the item that holds the other page's (LinkTitles::execute, `connect`:
   // the answer's entity shows that sitelink alone) changes sitelinks alone; a new item made of

@@ -386,7 +386,10 @@ export function changeFromWrite(
   const unproven = changed && unprovenWrite && (entityPages.length > 0 || entityPageIds.length > 0);
   const confirm: string[] = [];
   const tags = new Set<string>(changed && !unproven ? [ANY] : []);
-  const onlyStatements = write.statementsOnly === true;
+  // A statement module's answer names no `entity` (captures 72, 73: `pageinfo`, the statement);
+  // one that does is another module's (a form PHP read apart from the gateway): its full breadth
+  // (docs/SECURITY.md class 64).
+  const onlyStatements = write.statementsOnly === true && json['entity'] === undefined;
   const onlySitelinks = typeof write.sitelinksOnly === 'function' ? write.sitelinksOnly(json) : write.sitelinksOnly === true;
   const existence = DATATYPE_WRITES.has(action);
   const addTitle = (text: string) => {
