@@ -496,7 +496,9 @@ export class TieredStorage implements Storage {
   }
 
   owesPurges(): boolean {
-    return this.owes();
+    // A carry under way has taken its purge (or the gap's) off the queue before Redis took it:
+    // owed until it did.
+    return this.owes() || this.carrying !== undefined;
   }
 
   private owes(): boolean {

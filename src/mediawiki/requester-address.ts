@@ -18,7 +18,6 @@
  * that names its own server `http://127.0.0.1:…` would otherwise never have an answer shared.
  */
 import { isIPv4, isIPv6 } from 'node:net';
-import { type AddressMatcher, canonical } from '../words/address-list.js';
 import { type PhpArray, phpStringParam } from './php-input.js';
 import { actionFacts, queryModuleEchoes } from './modules.js';
 
@@ -45,32 +44,27 @@ export function echoesRequester(query: PhpArray): boolean {
   return action === 'query' && queryModuleEchoes(query);
 }
 
-/** Hops of a chain of proxies the gateway trusts, beyond which no address is the requester's. */
+/** Hops of X-Forwarded-For, from the right, that may name the requester (requesterHops). */
 export const MAX_REQUESTER_HOPS = 8;
 
 /**
- * The part of the X-Forwarded-For the wiki is sent (http/forwarding.ts: the client's own when
- * the peer is trusted, then the peer) that may name the requester: from the right, each hop up
- * to and with the first that is no proxy the gateway trusts (WIKIEDGE_TRUSTED_PROXIES), at
- * most MAX_REQUESTER_HOPS. MediaWiki names the requester by one of them (WebRequest::getIP
- * walks the header from the right while each hop is a proxy it trusts); the hops further left
- * were written by the client, which could list any number of addresses there: each was searched
- * for in the whole answer (a scan of a large answer per address, synchronously), and one copied
- * from a popular answer kept every answer this client fetched out of the cache
- * (test/unit/requester-address.test.ts, test/in-process/attack-forwarded-for-addresses-scanned-and-unstored.test.ts).
- * A wiki that trusts more proxies than the gateway names an address the client wrote: its own
- * choice, nobody else's.
+ * The hops of the X-Forwarded-For the wiki is sent (http/forwarding.ts: the client's own when
+ * the peer is trusted, then the peer) that may name the requester: the rightmost
+ * MAX_REQUESTER_HOPS. MediaWiki names the requester by one of them (WebRequest::getIP walks the
+ * header from the right while each hop is a proxy it trusts: $wgCdnServers, and the
+ * IsTrustedProxy hook's, which may trust more than WIKIEDGE_TRUSTED_PROXIES does, Opera Mini's
+ * say); no chain of proxies is longer. Every hop was searched for in the whole answer: a client
+ * that wrote a thousand addresses had each scanned for, synchronously, on a large answer
+ * (test/unit/requester-address.test.ts,
+ * test/in-process/attack-forwarded-for-addresses-scanned-and-unstored.test.ts).
  */
-export function requesterHops(forwardedFor: string, trusted: AddressMatcher): string {
-  if (forwardedFor.indexOf(',') === -1) return forwardedFor;
-  const hops = forwardedFor.split(',');
-  let from = hops.length - 1;
-  for (let taken = 1; from > 0 && taken < MAX_REQUESTER_HOPS; taken++) {
-    const hop = canonical(hops[from]!.trim());
-    if (hop !== '' && !trusted.has(hop)) break;
-    from--;
+export function requesterHops(forwardedFor: string): string {
+  let from = forwardedFor.length;
+  for (let hops = 0; hops < MAX_REQUESTER_HOPS; hops++) {
+    from = forwardedFor.lastIndexOf(',', from - 1);
+    if (from === -1) return forwardedFor;
   }
-  return from === 0 ? forwardedFor : hops.slice(from).join(',').trimStart();
+  return forwardedFor.slice(from + 1).trimStart();
 }
 
 const DOTTED_QUAD = /^\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;

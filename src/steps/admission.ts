@@ -86,38 +86,26 @@ export function budgetLeft(limits: Limits, req: IncomingMessage): Charge {
 
 const OK: Charge = Object.freeze({ ok: true });
 
-/** A grace refresh charged to a client (chargeRefresh): under way as its until `done`. */
-export interface RefreshCharge {
-  done(): void;
-}
-
 /**
- * A refresh of an entry in its grace window, charged to the client whose hit starts it, as an
- * uncached request of its own under way until it ends; undefined when that client's budget is
- * spent (the stale entry is served, and nothing refreshed). Charged to nobody, a client's hits
- * on the entries it stored made the wiki refresh them all, beside its own budget and share, and
+ * A refresh of an entry in its grace window, charged to the client whose hit starts it: one
+ * whole token of its budget of uncached requests (and of its address's sessions', for a
+ * session), taken whether it asks in series or not; false when there is none (the stale entry is
+ * served, and the refresh left to another client's hit). Charged to nobody, a client's hits on
+ * the entries it stored made the wiki refresh them all, beside its own budget and share, and
  * kept them fresh in the tier, ahead of everyone else's (docs/SECURITY.md class 63,
- * test/in-process/attack-grace-refreshes-charged-to-nobody.test.ts). Its turn at the wiki is the
- * gateway's own (admit's `refresh`): the request that started it has its answer already.
+ * test/in-process/attack-grace-refreshes-charged-to-nobody.test.ts). It is not counted as the
+ * client's request under way: a bot asking in series, which a hit in grace answered at once,
+ * would be asking in parallel with a refresh it never asked for, and refused. Its turn at the
+ * wiki is the gateway's own (admit's `refresh`).
  */
-export function chargeRefresh(limits: Limits, req: IncomingMessage): RefreshCharge | undefined {
+export function chargeRefresh(limits: Limits, req: IncomingMessage): boolean {
+  if (!limits.budget.enabled) return true;
   const { key: client, group } = clientOfRequest(limits, req);
   const now = limits.now();
-  const parallel = (key: string) => limits.underWay.of(key) > 0 || limits.underWay.abandoned(key, now);
-  if (group && !limits.groupBudget.peek(group, now, parallel(group)).ok) return undefined;
-  if (!limits.budget.charge(client, now, parallel(client)).ok) return undefined;
-  if (group) limits.groupBudget.charge(group, now, parallel(group));
-  limits.underWay.enter(client);
-  if (group) limits.underWay.enter(group);
-  let ended = false;
-  return {
-    done: () => {
-      if (ended) return;
-      ended = true;
-      limits.underWay.leave(client);
-      if (group) limits.underWay.leave(group);
-    },
-  };
+  if (group && !limits.groupBudget.peek(group, now, true).ok) return false;
+  if (!limits.budget.charge(client, now, true).ok) return false;
+  if (group) limits.groupBudget.charge(group, now, true);
+  return true;
 }
 
 /**

@@ -30,7 +30,7 @@ export function afterAnswer(
   wroteNow: boolean,
 ): { inspected: Inspected; cookies: ReturnType<typeof setCookies>; json: () => unknown; settling: Promise<void> | undefined } {
   const { res } = fetched;
-  const inspected = inspect(gw, fetched, api, requesterHops(headerString(headers['x-forwarded-for']) ?? '', gw.trusted));
+  const inspected = inspect(gw, fetched, api, requesterHops(headerString(headers['x-forwarded-for']) ?? ''));
   const cookies = setCookies(gw.cookieNames, gw.metrics, request, res.headers['set-cookie']);
   // Most answers settle nothing (settleSession's own first test): no promise to wait for then.
   const settling =

@@ -115,7 +115,7 @@ async function lookupOrFetch(gw: Gateway, request: FastifyRequest, reply: Fastif
         return entry(hit, found!.shared ? 'hit-shared' : 'hit');
       }
       case 'stale-and-refresh':
-        refreshInBackground(gw, request, api, key, tier, found!.entry.coding === 'gzip');
+        refreshInBackground(gw, request, api, key, tier, found!.entry);
         return entry(found!.entry, 'stale');
       case 'keep-as-fallback':
         fallback = found!.entry;
@@ -277,18 +277,18 @@ function ledByItself(fetched: Stored): Led<Stored> {
  * the stale entry already, so nothing here touches its record. With Redis, only the replica that
  * takes the lock refreshes; the others get its entry through Redis.
  */
-function refreshInBackground(gw: Gateway, request: FastifyRequest, api: ApiRequest, key: string, tier: Tier, wasGzip: boolean): void {
+function refreshInBackground(gw: Gateway, request: FastifyRequest, api: ApiRequest, key: string, tier: Tier, stale: CacheEntry): void {
   if (gw.coalescer.pending(key)) return;
-  // Charged to the client whose hit starts it: its budget of uncached requests, and of bytes
-  // stored in the tier (steps/admission.ts chargeRefresh); spent, the entry is served stale.
-  const charged = chargeRefresh(gw, request.raw);
-  if (!charged) return;
+  // Charged to the client whose hit starts it: a token of its budget of uncached requests
+  // (steps/admission.ts chargeRefresh), and the bytes it stores. A client whose store budget
+  // would not take the entry leads no refresh: it would hold the lead (here, and the lock in
+  // Redis) for an answer not stored, while the others' hits start none.
   const stores = storeChargeOf(gw, request, api, tier);
+  if (!stores.affords(entrySize(key, stale)) || !chargeRefresh(gw, request.raw)) return;
   // An entry some client took the gzip of is refreshed in gzip: its clients would make it again.
-  const refresh = () => fetchAndStore(gw, request, api, key, tier, 'refresh', undefined, undefined, { gzipAtStore: wasGzip, stores });
+  const refresh = () => fetchAndStore(gw, request, api, key, tier, 'refresh', undefined, undefined, { gzipAtStore: stale.coding === 'gzip', stores });
   // An entry Redis will not hold is refreshed by whoever holds it (policy.ts mayLeaveTheProcess).
   const work: Promise<Stored | undefined> = mayLeaveTheProcess(api) ? gw.storage.refreshOnce(tier, key, refresh) : refresh();
-  void work.then(charged.done, charged.done);
   gw.coalescer.lead(key, () =>
     work.then(
       (f) => f?.entry,
