@@ -191,7 +191,8 @@ export class UncachedUnderWay {
  * borne by every other client, so a client past this budget is still answered, and its answer
  * is not stored.
  *
- * Only a client's own misses are charged: a background refresh is for everyone. A session
+ * A client's own misses are charged, and the grace refreshes its hits start (steps/flow.ts
+ * refreshInBackground: its budget must take the entry before it leads one). A session
  * holder's answers go to the per-session tier (WIKIEDGE_CACHE_SESSION_MAX_BYTES), which cannot
  * evict a shared entry (test/unit/attack-cache-exhaustion.test.ts) but is an LRU of its own,
  * shared by every session: a client sending a made-up session cookie each time (any cookie the

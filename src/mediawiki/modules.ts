@@ -357,12 +357,13 @@ const wikibaseUnprovenWrite = (naming: EntityNaming): ModuleFacts => ({
  * RemoveReferences fail with a ChangeOpException on a GUID or hash the entity does not have):
  * each a ChangeOp on the entity's StatementList alone. Their answer says only
  * `pageinfo.lastrevid` (ResultBuilder::addRevisionIdFromStatusToResult is passed no revision
- * before the save, so it never flags `nochange`; capture 72, and capture 73 of
- * a setter).
+ * before the save, so it never flags `nochange`; capture 72, and capture 73 of a setter).
  */
 const wikibaseStatementWrite = (naming: EntityNaming): ModuleFacts => ({
   depends: 'any',
-  write: { titles: [], entities: true, statementsOnly: true, ...naming },
+  // Their own answers name no entity; one that does, flagging `nochange`, is another module's
+  // null edit (a form PHP read apart from the gateway): it saved nothing (docs/SECURITY.md class 64).
+  write: { titles: [], entities: true, unchanged: nullEdit, statementsOnly: true, ...naming },
   wikibase: true,
 });
 

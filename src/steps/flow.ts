@@ -284,9 +284,14 @@ function refreshInBackground(gw: Gateway, request: FastifyRequest, api: ApiReque
   // would not take the entry leads no refresh: it would hold the lead (here, and the lock in
   // Redis) for an answer not stored, while the others' hits start none.
   const stores = storeChargeOf(gw, request, api, tier);
-  if (!stores.affords(entrySize(key, stale)) || !chargeRefresh(gw, request.raw)) return;
+  if (!stores.affords(entrySize(key, stale))) return;
+  // The token is taken by the refresh that runs: with Redis, only once this replica has the
+  // key's lock (a hit while another replica refreshes it costs its client nothing).
   // An entry some client took the gzip of is refreshed in gzip: its clients would make it again.
-  const refresh = () => fetchAndStore(gw, request, api, key, tier, 'refresh', undefined, undefined, { gzipAtStore: stale.coding === 'gzip', stores });
+  const refresh = (): Promise<Stored | undefined> =>
+    chargeRefresh(gw, request.raw)
+      ? fetchAndStore(gw, request, api, key, tier, 'refresh', undefined, undefined, { gzipAtStore: stale.coding === 'gzip', stores })
+      : Promise.resolve(undefined);
   // An entry Redis will not hold is refreshed by whoever holds it (policy.ts mayLeaveTheProcess).
   const work: Promise<Stored | undefined> = mayLeaveTheProcess(api) ? gw.storage.refreshOnce(tier, key, refresh) : refresh();
   gw.coalescer.lead(key, () =>

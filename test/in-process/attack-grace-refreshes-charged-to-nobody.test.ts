@@ -82,8 +82,8 @@ describe('attack: grace refreshes charged to nobody (class 63)', () => {
     const asked = await refreshes();
     // In series, each hit answered at once, stale: before, five refreshes at the wiki at once.
     for (let n = 1; n <= 5; n++) expect(header(await http(url(n), from(ATTACKER)), 'x-cache')).toBe('stale');
-    // The first took the bucket's one token (refilled over the 61 s, nothing else under way);
-    // the others, in parallel with it, found none.
+    // The first took the bucket's one token (refilled over the 61 s); the others found none,
+    // in series as in parallel.
     expect(await refreshes()).toBe(asked + 1);
     for (let n = 1; n <= 5; n++) expect(header(await http(url(n), from(ATTACKER)), 'x-cache')).toBe('stale');
     expect(await refreshes()).toBe(asked + 1);

@@ -51,4 +51,11 @@ describe('a write answer of another module than the one the gateway read', () =>
     expect(c.tags).toContain('*');
     expect(c.tags).not.toContain('t:item');
   });
+
+  it('wbcreateclaim read, a label set to what it was (capture 82: nochange): nothing but the page, however often', () => {
+    const nullEdit = { entity: { labels: { en: { language: 'en', value: 'Potsdam' } }, id: 'Q7', type: 'item', lastrevid: 33, nochange: '' }, success: 1 };
+    const c = changeFromWrite('wbcreateclaim', params({ action: 'wbcreateclaim', entity: 'Q7', property: 'P4', snaktype: 'value' }), undefined, nullEdit)!;
+    expect(c.tags).not.toContain('*');
+    expect(c.tags).not.toContain('t:item');
+  });
 });
