@@ -483,8 +483,8 @@ export class TieredStorage implements Storage {
 
   /**
    * Whether a follower vouched at or after `before`: the cursor's polledAt in the shared tier
-   * (invalidation/follower-cursor.ts Cursor; absent while the last poll ended behind). Unread:
-   * no.
+   * (invalidation/follower-cursor.ts Cursor: the last poll that vouched, kept while later ones
+   * ended behind). Unread: no.
    */
   private async vouchedSince(before: number): Promise<boolean> {
     try {

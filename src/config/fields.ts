@@ -227,7 +227,7 @@ export const FIELDS = {
     parse: int(0, 1_000_000),
     default: 20,
     unit: 'per-second',
-    doc: "uncached requests (misses and passes) per second per client (a session, a user, or an anonymous address), a token bucket; past it a client asking in parallel gets 429 with `Retry-After`. A client in series (none of its other uncached requests under way, as MediaWiki's API etiquette asks of bots) is never refused. Hits, coalesced and stale answers are never limited. `0`: off",
+    doc: "uncached requests (misses and passes) per second per client (a session, a user, or an anonymous address), a token bucket; past it a client asking in parallel gets 429 with `Retry-After`. A client in series (none of its other uncached requests under way, as MediaWiki's API etiquette asks of bots) is never refused. Hits, coalesced and stale answers are never limited; a hit in an entry's grace window starts its refresh only with a token to spend (it is served stale either way). `0`: off",
   }),
   clientMissBurst: field({
     env: 'WIKIEDGE_CLIENT_MISS_BURST',

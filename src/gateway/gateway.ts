@@ -90,6 +90,8 @@ export interface Gateway {
   readonly groupBudget: ClientBudget;
   /** Each client's uncached requests under way: the budget refuses only a client asking in parallel. */
   readonly underWay: UncachedUnderWay;
+  /** Each client's grace refreshes under way (steps/admission.ts refreshTurn), apart from its own requests. */
+  readonly refreshing: UncachedUnderWay;
   /** Each client's budget of bytes its misses store in the shared tier (limits/client-budget.ts StoreBudget). */
   readonly storeBudget: StoreBudget;
   /** The same for the session tier, each address's sessions together bounded too. */
@@ -294,6 +296,7 @@ export function createGateway(config: Config, log: Logger, deps: GatewayDeps = {
       maxClients: 100_000,
     }),
     underWay: new UncachedUnderWay(),
+    refreshing: new UncachedUnderWay(),
     storeBudget: new StoreBudget(storeBudgetOptions(config)),
     sessionStoreBudget: new StoreBudget(sessionStoreBudgetOptions(config)),
     refusalDelay,

@@ -86,26 +86,51 @@ export function budgetLeft(limits: Limits, req: IncomingMessage): Charge {
 
 const OK: Charge = Object.freeze({ ok: true });
 
+/** Grace refreshes one client's hits may have under way at once (refreshTurn). */
+export const REFRESHES_PER_CLIENT = 2;
+
+/** A grace refresh's place among its client's (refreshTurn). */
+export interface RefreshTurn {
+  /** Takes the client's token as the refresh runs (with Redis, once this replica has the key's lock): false when there is none now. */
+  charge(): boolean;
+  /** The refresh has ended (or never ran). */
+  done(): void;
+}
+
 /**
- * A refresh of an entry in its grace window, charged to the client whose hit starts it: one
- * whole token of its budget of uncached requests (and of its address's sessions', for a
- * session), taken whether it asks in series or not; false when there is none (the stale entry is
- * served, and the refresh left to another client's hit). Charged to nobody, a client's hits on
- * the entries it stored made the wiki refresh them all, beside its own budget and share, and
- * kept them fresh in the tier, ahead of everyone else's (docs/SECURITY.md class 63,
- * test/in-process/attack-grace-refreshes-charged-to-nobody.test.ts). It is not counted as the
- * client's request under way: a bot asking in series, which a hit in grace answered at once,
- * would be asking in parallel with a refresh it never asked for, and refused. Its turn at the
- * wiki is the gateway's own (admit's `refresh`).
+ * A refresh of an entry in its grace window, charged to the client whose hit starts it: one of
+ * at most REFRESHES_PER_CLIENT of its own under way, and a whole token of its budget of uncached
+ * requests (and of its address's sessions', for a session), taken whether it asks in series or
+ * not; undefined when it has that many under way or no token (the stale entry is served, and the
+ * refresh left to another client's hit, so a spent client never holds the lead or the lock).
+ * Charged to nobody, a client's hits on the entries it stored made the wiki refresh them all,
+ * beside its own budget and share, at once, and kept them fresh in the tier, ahead of everyone
+ * else's (docs/SECURITY.md class 63,
+ * test/in-process/attack-grace-refreshes-charged-to-nobody.test.ts). Its refreshes are not counted
+ * as its requests under way: a bot asking in series, which a hit in grace answered at once, would
+ * be asking in parallel with a refresh it never asked for, and refused. Its turn at the wiki is
+ * the gateway's own (admit's `refresh`).
  */
-export function chargeRefresh(limits: Limits, req: IncomingMessage): boolean {
-  if (!limits.budget.enabled) return true;
+export function refreshTurn(limits: Limits & { readonly refreshing: UncachedUnderWay }, req: IncomingMessage): RefreshTurn | undefined {
   const { key: client, group } = clientOfRequest(limits, req);
+  if (limits.refreshing.of(client) >= REFRESHES_PER_CLIENT) return undefined;
   const now = limits.now();
-  if (group && !limits.groupBudget.peek(group, now, true).ok) return false;
-  if (!limits.budget.charge(client, now, true).ok) return false;
-  if (group) limits.groupBudget.charge(group, now, true);
-  return true;
+  if (!limits.budget.peek(client, now, true).ok || (group && !limits.groupBudget.peek(group, now, true).ok)) return undefined;
+  limits.refreshing.enter(client);
+  let ended = false;
+  return {
+    charge: () => {
+      const at = limits.now();
+      if (!limits.budget.charge(client, at, true).ok) return false;
+      if (group) limits.groupBudget.charge(group, at, true);
+      return true;
+    },
+    done: () => {
+      if (ended) return;
+      ended = true;
+      limits.refreshing.leave(client);
+    },
+  };
 }
 
 /**

@@ -38,7 +38,7 @@ import { ClientClosedError, GatewayError } from '../words/errors.js';
 import { type Coding, preferenceOf, prefersGzipToIdentity, compressible } from '../http/codings.js';
 import { forwardedView, headerString } from '../http/forwarding.js';
 import type { Gateway } from '../gateway/gateway.js';
-import { budgetLeft, chargeRefresh, refuse } from './admission.js';
+import { budgetLeft, refreshTurn, refuse } from './admission.js';
 import type { Disposition, Freshness, NoStoreReason, Tier } from '../words/outcomes.js';
 import { clientLeaving, noteOutcome, noteTarget, type Outcome, wikiRequestHeaders } from './request-record.js';
 import type { LeaveSignal } from '../limits/upstream-gate.js';
@@ -285,15 +285,18 @@ function refreshInBackground(gw: Gateway, request: FastifyRequest, api: ApiReque
   // Redis) for an answer not stored, while the others' hits start none.
   const stores = storeChargeOf(gw, request, api, tier);
   if (!stores.affords(entrySize(key, stale))) return;
+  const turn = refreshTurn(gw, request.raw);
+  if (!turn) return;
   // The token is taken by the refresh that runs: with Redis, only once this replica has the
   // key's lock (a hit while another replica refreshes it costs its client nothing).
   // An entry some client took the gzip of is refreshed in gzip: its clients would make it again.
   const refresh = (): Promise<Stored | undefined> =>
-    chargeRefresh(gw, request.raw)
+    turn.charge()
       ? fetchAndStore(gw, request, api, key, tier, 'refresh', undefined, undefined, { gzipAtStore: stale.coding === 'gzip', stores })
       : Promise.resolve(undefined);
   // An entry Redis will not hold is refreshed by whoever holds it (policy.ts mayLeaveTheProcess).
   const work: Promise<Stored | undefined> = mayLeaveTheProcess(api) ? gw.storage.refreshOnce(tier, key, refresh) : refresh();
+  void work.then(turn.done, turn.done);
   gw.coalescer.lead(key, () =>
     work.then(
       (f) => f?.entry,

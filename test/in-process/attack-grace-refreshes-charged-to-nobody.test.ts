@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream, startHoldingUpstream } from '../support/fake-upstream.js';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
+import { REFRESHES_PER_CLIENT } from '../../src/steps/admission.js';
 
 /** 200 KB, public for 60 s. */
 const BODY = JSON.stringify({ batchcomplete: true, filler: 'x'.repeat(200_000) });
@@ -92,6 +93,24 @@ describe('attack: grace refreshes charged to nobody (class 63)', () => {
     const next = await http(url(99), from(ATTACKER));
     expect(next.status).toBe(200);
     expect(header(next, 'x-cache')).toBe('miss');
+    holding = false;
+    for (const send of holdingFake.held.splice(0)) send();
+  });
+
+  it('a client with tokens to spare has at most REFRESHES_PER_CLIENT refreshes under way: its hits do not fill the wiki`s turns', async () => {
+    let holding = false;
+    const holdingFake = await startHoldingUpstream(publicAnswer, () => holding);
+    fake = holdingFake;
+    gw = await startGateway(fake.url, { WIKIEDGE_CLIENT_STORE_BYTES_PER_SECOND: '0' }, { now: () => clock });
+    for (let n = 1; n <= 6; n++) expect(header(await http(url(n), from(ATTACKER)), 'x-cache')).toBe('miss');
+    clock += 61_000;
+    holding = true;
+    const asked = await refreshes();
+    for (let n = 1; n <= 6; n++) expect(header(await http(url(n), from(ATTACKER)), 'x-cache')).toBe('stale');
+    expect(await refreshes()).toBe(asked + REFRESHES_PER_CLIENT);
+    // Another client's hit refreshes on its own count.
+    expect(header(await http(url(6), from(OTHER)), 'x-cache')).toBe('stale');
+    expect(await refreshes()).toBe(asked + REFRESHES_PER_CLIENT + 1);
     holding = false;
     for (const send of holdingFake.held.splice(0)) send();
   });
