@@ -18,7 +18,7 @@ import type { LeaveSignal, Release, UpstreamGate } from '../limits/upstream-gate
 
 export type { Release } from '../limits/upstream-gate.js';
 
-/** What a request costs: `uncached` spends the client's budget; a refresh was charged as it began (chargeRefresh). */
+/** What a request costs: `uncached` spends the client's budget; a refresh is charged by its turn (refreshTurn). */
 export type Admission = 'uncached' | 'refresh';
 
 /** What admission reads: the gate, the budgets, what each client has under way, and who the client is. */

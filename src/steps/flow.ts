@@ -280,7 +280,7 @@ function ledByItself(fetched: Stored): Led<Stored> {
 function refreshInBackground(gw: Gateway, request: FastifyRequest, api: ApiRequest, key: string, tier: Tier, stale: CacheEntry): void {
   if (gw.coalescer.pending(key)) return;
   // Charged to the client whose hit starts it: a token of its budget of uncached requests
-  // (steps/admission.ts chargeRefresh), and the bytes it stores. A client whose store budget
+  // (steps/admission.ts refreshTurn), and the bytes it stores. A client whose store budget
   // would not take the entry leads no refresh: it would hold the lead (here, and the lock in
   // Redis) for an answer not stored, while the others' hits start none.
   const stores = storeChargeOf(gw, request, api, tier);

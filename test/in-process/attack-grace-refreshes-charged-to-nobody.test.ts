@@ -6,7 +6,7 @@
 // kept ahead of everyone else's in the tier (class 35 by another way), and had the wiki answer as
 // many refreshes at once as it had URLs in grace, while asking in series itself. A refresh now
 // takes a token of the budget of uncached requests of the client whose hit starts it
-// (steps/admission.ts chargeRefresh), and is led only when that client's store budget takes the
+// (steps/admission.ts refreshTurn), and is led only when that client's store budget takes the
 // entry; else the entry is served stale and left to another client's hit, or to expire.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
