@@ -10,8 +10,9 @@
  *   url=<api.php URL>       every variant of that URL, its parameters in any order
  *   prefix=<URL prefix>     cache/url-match.ts urlPrefixMatcher: its parameters in any order
  *   pattern=<glob>          cache/url-match.ts: `*` over the URL key as GET /cache shows it
- *   title=<page title>      every answer that depends on the page (and its talk or subject page),
- *                           as the wiki's own PURGE of the page does (policy/changes.ts changeFromPurge)
+ *   title=<page title>      every answer that depends on the page, and on its talk or subject page
+ *                           (policy/changes.ts changeFromPurge, `paired`: the wiki's own PURGE
+ *                           names the page alone)
  *   tag=<dependency tag>    every entry carrying the tag (GET /cache shows an entry's tags)
  */
 import { urlPatternProblem } from '../cache/url-match.js';
@@ -97,7 +98,8 @@ function titleMessage(text: string, context: PurgeRequestContext): PurgeMessage 
   const t = titleKey(text, context.namespaces);
   if (t === undefined) return `title=${shortened(text)} names no page`;
   if (Buffer.byteLength(t.key) > MAX_TITLE_BYTES) return `title= is longer than ${MAX_TITLE_BYTES} bytes, which no page title is`;
-  const tags = changeFromPurge(text, context.namespaces).tags;
+  // Its subject or talk page's too, as documented above (changes.ts addPage).
+  const tags = changeFromPurge(text, context.namespaces, true).tags;
   return { kind: 'tags', tags };
 }
 

@@ -90,11 +90,13 @@ export function changeFromRow(row: RecentChangeRow, namespaces: Namespaces = DEF
     (row.type === 'log' && row.logtype === 'delete' && (row.logaction === 'delete' || row.logaction === 'restore')) ||
     (row.type === 'log' && row.logtype === 'import') ||
     (row.type === 'edit' && mayChangeDatatype(row.commenthidden === true ? undefined : row.comment, row.tags));
+  // A creation, or a log entry (a deletion, a restoration, a move, an import...): the pair's too.
+  const paired = row.type === 'new' || row.type === 'log';
   const addTitle = (text: unknown, ns: unknown) => {
     if (typeof text !== 'string') return;
     const t = titleKey(text, namespaces);
     if (!t) return;
-    addPage(tags, t, namespaces);
+    addPage(tags, t, namespaces, paired);
     addClasses(tags, t, namespaces, ns, onlyStatements, onlySitelinks);
     if (datatypes) addExistence(tags, t, namespaces);
   };
@@ -124,11 +126,13 @@ export function changeFromRow(row: RecentChangeRow, namespaces: Namespaces = DEF
  * A PURGE of a page's URL (purge-url.ts): the page is to be fetched again. Only the page's own
  * answers go: a PURGE is no proof that anything changed (anyone may make the wiki send one with
  * a tokenless `action=purge`), so lists wait for the change to be confirmed (changeConfirmed).
+ * Not its subject or talk page's: the wiki sends their PURGE too when the change concerns them
+ * (addPage). `paired`: an operator's purge by title (admin-purge-request.ts), which takes both.
  */
-export function changeFromPurge(title: string, namespaces: Namespaces = DEFAULT_NAMESPACES): Change {
+export function changeFromPurge(title: string, namespaces: Namespaces = DEFAULT_NAMESPACES, paired = false): Change {
   const tags = new Set<string>();
   const t = titleKey(title, namespaces);
-  if (t) addPage(tags, t, namespaces);
+  if (t) addPage(tags, t, namespaces, paired);
   return { source: 'purge', type: 'purge', tags: [...tags], users: [], at: undefined };
 }
 
@@ -152,7 +156,10 @@ export function changeConfirmed(
   if (pageId !== undefined && pageId > 0) tags.add(`i:${pageId}`);
   const t = titleKey(title, namespaces);
   if (t) {
-    addPage(tags, t, namespaces);
+    // Not its subject or talk page's, even when it came to exist or ceased to: the wiki sends
+    // that page's own PURGE then (addPage). `existence` also says a property's datatype may have
+    // changed (a revision no Wikibase module made), which an edit of any page's text is.
+    addPage(tags, t, namespaces, false);
     addClasses(tags, t, namespaces, undefined, onlyStatements, onlySitelinks);
     // The wiki says it is gone now, or back (purge-confirmation.ts existenceChanged), or its
     // newest revision is no Wikibase module's (mayChangeDatatype).
@@ -275,11 +282,19 @@ export function sitelinksOnlyComment(comment: unknown, changeTags: readonly stri
   return SITELINK_AUTOCOMMENT.test(comment);
 }
 
-/** A page's tag and its subject/talk pair's (titles.ts pairedKey): a change to one alters answers about both. */
-function addPage(tags: Set<string>, t: { readonly key: string; readonly ns: number }, namespaces: Namespaces): void {
+/**
+ * A page's tag, and its subject/talk pair's (titles.ts pairedKey) when `paired`: a page coming to
+ * exist, ceasing to or changing its name alters answers about the other (`prop=info&inprop=talkid`,
+ * `subjectid`), an edit of one alters nothing about the other. MediaWiki purges both pages on a
+ * creation or a deletion and only the page on an edit (includes/page/WikiPage.php onArticleCreate,
+ * onArticleDelete and onArticleEdit, reference/mediawiki-1.39/SOURCE-NOTES.md): an edit of
+ * `Talk:Q42` leaves Q42's entity answers (test/unit/invalidation-talk-page-edit-leaves-the-subject.test.ts).
+ */
+function addPage(tags: Set<string>, t: { readonly key: string; readonly ns: number }, namespaces: Namespaces, paired: boolean): void {
   tags.add(`p:${t.key}`);
-  const paired = pairedKey(t, namespaces);
-  if (paired !== undefined) tags.add(`p:${paired}`);
+  if (!paired) return;
+  const other = pairedKey(t, namespaces);
+  if (other !== undefined) tags.add(`p:${other}`);
 }
 
 /** Every parameter changeFromWrite reads: a posted form is searched for these (mediawiki/php-post.ts). */
@@ -392,11 +407,15 @@ export function changeFromWrite(
   const onlyStatements = write.statementsOnly === true && json['entity'] === undefined;
   const onlySitelinks = typeof write.sitelinksOnly === 'function' ? write.sitelinksOnly(json) : write.sitelinksOnly === true;
   const existence = DATATYPE_WRITES.has(action);
+  // An edit of a page that existed changes nothing about its subject or talk page (addPage); its
+  // answer says `new` when it made the page (ApiEditPage: `"new": true`, `""` in formatversion 1).
+  // Any other write may create, delete or rename one: the pair's too.
+  const paired = action !== 'edit' || createdPage(json['edit']);
   const addTitle = (text: string) => {
     const t = titleKey(text, namespaces);
     if (!t) return;
     if (changed && !unproven) {
-      addPage(tags, t, namespaces);
+      addPage(tags, t, namespaces, paired);
       addClasses(tags, t, namespaces, undefined, onlyStatements, onlySitelinks);
       if (existence) addExistence(tags, t, namespaces);
       return;
@@ -456,6 +475,13 @@ export function changeFromWrite(
   }
   const type = write.entities ? 'wikibase' : action;
   return { source: 'write', type, tags: [...tags], users, at: undefined, ...(confirm.length > 0 && { confirm: [...new Set(confirm)] }) };
+}
+
+/** Whether an edit's answer says it created its page (`new`, whatever its formatversion). */
+function createdPage(result: unknown): boolean {
+  if (typeof result !== 'object' || result === null) return true;
+  const created = (result as Record<string, unknown>)['new'];
+  return created !== undefined && created !== false;
 }
 
 /** A page id parameter as ParamValidator's IntegerDef reads it (`+05` is 5); one value, positive. */

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
-import { setWikiToggle } from '../support/wiki.js';
+import { apiWrite, setWikiToggle } from '../support/wiki.js';
 import { itemTitle, startWikibaseWiki, type WikibaseWiki, wbWrite, wikibaseLogin } from '../support/wikibase.js';
 import { until } from '../support/until.js';
 
@@ -192,6 +192,27 @@ describe.each([{ itemsInMain: false }, { itemsInMain: true }])('Wikibase entitie
     const back = await json(`action=wbgetentities&ids=${id}&props=labels`);
     expect(back.entities[id].redirects).toEqual({ from: id, to: targetId });
     expect(back.entities[id].labels.en.value).toBe('target');
+  });
+
+  it('edits of an item`s talk page, straight at the wiki and through the gateway, leave its entity answers hits; the talk page`s own answer is fresh', async () => {
+    // Wikidata's layout puts an item's talk page in Talk:, a repository with Item: in Item talk:.
+    const talk = wiki.itemsInMain ? 'Talk:Q3' : 'Item talk:Q3';
+    const content = `action=query&prop=revisions&rvprop=content&rvslots=main&formatversion=2&titles=${encodeURIComponent(talk)}`;
+    const text = async () => (await json(content)).query.pages[0].revisions?.[0].slots.main.content as string | undefined;
+    // Its creation purges the item's URLs too (WikiPage::onArticleCreate): done before the answers are cached.
+    await apiWrite(wiki.url, admin, { action: 'edit', title: talk, text: `created ${Date.now()}` });
+    const entity = [
+      'action=wbgetentities&ids=Q3&props=labels|claims',
+      'action=wbgetclaims&entity=Q3',
+      `action=query&prop=entityterms&titles=${encodeURIComponent(itemTitle(wiki, 'Q3'))}`,
+    ];
+    for (const [i, base] of [wiki.url, gw.url].entries()) {
+      for (const q of [...entity, content]) await cached(q);
+      const said = `talk ${i} ${Date.now()}`;
+      await apiWrite(base, admin, { action: 'edit', title: talk, text: said });
+      expect(await text(), base === gw.url ? 'through the gateway' : 'straight at the wiki').toBe(said);
+      for (const q of entity) expect(await isHit(q), `${q} after the talk page's edit`).toBe(true);
+    }
   });
 
   it('100 wikitext edits of unrelated pages (Help:, since the main namespace may hold items) and an anonymous action=purge leave the Wikibase entries hits', async () => {

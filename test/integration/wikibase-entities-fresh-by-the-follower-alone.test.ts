@@ -9,6 +9,8 @@ import { type RunningGateway, startGateway } from '../support/gateway.js';
 import { header, http } from '../support/http.js';
 import { startWikibaseWiki, type WikibaseWiki, wbWrite, wikibaseLogin } from '../support/wikibase.js';
 import { until } from '../support/until.js';
+import { apiWrite } from '../support/wiki.js';
+import { followerCaughtUp } from '../support/replicas.js';
 
 const POLL_MS = 500;
 
@@ -118,5 +120,20 @@ describe.each([{ itemsInMain: false }, { itemsInMain: true }])('the follower alo
       (x) => x !== 'hit',
     );
     for (const q of searches) expect(header(await read(q), 'x-cache'), q).toBe('hit');
+  });
+
+  it('an edit of an item`s talk page straight at the wiki: the talk page`s answer follows, the item`s entity answers stay hits', async () => {
+    const talk = itemsInMain ? 'Talk:Q7' : 'Item talk:Q7';
+    const content = `action=query&prop=revisions&rvprop=content&rvslots=main&formatversion=2&titles=${encodeURIComponent(talk)}`;
+    const text = async () => (await json(content)).query.pages[0].revisions?.[0].slots.main.content as string | undefined;
+    // Its creation's row takes the item's answers (its `talkid` changed): applied before they are cached.
+    await apiWrite(wiki.url, admin, { action: 'edit', title: talk, text: `created ${Date.now()}` });
+    await followerCaughtUp([gw]);
+    const entity = ['action=wbgetentities&ids=Q7&props=labels|claims', 'action=wbgetclaims&entity=Q7'];
+    for (const q of [...entity, content]) await cached(q);
+    const said = `talk ${Date.now()}`;
+    await apiWrite(wiki.url, admin, { action: 'edit', title: talk, text: said });
+    await until(text, (t) => t === said);
+    for (const q of entity) expect(header(await read(q), 'x-cache'), `${q} after the talk page's edit`).toBe('hit');
   });
 });

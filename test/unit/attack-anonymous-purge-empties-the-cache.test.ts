@@ -28,8 +28,8 @@ function confirmer(pages: (titles: readonly string[]) => PageNow[] | Error, dele
 }
 
 describe('a PURGE alone', () => {
-  it('names the page and its talk page, no namespace, no list', () => {
-    expect(changeFromPurge('Main Page').tags).toEqual(['p:Main Page', 'p:Talk:Main Page']);
+  it('names the page alone, no namespace, no list', () => {
+    expect(changeFromPurge('Main Page').tags).toEqual(['p:Main Page']);
   });
 });
 

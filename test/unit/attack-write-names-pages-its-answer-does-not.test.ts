@@ -29,7 +29,7 @@ describe('a write whose request names pages its answer does not', () => {
     const c = changeFromWrite('edit', params({ action: 'edit', title: DECOY, text: 'x', token: '+\\' }), ns, {
       edit: { result: 'Success', pageid: 7, title: 'Sandbox', contentmodel: 'wikitext', oldrevid: 1, newrevid: 2 },
     })!;
-    expect(c.tags).toEqual(['*', 'p:Sandbox', 'p:Talk:Sandbox', 'n:0', 'i:7']);
+    expect(c.tags).toEqual(['*', 'p:Sandbox', 'n:0', 'i:7']);
     expect(c.tags).not.toContain(DATATYPES);
     expect(c.tags).not.toContain('n:10');
   });

@@ -37,14 +37,17 @@ describe('purgedTitle', () => {
 });
 
 describe('changes', () => {
-  it('a PURGE: the page and its subject or talk page only (no list: anyone can make the wiki send one)', () => {
-    expect(changeFromPurge('Talk:Foo bar').tags).toEqual(['p:Talk:Foo bar', 'p:Foo bar']);
-    expect(changeFromPurge('User:Ann').tags).toEqual(['p:User:Ann', 'p:User talk:Ann']);
+  it('a PURGE: the page only (no list: anyone can make the wiki send one; its subject or talk page has its own PURGE when it changes)', () => {
+    expect(changeFromPurge('Talk:Foo bar').tags).toEqual(['p:Talk:Foo bar']);
+    expect(changeFromPurge('User:Ann').tags).toEqual(['p:User:Ann']);
+    expect(changeFromPurge('User:Ann', undefined, true).tags).toEqual(['p:User:Ann', 'p:User talk:Ann']);
     expect(changeFromPurge('Special:Version').tags).toEqual(['p:Special:Version']);
   });
   it('a purged page the wiki confirms changed: its namespace, its entity type, any list', () => {
-    expect(changeConfirmed('Talk:Foo bar').tags).toEqual(['*', 'p:Talk:Foo bar', 'p:Foo bar', 'n:1']);
-    expect(changeConfirmed('Item:Q42').tags).toEqual(['*', 'p:Item:Q42', 'p:Talk:Item:Q42', 'n:0', 't:item', 'sl']);
+    expect(changeConfirmed('Talk:Foo bar').tags).toEqual(['*', 'p:Talk:Foo bar', 'n:1']);
+    expect(changeConfirmed('Item:Q42').tags).toEqual(['*', 'p:Item:Q42', 'n:0', 't:item', 'sl']);
+    // Gone or back: still not its subject page's, which the wiki purges itself then.
+    expect(changeConfirmed('Talk:Foo bar', undefined, false, undefined, true).tags).toEqual(['*', 'p:Talk:Foo bar', 'n:1']);
   });
   it('a move row: the old title, the target (and their talk pages), the page id', () => {
     const c = changeFromRow({

@@ -26,7 +26,7 @@ describe('a write through the gateway', () => {
     const c = changeFromWrite('edit', params({ action: 'edit', title: 'Redir', redirect: '1', token: 't' }), undefined, {
       edit: { result: 'Success', pageid: 8, title: 'Target', contentmodel: 'wikitext', newrevid: 40 },
     });
-    expect(c?.tags).toEqual(['*', 'p:Target', 'p:Talk:Target', 'n:0', 'i:8']);
+    expect(c?.tags).toEqual(['*', 'p:Target', 'n:0', 'i:8']);
   });
 
   it('an edit by pageid: the namespace of the page the answer names', () => {
