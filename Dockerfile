@@ -85,14 +85,13 @@ USER 1000:1000
 
 EXPOSE 8080 8081
 
-# No curl/wget in the image: node itself asks the admin listener. Its port and
-# address are read from the environment at check time (default 8081, and
-# 127.0.0.1 while WIKIEDGE_ADMIN_HOST is a wildcard), so overriding
-# WIKIEDGE_ADMIN_PORT or binding WIKIEDGE_ADMIN_HOST to one address keeps the
-# check working; set them in the environment, not in the WIKIEDGE_CONFIG file,
-# which the check does not read (docs/DOCKER.md).
+# No curl/wget in the image: node itself asks the admin listener's /healthz
+# (dist/healthcheck.js, src/apps/healthcheck.ts). It finds the listener as the
+# gateway does, in the environment over the WIKIEDGE_CONFIG file over the
+# defaults (127.0.0.1 while WIKIEDGE_ADMIN_HOST is a wildcard), and loads only
+# the configuration code, not the gateway.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
-  CMD ["node", "-e", "const h=process.env.WIKIEDGE_ADMIN_HOST||'';const a=h===''||h==='0.0.0.0'||h==='::'?'127.0.0.1':h.includes(':')?'['+h+']':h;fetch('http://'+a+':'+(process.env.WIKIEDGE_ADMIN_PORT||'8081')+'/healthz',{signal:AbortSignal.timeout(4000)}).then(r=>process.exit(r.status===200?0:1),()=>process.exit(1))"]
+  CMD ["node", "dist/healthcheck.js"]
 
 STOPSIGNAL SIGTERM
 CMD ["node", "dist/main.js"]
