@@ -725,6 +725,8 @@ const ENTITY_NAMING_PARAMETERS: readonly string[] = Object.values(ACTIONS).flatM
 export const WRITE_PARAMETERS: ReadonlySet<string> = new Set([
   'action',
   'new',
+  // ApiDelete's: the talk page deleted too (policy/changes.ts changeFromWrite).
+  'deletetalk',
   ...ENTITY_NAMING_PARAMETERS,
   ...Object.values(ACTIONS).flatMap((f) => f.write?.pageIdParameters ?? []),
   ...Object.values(ACTIONS).flatMap((f) => f.write?.titles ?? []),

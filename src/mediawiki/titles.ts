@@ -114,9 +114,9 @@ export function titleKey(text: string, namespaces: Namespaces = DEFAULT_NAMESPAC
 
 /**
  * The other page of a subject/talk pair (`Foo` and `Talk:Foo`, `User:X` and `User talk:X`): its
- * key, or undefined (Special and Media have none). A change to one alters answers about the
- * other: `prop=info&inprop=talkid|subjectid`, and MediaWiki purges the subject page's URLs when
- * its talk page is created, while recentchanges names the talk page only.
+ * key, or undefined (Special and Media have none). A page coming to exist, ceasing to or being
+ * renamed alters answers about the other (`prop=info&inprop=talkid|subjectid`): MediaWiki purges
+ * both pages' URLs then, while recentchanges names the one page only (policy/changes.ts addPage).
  */
 export function pairedKey(t: { readonly key: string; readonly ns: number }, namespaces: Namespaces = DEFAULT_NAMESPACES): string | undefined {
   if (t.ns < 0) return undefined;

@@ -442,6 +442,24 @@ export function changeFromWrite(
       tags.add(`i:${o['pageid']}`);
       answerNamesPages = true;
     }
+    // A move's subpages, moved with it (`movesubpages`): each `{from, to}` of ApiMove's
+    // moveSubpages, under `subpages` and, for the talk page's, `subpages-talk`.
+    for (const list of [o['subpages'], o['subpages-talk']]) {
+      for (const sub of Array.isArray(list) ? list : []) {
+        if (typeof sub !== 'object' || sub === null) continue;
+        for (const field of ['from', 'to']) {
+          const text = (sub as Record<string, unknown>)[field];
+          if (typeof text === 'string') addTitle(text);
+        }
+      }
+    }
+    // `deletetalk` (ApiDelete, since 1.38) deletes the talk page too, which the answer does not
+    // name: its own page's tags, its namespace's lists, not only its pair tag.
+    if (action === 'delete' && typeof o['title'] === 'string' && params('deletetalk') !== undefined) {
+      const t = titleKey(o['title'], namespaces);
+      const talk = t && t.ns % 2 === 0 ? pairedKey(t, namespaces) : undefined;
+      if (talk !== undefined) addTitle(talk);
+    }
     const userField = write.user;
     if (changed && userField && typeof o[userField] === 'string') users.push(o[userField]);
   }

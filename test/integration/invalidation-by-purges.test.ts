@@ -97,6 +97,20 @@ describe('invalidation by the PURGEs MediaWiki sends', () => {
     expect(JSON.parse((await read(`action=query&prop=info&titles=${encodeURIComponent(to)}`)).body).query.pages[0].missing).toBeUndefined();
   });
 
+  it('a talk page created straight at the wiki: the subject`s talkid is fresh at once (the wiki purges both pages); an edit of the talk page leaves the subject`s answer', async () => {
+    const title = `Subject ${randomUUID()}`;
+    await apiWrite(wiki, admin, { action: 'edit', title, text: 'subject' });
+    const q = `action=query&prop=info&inprop=talkid&titles=${encodeURIComponent(title)}`;
+    expect((await cached(q)).query.pages[0].talkid).toBeUndefined();
+    await apiWrite(wiki, admin, { action: 'edit', title: `Talk:${title}`, text: 'created' });
+    expect(JSON.parse((await read(q)).body).query.pages[0].talkid).toEqual(expect.any(Number));
+    await cached(q);
+    await apiWrite(wiki, admin, { action: 'edit', title: `Talk:${title}`, text: 'edited' });
+    const talk = await content(`Talk:${title}`);
+    expect(talk.text).toBe('edited');
+    expect(header(await read(q), 'x-cache'), 'the subject after its talk page`s edit').toBe('hit');
+  });
+
   it('a delete and an undelete straight at the wiki: fresh each time', async () => {
     const title = `Deleted ${randomUUID()}`;
     await apiWrite(wiki, admin, { action: 'edit', title, text: 'to be deleted' });

@@ -82,3 +82,36 @@ describe.each(LAYOUTS)('with $name', ({ ns, item, talk }) => {
     expect(changeFromPurge(talk, ns, true).tags).toContain(`p:${item}`);
   });
 });
+
+// Pages a write changed that its answer names only apart from its title fields (found in review
+// of the change above: they had been reached through the pair alone, or not at all).
+describe('pages a write changes beyond its answer`s titles', () => {
+  it('action=delete&deletetalk=1: the talk page`s own tags and its namespace`s lists', () => {
+    const c = changeFromWrite('delete', params({ action: 'delete', title: 'Foo', deletetalk: '1', token: 't' }), undefined, {
+      delete: { title: 'Foo', reason: '', logid: 5 },
+    });
+    expect(c?.tags).toEqual(expect.arrayContaining(['p:Foo', 'p:Talk:Foo', 'n:0', 'n:1']));
+    const without = changeFromWrite('delete', params({ action: 'delete', title: 'Foo', token: 't' }), undefined, {
+      delete: { title: 'Foo', reason: '', logid: 5 },
+    });
+    expect(without?.tags).not.toContain('n:1');
+  });
+
+  it('action=move&movesubpages=1: every subpage moved, and its talk page`s', () => {
+    const c = changeFromWrite('move', params({ action: 'move', from: 'A', to: 'B', movesubpages: '1', movetalk: '1', token: 't' }), undefined, {
+      move: {
+        from: 'A',
+        to: 'B',
+        reason: '',
+        talkfrom: 'Talk:A',
+        talkto: 'Talk:B',
+        subpages: [
+          { from: 'A/1', to: 'B/1' },
+          { from: 'A/2', errors: [{ code: 'articleexists' }] },
+        ],
+        'subpages-talk': [{ from: 'Talk:A/1', to: 'Talk:B/1' }],
+      },
+    });
+    expect(c?.tags).toEqual(expect.arrayContaining(['p:A/1', 'p:B/1', 'p:A/2', 'p:Talk:A/1', 'p:Talk:B/1']));
+  });
+});
