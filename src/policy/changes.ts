@@ -443,22 +443,27 @@ export function changeFromWrite(
       answerNamesPages = true;
     }
     // A move's subpages, moved with it (`movesubpages`): each `{from, to}` of ApiMove's
-    // moveSubpages, under `subpages` and, for the talk page's, `subpages-talk`.
+    // moveSubpages, under `subpages` and, for the talk page's, `subpages-talk`; one that failed
+    // (`{from, errors}`, no `to`) changed nothing.
     for (const list of [o['subpages'], o['subpages-talk']]) {
       for (const sub of Array.isArray(list) ? list : []) {
-        if (typeof sub !== 'object' || sub === null) continue;
-        for (const field of ['from', 'to']) {
-          const text = (sub as Record<string, unknown>)[field];
-          if (typeof text === 'string') addTitle(text);
-        }
+        const moved = typeof sub === 'object' && sub !== null ? (sub as Record<string, unknown>) : {};
+        if (typeof moved['from'] !== 'string' || typeof moved['to'] !== 'string') continue;
+        addTitle(moved['from']);
+        addTitle(moved['to']);
       }
     }
     // `deletetalk` (ApiDelete, since 1.38) deletes the talk page too, which the answer does not
-    // name: its own page's tags, its namespace's lists, not only its pair tag.
-    if (action === 'delete' && typeof o['title'] === 'string' && params('deletetalk') !== undefined) {
+    // name, and succeeds with a warning alone when there is none (DeletePage
+    // `delete-error-associated-doesnotexist`): the talk page's own answers now, its lists once
+    // the wiki confirms it is gone (purge-confirmation.ts: the deletion log names it).
+    if (changed && action === 'delete' && typeof o['title'] === 'string' && params('deletetalk') !== undefined) {
       const t = titleKey(o['title'], namespaces);
       const talk = t && t.ns % 2 === 0 ? pairedKey(t, namespaces) : undefined;
-      if (talk !== undefined) addTitle(talk);
+      if (talk !== undefined) {
+        tags.add(`p:${talk}`);
+        confirm.push(talk);
+      }
     }
     const userField = write.user;
     if (changed && userField && typeof o[userField] === 'string') users.push(o[userField]);
