@@ -89,9 +89,10 @@ EXPOSE 8080 8081
 # (dist/healthcheck.js, src/apps/healthcheck.ts). It finds the listener as the
 # gateway does, in the environment over the WIKIEDGE_CONFIG file over the
 # defaults (127.0.0.1 while WIKIEDGE_ADMIN_HOST is a wildcard), and loads only
-# the configuration code, not the gateway.
+# the configuration code, not the gateway. An absolute path: a container run
+# with another --workdir still finds it.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
-  CMD ["node", "dist/healthcheck.js"]
+  CMD ["node", "/app/dist/healthcheck.js"]
 
 STOPSIGNAL SIGTERM
 CMD ["node", "dist/main.js"]

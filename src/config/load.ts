@@ -73,6 +73,18 @@ export function readConfigSources(env: NodeJS.ProcessEnv = process.env): ConfigS
 }
 
 function readFile(path: string): Raw {
+  const doc = readConfigDocument(path);
+  for (const k of Object.keys(doc)) {
+    if (!Object.hasOwn(FIELDS, k) && !FORMER_FILE_KEYS.has(k)) throw new ConfigError(k, `is not a known configuration key (in ${path})`);
+  }
+  return doc;
+}
+
+/**
+ * The WIKIEDGE_CONFIG file's mapping of keys, its keys not checked (the container's health check
+ * reads two of them from a file that may have stopped validating: apps/healthcheck.ts).
+ */
+export function readConfigDocument(path: string): Raw {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -92,9 +104,6 @@ function readFile(path: string): Raw {
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== 'object' || Array.isArray(doc)) {
     throw new ConfigError('WIKIEDGE_CONFIG', `${path} must hold a mapping of keys`);
-  }
-  for (const k of Object.keys(doc)) {
-    if (!Object.hasOwn(FIELDS, k) && !FORMER_FILE_KEYS.has(k)) throw new ConfigError(k, `is not a known configuration key (in ${path})`);
   }
   return doc as Raw;
 }

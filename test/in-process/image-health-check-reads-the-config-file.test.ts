@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { healthzUrl } from '../../src/apps/healthcheck.js';
+import { adminAddress, reachableHost } from '../../src/apps/healthcheck.js';
 import { closedPort, type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
 import { scratchDir } from '../support/scratch.js';
 import { built, type SpawnedGateway, spawnGateway } from '../support/spawned.js';
@@ -23,11 +23,39 @@ function check(env: Record<string, string>): Promise<number> {
 }
 
 describe('the health check`s address', () => {
-  it('an unspecified listen address is reached on loopback; IPv6 literals in brackets', () => {
-    expect(healthzUrl('0.0.0.0', 8081)).toBe('http://127.0.0.1:8081/healthz');
-    expect(healthzUrl('::', 9000)).toBe('http://127.0.0.1:9000/healthz');
-    expect(healthzUrl('::1', 9000)).toBe('http://[::1]:9000/healthz');
-    expect(healthzUrl('10.0.0.5', 81)).toBe('http://10.0.0.5:81/healthz');
+  const dir = scratchDir('wikiedge-healthcheck-address-');
+  const file = (name: string, text: string) => {
+    writeFileSync(path.join(dir, name), text);
+    return path.join(dir, name);
+  };
+
+  it('the file`s, unless the environment sets it; the defaults else', () => {
+    const config = file('a.yaml', 'adminPort: 9181\nadminHost: 10.0.0.5\n');
+    expect(adminAddress({ WIKIEDGE_CONFIG: config })).toEqual({ host: '10.0.0.5', port: 9181 });
+    expect(adminAddress({ WIKIEDGE_CONFIG: config, WIKIEDGE_ADMIN_PORT: '9999' })).toEqual({ host: '10.0.0.5', port: 9999 });
+    // Empty is unset, as for the gateway (config/field.ts isUnset).
+    expect(adminAddress({ WIKIEDGE_CONFIG: config, WIKIEDGE_ADMIN_PORT: '', WIKIEDGE_ADMIN_HOST: '' })).toEqual({ host: '10.0.0.5', port: 9181 });
+    expect(adminAddress({})).toEqual({ host: '127.0.0.1', port: 8081 });
+  });
+
+  it('a file that no longer validates (an unknown key, a bad value elsewhere) still gives its admin address', () => {
+    const config = file('b.yaml', 'adminPort: 9182\nmaxUrlBytes: -5\nnotAKey: 1\n');
+    expect(adminAddress({ WIKIEDGE_CONFIG: config, WIKIEDGE_ADMIN_TOKEN_FILE: '/nonexistent/token' })).toEqual({ host: '127.0.0.1', port: 9182 });
+  });
+
+  it('a file that cannot be read or parsed: the environment and the defaults', () => {
+    expect(adminAddress({ WIKIEDGE_CONFIG: file('c.yaml', 'adminPort: [\n'), WIKIEDGE_ADMIN_PORT: '9183' }).port).toBe(9183);
+    expect(adminAddress({ WIKIEDGE_CONFIG: path.join(dir, 'missing.yaml') }).port).toBe(8081);
+  });
+
+  it('each value through the key`s own parser: a bracketed IPv6 literal, spaces trimmed', () => {
+    expect(adminAddress({ WIKIEDGE_ADMIN_HOST: '[::1]', WIKIEDGE_ADMIN_PORT: ' 9184 ' })).toEqual({ host: '::1', port: 9184 });
+    expect(adminAddress({ WIKIEDGE_ADMIN_HOST: ' admin.internal ' }).host).toBe('admin.internal');
+  });
+
+  it('an unspecified listen address is reached on loopback, however written; any other as it is', () => {
+    for (const host of ['0.0.0.0', '::', '::0', '0:0:0:0:0:0:0:0']) expect(reachableHost(host), host).toBe('127.0.0.1');
+    for (const host of ['::1', '10.0.0.5', 'fe80::1%eth0', 'admin.internal']) expect(reachableHost(host), host).toBe(host);
   });
 });
 
