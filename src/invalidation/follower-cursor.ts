@@ -28,6 +28,12 @@ export interface Cursor {
   readonly polledAt?: number;
   /** The last poll ended behind the wiki by more than the bound: nobody vouches. */
   readonly behind?: boolean;
+  /**
+   * The last poll's purges had not all reached the shared tier: the follower instance that owes
+   * them (ChangeFollower, its `instance`), which alone can carry them. Another taking the cursor
+   * up takes a gap (`owed`).
+   */
+  readonly owedBy?: string;
 }
 
 /** The follower's working state: the cursor's fields, seen as a map (id → timestamp, seconds). */
@@ -105,6 +111,7 @@ export function cursorFromStored(raw: unknown): Cursor | undefined {
   if (typeof ts !== 'string' || !Number.isFinite(Date.parse(ts)) || !Number.isInteger(id) || (id as number) < 0) return undefined;
   const polledAt = typeof c['polledAt'] === 'number' ? { polledAt: c['polledAt'] } : {};
   const behind = c['behind'] === true ? { behind: true } : {};
+  const owedBy = typeof c['owedBy'] === 'string' && c['owedBy'] !== '' ? { owedBy: c['owedBy'] } : {};
   if (c['v'] === 2) {
     const floorTs = c['floorTs'];
     const floorId = c['floorId'];
@@ -112,7 +119,7 @@ export function cursorFromStored(raw: unknown): Cursor | undefined {
     if (typeof floorTs !== 'string' || !Number.isFinite(Date.parse(floorTs)) || !Number.isInteger(floorId) || !Array.isArray(seen)) return undefined;
     const pairs = seen.filter((p): p is [number, number] => Array.isArray(p) && Number.isInteger(p[0]) && Number.isInteger(p[1]));
     if (pairs.length !== seen.length) return undefined;
-    return { v: 2, ts, id: id as number, floorTs, floorId: floorId as number, seen: pairs, ...polledAt, ...behind };
+    return { v: 2, ts, id: id as number, floorTs, floorId: floorId as number, seen: pairs, ...polledAt, ...behind, ...owedBy };
   }
   if (c['v'] !== undefined || !Array.isArray(c['seen'])) return undefined;
   const ids = (c['seen'] as unknown[]).filter((x): x is number => Number.isInteger(x));

@@ -64,7 +64,11 @@
  * - behind: a poll ended with the cursor further than maxLagMs behind the wiki's clock;
  * - stalled: nobody vouched (no successful poll here, no fresh cursor from the replica that
  *   follows) for longer than the fallback TTL: the wiki or the path to it was down, or Redis
- *   was, and a multi-server wiki may have changed meanwhile.
+ *   was, and a multi-server wiki may have changed meanwhile;
+ * - owed: the cursor was saved by another follower while the purges of rows it had read were
+ *   owed to the shared tier (Cursor.owedBy: a Redis Cluster master down); only that follower's
+ *   process can carry them, and it may never (it stopped, or lost the lease for good), while
+ *   the rows are behind the cursor, never read again.
  * While nobody has vouched for a few intervals the gateway's TTL defaults fall back to the short
  * ones (signals.ts).
  *
@@ -72,6 +76,7 @@
  * merges their tags into one invalidation), and the cursor moves past a batch only once it was
  * applied: a failed apply reads the batch again at the next poll, none skipped.
  */
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Upstream } from '../upstream/upstream.js';
 import type { GapReason } from '../words/outcomes.js';
@@ -232,6 +237,8 @@ export class ChangeFollower {
   private more = false;
   /** The last poll that read to its end found purges owed to the shared tier (owesPurges). */
   private owedWhenPolled = false;
+  /** This follower, as a cursor it saved while it owed purges names it (Cursor.owedBy). */
+  private readonly instance = randomUUID();
   /** Set when a renewal during this poll found the lease taken (holdingLease). */
   private leaseLost = false;
   /** When the last renewal of the lease that succeeded was asked for (performance.now()). */
@@ -461,7 +468,7 @@ export class ChangeFollower {
     }
     if (!read.reached || owed) {
       this.behind = true;
-      await this.opts.cursors.save({ ...this.toCursor(undefined), behind: true });
+      await this.opts.cursors.save({ ...this.toCursor(undefined), behind: true, ...(owed && { owedBy: this.instance }) });
       return;
     }
     const polledAt = this.opts.now();
@@ -522,6 +529,11 @@ export class ChangeFollower {
       if (raw !== undefined) this.opts.log.warn({ cursor: JSON.stringify(raw).slice(0, 200) }, 'change follower: the stored cursor could not be read');
       return this.restart('cursor-lost', now);
     }
+    // Another follower's purges owed, of rows behind the cursor: they may never reach the shared
+    // tier from its process, and no poll from here reads those rows again
+    // (test/in-process/change-follower-taking-over-from-a-leader-that-owed-purges-takes-a-gap.test.ts).
+    // Its own: still owed here (it vouches for nothing until they are carried), or carried.
+    if (stored.owedBy !== undefined && stored.owedBy !== this.instance) return this.restart('owed', now);
     const state = stateOf(stored);
     const polledAt = stored.polledAt ?? state.pos.s * 1000;
     if (now - polledAt <= RESUME_CHECK_MS) return state;

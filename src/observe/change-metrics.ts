@@ -155,7 +155,7 @@ export class ChangeSignalMetrics {
     });
     this.followerGaps = new Counter({
       name: 'wikiedge_change_follower_gaps_total',
-      help: "Times the follower could not vouch that it saw every change, by reason (cursor-lost, clock, rc-purged, behind: a poll ended further behind the wiki's clock than WIKIEDGE_RC_MAX_LAG_SECONDS, stalled, row-unreadable: a page with no row the wiki would show, or a row whose page the wiki answers with an API error, follower-off: a reload turned the follower off, and what it vouched for was kept under the followed TTL); each makes everything cached before it refresh at its next use.",
+      help: "Times the follower could not vouch that it saw every change, by reason (cursor-lost, clock, rc-purged, behind: a poll ended further behind the wiki's clock than WIKIEDGE_RC_MAX_LAG_SECONDS, stalled, row-unreadable: a page with no row the wiki would show, or a row whose page the wiki answers with an API error, follower-off: a reload turned the follower off, and what it vouched for was kept under the followed TTL, owed: a follower took up the cursor of another that owed the shared tier purges); each makes everything cached before it refresh at its next use.",
       labelNames: ['reason'] as const,
       registers,
     });

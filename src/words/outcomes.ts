@@ -61,5 +61,5 @@ export type Freshness = 'fresh' | 'grace' | 'stale-if-error' | 'dead';
  * (gateway/gateway.ts followerStopped, endFollowedTtlInRedis). Each is a gap, and a series of
  * wikiedge_change_follower_gaps_total from the start.
  */
-export type GapReason = 'cursor-lost' | 'clock' | 'rc-purged' | 'behind' | 'stalled' | 'row-unreadable' | 'follower-off';
-export const GAP_REASONS: readonly GapReason[] = ['cursor-lost', 'clock', 'rc-purged', 'behind', 'stalled', 'row-unreadable', 'follower-off'];
+export type GapReason = 'cursor-lost' | 'clock' | 'rc-purged' | 'behind' | 'stalled' | 'row-unreadable' | 'follower-off' | 'owed';
+export const GAP_REASONS: readonly GapReason[] = ['cursor-lost', 'clock', 'rc-purged', 'behind', 'stalled', 'row-unreadable', 'follower-off', 'owed'];
