@@ -123,6 +123,11 @@ export const RESUME_CHECK_MS = 120_000;
 export const CLOCK_SLACK_MS = 5_000;
 /** WIKIEDGE_RC_MAX_LAG_SECONDS' default, for followers built without it. */
 export const DEFAULT_MAX_LAG_MS = 60_000;
+/**
+ * This process, as the owner of the purges its followers owe (FollowerOptions.ownerId): one id for
+ * every generation of the default deployment, whose reload hands the owed purges on.
+ */
+const PROCESS_OWNER = randomUUID();
 
 export interface CursorStore {
   /** The stored cursor (any form: parsed by cursorFromStored), undefined when there is none. */
@@ -181,6 +186,13 @@ export interface FollowerOptions {
    * they removed until they are carried, so a poll vouches for nothing while any is owed.
    */
   readonly owesPurges?: () => boolean;
+  /**
+   * Who owes this follower's owed purges, as its cursor names it (Cursor.owedBy): the process
+   * (PROCESS_OWNER) by default, whose owed purges a reload of the default deployment hands to the
+   * next generation (cache/tiered-storage.ts adoptOwed) under the same cursor key; tests that run
+   * two replicas in one process give each its own.
+   */
+  readonly ownerId?: string;
   /** Nothing stored before `before` is vouched for any more, everywhere. */
   readonly expire: (before: number, reason: GapReason) => Promise<void>;
   readonly namespaces: (ns: Namespaces) => void;
@@ -237,8 +249,8 @@ export class ChangeFollower {
   private more = false;
   /** The last poll that read to its end found purges owed to the shared tier (owesPurges). */
   private owedWhenPolled = false;
-  /** This follower, as a cursor it saved while it owed purges names it (Cursor.owedBy). */
-  private readonly instance = randomUUID();
+  /** Who owes what this follower applied, as a cursor it saved while it owed purges names it (Cursor.owedBy). */
+  private readonly owner: string;
   /** Set when a renewal during this poll found the lease taken (holdingLease). */
   private leaseLost = false;
   /** When the last renewal of the lease that succeeded was asked for (performance.now()). */
@@ -264,6 +276,7 @@ export class ChangeFollower {
   private readonly unlistable = new Map<number, number>();
 
   constructor(private readonly opts: FollowerOptions) {
+    this.owner = opts.ownerId ?? PROCESS_OWNER;
     this.startedAt = opts.now();
     this.maxLagMs = opts.maxLagMs ?? DEFAULT_MAX_LAG_MS;
     opts.metrics.followerHealth?.(() => this.healthy);
@@ -435,7 +448,7 @@ export class ChangeFollower {
       } catch (err) {
         // Not jumped: the standbys must not go on vouching on this replica's last word (the
         // replica that took the lease meanwhile writes its own).
-        if (!this.leaseLost) await this.opts.cursors.save({ ...this.toCursor(undefined), behind: true }).catch(() => undefined);
+        if (!this.leaseLost) await this.opts.cursors.save({ ...this.toCursor(undefined), behind: true, ...this.owedMark() }).catch(() => undefined);
         throw err;
       }
       // Jumped to the newest row, the gap covering every row before it.
@@ -468,13 +481,22 @@ export class ChangeFollower {
     }
     if (!read.reached || owed) {
       this.behind = true;
-      await this.opts.cursors.save({ ...this.toCursor(undefined), behind: true, ...(owed && { owedBy: this.instance }) });
+      await this.opts.cursors.save({ ...this.toCursor(undefined), behind: true, ...this.owedMark() });
       return;
     }
     const polledAt = this.opts.now();
     await this.opts.cursors.save(this.toCursor(polledAt));
     this.lastVouched = polledAt;
     this.stalledGapTaken = false;
+  }
+
+  /**
+   * The cursor's mark of purges owed (Cursor.owedBy) when this process owes any, whatever the
+   * poll read: rows of the late window applied by a poll that did not reach its end are taken as
+   * seen by whoever resumes the cursor, and a gap's own expiry may be owed too.
+   */
+  private owedMark(): { owedBy?: string } {
+    return this.opts.owesPurges?.() === true ? { owedBy: this.owner } : {};
   }
 
   /** A standby is vouched for by the leader's last poll that vouched (its cursor's polledAt). */
@@ -533,7 +555,7 @@ export class ChangeFollower {
     // tier from its process, and no poll from here reads those rows again
     // (test/in-process/change-follower-taking-over-from-a-leader-that-owed-purges-takes-a-gap.test.ts).
     // Its own: still owed here (it vouches for nothing until they are carried), or carried.
-    if (stored.owedBy !== undefined && stored.owedBy !== this.instance) return this.restart('owed', now);
+    if (stored.owedBy !== undefined && stored.owedBy !== this.owner) return this.restart('owed', now);
     const state = stateOf(stored);
     const polledAt = stored.polledAt ?? state.pos.s * 1000;
     if (now - polledAt <= RESUME_CHECK_MS) return state;
@@ -602,7 +624,10 @@ export class ChangeFollower {
     this.state = { pos, floor, seen };
     // A replica that lost the lease meanwhile leaves the cursor to the one that took it.
     if (this.leaseLost) return this.state;
-    await this.opts.cursors.save(this.toCursor(undefined)).catch((err: unknown) => {
+    // The gap's own expiry owed (the same master down): marked so, or a replica resuming this
+    // cursor would vouch while it is.
+    const owed = this.owedMark();
+    await this.opts.cursors.save({ ...this.toCursor(undefined), ...(owed.owedBy !== undefined && { behind: true, ...owed }) }).catch((err: unknown) => {
       this.opts.log.warn({ err: String(err) }, 'change follower: its cursor could not be saved after a gap; the next poll saves it');
     });
     return this.state;

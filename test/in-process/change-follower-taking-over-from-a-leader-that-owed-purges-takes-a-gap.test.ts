@@ -68,4 +68,55 @@ describe('a follower taking over a cursor saved while its leader owed purges', (
     expect(leader.gaps).toEqual([]);
     expect(leader.follower.healthy).toBe(true);
   });
+
+  it('an heir that owes the gap`s own expiry (the same master down) marks the cursor so: the next one takes a gap too', async () => {
+    let owed = false;
+    const cursors = new MemoryCursorStore();
+    const first = follow({ cursors, owesPurges: () => owed });
+    await first.follower.pollOnce();
+    wiki.clock += 1_000;
+    first.now += 1_000;
+    wiki.add('Edited while a master was down, once more');
+    owed = true;
+    await first.follower.pollOnce();
+
+    // The heir's gap cannot reach the shared tier either: it owes it. And its poll fails right
+    // after the gap (the rows are asked for; the gap asked for positions alone): the cursor the
+    // gap saved is the one the next replica finds.
+    const heir = follow({ cursors, owesPurges: () => true, now: first.now + 1_000 });
+    wiki.failWhen = (q) => (q.get('rcprop') ?? '').includes('title');
+    await heir.follower.pollOnce().catch(() => undefined);
+    wiki.failWhen = () => false;
+    expect(heir.gaps.map((g) => g.reason)).toEqual(['owed']);
+    expect(heir.follower.healthy).toBe(false);
+    const stored = cursorFromStored(await cursors.load());
+    expect(stored?.behind).toBe(true);
+    expect(stored?.owedBy).toEqual(expect.any(String));
+
+    const next = follow({ cursors, owesPurges: () => false, now: first.now + 2_000 });
+    await next.follower.pollOnce();
+    expect(next.gaps.map((g) => g.reason)).toEqual(['owed']);
+  });
+
+  it('a follower of the same process (a reload`s next generation, which is handed the owed purges) resumes the cursor without a gap', async () => {
+    let owed = false;
+    const cursors = new MemoryCursorStore();
+    const old = follow({ cursors, owesPurges: () => owed, ownerId: 'this process' });
+    await old.follower.pollOnce();
+    wiki.clock += 1_000;
+    old.now += 1_000;
+    wiki.add('Edited before a reload');
+    owed = true;
+    await old.follower.pollOnce();
+
+    const next = follow({ cursors, owesPurges: () => owed, ownerId: 'this process', now: old.now + 1_000 });
+    await next.follower.pollOnce();
+    expect(next.gaps).toEqual([]);
+    expect(next.follower.healthy).toBe(false);
+    owed = false;
+    next.now += 1_000;
+    await next.follower.pollOnce();
+    expect(next.gaps).toEqual([]);
+    expect(next.follower.healthy).toBe(true);
+  });
 });

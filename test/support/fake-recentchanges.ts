@@ -8,6 +8,7 @@
 // rows and pages through it as fast as the follower asks. Rows, the clock, the page size and an
 // outage are set by the test; and a ChangeFollower wired to it with an injected clock, recording
 // what it applied (and in how many calls) and expired.
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import pino from 'pino';
 import { Registry } from 'prom-client';
@@ -208,6 +209,8 @@ export interface FollowerSetup {
   readonly pollBudgetMs?: number;
   readonly latestNamespaces?: () => Namespaces;
   readonly owesPurges?: () => boolean;
+  /** Who owes its owed purges (FollowerOptions.ownerId): each follower under test is its own replica unless given one. */
+  readonly ownerId?: string;
 }
 
 /** A wiki stand-in listening on a port, for followers to poll. */
@@ -241,6 +244,7 @@ export function followerOf(url: string, setup: FollowerSetup = {}): FollowerUnde
     ...(setup.maxLagMs !== undefined && { maxLagMs: setup.maxLagMs }),
     ...(setup.latestNamespaces && { latestNamespaces: setup.latestNamespaces }),
     ...(setup.owesPurges && { owesPurges: setup.owesPurges }),
+    ownerId: setup.ownerId ?? randomUUID(),
     // Polls end by their page count, not by how busy the machine is: tests count polls.
     pollBudgetMs: setup.pollBudgetMs ?? 600_000,
     requestTimeoutMs: 2_000,

@@ -4,7 +4,7 @@
  *
  *   P rc-cursor   the cursor (JSON, invalidation/follower.ts Cursor), no expiry: losing it is a gap.
  *                 Version 2: {v: 2, ts, id, floorTs, floorId, seen: [[seconds, rcid], …],
- *                 polledAt, behind?}, at most SEEN_MAX pairs (~20 kB). The form before it
+ *                 polledAt, behind?, owedBy?}, at most SEEN_MAX pairs (~20 kB). The form before it
  *                 ({ts, id, seen: [rcid, …], polledAt}) is still read (follower.ts
  *                 cursorFromStored); anything else is a gap (cursor-lost). Stored as is here:
  *                 this layer does not know the cursor's shape
