@@ -8,7 +8,7 @@
  * (a new revid since the gateway last asked, or one made within CONFIRM_WINDOW_MS before the
  * PURGE arrived: edits, creations, moves and protections all make a revision) or the page is gone
  * (a deletion: gone since it was last seen, or, for a page never seen, named by the deletion or
- * move log within the window, goneSince). A purge of an unchanged page, or of one that never existed,
+ * move log within the window, goneSince; a log too long for one answer names only what it held). A purge of an unchanged page, or of one that never existed,
  * confirms nothing, however often it is sent.
  *
  * Each question asks about every page purged since the last one was sent (up to 50), so a burst
@@ -96,7 +96,10 @@ export interface PageNow {
 export interface Deletions {
   /** The titles its rows name, as the wiki writes them (spaces, not underscores). */
   readonly titles: ReadonlySet<string>;
-  /** More rows than the answer held: a title not among them may still have been deleted. */
+  /**
+   * More rows than the answer held, or a row whose title a suppressor hid: a title not among them
+   * may still have been deleted, and is not taken for deleted all the same (goneSince).
+   */
   readonly truncated: boolean;
 }
 
@@ -201,12 +204,18 @@ export function pageState(page: PageNow): string {
 
 /**
  * Whether a page never seen before that the wiki says is gone was deleted within the window
- * (beforeWindow) of the PURGE, or moved away: the deletion or move log names it. A log with more rows than its answer
- * held cannot say it was not: taken for deleted (a stale list is worse than a miss; only the
- * wiki's deleters make the log that long).
+ * (beforeWindow) of the PURGE, or moved away: the deletion or move log names it. Only when it
+ * does: a log with more rows than its answer held (`truncated`), or a wiki that cannot say, is no
+ * proof. Any registered user makes the move log that long (a move of a page with its subpages
+ * and their talk pages writes up to 202 rows for one rate-limit token: ApiMove, MovePage
+ * moveSubpages), and any anonymous client makes the wiki send PURGEs of missing pages: each was
+ * taken for a deletion, and emptied every list, its namespace's, its entity type's and, for a
+ * property, every statement answer's datatypes (docs/SECURITY.md class 65,
+ * test/unit/attack-move-log-flood-makes-purged-missing-pages-deletions.test.ts). A page deleted
+ * then is known to the follower's row; without a follower its lists keep the short TTL.
  */
 export function goneSince(page: PageNow, deletions: Deletions): boolean {
-  return deletions.titles.has(page.title.replace(/_/g, ' ')) || deletions.truncated;
+  return deletions.titles.has(page.title.replace(/_/g, ' '));
 }
 
 /**
@@ -447,15 +456,19 @@ export class PurgeConfirmations {
   }
 
   /**
-   * What the deletion and move logs say since `since`; without the question, nothing deleted. When the wiki
-   * cannot say, every page asked about is taken for deleted (as confirm does when it cannot say).
+   * What the deletion and move logs say since `since`; without the question, nothing deleted. When
+   * the wiki cannot say, none is taken for deleted (goneSince): their own answers went with their
+   * PURGEs.
    */
   private async deletedSince(since: number, pages: number): Promise<Deletions> {
     if (!this.opts.askDeletions) return { titles: new Set(), truncated: false };
     try {
       return await this.opts.askDeletions(since);
     } catch (err) {
-      this.opts.log.warn({ err: String(err), pages }, 'purged pages: the wiki could not say whether the pages gone were deleted; invalidating as if they were');
+      this.opts.log.warn(
+        { err: String(err), pages },
+        'purged pages: the wiki could not say whether the pages gone were deleted; their lists wait for their TTL or the follower',
+      );
       return { titles: new Set(), truncated: true };
     }
   }
