@@ -415,14 +415,23 @@ export class PurgeConfirmations {
       else if (before === undefined && page.missing) goneUnseen.push({ page, waited });
       else unchanged++;
     }
+    // Pages seen gone that are back, not made within the window: restored, or created before it.
+    // Only the deletion log tells (its `restore` row): a page created long ago on a process whose
+    // PURGE went to another replica or worker was taken for restored here, and a property's
+    // "restoration" ends every statement answer (dt) at each purge an anonymous client asks for
+    // (test/unit/attack-property-creation-taken-for-a-restoration-ends-every-statement-answer.test.ts).
+    const backUnproven = confirmed.filter((c) => c.before === 'missing' && !c.page.missing && !createdWithin(c.page, answer.now, c.waited));
     // Pages never seen that are gone: deleted or moved away within the window, say the logs, or never there.
-    if (goneUnseen.length > 0) {
-      const deletions = await this.deletedSince(answer.now - Math.max(...goneUnseen.map((g) => g.waited)) - CONFIRM_WINDOW_MS, goneUnseen.length);
+    let logged: Deletions = { titles: new Set(), truncated: false };
+    if (goneUnseen.length > 0 || backUnproven.length > 0) {
+      const waited = Math.max(...goneUnseen.map((g) => g.waited), ...backUnproven.map((c) => c.waited));
+      logged = await this.deletedSince(answer.now - waited - CONFIRM_WINDOW_MS, goneUnseen.length + backUnproven.length);
       for (const g of goneUnseen) {
-        if (goneSince(g.page, deletions)) confirmed.push({ page: g.page, before: undefined, waited: g.waited });
+        if (goneSince(g.page, logged)) confirmed.push({ page: g.page, before: undefined, waited: g.waited });
         else unchanged++;
       }
     }
+    const restored = (page: PageNow, before: string | undefined): boolean => before !== 'missing' || goneSince(page, logged);
     // Pages never asked about whose newest revision is a statement module's or a sitelink edit: when was its parent made?
     const parentsAt = await this.parentsAt(
       confirmed
@@ -442,7 +451,8 @@ export class PurgeConfirmations {
           // followed within one question by an API edit is the follower's to see (its rows are
           // one per revision); asking for every revision since would take a datatype change for
           // each burst of a bot's label edits of a property, evicting every statement answer.
-          existenceChanged(before, page, createdWithin(page, answer.now, waited)) || (!page.missing && mayChangeDatatype(page.comment, page.tags)),
+          (existenceChanged(before, page, createdWithin(page, answer.now, waited)) && (page.missing || restored(page, before))) ||
+            (!page.missing && mayChangeDatatype(page.comment, page.tags)),
           onlySitelinksSince(before, page, parentBeforeWindow),
         ),
       );
