@@ -431,7 +431,8 @@ export class PurgeConfirmations {
         else unchanged++;
       }
     }
-    const restored = (page: PageNow, before: string | undefined): boolean => before !== 'missing' || goneSince(page, logged);
+    // Reached only for a page seen missing that exists now (existenceChanged): the log decides.
+    const restored = (page: PageNow): boolean => goneSince(page, logged);
     // Pages never asked about whose newest revision is a statement module's or a sitelink edit: when was its parent made?
     const parentsAt = await this.parentsAt(
       confirmed
@@ -451,7 +452,7 @@ export class PurgeConfirmations {
           // followed within one question by an API edit is the follower's to see (its rows are
           // one per revision); asking for every revision since would take a datatype change for
           // each burst of a bot's label edits of a property, evicting every statement answer.
-          (existenceChanged(before, page, createdWithin(page, answer.now, waited)) && (page.missing || restored(page, before))) ||
+          (existenceChanged(before, page, createdWithin(page, answer.now, waited)) && (page.missing || restored(page))) ||
             (!page.missing && mayChangeDatatype(page.comment, page.tags)),
           onlySitelinksSince(before, page, parentBeforeWindow),
         ),
@@ -477,7 +478,7 @@ export class PurgeConfirmations {
     } catch (err) {
       this.opts.log.warn(
         { err: String(err), pages },
-        'purged pages: the wiki could not say whether the pages gone were deleted; their lists wait for their TTL or the follower',
+        'purged pages: the wiki could not say whether the pages gone or back were deleted or restored; their lists wait for their TTL or the follower',
       );
       return { titles: new Set(), truncated: true };
     }

@@ -10,7 +10,7 @@
 // restored, its first revision old, still brings its datatype back, when the deletion log names
 // it: a property created before the window on a gateway of several processes (its creation's
 // PURGE reached another one) was taken for restored by each process that had seen it missing,
-// at each anonymous purge of it (docs/SECURITY.md class 65).
+// at the first anonymous purge of it there (docs/SECURITY.md class 65).
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { ChangeSignals } from '../../src/invalidation/signals.js';
